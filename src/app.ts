@@ -1,0 +1,36 @@
+import type { Config } from "./config.ts";
+import type { Handler } from "./http/handler.ts";
+import type { StaticAsset } from "./http/static_asset.ts";
+import { createHostRouter } from "./http/host_router.ts";
+import { type LogSink, withRequestLog } from "./http/request_log.ts";
+import { createApiSite } from "./api_site.ts";
+import { createAuthSite } from "./auth_site.ts";
+import { createPublicSite } from "./site/public_site.ts";
+import type { Store } from "./store/store.ts";
+import { loadStylesheet } from "./ui/stylesheet.ts";
+
+/** Everything the surfaces need, built once by main.ts (or a test) and handed down. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly log: LogSink;
+  /** Milliseconds since the epoch; injected so tests never sleep. */
+  readonly now: () => number;
+  readonly store: Store;
+}
+
+/** What start-up loads once and every site may serve. */
+export interface SharedAssets {
+  readonly stylesheet: StaticAsset;
+}
+
+/** The whole service as one handler: three sites behind a Host router, with request logging. */
+export async function createApp(deps: AppDeps): Promise<Handler> {
+  const { config } = deps;
+  const assets: SharedAssets = { stylesheet: await loadStylesheet() };
+  const sites = [
+    { origin: config.baseUrl, handler: await createPublicSite(deps, assets) },
+    { origin: config.authUrl, handler: await createAuthSite(deps, assets) },
+    { origin: config.apiUrl, handler: await createApiSite(deps) },
+  ];
+  return withRequestLog(createHostRouter(sites), deps.log);
+}

@@ -1,0 +1,15 @@
+import type { AppDeps, SharedAssets } from "./app.ts";
+import type { Handler } from "./http/handler.ts";
+import { createRouter } from "./http/router.ts";
+import { stylesheetHandler } from "./ui/stylesheet.ts";
+
+/**
+ * {auth_url}: the onboarding MCP endpoint, the human pages (sign-up, sign-in, account,
+ * approvals) and the OAuth authorization server. Each part contributes its route table.
+ */
+export function createAuthSite(deps: AppDeps, assets: SharedAssets): Promise<Handler> {
+  void deps;
+  return Promise.resolve(createRouter({
+    "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
+  }));
+}

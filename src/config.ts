@@ -1,0 +1,207 @@
+// The only module that reads the environment. Everything else receives a frozen Config.
+import * as v from "valibot";
+
+export interface ListenAddress {
+  readonly hostname: string;
+  readonly port: number;
+}
+
+export type MailConfig =
+  | { readonly kind: "log" }
+  | { readonly kind: "file"; readonly path: string };
+
+export interface Config {
+  /** Origins without a trailing slash, e.g. `http://localhost:8000`. */
+  readonly baseUrl: string;
+  readonly authUrl: string;
+  readonly apiUrl: string;
+  readonly listen: readonly ListenAddress[];
+  readonly dataPath: string;
+  readonly mail: MailConfig;
+  /** The three origins plus VESTIBULE_TRUSTED_ORIGINS. */
+  readonly trustedOrigins: readonly string[];
+  readonly trustProxy: boolean;
+  readonly rateLimits: boolean;
+  readonly mcpResponse: "json" | "sse";
+  readonly mcpPageSize: number;
+  readonly cimdAllowLoopback: boolean;
+  readonly demo: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Each setting: its variable, its flag, and its default. */
+const SETTINGS = {
+  baseUrl: { env: "VESTIBULE_BASE_URL", default: "http://localhost:8000" },
+  authUrl: { env: "VESTIBULE_AUTH_URL", default: "http://localhost:8001" },
+  apiUrl: { env: "VESTIBULE_API_URL", default: "http://localhost:8002" },
+  listen: { env: "VESTIBULE_LISTEN", default: "" },
+  dataPath: { env: "VESTIBULE_DATA", default: "./data/vestibule.kv" },
+  mail: { env: "VESTIBULE_MAIL", default: "log" },
+  trustedOrigins: { env: "VESTIBULE_TRUSTED_ORIGINS", default: "" },
+  trustProxy: { env: "VESTIBULE_TRUST_PROXY", default: "off" },
+  rateLimits: { env: "VESTIBULE_RATE_LIMITS", default: "on" },
+  mcpResponse: { env: "VESTIBULE_MCP_RESPONSE", default: "json" },
+  mcpPageSize: { env: "VESTIBULE_MCP_PAGE_SIZE", default: "20" },
+  cimdAllowLoopback: { env: "VESTIBULE_CIMD_ALLOW_LOOPBACK", default: "off" },
+  demo: { env: "VESTIBULE_DEMO", default: "off" },
+} as const;
+
+type SettingName = keyof typeof SETTINGS;
+
+/** `VESTIBULE_BASE_URL` -> `--base-url`. */
+export function flagName(env: string): string {
+  return "--" + env.replace(/^VESTIBULE_/, "").toLowerCase().replaceAll("_", "-");
+}
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+const OriginSchema = v.pipe(
+  v.string(),
+  v.check((s) => URL.canParse(s), "must be an absolute URL"),
+  v.transform((s) => new URL(s)),
+  v.check((u) => u.protocol === "http:" || u.protocol === "https:", "must use http or https"),
+  v.check(
+    (u) => u.pathname === "/" && u.search === "" && u.hash === "" && u.username === "",
+    "must be an origin without path, query, fragment or userinfo",
+  ),
+  v.check(
+    (u) => u.protocol === "https:" || isLoopbackHost(u.hostname),
+    "must use https unless the host is loopback",
+  ),
+  v.transform((u) => u.origin),
+);
+
+const SwitchSchema = v.pipe(
+  v.picklist(["on", "off", "1", "0", "true", "false"], "must be on or off"),
+  v.transform((s) => s === "on" || s === "1" || s === "true"),
+);
+
+const ListenSchema = v.pipe(
+  v.string(),
+  v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),
+  v.array(
+    v.pipe(
+      v.string(),
+      v.regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, "must be host:port[,host:port]"),
+      v.transform((s): ListenAddress => {
+        const at = s.lastIndexOf(":");
+        return { hostname: s.slice(0, at).replace(/^\[|\]$/g, ""), port: Number(s.slice(at + 1)) };
+      }),
+      v.check((a) => a.port <= 65535, "port must be at most 65535"),
+    ),
+  ),
+);
+
+const MailSchema = v.union([
+  v.pipe(v.literal("log"), v.transform((): MailConfig => ({ kind: "log" }))),
+  v.pipe(
+    v.string(),
+    v.regex(/^file:.+/, "must be log or file:PATH"),
+    v.transform((s): MailConfig => ({ kind: "file", path: s.slice("file:".length) })),
+  ),
+], "must be log or file:PATH");
+
+const SCHEMAS = {
+  baseUrl: OriginSchema,
+  authUrl: OriginSchema,
+  apiUrl: OriginSchema,
+  listen: ListenSchema,
+  dataPath: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+  mail: MailSchema,
+  trustedOrigins: v.pipe(
+    v.string(),
+    v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),
+    v.array(OriginSchema),
+  ),
+  trustProxy: SwitchSchema,
+  rateLimits: SwitchSchema,
+  mcpResponse: v.picklist(["json", "sse"], "must be json or sse"),
+  mcpPageSize: v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "must be a whole number"),
+    v.transform(Number),
+    v.minValue(1, "must be at least 1"),
+    v.maxValue(1000, "must be at most 1000"),
+  ),
+  cimdAllowLoopback: SwitchSchema,
+  demo: SwitchSchema,
+} satisfies Record<SettingName, v.GenericSchema<string, unknown>>;
+
+type Parsed = { [K in SettingName]: v.InferOutput<(typeof SCHEMAS)[K]> };
+
+/**
+ * Resolves the configuration from variables and flags (`--base-url=…`, `--demo`).
+ * Flags win over variables. Throws ConfigError with one line naming the bad setting.
+ */
+export function resolveConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  args: readonly string[] = [],
+): Config {
+  const flags = _parseFlags(args);
+  const parsed: Partial<Record<SettingName, unknown>> = {};
+  for (
+    const [name, setting] of Object.entries(SETTINGS) as [
+      SettingName,
+      typeof SETTINGS[SettingName],
+    ][]
+  ) {
+    const flag = flagName(setting.env);
+    const raw = flags.get(flag) ?? env[setting.env] ?? setting.default;
+    const result = v.safeParse(SCHEMAS[name], raw);
+    if (!result.success) {
+      const source = flags.has(flag) ? flag : setting.env;
+      throw new ConfigError(`${source}=${JSON.stringify(raw)}: ${result.issues[0].message}`);
+    }
+    parsed[name] = result.output;
+  }
+  const p = parsed as Parsed;
+  const origins = [p.baseUrl, p.authUrl, p.apiUrl];
+  return Object.freeze({
+    ...p,
+    listen: Object.freeze(p.listen.length > 0 ? p.listen : _listenFromOrigins(origins)),
+    trustedOrigins: Object.freeze([...new Set([...origins, ...p.trustedOrigins])]),
+  });
+}
+
+/** Reads the VESTIBULE_* variables this process is allowed to see. */
+export function readEnvironment(): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {};
+  for (const setting of Object.values(SETTINGS)) env[setting.env] = Deno.env.get(setting.env);
+  return env;
+}
+
+function _parseFlags(args: readonly string[]): Map<string, string> {
+  const known = new Set(Object.values(SETTINGS).map((s) => flagName(s.env)));
+  const flags = new Map<string, string>();
+  for (const arg of args) {
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    if (!known.has(name)) throw new ConfigError(`${name}: unknown flag`);
+    flags.set(name, eq === -1 ? "on" : arg.slice(eq + 1));
+  }
+  return flags;
+}
+
+/** One listener per distinct host:port of the origins; `localhost` binds the IPv4 loopback. */
+function _listenFromOrigins(origins: readonly string[]): ListenAddress[] {
+  const seen = new Map<string, ListenAddress>();
+  for (const origin of origins) {
+    const url = new URL(origin);
+    const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+    const bare = url.hostname.replace(/^\[|\]$/g, "");
+    const hostname = bare === "localhost"
+      ? "127.0.0.1"
+      : isLoopbackHost(url.hostname)
+      ? bare
+      : "0.0.0.0";
+    seen.set(`${hostname}:${port}`, { hostname, port });
+  }
+  return [...seen.values()];
+}

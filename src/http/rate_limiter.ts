@@ -1,0 +1,51 @@
+/** Whether a request may proceed, and if not, when to come back. */
+export type RateDecision = { readonly allowed: true } | {
+  readonly allowed: false;
+  readonly retryAfterSeconds: number;
+};
+
+export interface RateLimitOptions {
+  /** Tokens added per minute. */
+  readonly perMinute: number;
+  /** Bucket size: the largest burst. */
+  readonly burst: number;
+  /** Most keys tracked at once; the least recently used are forgotten past it. */
+  readonly maxKeys?: number;
+  readonly now?: () => number;
+}
+
+export interface RateLimiter {
+  take(key: string): RateDecision;
+}
+
+/**
+ * A token bucket per key. Memory is bounded: a Map in insertion order doubles as an LRU,
+ * and a forgotten key comes back with a full bucket, which only errs toward allowing.
+ */
+export function createRateLimiter(options: RateLimitOptions): RateLimiter {
+  const { perMinute, burst, maxKeys = 10_000, now = Date.now } = options;
+  const perMs = perMinute / 60_000;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    take(key) {
+      const t = now();
+      const bucket = buckets.get(key) ?? { tokens: burst, at: t };
+      buckets.delete(key);
+      bucket.tokens = Math.min(burst, bucket.tokens + (t - bucket.at) * perMs);
+      bucket.at = t;
+      buckets.set(key, bucket);
+      if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1;
+        return { allowed: true };
+      }
+      return {
+        allowed: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000)),
+      };
+    },
+  };
+}
+
+/** For benchmarks (VESTIBULE_RATE_LIMITS=off). */
+export const UNLIMITED: RateLimiter = Object.freeze({ take: () => ({ allowed: true as const }) });

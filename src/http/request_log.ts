@@ -1,0 +1,39 @@
+import type { Handler } from "./handler.ts";
+
+export type LogSink = (line: string) => void;
+
+/**
+ * One JSON line per request: method, host, path without query (queries may carry codes),
+ * status and duration. Unexpected errors become a bare 500 and a log line without details
+ * of the request body.
+ */
+export function withRequestLog(handler: Handler, log: LogSink): Handler {
+  return async (request, context) => {
+    const started = performance.now();
+    const url = new URL(request.url);
+    let status = 500;
+    try {
+      const response = await handler(request, context);
+      status = response.status;
+      return response;
+    } catch (error) {
+      log(JSON.stringify({ level: "error", message: "unhandled", error: _describe(error) }));
+      return new Response("Internal server error\n", {
+        status: 500,
+        headers: { "Content-Type": "text/plain; charset=utf-8" },
+      });
+    } finally {
+      log(JSON.stringify({
+        method: request.method,
+        host: request.headers.get("Host") ?? "",
+        path: url.pathname,
+        status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+      }));
+    }
+  };
+}
+
+function _describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown";
+}

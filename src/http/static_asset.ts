@@ -1,0 +1,90 @@
+import { withoutBody } from "./responses.ts";
+
+/** A response body computed once at start-up and served from memory. */
+export interface StaticAsset {
+  readonly contentType: string;
+  readonly body: Uint8Array<ArrayBuffer>;
+  readonly etag: string;
+  /** Present for bodies over 1 KiB. */
+  readonly gzip?: { readonly body: Uint8Array<ArrayBuffer>; readonly etag: string };
+}
+
+const GZIP_THRESHOLD = 1024;
+
+export async function createStaticAsset(
+  content: string | Uint8Array<ArrayBuffer>,
+  contentType: string,
+): Promise<StaticAsset> {
+  const body = typeof content === "string" ? new TextEncoder().encode(content) : content;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", body));
+  const tag = _base64url(digest.subarray(0, 18));
+  const etag = `"${tag}"`;
+  if (body.byteLength <= GZIP_THRESHOLD) return { contentType, body, etag };
+  const gzip = await _gzip(body);
+  return { contentType, body, etag, gzip: { body: gzip, etag: `"${tag}-gz"` } };
+}
+
+export interface ServeOptions {
+  readonly cacheControl: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Serves an asset: gzip when the client accepts it, 304 on a matching If-None-Match
+ * (weak comparison, RFC 9110 §13.1.2), and HEAD without a body.
+ */
+export function serveStaticAsset(
+  request: Request,
+  asset: StaticAsset,
+  options: ServeOptions,
+): Response {
+  const useGzip = asset.gzip !== undefined && _acceptsGzip(request.headers.get("Accept-Encoding"));
+  const variant = useGzip ? asset.gzip! : asset;
+  const headers = new Headers(options.headers);
+  headers.set("Content-Type", asset.contentType);
+  headers.set("Cache-Control", options.cacheControl);
+  headers.set("ETag", variant.etag);
+  if (asset.gzip) headers.set("Vary", "Accept-Encoding");
+  if (useGzip) headers.set("Content-Encoding", "gzip");
+  headers.set("Content-Length", String(variant.body.byteLength));
+  const response = new Response(variant.body, { headers });
+  if (_matches(request.headers.get("If-None-Match"), [asset.etag, asset.gzip?.etag])) {
+    headers.delete("Content-Length");
+    headers.delete("Content-Encoding");
+    return withoutBody(response, 304);
+  }
+  return request.method === "HEAD" ? withoutBody(response) : response;
+}
+
+function _matches(header: string | null, etags: readonly (string | undefined)[]): boolean {
+  if (header === null) return false;
+  if (header.trim() === "*") return true;
+  return header.split(",").some((candidate) => {
+    const tag = candidate.trim().replace(/^W\//, "");
+    return etags.includes(tag);
+  });
+}
+
+function _acceptsGzip(header: string | null): boolean {
+  if (header === null) return false;
+  return header.split(",").some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(";");
+    if (coding !== "gzip" && coding !== "*") return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+async function _gzip(body: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuffer>> {
+  const stream = new Blob([body]).stream().pipeThrough(
+    new CompressionStream("gzip"),
+  );
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+function _base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(
+    /=+$/,
+    "",
+  );
+}

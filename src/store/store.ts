@@ -1,0 +1,40 @@
+/**
+ * The narrow storage interface every backend implements (Deno KV now, PostgreSQL later).
+ * Keys are tuples; values are JSON-compatible. Single-use records are consumed with
+ * `commit`, whose checks make two concurrent uses impossible.
+ */
+export type KeyPart = string | number;
+export type Key = readonly KeyPart[];
+
+export interface Entry<T> {
+  readonly key: Key;
+  readonly value: T;
+  /** Opaque; changes on every write of the key. */
+  readonly version: string;
+}
+
+export interface SetOptions {
+  /** Milliseconds from now after which the record reads as absent. */
+  readonly expireIn?: number;
+}
+
+export interface AtomicCheck {
+  readonly key: Key;
+  /** The version the key must still have; null: the key must be absent. */
+  readonly version: string | null;
+}
+
+export type Mutation =
+  | { readonly type: "set"; readonly key: Key; readonly value: unknown; readonly expireIn?: number }
+  | { readonly type: "delete"; readonly key: Key };
+
+export interface Store {
+  get<T>(key: Key): Promise<Entry<T> | null>;
+  set(key: Key, value: unknown, options?: SetOptions): Promise<void>;
+  delete(key: Key): Promise<void>;
+  /** All mutations happen, or none: none when any check fails. Returns whether they happened. */
+  commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]): Promise<boolean>;
+  /** Entries under a prefix in key order; expired ones are skipped. */
+  list<T>(prefix: Key, options?: { readonly limit?: number }): AsyncIterable<Entry<T>>;
+  close(): void;
+}

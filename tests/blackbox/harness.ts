@@ -1,0 +1,55 @@
+// Starts the real server in-process on free loopback ports, the way main.ts wires it.
+import { createApp } from "../../src/app.ts";
+import { type Config, resolveConfig } from "../../src/config.ts";
+import { serve } from "../../src/server.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+import type { Store } from "../../src/store/store.ts";
+
+export interface TestServer {
+  readonly config: Config;
+  readonly baseUrl: string;
+  readonly authUrl: string;
+  readonly apiUrl: string;
+  /** Log lines the server wrote. */
+  readonly logs: string[];
+  readonly store: Store;
+  close(): Promise<void>;
+}
+
+/** Ports the OS says are free now; good enough for loopback tests. */
+export function freePorts(count: number): number[] {
+  const listeners = Array.from(
+    { length: count },
+    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
+  );
+  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
+  for (const l of listeners) l.close();
+  return ports;
+}
+
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const [base, auth, api] = freePorts(3);
+  const config = resolveConfig({
+    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
+    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
+    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
+    VESTIBULE_DATA: ":memory:",
+    ...env,
+  });
+  const logs: string[] = [];
+  const store = await openKvStore(":memory:");
+  const handler = await createApp({ config, log: (line) => logs.push(line), now: Date.now, store });
+  const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
+  return {
+    config,
+    baseUrl: config.baseUrl,
+    authUrl: config.authUrl,
+    apiUrl: config.apiUrl,
+    logs,
+    store,
+    async close() {
+      await server.shutdown();
+      store.close();
+    },
+  };
+}
