@@ -1,3 +1,4 @@
+import { createAccountServices } from "./src/accounts/services.ts";
 import { createApp } from "./src/app.ts";
 import { ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
 import { serve } from "./src/server.ts";
@@ -14,7 +15,10 @@ async function main(): Promise<number> {
   }
   const log = (line: string) => console.log(line);
   const store = await openKvStore(config.dataPath);
-  const handler = await createApp({ config, log, now: Date.now, store });
+  // Mail goes to stderr so the development mailer's links stay out of the request log.
+  const mailLog = (line: string) => console.error(line);
+  const services = createAccountServices({ config, store, now: Date.now, mailLog });
+  const handler = await createApp({ config, log, now: Date.now, store, ...services });
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
   log(JSON.stringify({
     message: "listening",

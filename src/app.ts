@@ -1,3 +1,5 @@
+import type { Mailer } from "./accounts/mailer.ts";
+import type { Accounts, Sessions } from "./accounts/model.ts";
 import type { Config } from "./config.ts";
 import type { Handler } from "./http/handler.ts";
 import type { StaticAsset } from "./http/static_asset.ts";
@@ -16,6 +18,9 @@ export interface AppDeps {
   /** Milliseconds since the epoch; injected so tests never sleep. */
   readonly now: () => number;
   readonly store: Store;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly mailer: Mailer;
 }
 
 /** What start-up loads once and every site may serve. */

@@ -61,4 +61,8 @@ export interface Sessions {
   verifyCsrf(session: Session, purpose: string, token: string): Promise<boolean>;
   /** Where to send a visitor who must sign in first; `returnTo` is a path on {auth_url}. */
   signInUrl(returnTo: string): string;
+  /** Starts a session for the account; returns the `Set-Cookie` value to send. */
+  start(accountId: string): Promise<string>;
+  /** Ends the session; returns the `Set-Cookie` value that clears the cookie. */
+  end(session: Session): Promise<string>;
 }

@@ -1,4 +1,5 @@
 // Starts the real server in-process on free loopback ports, the way main.ts wires it.
+import { createAccountServices } from "../../src/accounts/services.ts";
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
 import { serve } from "../../src/server.ts";
@@ -27,7 +28,16 @@ export function freePorts(count: number): number[] {
   return ports;
 }
 
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  /** The server's clock (store expiry, links, rate limits); Date.now by default. */
+  readonly now?: () => number;
+}
+
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: TestServerOptions = {},
+): Promise<TestServer> {
+  const now = options.now ?? Date.now;
   const [base, auth, api] = freePorts(3);
   const config = resolveConfig({
     VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
@@ -37,8 +47,10 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const logs: string[] = [];
-  const store = await openKvStore(":memory:");
-  const handler = await createApp({ config, log: (line) => logs.push(line), now: Date.now, store });
+  const store = await openKvStore(":memory:", now);
+  const log = (line: string) => logs.push(line);
+  const services = createAccountServices({ config, store, now, mailLog: log });
+  const handler = await createApp({ config, log, now, store, ...services });
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
   return {
     config,

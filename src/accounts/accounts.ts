@@ -1,0 +1,168 @@
+import type { Account, Accounts, Business, Membership, Role } from "./model.ts";
+import type { Mutation, Store } from "../store/store.ts";
+
+/** Thrown for a business or account that does not exist (admin and tools report it). */
+export class AccountsError extends Error {
+  override name = "AccountsError";
+}
+
+/**
+ * Key layout. Memberships are written both ways in one commit so that "my businesses"
+ * and "its members" are each one prefix listing.
+ */
+const K = {
+  account: (id: string) => ["accounts", "account", id],
+  email: (email: string) => ["accounts", "email", email],
+  business: (id: string) => ["accounts", "business", id],
+  membership: (accountId: string, businessId: string) => [
+    "accounts",
+    "membership",
+    accountId,
+    businessId,
+  ],
+  memberships: (accountId: string) => ["accounts", "membership", accountId],
+  member: (businessId: string, accountId: string) => ["accounts", "member", businessId, accountId],
+  members: (businessId: string) => ["accounts", "member", businessId],
+} as const;
+
+interface RoleRecord {
+  readonly role: Role;
+}
+
+/** Accounts, businesses and memberships over the Store. E-mails are compared lower-cased. */
+export function createAccounts(store: Store, now: () => number): Accounts {
+  const normalize = (email: string) => email.trim().toLowerCase();
+
+  const getAccount = async (id: string) => (await store.get<Account>(K.account(id)))?.value ?? null;
+  const getBusiness = async (id: string) =>
+    (await store.get<Business>(K.business(id)))?.value ?? null;
+
+  const findAccountByEmail = async (email: string) => {
+    const index = await store.get<string>(K.email(normalize(email)));
+    return index ? await getAccount(index.value) : null;
+  };
+
+  const newBusiness = (name: string): Business => ({
+    id: crypto.randomUUID(),
+    name: name.trim(),
+    createdAt: now(),
+  });
+
+  const membershipMutations = (
+    accountId: string,
+    businessId: string,
+    role: Role,
+  ): Mutation[] => [
+    { type: "set", key: K.membership(accountId, businessId), value: { role } },
+    { type: "set", key: K.member(businessId, accountId), value: { role } },
+  ];
+
+  /**
+   * The account for an e-mail, created when new. The e-mail index is claimed with an
+   * absent-check, so two concurrent sign-ups of one address make one account.
+   */
+  const ensureAccount = async (
+    email: string,
+    extra: (account: Account) => Mutation[],
+  ): Promise<{ account: Account; created: boolean }> => {
+    const address = normalize(email);
+    for (;;) {
+      const existing = await findAccountByEmail(address);
+      if (existing) return { account: existing, created: false };
+      const account: Account = {
+        id: crypto.randomUUID(),
+        email: address,
+        name: address.slice(0, address.indexOf("@")),
+        createdAt: now(),
+      };
+      const ok = await store.commit([{ key: K.email(address), version: null }], [
+        { type: "set", key: K.account(account.id), value: account },
+        { type: "set", key: K.email(address), value: account.id },
+        ...extra(account),
+      ]);
+      if (ok) return { account, created: true };
+    }
+  };
+
+  const createBusiness = async (ownerId: string, name: string): Promise<Business> => {
+    if (!(await getAccount(ownerId))) throw new AccountsError(`No account with id "${ownerId}"`);
+    const business = newBusiness(name);
+    await store.commit([], [
+      { type: "set", key: K.business(business.id), value: business },
+      ...membershipMutations(ownerId, business.id, "owner"),
+    ]);
+    return business;
+  };
+
+  return {
+    getAccount,
+    findAccountByEmail,
+    getBusiness,
+
+    async createAccountWithBusiness(email, businessName) {
+      const business = newBusiness(businessName);
+      const { account, created } = await ensureAccount(email, (account) => [
+        { type: "set", key: K.business(business.id), value: business },
+        ...membershipMutations(account.id, business.id, "owner"),
+      ]);
+      // An existing account gets the business as its next one (signing up again).
+      if (!created) return { account, business: await createBusiness(account.id, businessName) };
+      return { account, business };
+    },
+
+    createBusiness,
+
+    async renameBusiness(id, name) {
+      for (;;) {
+        const entry = await store.get<Business>(K.business(id));
+        if (!entry) return null;
+        const renamed: Business = { ...entry.value, name: name.trim() };
+        const ok = await store.commit([{ key: entry.key, version: entry.version }], [
+          { type: "set", key: entry.key, value: renamed },
+        ]);
+        if (ok) return renamed;
+      }
+    },
+
+    async addMember(businessId, email, role) {
+      if (!(await getBusiness(businessId))) {
+        throw new AccountsError(`No business with id "${businessId}"`);
+      }
+      const { account } = await ensureAccount(email, () => []);
+      await store.commit([], membershipMutations(account.id, businessId, role));
+      return { accountId: account.id, businessId, role };
+    },
+
+    async removeMember(businessId, accountId) {
+      await store.commit([], [
+        { type: "delete", key: K.membership(accountId, businessId) },
+        { type: "delete", key: K.member(businessId, accountId) },
+      ]);
+    },
+
+    async getMembership(accountId, businessId): Promise<Membership | null> {
+      const entry = await store.get<RoleRecord>(K.membership(accountId, businessId));
+      return entry ? { accountId, businessId, role: entry.value.role } : null;
+    },
+
+    async listBusinessesOf(accountId) {
+      const out: { business: Business; role: Role }[] = [];
+      for await (const entry of store.list<RoleRecord>(K.memberships(accountId))) {
+        const business = await getBusiness(String(entry.key.at(-1)));
+        if (business) out.push({ business, role: entry.value.role });
+      }
+      return out.sort((a, b) =>
+        a.business.name.localeCompare(b.business.name) || a.business.id.localeCompare(b.business.id)
+      );
+    },
+
+    async listMembers(businessId) {
+      const out: { account: Account; role: Role }[] = [];
+      for await (const entry of store.list<RoleRecord>(K.members(businessId))) {
+        const account = await getAccount(String(entry.key.at(-1)));
+        if (account) out.push({ account, role: entry.value.role });
+      }
+      return out.sort((a, b) => a.account.email.localeCompare(b.account.email));
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import type { MailConfig } from "../config.ts";
+import type { LogSink } from "../http/request_log.ts";
+
+export interface Mail {
+  readonly to: string;
+  readonly subject: string;
+  readonly text: string;
+  /** The one link the mail is about (also inside `text`); tests and tools read it here. */
+  readonly link: string;
+}
+
+export interface Mailer {
+  send(mail: Mail): Promise<void>;
+}
+
+/**
+ * `log`: one JSON line per mail, link included, on the given sink — for local development
+ * only, since whoever reads the log can follow the link. `file:PATH`: one JSON object a line
+ * appended to PATH (the outbox tests and local tools read). Appends are serialised so
+ * concurrent mails never interleave.
+ */
+export function createMailer(config: MailConfig, log: LogSink): Mailer {
+  if (config.kind === "log") {
+    return {
+      send(mail) {
+        log(JSON.stringify({ message: "mail (development mailer)", ...mail }));
+        return Promise.resolve();
+      },
+    };
+  }
+  let queue: Promise<void> = Promise.resolve();
+  let directoryReady: Promise<void> | null = null;
+  return {
+    send(mail) {
+      directoryReady ??= _ensureParentDirectory(config.path);
+      const line = JSON.stringify({
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        link: mail.link,
+      }) + "\n";
+      const written = queue.then(() => directoryReady).then(() =>
+        Deno.writeTextFile(config.path, line, { append: true })
+      );
+      queue = written.catch(() => {});
+      return written;
+    },
+  };
+}
+
+async function _ensureParentDirectory(path: string): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
+}
