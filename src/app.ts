@@ -1,3 +1,4 @@
+import type { EmailLinks } from "./accounts/email_links.ts";
 import type { Mailer } from "./accounts/mailer.ts";
 import type { Accounts, Sessions } from "./accounts/model.ts";
 import type { Config } from "./config.ts";
@@ -21,6 +22,7 @@ export interface AppDeps {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly mailer: Mailer;
+  readonly emailLinks: EmailLinks;
 }
 
 /** What start-up loads once and every site may serve. */

@@ -2,6 +2,7 @@ import type { Config } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
 import type { Store } from "../store/store.ts";
 import { createAccounts } from "./accounts.ts";
+import { createEmailLinks, type EmailLinks } from "./email_links.ts";
 import { createMailer, type Mailer } from "./mailer.ts";
 import type { Accounts, Sessions } from "./model.ts";
 import { createSessions } from "./sessions.ts";
@@ -10,6 +11,8 @@ export interface AccountServices {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly mailer: Mailer;
+  /** Sign-in and sign-up mail, shared by the forms and the onboarding tools (one rate limit). */
+  readonly emailLinks: EmailLinks;
 }
 
 /** Built once by main.ts (and the test harness) and placed in AppDeps. */
@@ -18,9 +21,11 @@ export function createAccountServices(
 ): AccountServices {
   const { config, store, now } = deps;
   const accounts = createAccounts(store, now);
+  const mailer = createMailer(config.mail, deps.mailLog);
   return {
     accounts,
     sessions: createSessions({ config, store, now, accounts }),
-    mailer: createMailer(config.mail, deps.mailLog),
+    mailer,
+    emailLinks: createEmailLinks({ config, store, now, mailer, accounts }),
   };
 }

@@ -1,0 +1,139 @@
+import type { Config } from "../config.ts";
+import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import type { Store } from "../store/store.ts";
+import type { Mailer } from "./mailer.ts";
+import type { Accounts } from "./model.ts";
+import { randomToken, sha256Hex } from "./secrets.ts";
+
+/** How long a sign-in or sign-up link can be used. */
+export const LINK_LIFETIME_MS = 15 * 60 * 1000;
+
+/** What a link stands for; stored under the SHA-256 of its token, never the token. */
+export type LinkRecord =
+  | { readonly kind: "sign_in"; readonly email: string; readonly returnTo: string }
+  | {
+    readonly kind: "sign_up";
+    readonly email: string;
+    readonly businessName: string;
+    readonly returnTo: string;
+  };
+
+export type LinkRequestOutcome =
+  | { readonly sent: true }
+  | { readonly sent: false; readonly retryAfterSeconds: number };
+
+export interface EmailLinks {
+  /** Mails a link that, once confirmed, creates the account (if new) and the business. */
+  requestSignUp(
+    request: { email: string; businessName: string; clientAddress: string; returnTo?: string },
+  ): Promise<LinkRequestOutcome>;
+  /**
+   * Mails a one-time sign-in link, or, for an address without an account, a mail saying so
+   * with the sign-up address: the caller sees the same outcome either way.
+   */
+  requestSignIn(
+    request: { email: string; clientAddress: string; returnTo?: string },
+  ): Promise<LinkRequestOutcome>;
+  /** The live record of a link, without using it (the confirmation page). */
+  peek(token: string): Promise<LinkRecord | null>;
+  /** Uses the link: at most one caller ever gets the record, however many race. */
+  consume(token: string): Promise<LinkRecord | null>;
+}
+
+const _key = (digest: string) => ["accounts", "email_link", digest];
+
+/** Spec: sign-in and sign-up mail 5 per 15 minutes per e-mail; 30 per 15 minutes per address. */
+function _limiters(
+  config: Config,
+  now: () => number,
+): { email: RateLimiter; address: RateLimiter } {
+  if (!config.rateLimits) return { email: UNLIMITED, address: UNLIMITED };
+  return {
+    email: createRateLimiter({ perMinute: 5 / 15, burst: 5, now }),
+    address: createRateLimiter({ perMinute: 30 / 15, burst: 30, now }),
+  };
+}
+
+export function createEmailLinks(
+  deps: { config: Config; store: Store; now: () => number; mailer: Mailer; accounts: Accounts },
+): EmailLinks {
+  const { config, store, now, mailer, accounts } = deps;
+  const limiters = _limiters(config, now);
+
+  const allow = (email: string, clientAddress: string): LinkRequestOutcome => {
+    for (const decision of [limiters.address.take(clientAddress), limiters.email.take(email)]) {
+      if (!decision.allowed) return { sent: false, retryAfterSeconds: decision.retryAfterSeconds };
+    }
+    return { sent: true };
+  };
+
+  /** The token travels in the query: the request log records paths only. */
+  const issue = async (record: LinkRecord): Promise<string> => {
+    const token = randomToken();
+    await store.set(_key(await sha256Hex(token)), record, { expireIn: LINK_LIFETIME_MS });
+    return `${config.authUrl}/sign-in/verify?token=${token}`;
+  };
+
+  const lookup = async (token: string) =>
+    /^[A-Za-z0-9_-]{43}$/.test(token)
+      ? await store.get<LinkRecord>(_key(await sha256Hex(token)))
+      : null;
+
+  return {
+    async requestSignUp({ email, businessName, clientAddress, returnTo = "/account" }) {
+      const outcome = allow(email, clientAddress);
+      if (!outcome.sent) return outcome;
+      const link = await issue({ kind: "sign_up", email, businessName, returnTo });
+      await mailer.send({
+        to: email,
+        subject: "Confirm your Vestibule sign-up",
+        text:
+          `Someone asked to create the business "${businessName}" on Vestibule for ${email}.\n\n` +
+          `To confirm, open this link within 15 minutes and press the button:\n${link}\n\n` +
+          `If this was not you, ignore this mail: nothing is created without it.\n`,
+        link,
+      });
+      return outcome;
+    },
+
+    async requestSignIn({ email, clientAddress, returnTo = "/account" }) {
+      const outcome = allow(email, clientAddress);
+      if (!outcome.sent) return outcome;
+      if (!(await accounts.findAccountByEmail(email))) {
+        const link = `${config.authUrl}/sign-up`;
+        await mailer.send({
+          to: email,
+          subject: "Sign in to Vestibule",
+          text: `Someone asked to sign in to Vestibule as ${email}, but this address has no ` +
+            `account.\n\nTo create one, sign up here:\n${link}\n\n` +
+            `If this was not you, ignore this mail.\n`,
+          link,
+        });
+        return outcome;
+      }
+      const link = await issue({ kind: "sign_in", email, returnTo });
+      await mailer.send({
+        to: email,
+        subject: "Sign in to Vestibule",
+        text: `Someone asked to sign in to Vestibule as ${email}.\n\n` +
+          `To sign in, open this link within 15 minutes and press the button. ` +
+          `It works once:\n${link}\n\nIf this was not you, ignore this mail.\n`,
+        link,
+      });
+      return outcome;
+    },
+
+    async peek(token) {
+      return (await lookup(token))?.value ?? null;
+    },
+
+    async consume(token) {
+      const entry = await lookup(token);
+      if (!entry) return null;
+      const ok = await store.commit([{ key: entry.key, version: entry.version }], [
+        { type: "delete", key: entry.key },
+      ]);
+      return ok ? entry.value : null;
+    },
+  };
+}
