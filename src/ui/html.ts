@@ -59,6 +59,8 @@ export interface PageOptions {
   /** Absolute or root-relative URL of the stylesheet on this page's origin. */
   readonly stylesheet?: string;
   readonly lang?: string;
+  /** Extra elements for the head, such as `<link rel="alternate">`. */
+  readonly head?: Html;
 }
 
 /** A whole document with landmarks left to the body; readable without the stylesheet. */
@@ -71,6 +73,7 @@ export function page(options: PageOptions): string {
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>${options.title}</title>
         <link rel="stylesheet" href="${options.stylesheet ?? "/assets/style.css"}">
+        ${options.head}
       </head>
       <body>
     ${options.body}
