@@ -1,0 +1,124 @@
+/**
+ * Verifies access tokens for the resource server ({api_url}) without HTTP: the signing keys
+ * and grants live in the shared store.
+ */
+import { errors, jwtVerify } from "jose";
+import * as v from "valibot";
+import type { Config } from "../config.ts";
+import type { Store } from "../store/store.ts";
+import { getGrant, touchGrant } from "./grants.ts";
+import { issuerOf } from "./issuer.ts";
+import { createSigningKeys } from "./signing_keys.ts";
+
+export interface AccessTokenClaims {
+  iss: string;
+  aud: string;
+  sub: string;
+  business: string;
+  client_id: string;
+  scope: string;
+  gid: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export type TokenCheck = { ok: true; claims: AccessTokenClaims } | {
+  ok: false;
+  description: string;
+};
+
+const ClaimsSchema = v.object({
+  iss: v.string(),
+  aud: v.string("the audience must be a single string"),
+  sub: v.string(),
+  business: v.string(),
+  client_id: v.string(),
+  scope: v.string(),
+  gid: v.string(),
+  jti: v.string(),
+  iat: v.number(),
+  exp: v.number(),
+});
+
+/** How often (at most) a grant's "last used" time is written by verification. */
+const TOUCH_INTERVAL = 60_000;
+
+/**
+ * Signature (ES256, kid from the store's keys, no HTTP), iss, aud exactly {api_url}, exp,
+ * and that the grant `gid` is still active. Membership is NOT checked here (the resource
+ * server does).
+ */
+export function createAccessTokenVerifier(
+  deps: { config: Config; store: Store; now: () => number },
+): (jwt: string) => Promise<TokenCheck> {
+  const { config, store, now } = deps;
+  const keys = createSigningKeys({ store, now });
+  const issuer = issuerOf(config);
+  const touched = new Map<string, number>();
+  return async (jwt) => {
+    let payload: unknown;
+    try {
+      ({ payload } = await jwtVerify(jwt, async (header) => {
+        const key = header.kid === undefined ? null : await keys.publicKey(header.kid);
+        if (!key) throw new errors.JWKSNoMatchingKey("no published key has this kid");
+        return key;
+      }, {
+        algorithms: ["ES256"],
+        issuer,
+        audience: config.apiUrl,
+        typ: "at+jwt",
+        currentDate: new Date(now()),
+        requiredClaims: ["exp", "iat", "sub", "jti"],
+      }));
+    } catch (error) {
+      return { ok: false, description: _describe(error) };
+    }
+    const parsed = v.safeParse(ClaimsSchema, payload);
+    if (!parsed.success) {
+      return {
+        ok: false,
+        description: `The access token is malformed: ${parsed.issues[0].message}`,
+      };
+    }
+    const claims = parsed.output;
+    if (claims.aud !== config.apiUrl) {
+      return { ok: false, description: `The access token's audience must be ${config.apiUrl}` };
+    }
+    const grant = await getGrant(store, claims.gid);
+    if (
+      !grant || grant.accountId !== claims.sub || grant.businessId !== claims.business ||
+      grant.clientId !== claims.client_id
+    ) {
+      return {
+        ok: false,
+        description: "The grant behind this access token was revoked or has ended",
+      };
+    }
+    const at = now();
+    if ((touched.get(claims.gid) ?? 0) + TOUCH_INTERVAL <= at) {
+      touched.delete(claims.gid);
+      touched.set(claims.gid, at);
+      if (touched.size > 10_000) touched.delete(touched.keys().next().value!);
+      await touchGrant(store, claims.gid, at);
+    }
+    return { ok: true, claims };
+  };
+}
+
+function _describe(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return "The access token has expired";
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    return `The access token's "${error.claim}" claim is not acceptable (${error.reason})`;
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) {
+    return "The access token's signature does not verify";
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) {
+    return "The access token was not signed by a key of this server";
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) {
+    return "The access token must be signed with ES256";
+  }
+  return "The access token is not a well-formed signed JWT";
+}
