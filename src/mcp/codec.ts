@@ -1,0 +1,85 @@
+// Bytes -> one classified JSON-RPC message, and messages -> JSON text. No HTTP here.
+import * as v from "valibot";
+import { INVALID_REQUEST, PARSE_ERROR, rpcError } from "./errors.ts";
+import { describeIssues } from "./issues.ts";
+import {
+  type JsonRpcNotification,
+  JsonRpcNotificationSchema,
+  type JsonRpcRequest,
+  JsonRpcRequestSchema,
+  JsonRpcResponseSchema,
+  type RequestId,
+  RequestIdSchema,
+  type RpcError,
+} from "./messages.ts";
+
+export type Decoded =
+  | { readonly kind: "request"; readonly request: JsonRpcRequest }
+  | { readonly kind: "notification"; readonly notification: JsonRpcNotification }
+  /** A response posted by the client; we never send requests, so it is only acknowledged. */
+  | { readonly kind: "response" }
+  | { readonly kind: "invalid"; readonly error: RpcError };
+
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+export function decodeMessage(body: Uint8Array): Decoded {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(body));
+  } catch {
+    return _invalid(null, PARSE_ERROR, "Parse error: the body is not valid UTF-8 JSON");
+  }
+  return classifyMessage(value);
+}
+
+export function classifyMessage(value: unknown): Decoded {
+  if (Array.isArray(value)) {
+    return _invalid(
+      null,
+      INVALID_REQUEST,
+      "Invalid request: batches are not supported; send one JSON-RPC message per request",
+    );
+  }
+  if (typeof value !== "object" || value === null) {
+    return _invalid(null, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object");
+  }
+  const id = _readableId(value);
+  if ("method" in value) {
+    if ("id" in value) {
+      const parsed = v.safeParse(JsonRpcRequestSchema, value);
+      if (parsed.success) return { kind: "request", request: parsed.output };
+      return _invalid(id, INVALID_REQUEST, `Invalid request: ${describeIssues(parsed.issues)}`);
+    }
+    const parsed = v.safeParse(JsonRpcNotificationSchema, value);
+    if (parsed.success) return { kind: "notification", notification: parsed.output };
+    return _invalid(
+      null,
+      INVALID_REQUEST,
+      `Invalid notification: ${describeIssues(parsed.issues)}`,
+    );
+  }
+  if ("result" in value || "error" in value) {
+    const parsed = v.safeParse(JsonRpcResponseSchema, value);
+    if (parsed.success) return { kind: "response" };
+    return _invalid(id, INVALID_REQUEST, `Invalid response: ${describeIssues(parsed.issues)}`);
+  }
+  return _invalid(id, INVALID_REQUEST, 'Invalid request: "method" is missing');
+}
+
+/** A success response around a result that is already JSON text (precomputed pages). */
+export function encodeResult(id: RequestId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
+export function encodeMessage(message: unknown): string {
+  return JSON.stringify(message);
+}
+
+function _readableId(value: object): RequestId | null {
+  const id = (value as { id?: unknown }).id;
+  return v.is(RequestIdSchema, id) ? id : null;
+}
+
+function _invalid(id: RequestId | null, code: number, message: string): Decoded {
+  return { kind: "invalid", error: rpcError(id, code, message) };
+}

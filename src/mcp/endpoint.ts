@@ -1,0 +1,256 @@
+// The Streamable HTTP transport of MCP 2025-11-25 §"Transports", stateless and POST-only:
+// origin, rate limit, media types, body cap and the version header are checked here; the
+// message itself goes to the pure dispatcher, and its outcome leaves as JSON or as SSE.
+import type { Config } from "../config.ts";
+import { readBodyCapped } from "../http/body.ts";
+import { trustedOriginHeaders } from "../http/cors.ts";
+import { HttpError } from "../http/errors.ts";
+import type { Handler, RequestContext } from "../http/handler.ts";
+import type { RateLimiter } from "../http/rate_limiter.ts";
+import type { LogSink } from "../http/request_log.ts";
+import type { MethodHandlers } from "../http/router.ts";
+import { decodeMessage } from "./codec.ts";
+import { createDispatcher, type Outcome, type ServerInfo } from "./dispatch.ts";
+import { rpcError, TRANSPORT_ERROR } from "./errors.ts";
+import { createToolRegistry } from "./registry.ts";
+import { createSseEncoder, encodeSseEvent } from "./sse.ts";
+import type { AnyTool } from "./tool.ts";
+import { isSupportedVersion, SUPPORTED_VERSIONS_TEXT } from "./versions.ts";
+
+export interface McpEndpointOptions<A> {
+  /** Catalogue order is listing order. */
+  readonly tools: readonly AnyTool<A>[];
+  /** Trusted origins, page size, and JSON or SSE answers. */
+  readonly config: Config;
+  /** 16 KiB on onboarding (spec §8). */
+  readonly maxBodyBytes: number;
+  /** Keyed by the rateKey each call passes. */
+  readonly rateLimiter: RateLimiter;
+  readonly serverInfo: ServerInfo;
+  readonly instructions: string;
+  readonly log: LogSink;
+  /** Checked for tools/call before dispatch; a Response returned is sent as is (403 step-up). */
+  readonly beforeToolCall?: (tool: AnyTool<A>, auth: A) => Response | undefined;
+  /** Randomness for the cursors; crypto.getRandomValues by default. */
+  readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
+}
+
+/** Authentication wraps this from outside and passes `auth`; rateKey names the bucket. */
+export type McpHandler<A> = (
+  request: Request,
+  context: RequestContext,
+  auth: A,
+  rateKey: string,
+) => Promise<Response>;
+
+type HeaderMap = Readonly<Record<string, string>>;
+
+const JSON_HEADERS = Object.freeze({ "Content-Type": "application/json" });
+const SSE_HEADERS = Object.freeze({
+  "Content-Type": "text/event-stream",
+  "Cache-Control": "no-cache",
+});
+
+export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler<A> {
+  const { config, maxBodyBytes, rateLimiter, beforeToolCall } = options;
+  const registry = createToolRegistry(options.tools, {
+    pageSize: config.mcpPageSize,
+    ...(options.random ? { random: options.random } : {}),
+  });
+  const dispatcher = createDispatcher({
+    registry,
+    serverInfo: options.serverInfo,
+    instructions: options.instructions,
+    log: options.log,
+  });
+  const trusted = new Set(config.trustedOrigins);
+  const alwaysSse = config.mcpResponse === "sse";
+
+  const respond = (outcome: Outcome, cors: HeaderMap | undefined): Response => {
+    if (outcome.kind === "reply") {
+      if (!alwaysSse) return new Response(outcome.body, { headers: _merge(JSON_HEADERS, cors) });
+      return new Response(encodeSseEvent(outcome.body), { headers: _merge(SSE_HEADERS, cors) });
+    }
+    const sse = createSseEncoder();
+    const writer = sse.writable.getWriter();
+    let open = true;
+    // A client that goes away mid-stream only stops the notifications; the tool finishes.
+    const send = async (message: string) => {
+      if (!open) return;
+      try {
+        await writer.write(message);
+      } catch {
+        open = false;
+      }
+    };
+    (async () => {
+      await send(await outcome.run(send));
+      if (open) await writer.close().catch(() => {});
+    })();
+    return new Response(sse.readable, { headers: _merge(SSE_HEADERS, cors) });
+  };
+
+  const handle: McpHandler<A> = async (request, _context, auth, rateKey) => {
+    const origin = request.headers.get("Origin");
+    let cors: HeaderMap | undefined;
+    if (origin !== null) {
+      if (!trusted.has(origin)) {
+        return await _reject(
+          request,
+          403,
+          `Forbidden: origin ${JSON.stringify(origin)} is not trusted`,
+        );
+      }
+      cors = trustedOriginHeaders(origin);
+    }
+    const decision = rateLimiter.take(rateKey);
+    if (!decision.allowed) {
+      const seconds = decision.retryAfterSeconds;
+      return await _reject(request, 429, `Too many requests: retry after ${seconds} seconds`, {
+        ...cors,
+        "Retry-After": String(seconds),
+      });
+    }
+    if (!_isJsonMediaType(request.headers.get("Content-Type"))) {
+      return await _reject(
+        request,
+        415,
+        "Unsupported Media Type: Content-Type must be application/json",
+        cors,
+      );
+    }
+    if (!_acceptsJsonAndSse(request.headers.get("Accept"))) {
+      return await _reject(
+        request,
+        406,
+        "Not Acceptable: Accept must list both application/json and text/event-stream",
+        cors,
+      );
+    }
+    let body: Uint8Array;
+    try {
+      body = await readBodyCapped(request, maxBodyBytes);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      return _errorResponse(error.status, rpcError(null, TRANSPORT_ERROR, error.message), {
+        ...cors,
+        ...Object.fromEntries(new Headers(error.headers)),
+      });
+    }
+    const decoded = decodeMessage(body);
+    if (decoded.kind === "invalid") return _errorResponse(400, decoded.error, cors);
+    const method = decoded.kind === "request"
+      ? decoded.request.method
+      : decoded.kind === "notification"
+      ? decoded.notification.method
+      : undefined;
+    if (method !== "initialize") {
+      const version = request.headers.get("MCP-Protocol-Version");
+      if (version === null || !isSupportedVersion(version)) {
+        const problem = version === null
+          ? "the MCP-Protocol-Version header is missing"
+          : `MCP-Protocol-Version ${JSON.stringify(version)} is not supported`;
+        return _errorResponse(
+          400,
+          rpcError(
+            null,
+            TRANSPORT_ERROR,
+            `Bad Request: ${problem}; supported versions: ${SUPPORTED_VERSIONS_TEXT}`,
+            {
+              supported: SUPPORTED_VERSIONS_TEXT.split(", "),
+            },
+          ),
+          cors,
+        );
+      }
+    }
+    if (decoded.kind !== "request") return new Response(null, { status: 202, headers: cors ?? {} });
+    if (beforeToolCall && method === "tools/call") {
+      const name = decoded.request.params?.["name"];
+      const tool = typeof name === "string" ? registry.find(name) : undefined;
+      const refusal = tool && beforeToolCall(tool, auth);
+      if (refusal) return refusal;
+    }
+    return respond(await dispatcher.dispatch(decoded.request, auth), cors);
+  };
+
+  return handle;
+}
+
+/**
+ * The route entry of an MCP path: POST to `post`, CORS preflight for trusted origins, and
+ * every other method 405 with `Allow: POST` and a JSON-RPC body.
+ */
+export function mcpRoute(post: Handler, config: Config): MethodHandlers {
+  const trusted = new Set(config.trustedOrigins);
+  const notAllowed: Handler = (request) =>
+    _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
+      Allow: "POST",
+    });
+  const preflight: Handler = (request) => {
+    const origin = request.headers.get("Origin");
+    if (origin === null) {
+      return Promise.resolve(
+        new Response(null, { status: 204, headers: { Allow: "POST, OPTIONS" } }),
+      );
+    }
+    if (!trusted.has(origin)) {
+      return _reject(request, 403, `Forbidden: origin ${JSON.stringify(origin)} is not trusted`);
+    }
+    return Promise.resolve(
+      new Response(null, {
+        status: 204,
+        headers: {
+          "Access-Control-Allow-Origin": origin,
+          "Access-Control-Allow-Methods": "POST",
+          "Access-Control-Allow-Headers":
+            "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
+          "Access-Control-Max-Age": "600",
+          "Vary": "Origin",
+        },
+      }),
+    );
+  };
+  return {
+    POST: post,
+    OPTIONS: preflight,
+    GET: notAllowed,
+    PUT: notAllowed,
+    PATCH: notAllowed,
+    DELETE: notAllowed,
+  };
+}
+
+/** A transport error: the unread body is cancelled, and the status carries a JSON-RPC error. */
+async function _reject(
+  request: Request,
+  status: number,
+  message: string,
+  headers?: HeaderMap,
+): Promise<Response> {
+  await request.body?.cancel();
+  return _errorResponse(status, rpcError(null, TRANSPORT_ERROR, message), headers);
+}
+
+function _errorResponse(status: number, body: unknown, headers?: HeaderMap): Response {
+  return new Response(JSON.stringify(body), { status, headers: _merge(JSON_HEADERS, headers) });
+}
+
+function _merge(base: HeaderMap, extra: HeaderMap | undefined): HeaderMap {
+  return extra === undefined ? base : { ...base, ...extra };
+}
+
+function _mediaType(value: string): string {
+  return value.split(";", 1)[0]!.trim().toLowerCase();
+}
+
+function _isJsonMediaType(header: string | null): boolean {
+  return header !== null && _mediaType(header) === "application/json";
+}
+
+/** MCP: the client must list both; wildcards do not count, the two types must be named. */
+function _acceptsJsonAndSse(header: string | null): boolean {
+  if (header === null) return false;
+  const types = header.split(",").map(_mediaType);
+  return types.includes("application/json") && types.includes("text/event-stream");
+}

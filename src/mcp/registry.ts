@@ -1,0 +1,98 @@
+// The catalogue of one endpoint: tools/list entries derived once from the tool definitions,
+// pages serialized once, and lookup by name for tools/call.
+import { toJsonSchema } from "@valibot/to-json-schema";
+import * as v from "valibot";
+import { createPageCursors } from "./cursor.ts";
+import { type ToolDescription, ToolSchema } from "./messages.ts";
+import type { AnyTool } from "./tool.ts";
+
+export interface ToolRegistry<A> {
+  /** Catalogue order, which is the listing order. */
+  readonly tools: readonly AnyTool<A>[];
+  /** The tools/list entries, in the same order. */
+  readonly descriptions: readonly ToolDescription[];
+  find(name: string): AnyTool<A> | undefined;
+  /** The tools/list result as JSON text for a cursor (none: the first page); undefined if forged. */
+  page(cursor: string | undefined): string | undefined;
+}
+
+export interface ToolRegistryOptions {
+  readonly pageSize: number;
+  readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
+}
+
+// MCP 2025-11-25 "Tool names": 1-128 of these characters.
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** Throws at start-up on a catalogue that no client could use; never at request time. */
+export function createToolRegistry<A>(
+  tools: readonly AnyTool<A>[],
+  options: ToolRegistryOptions,
+): ToolRegistry<A> {
+  const byName = new Map<string, AnyTool<A>>();
+  for (const tool of tools) {
+    if (!TOOL_NAME.test(tool.name)) {
+      throw new Error(`Tool name ${JSON.stringify(tool.name)} is invalid`);
+    }
+    if (byName.has(tool.name)) throw new Error(`Tool ${tool.name} is defined twice`);
+    byName.set(tool.name, tool);
+  }
+  const descriptions = tools.map(describeTool);
+  const { pageSize } = options;
+  const offsets: number[] = [];
+  for (let offset = pageSize; offset < tools.length; offset += pageSize) offsets.push(offset);
+  const cursors = createPageCursors({
+    offsets,
+    ...(options.random ? { random: options.random } : {}),
+  });
+  const pages = new Map<number, string>();
+  for (const offset of [0, ...offsets]) {
+    const next = offset + pageSize < tools.length
+      ? cursors.cursorFor(offset + pageSize)
+      : undefined;
+    const result = {
+      tools: descriptions.slice(offset, offset + pageSize),
+      ...(next === undefined ? {} : { nextCursor: next }),
+    };
+    pages.set(offset, JSON.stringify(result));
+  }
+  return {
+    tools,
+    descriptions,
+    find: (name) => byName.get(name),
+    page(cursor) {
+      const offset = cursor === undefined ? 0 : cursors.offsetOf(cursor);
+      return offset === undefined ? undefined : pages.get(offset);
+    },
+  };
+}
+
+/** The tools/list entry of a tool, checked against the wire schema. */
+export function describeTool<A>(tool: AnyTool<A>): ToolDescription {
+  const description = {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: objectJsonSchema(tool.input, `${tool.name} input`),
+    outputSchema: objectJsonSchema(tool.output, `${tool.name} output`),
+    annotations: { ...tool.annotations },
+    ...(tool.meta ? { _meta: { ...tool.meta } } : {}),
+  };
+  return v.parse(ToolSchema, description);
+}
+
+/**
+ * The JSON Schema of an object schema, without `$schema`: MCP 2025-11-25 reads a schema with
+ * no `$schema` as 2020-12, and what valibot emits for objects, strings, numbers, enums and
+ * arrays means the same in draft-07 and 2020-12; clients that compile with a draft-07-only
+ * validator would fail on a 2020-12 `$schema`. Checks valibot cannot express (v.check) are
+ * left out of the JSON Schema and still enforced on every call.
+ */
+export function objectJsonSchema(
+  schema: v.GenericSchema,
+  what: string,
+): { type: "object" } & Record<string, unknown> {
+  const { $schema: _dialect, ...json } = toJsonSchema(schema, { errorMode: "ignore" });
+  if (json.type !== "object") throw new Error(`The ${what} schema must be an object schema`);
+  return json as { type: "object" } & Record<string, unknown>;
+}
