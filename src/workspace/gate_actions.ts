@@ -1,0 +1,381 @@
+/**
+ * What a gated tool asks a human to approve, and how an approved request is applied.
+ * `planAction` reads the current records and returns the writes with the versions they
+ * were computed from, so the gate's decision and its effect commit together, exactly once.
+ */
+import * as v from "valibot";
+import type { Accounts } from "../accounts/model.ts";
+import type { AtomicCheck, Mutation } from "../store/store.ts";
+import {
+  type Automation,
+  type Connection,
+  CONNECTION_KINDS,
+  PLANS,
+  type Run,
+  type Skill,
+  type Subscription,
+  type Trigger,
+} from "./records.ts";
+import { NO_SUBSCRIPTION, type Workspace } from "./workspace.ts";
+
+const Text = (max: number) => v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(max));
+const Count = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(max));
+
+export const GateActionSchema = v.variant("type", [
+  v.object({ type: v.literal("start_workflow"), workflowId: v.string() }),
+  v.object({
+    type: v.literal("create_trigger"),
+    name: Text(100),
+    event: Text(100),
+    workflowId: v.string(),
+  }),
+  v.object({
+    type: v.literal("change_connection"),
+    change: v.picklist(["connect", "reconnect", "disconnect"]),
+    kind: v.picklist(CONNECTION_KINDS),
+    /** The existing connection for reconnect and disconnect; null to connect a new one. */
+    connectionId: v.nullable(v.string()),
+    service: Text(100),
+    label: Text(200),
+  }),
+  v.object({
+    type: v.literal("change_access"),
+    change: v.picklist(["invite", "change_role", "remove"]),
+    email: v.pipe(v.string(), v.trim(), v.toLowerCase(), v.email()),
+    role: v.picklist(["owner", "member"]),
+  }),
+  v.object({
+    type: v.literal("grant_automation"),
+    activities: v.record(v.string(), v.boolean()),
+    automaticActions: v.object({
+      enabled: v.boolean(),
+      maxPerDay: Count(10_000),
+      maxAmountCents: Count(100_000_000),
+    }),
+  }),
+  v.object({
+    type: v.literal("install_skill"),
+    name: Text(100),
+    description: Text(500),
+    instructions: Text(8_000),
+  }),
+  v.object({
+    type: v.literal("reconcile_effect"),
+    effectId: v.string(),
+    resolution: v.picklist(["applied", "not_applied", "retry"]),
+  }),
+  v.object({
+    type: v.literal("change_billing"),
+    plan: v.nullable(v.picklist(PLANS)),
+    seats: v.nullable(Count(10_000)),
+    paymentMethod: v.nullable(Text(100)),
+  }),
+]);
+export type GateAction = v.InferOutput<typeof GateActionSchema>;
+
+export interface PlanDeps {
+  readonly workspace: Workspace;
+  readonly accounts: Accounts;
+  readonly now: () => number;
+}
+
+/** The writes of an approved action, or why it can no longer be applied. */
+export type Plan =
+  | {
+    readonly ok: true;
+    readonly checks: readonly AtomicCheck[];
+    readonly mutations: readonly Mutation[];
+    /** What happened, in words, for the gate and the audit log. */
+    readonly outcome: string;
+    /** Changes outside the store's commit (memberships), run once after the decision commits. */
+    readonly after?: () => Promise<void>;
+  }
+  | { readonly ok: false; readonly reason: string };
+
+export const PLAN_PRICES: Readonly<Record<(typeof PLANS)[number], number>> = {
+  none: 0,
+  starter: 4_900,
+  growth: 19_900,
+  scale: 79_900,
+};
+
+const _money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/**
+ * Exactly what approving would do, in the words the owner reads on the approval page.
+ * Returns a reason instead when the request cannot be applied as it stands.
+ */
+export async function describeAction(
+  deps: PlanDeps,
+  businessId: string,
+  action: GateAction,
+): Promise<{ ok: true; summary: string } | { ok: false; reason: string }> {
+  const plan = await planAction(deps, businessId, action, { accountId: "", gateId: "" });
+  if (!plan.ok) return plan;
+  return { ok: true, summary: plan.outcome };
+}
+
+export async function planAction(
+  deps: PlanDeps,
+  businessId: string,
+  action: GateAction,
+  approval: { readonly accountId: string; readonly gateId: string },
+): Promise<Plan> {
+  const { workspace, accounts, now } = deps;
+  switch (action.type) {
+    case "start_workflow": {
+      const workflow = await workspace.workflows.get(businessId, action.workflowId);
+      if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}` };
+      if (workflow.value.status !== "active") {
+        return { ok: false, reason: `Workflow ${workflow.value.name} is paused` };
+      }
+      const run: Run = {
+        id: crypto.randomUUID(),
+        workflowId: action.workflowId,
+        status: "queued",
+        startedAt: now(),
+        finishedAt: null,
+        approvedBy: approval.accountId,
+        gateId: approval.gateId,
+      };
+      const checks: AtomicCheck[] = [{ key: workflow.key, version: workflow.version }];
+      const mutations: Mutation[] = [
+        { type: "set", key: workspace.runs.key(businessId, run.id), value: run },
+      ];
+      const cost = workflow.value.costPerRunCents;
+      if (workflow.value.kind === "paid") {
+        const subscription = await workspace.subscription.get(businessId);
+        const current = subscription?.value ?? NO_SUBSCRIPTION;
+        checks.push({
+          key: workspace.subscription.key(businessId),
+          version: subscription?.version ?? null,
+        });
+        mutations.push({
+          type: "set",
+          key: workspace.subscription.key(businessId),
+          value: { ...current, usage: { ...current.usage, runs: current.usage.runs + 1 } },
+        });
+      }
+      return {
+        ok: true,
+        checks,
+        mutations,
+        outcome: `Start one run of the ${workflow.value.kind} workflow "${workflow.value.name}"` +
+          (workflow.value.kind === "paid" ? `, billed ${_money(cost)}` : "") +
+          (workflow.value.kind === "live" ? ", acting on connected live systems" : ""),
+      };
+    }
+    case "create_trigger": {
+      const workflow = await workspace.workflows.get(businessId, action.workflowId);
+      if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}` };
+      const trigger: Trigger = {
+        id: crypto.randomUUID(),
+        name: action.name,
+        event: action.event,
+        workflowId: action.workflowId,
+        enabled: true,
+      };
+      return {
+        ok: true,
+        checks: [{ key: workflow.key, version: workflow.version }],
+        mutations: [{
+          type: "set",
+          key: workspace.triggers.key(businessId, trigger.id),
+          value: trigger,
+        }],
+        outcome:
+          `Create the enabled trigger "${action.name}" that runs workflow "${workflow.value.name}" on every ${action.event} event`,
+      };
+    }
+    case "change_connection": {
+      if (action.change === "connect") {
+        const connection: Connection = {
+          id: crypto.randomUUID(),
+          kind: action.kind,
+          service: action.service,
+          label: action.label,
+          status: "connected",
+          updatedAt: now(),
+        };
+        return {
+          ok: true,
+          checks: [],
+          mutations: [{
+            type: "set",
+            key: workspace.connections.key(businessId, connection.id),
+            value: connection,
+          }],
+          outcome: `Connect the ${action.kind} service ${action.service} as ${action.label}`,
+        };
+      }
+      if (action.connectionId === null) {
+        return { ok: false, reason: `To ${action.change}, name the connection (connectionId)` };
+      }
+      const existing = await workspace.connections.get(businessId, action.connectionId);
+      if (!existing) return { ok: false, reason: `No connection ${action.connectionId}` };
+      if (existing.value.kind !== action.kind) {
+        return {
+          ok: false,
+          reason:
+            `Connection ${action.connectionId} is a ${existing.value.kind} connection, not ${action.kind}`,
+        };
+      }
+      const status = action.change === "disconnect" ? "disconnected" : "connected";
+      return {
+        ok: true,
+        checks: [{ key: existing.key, version: existing.version }],
+        mutations: [{
+          type: "set",
+          key: existing.key,
+          value: { ...existing.value, status, updatedAt: now() } satisfies Connection,
+        }],
+        outcome: `${
+          action.change === "disconnect" ? "Disconnect" : "Reconnect"
+        } the ${existing.value.kind} connection ${existing.value.service} (${existing.value.label})`,
+      };
+    }
+    case "change_access": {
+      const members = await accounts.listMembers(businessId);
+      const member = members.find((m) => m.account.email.toLowerCase() === action.email);
+      const owners = members.filter((m) => m.role === "owner");
+      const losesLastOwner = member?.role === "owner" && owners.length === 1 &&
+        (action.change === "remove" || action.role !== "owner");
+      if (action.change !== "invite" && !member) {
+        return { ok: false, reason: `${action.email} is not a member of this business` };
+      }
+      if (action.change !== "invite" && losesLastOwner) {
+        return { ok: false, reason: `${action.email} is the only owner; add another owner first` };
+      }
+      if (action.change === "invite" && member) {
+        return { ok: false, reason: `${action.email} is already a member` };
+      }
+      if (action.change === "remove") {
+        const accountId = member!.account.id;
+        return {
+          ok: true,
+          checks: [],
+          mutations: [],
+          outcome: `Remove ${action.email} from the business`,
+          after: () => accounts.removeMember(businessId, accountId),
+        };
+      }
+      if (action.change === "change_role") {
+        return {
+          ok: true,
+          checks: [],
+          mutations: [],
+          outcome: `Change the role of ${action.email} to ${action.role}`,
+          after: async () => void await accounts.addMember(businessId, action.email, action.role),
+        };
+      }
+      const invitationId = crypto.randomUUID();
+      return {
+        ok: true,
+        checks: [],
+        mutations: [{
+          type: "set",
+          key: workspace.invitations.key(businessId, invitationId),
+          value: {
+            id: invitationId,
+            email: action.email,
+            role: action.role,
+            delivery: "sent",
+            sentAt: now(),
+          },
+        }],
+        outcome: `Invite ${action.email} as ${action.role === "owner" ? "an owner" : "a member"}`,
+        after: async () => void await accounts.addMember(businessId, action.email, action.role),
+      };
+    }
+    case "grant_automation": {
+      const existing = await workspace.automation.get(businessId);
+      const automation: Automation = {
+        activities: action.activities,
+        automaticActions: action.automaticActions,
+        updatedAt: now(),
+      };
+      const enabled = Object.entries(action.activities).filter(([, on]) => on).map(([n]) => n);
+      const limits = action.automaticActions;
+      return {
+        ok: true,
+        checks: [{ key: workspace.automation.key(businessId), version: existing?.version ?? null }],
+        mutations: [{ type: "set", key: workspace.automation.key(businessId), value: automation }],
+        outcome: `Set activity controls (enabled: ${enabled.join(", ") || "none"}) and ` +
+          (limits.enabled
+            ? `allow automatic actions, at most ${limits.maxPerDay} a day and ${
+              _money(limits.maxAmountCents)
+            } each`
+            : "allow no automatic actions"),
+      };
+    }
+    case "install_skill": {
+      const skill: Skill = {
+        id: crypto.randomUUID(),
+        name: action.name,
+        description: action.description,
+        instructions: action.instructions,
+        installedAt: now(),
+        installedBy: approval.accountId,
+      };
+      return {
+        ok: true,
+        checks: [],
+        mutations: [{ type: "set", key: workspace.skills.key(businessId, skill.id), value: skill }],
+        outcome: `Install the skill "${action.name}": ${action.description}`,
+      };
+    }
+    case "reconcile_effect": {
+      const effect = await workspace.effects.get(businessId, action.effectId);
+      if (!effect) return { ok: false, reason: `No external write ${action.effectId}` };
+      if (effect.value.status !== "unknown") {
+        return { ok: false, reason: `External write ${action.effectId} is already reconciled` };
+      }
+      const status = action.resolution === "retry" ? "retried" : action.resolution;
+      const words = {
+        applied: "Record as applied",
+        not_applied: "Record as not applied",
+        retry: "Retry",
+      }[action.resolution];
+      return {
+        ok: true,
+        checks: [{ key: effect.key, version: effect.version }],
+        mutations: [{ type: "set", key: effect.key, value: { ...effect.value, status } }],
+        outcome: `${words} the external write "${effect.value.description}"`,
+      };
+    }
+    case "change_billing": {
+      if (action.plan === null && action.seats === null && action.paymentMethod === null) {
+        return { ok: false, reason: "Name at least one of plan, seats or paymentMethod" };
+      }
+      const existing = await workspace.subscription.get(businessId);
+      const current = existing?.value ?? NO_SUBSCRIPTION;
+      const plan = action.plan ?? current.plan;
+      const seats = action.seats ?? current.seats;
+      const next: Subscription = {
+        ...current,
+        plan,
+        seats,
+        status: plan === "none" ? "none" : current.status === "none" ? "active" : current.status,
+        monthlyCents: PLAN_PRICES[plan] * Math.max(1, seats),
+        paymentMethod: action.paymentMethod ?? current.paymentMethod,
+      };
+      const parts = [
+        action.plan !== null && `change the plan from ${current.plan} to ${plan}`,
+        action.seats !== null && `set seats from ${current.seats} to ${seats}`,
+        action.paymentMethod !== null && `replace the payment method with ${action.paymentMethod}`,
+      ].filter((p): p is string => typeof p === "string");
+      const sentence = parts.join(", ");
+      return {
+        ok: true,
+        checks: [{
+          key: workspace.subscription.key(businessId),
+          version: existing?.version ?? null,
+        }],
+        mutations: [{ type: "set", key: workspace.subscription.key(businessId), value: next }],
+        outcome: `${sentence.charAt(0).toUpperCase()}${
+          sentence.slice(1)
+        }; the monthly price becomes ${_money(next.monthlyCents)}`,
+      };
+    }
+  }
+}

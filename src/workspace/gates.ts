@@ -1,0 +1,280 @@
+/**
+ * Human approval gates. A gated tool records what exactly would happen and stops; an owner
+ * approves or declines on the approval page; an approval applies the change in the same
+ * commit that moves the gate out of `pending`, so it happens once however often it is
+ * approved. The decision is then delivered to the requester (and can be redelivered).
+ */
+import * as v from "valibot";
+import type { Mailer } from "../accounts/mailer.ts";
+import type { Accounts } from "../accounts/model.ts";
+import type { Store } from "../store/store.ts";
+import type { AuditLog } from "./audit.ts";
+import { describeAction, type GateAction, planAction } from "./gate_actions.ts";
+import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
+
+export interface Gate {
+  readonly id: string;
+  readonly businessId: string;
+  /** The account whose token asked for it. */
+  readonly requestedBy: string;
+  readonly clientId: string;
+  readonly tool: string;
+  readonly scope: string;
+  readonly action: GateAction;
+  /** Exactly what approving does, as shown to the owner. */
+  readonly summary: string;
+  readonly status: "pending" | "approved" | "declined";
+  readonly createdAt: number;
+  readonly decidedAt: number | null;
+  readonly decidedBy: string | null;
+  /** Whether an approval changed anything (false when the request no longer applied). */
+  readonly applied: boolean;
+  readonly outcome: string | null;
+  readonly deliveries: number;
+  readonly lastDeliveredAt: number | null;
+  readonly lastDelivery: string | null;
+}
+
+/** How a gate reads to an agent (`get_approval`, gated tools' results). */
+export const GateViewSchema = v.object({
+  gateId: v.string(),
+  status: v.picklist(["pending", "approved", "declined"]),
+  approvalUrl: v.string(),
+  tool: v.string(),
+  scope: v.string(),
+  summary: v.string(),
+  requestedAt: v.number(),
+  decidedAt: v.nullable(v.number()),
+  applied: v.boolean(),
+  outcome: v.nullable(v.string()),
+  delivery: v.object({
+    attempts: v.number(),
+    lastAt: v.nullable(v.number()),
+    lastResult: v.nullable(v.string()),
+  }),
+});
+export type GateView = v.InferOutput<typeof GateViewSchema>;
+
+export interface GatesDeps {
+  readonly store: Store;
+  readonly now: () => number;
+  readonly accounts: Accounts;
+  readonly workspace: Workspace;
+  readonly audit: AuditLog;
+  readonly mailer: Mailer;
+  readonly authUrl: string;
+}
+
+export interface GateRequest {
+  readonly businessId: string;
+  readonly accountId: string;
+  readonly clientId: string;
+  readonly tool: string;
+  readonly scope: string;
+  readonly action: GateAction;
+}
+
+export type DecideResult =
+  | { readonly kind: "not_found" }
+  | { readonly kind: "forbidden" }
+  | { readonly kind: "already_decided"; readonly gate: Gate }
+  | { readonly kind: "decided"; readonly gate: Gate };
+
+export interface Gates {
+  approvalUrl(gateId: string): string;
+  view(gate: Gate): GateView;
+  /** Records a pending gate, or says why the request cannot be made as it stands. */
+  request(request: GateRequest): Promise<{ ok: true; gate: Gate } | { ok: false; reason: string }>;
+  get(gateId: string): Promise<Gate | null>;
+  /** A business's gates, newest first. */
+  list(businessId: string, options?: { readonly limit?: number }): Promise<Gate[]>;
+  decide(gateId: string, accountId: string, decision: "approve" | "decline"): Promise<DecideResult>;
+  /** Delivers an existing decision again; null when the gate is still pending. */
+  redeliver(gate: Gate): Promise<Gate | null>;
+}
+
+const LATEST = 9_999_999_999_999;
+const _gateKey = (id: string) => ["gate", id];
+
+export function createGates(deps: GatesDeps): Gates {
+  const { store, now, accounts, audit } = deps;
+  const approvalUrl = (gateId: string) => `${deps.authUrl}/approvals/${gateId}`;
+
+  const deliver = async (gate: Gate): Promise<Gate> => {
+    const result = await _deliverDecision(deps, gate, approvalUrl(gate.id));
+    for (;;) {
+      const entry = await store.get<Gate>(_gateKey(gate.id));
+      if (!entry) return gate;
+      const updated: Gate = {
+        ...entry.value,
+        deliveries: entry.value.deliveries + 1,
+        lastDeliveredAt: now(),
+        lastDelivery: result,
+      };
+      const key = _gateKey(gate.id);
+      if (
+        await store.commit([{ key, version: entry.version }], [{
+          type: "set",
+          key,
+          value: updated,
+        }])
+      ) {
+        return updated;
+      }
+    }
+  };
+
+  return {
+    approvalUrl,
+    view: (gate) => ({
+      gateId: gate.id,
+      status: gate.status,
+      approvalUrl: approvalUrl(gate.id),
+      tool: gate.tool,
+      scope: gate.scope,
+      summary: gate.summary,
+      requestedAt: gate.createdAt,
+      decidedAt: gate.decidedAt,
+      applied: gate.applied,
+      outcome: gate.outcome,
+      delivery: {
+        attempts: gate.deliveries,
+        lastAt: gate.lastDeliveredAt,
+        lastResult: gate.lastDelivery,
+      },
+    }),
+
+    async request(request) {
+      const described = await describeAction(deps, request.businessId, request.action);
+      if (!described.ok) return described;
+      const gate: Gate = {
+        id: crypto.randomUUID(),
+        businessId: request.businessId,
+        requestedBy: request.accountId,
+        clientId: request.clientId,
+        tool: request.tool,
+        scope: request.scope,
+        action: request.action,
+        summary: described.summary,
+        status: "pending",
+        createdAt: now(),
+        decidedAt: null,
+        decidedBy: null,
+        applied: false,
+        outcome: null,
+        deliveries: 0,
+        lastDeliveredAt: null,
+        lastDelivery: null,
+      };
+      await store.commit([{ key: _gateKey(gate.id), version: null }], [
+        { type: "set", key: _gateKey(gate.id), value: gate },
+        {
+          type: "set",
+          key: ["ws", gate.businessId, "gate", LATEST - gate.createdAt, gate.id],
+          value: gate.id,
+        },
+        audit.entry({
+          businessId: gate.businessId,
+          accountId: gate.requestedBy,
+          actor: "agent",
+          clientId: gate.clientId,
+          action: gate.tool,
+          summary: `Asked for approval: ${gate.summary}`,
+          gateId: gate.id,
+        }),
+      ]);
+      return { ok: true, gate };
+    },
+
+    async get(gateId) {
+      return (await store.get<Gate>(_gateKey(gateId)))?.value ?? null;
+    },
+
+    async list(businessId, options = {}) {
+      const gates: Gate[] = [];
+      const prefix = ["ws", businessId, "gate"];
+      for await (const pointer of store.list<string>(prefix, { limit: options.limit ?? 100 })) {
+        const gate = await store.get<Gate>(_gateKey(pointer.value));
+        if (gate) gates.push(gate.value);
+      }
+      return gates;
+    },
+
+    async decide(gateId, accountId, decision) {
+      for (;;) {
+        const entry = await store.get<Gate>(_gateKey(gateId));
+        if (!entry) return { kind: "not_found" };
+        const gate = entry.value;
+        const membership = await accounts.getMembership(accountId, gate.businessId);
+        if (membership?.role !== "owner") return { kind: "forbidden" };
+        if (gate.status !== "pending") return { kind: "already_decided", gate };
+
+        const plan = decision === "approve"
+          ? await planAction(deps, gate.businessId, gate.action, { accountId, gateId })
+          : null;
+        const applied = plan?.ok === true;
+        const outcome = plan === null
+          ? "Declined; nothing was changed"
+          : plan.ok
+          ? plan.outcome
+          : `Approved, but not applied: ${plan.reason}`;
+        const decided: Gate = {
+          ...gate,
+          status: decision === "approve" ? "approved" : "declined",
+          decidedAt: now(),
+          decidedBy: accountId,
+          applied,
+          outcome,
+        };
+        const ok = await store.commit(
+          [{ key: entry.key, version: entry.version }, ...(plan?.ok ? plan.checks : [])],
+          [
+            { type: "set", key: entry.key, value: decided },
+            ...(plan?.ok ? plan.mutations : []),
+            audit.entry({
+              businessId: gate.businessId,
+              accountId,
+              actor: "human",
+              clientId: gate.clientId,
+              action: decision,
+              summary: outcome,
+              gateId,
+            }),
+          ],
+        );
+        // A failed commit means the gate or a record it reads changed: decide again from scratch.
+        if (!ok) continue;
+        if (plan?.ok && plan.after) await plan.after();
+        return { kind: "decided", gate: await deliver(decided) };
+      }
+    },
+
+    async redeliver(gate) {
+      if (gate.status === "pending") return null;
+      return await deliver(gate);
+    },
+  };
+}
+
+/** Sends the decision to the requester as their notification settings say; returns what happened. */
+async function _deliverDecision(deps: GatesDeps, gate: Gate, link: string): Promise<string> {
+  const settings =
+    (await deps.workspace.notificationSettings.get(gate.businessId, gate.requestedBy))
+      ?.value ?? DEFAULT_NOTIFICATION_SETTINGS;
+  if (!settings.approvalEmails) {
+    return "not sent: approval e-mails are off in the requester's settings";
+  }
+  const account = await deps.accounts.getAccount(gate.requestedBy);
+  if (!account) return "not sent: the requesting account no longer exists";
+  try {
+    await deps.mailer.send({
+      to: account.email,
+      subject: `Approval ${gate.status}: ${gate.tool}`,
+      text: `${gate.outcome ?? gate.summary}\n\nDetails: ${link}\n`,
+      link,
+    });
+    return `e-mailed to ${account.email}`;
+  } catch {
+    return "failed: the mail could not be sent; retry with redeliver_decision";
+  }
+}

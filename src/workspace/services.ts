@@ -1,0 +1,47 @@
+/**
+ * The workspace domain built from the app's dependencies. It holds no state of its own
+ * (everything is in the store), so the {api_url} and {auth_url} sites may each build one.
+ */
+import type { Mailer } from "../accounts/mailer.ts";
+import type { Accounts } from "../accounts/model.ts";
+import type { Store } from "../store/store.ts";
+import { type AuditLog, createAuditLog } from "./audit.ts";
+import { type ConnectionTests, createConnectionTests } from "./connection_tests.ts";
+import { type Conversations, createConversations } from "./conversations.ts";
+import { createGates, type Gates } from "./gates.ts";
+import { createWorkspace, type Workspace } from "./workspace.ts";
+
+export interface WorkspaceServicesDeps {
+  readonly store: Store;
+  readonly now: () => number;
+  readonly accounts: Accounts;
+  readonly mailer: Mailer;
+  readonly authUrl: string;
+}
+
+export interface WorkspaceServices {
+  readonly accounts: Accounts;
+  readonly now: () => number;
+  readonly workspace: Workspace;
+  readonly audit: AuditLog;
+  readonly gates: Gates;
+  readonly connectionTests: ConnectionTests;
+  readonly conversations: Conversations;
+  readonly mailer: Mailer;
+}
+
+export function createWorkspaceServices(deps: WorkspaceServicesDeps): WorkspaceServices {
+  const { store, now, accounts, mailer } = deps;
+  const workspace = createWorkspace(store);
+  const audit = createAuditLog(store, now);
+  return {
+    accounts,
+    now,
+    workspace,
+    audit,
+    gates: createGates({ store, now, accounts, workspace, audit, mailer, authUrl: deps.authUrl }),
+    connectionTests: createConnectionTests(store, now),
+    conversations: createConversations(store, now),
+    mailer,
+  };
+}

@@ -1,0 +1,30 @@
+import assert from "node:assert/strict";
+import { DEMO_BUSINESS_NAME, DEMO_OWNER_EMAIL, seedDemo } from "../../src/workspace/demo.ts";
+import { createFixture } from "./fixtures.ts";
+
+Deno.test("demo data seeds a living business once", async () => {
+  const f = await createFixture();
+  try {
+    const deps = {
+      store: f.workspace.store,
+      accounts: f.accounts,
+      workspace: f.workspace,
+      now: f.now,
+    };
+    const businessId = await seedDemo(deps);
+    assert.equal(await seedDemo(deps), businessId);
+    assert.equal((await f.accounts.getBusiness(businessId))?.name, DEMO_BUSINESS_NAME);
+    const owner = await f.accounts.findAccountByEmail(DEMO_OWNER_EMAIL);
+    assert.equal((await f.accounts.getMembership(owner!.id, businessId))?.role, "owner");
+    assert.equal((await f.accounts.listBusinessesOf(owner!.id)).length, 1);
+    assert.equal((await f.workspace.workflows.list(businessId)).length, 3);
+    assert.ok((await f.workspace.runs.list(businessId)).length > 0);
+    assert.ok((await f.workspace.connections.list(businessId)).length > 0);
+    assert.ok((await f.workspace.triggers.list(businessId)).length > 0);
+    assert.ok((await f.workspace.packs.list(businessId)).length > 0);
+    assert.ok((await f.workspace.invoices.list(businessId)).length > 0);
+    assert.equal((await f.workspace.subscription.get(businessId))?.value.plan, "growth");
+  } finally {
+    f.close();
+  }
+});

@@ -1,0 +1,44 @@
+// Shared set-up for the workspace unit tests: a :memory: store, real accounts, a clock
+// the test moves, and a mailer that records what it sent.
+import type { Mail } from "../../src/accounts/mailer.ts";
+import { createAccounts } from "../../src/accounts/accounts.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+import { createWorkspaceServices, type WorkspaceServices } from "../../src/workspace/services.ts";
+
+export interface Fixture extends WorkspaceServices {
+  readonly clock: { t: number };
+  readonly sent: Mail[];
+  readonly ownerId: string;
+  readonly memberId: string;
+  readonly businessId: string;
+  close(): void;
+}
+
+export async function createFixture(): Promise<Fixture> {
+  const clock = { t: Date.UTC(2026, 0, 1) };
+  const now = () => clock.t;
+  const store = await openKvStore(":memory:", now);
+  const accounts = createAccounts(store, now);
+  const sent: Mail[] = [];
+  const services = createWorkspaceServices({
+    store,
+    now,
+    accounts,
+    mailer: { send: (mail) => Promise.resolve(void sent.push(mail)) },
+    authUrl: "http://auth.test",
+  });
+  const { account, business } = await accounts.createAccountWithBusiness(
+    "owner@example.com",
+    "Acme",
+  );
+  const member = await accounts.addMember(business.id, "member@example.com", "member");
+  return {
+    ...services,
+    clock,
+    sent,
+    ownerId: account.id,
+    memberId: member.accountId,
+    businessId: business.id,
+    close: () => store.close(),
+  };
+}
