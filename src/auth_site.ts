@@ -1,3 +1,5 @@
+import { createAccountGrants } from "./accounts/account_grants.ts";
+import { accountRoutes } from "./accounts/routes.ts";
 import type { AppDeps, SharedAssets } from "./app.ts";
 import type { Handler } from "./http/handler.ts";
 import { createRouter } from "./http/router.ts";
@@ -8,8 +10,8 @@ import { stylesheetHandler } from "./ui/stylesheet.ts";
  * approvals) and the OAuth authorization server. Each part contributes its route table.
  */
 export function createAuthSite(deps: AppDeps, assets: SharedAssets): Promise<Handler> {
-  void deps;
   return Promise.resolve(createRouter({
     "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
+    ...accountRoutes(deps, createAccountGrants(deps.store)),
   }));
 }

@@ -1,0 +1,229 @@
+// The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript.
+import { type Html, html, page } from "../ui/html.ts";
+import type { Account, Business, Role } from "./model.ts";
+
+/** One client the account authorized in a business, as /account lists it. */
+export interface AuthorizedClientView {
+  readonly grantId: string;
+  readonly clientName: string;
+  readonly clientId: string;
+  readonly scopes: readonly string[];
+  readonly createdAt: number;
+  readonly lastUsedAt: number | null;
+}
+
+function _layout(title: string, main: Html, signedIn?: { email: string; signOutCsrf: string }) {
+  return page({
+    title: `${title} · Vestibule`,
+    body: html`
+      <header>
+        <p><a href="/account">Vestibule</a></p>
+        ${signedIn
+          ? html`
+            <form method="post" action="/sign-out">
+              <p>Signed in as ${signedIn.email}</p>
+              <input type="hidden" name="csrf" value="${signedIn.signOutCsrf}">
+              <button type="submit">Sign out</button>
+            </form>
+          `
+          : ""}
+      </header>
+      <main>
+        <h1>${title}</h1>
+        ${main}
+      </main>
+    `,
+  });
+}
+
+function _error(message: string | undefined): Html | string {
+  return message ? html`<p class="error" role="alert" id="form-error">${message}</p>` : "";
+}
+
+export function signUpPage(options: {
+  csrf: string;
+  returnTo: string;
+  email?: string;
+  business?: string;
+  error?: string;
+}): string {
+  return _layout(
+    "Create an account",
+    html`
+      <p>Enter your e-mail address and the name of your business. We will send you a link;
+      the account and the business are created when you confirm it. If you already have an
+      account, the business is added to it.</p>
+      ${_error(options.error)}
+      <form method="post" action="/sign-up">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        <input type="hidden" name="return_to" value="${options.returnTo}">
+        <label for="email">E-mail address</label>
+        <input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
+          value="${options.email ?? ""}">
+        <label for="business">Business name</label>
+        <input id="business" name="business" type="text" autocomplete="organization" required
+          maxlength="100" value="${options.business ?? ""}">
+        <button type="submit">Send me the link</button>
+      </form>
+      <p>Already have an account? <a href="/sign-in">Sign in</a>.</p>
+    `,
+  );
+}
+
+export function signInPage(options: {
+  csrf: string;
+  returnTo: string;
+  email?: string;
+  error?: string;
+}): string {
+  return _layout(
+    "Sign in",
+    html`
+      <p>There are no passwords: we send a one-time sign-in link to your e-mail address.</p>
+      ${_error(options.error)}
+      <form method="post" action="/sign-in">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        <input type="hidden" name="return_to" value="${options.returnTo}">
+        <label for="email">E-mail address</label>
+        <input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
+          value="${options.email ?? ""}">
+        <button type="submit">Send me a sign-in link</button>
+      </form>
+      <p>No account yet? <a href="/sign-up">Create one</a>.</p>
+    `,
+  );
+}
+
+/** The same page whether or not the address has an account (nothing is revealed). */
+export function checkMailPage(email: string, purpose: "sign-in" | "sign-up"): string {
+  return _layout(
+    "Check your e-mail",
+    html`
+      <p role="status">We have sent a message to <strong>${email}</strong>. ${purpose === "sign-up"
+        ? "Open the link in it within 15 minutes to confirm your sign-up."
+        : "Follow its instructions within 15 minutes to sign in."}</p>
+      <p
+        class="muted">Nothing arrived? Check the spam folder, or <a href="/${purpose}">try again</a>.</p>
+    `,
+  );
+}
+
+export function confirmLinkPage(options: {
+  token: string;
+  csrf: string;
+  email: string;
+  businessName?: string;
+}): string {
+  const signUp = options.businessName !== undefined;
+  return _layout(
+    signUp ? "Confirm your sign-up" : "Confirm sign-in",
+    html`
+      <p>${signUp
+        ? html`Create the business <strong>${options.businessName}</strong> for
+          <strong>${options.email}</strong> and sign in?`
+        : html`Sign in as <strong>${options.email}</strong>?`}</p>
+      <form method="post" action="/sign-in/verify">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        <input type="hidden" name="token" value="${options.token}">
+        <button type="submit">${signUp ? "Confirm and sign in" : "Sign in"}</button>
+      </form>
+    `,
+  );
+}
+
+export function deadLinkPage(): string {
+  return _layout(
+    "This link cannot be used",
+    html`
+      <p class="error" role="alert">This link has expired or has already been used. Links work
+      once, within 15 minutes.</p>
+      <p><a href="/sign-in">Ask for a new sign-in link</a> or <a href="/sign-up">sign up</a>.</p>
+    `,
+  );
+}
+
+export function signOutPage(options: { email: string; csrf: string }): string {
+  return _layout(
+    "Sign out",
+    html`
+      <p>You are signed in as <strong>${options.email}</strong>.</p>
+      <form method="post" action="/sign-out">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        <button type="submit">Sign out</button>
+      </form>
+    `,
+  );
+}
+
+export function accountPage(options: {
+  account: Account;
+  signOutCsrf: string;
+  revokeCsrf: string;
+  businesses: readonly {
+    business: Business;
+    role: Role;
+    clients: readonly AuthorizedClientView[];
+  }[];
+  notice?: string;
+}): string {
+  const date = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  const clients = (list: readonly AuthorizedClientView[]) =>
+    list.length === 0
+      ? html`<p class="muted">No clients are authorized in this business.</p>`
+      : html`
+        <table>
+          <caption>Authorized clients</caption>
+          <thead>
+            <tr>
+              <th scope="col">Client</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Authorized</th>
+              <th scope="col">Last used</th>
+              <th scope="col"><span class="visually-hidden">Action</span></th>
+            </tr>
+          </thead>
+          <tbody>${list.map((c) =>
+            html`
+              <tr>
+                <td>${c.clientName} <span class="muted">(${c.clientId})</span></td>
+                <td>${c.scopes.join(" ")}</td>
+                <td>${date(c.createdAt)}</td>
+                <td>${c.lastUsedAt === null ? "never" : date(c.lastUsedAt)}</td>
+                <td>
+                  <form method="post" action="/account">
+                    <input type="hidden" name="csrf" value="${options.revokeCsrf}">
+                    <input type="hidden" name="grant" value="${c.grantId}">
+                    <button type="submit" aria-label="Revoke ${c.clientName}">Revoke</button>
+                  </form>
+                </td>
+              </tr>
+            `
+          )}</tbody>
+        </table>
+      `;
+  return _layout(
+    "Your account",
+    html`
+      ${options.notice ? html`<p role="status">${options.notice}</p>` : ""}
+      <p>E-mail: <strong>${options.account.email}</strong></p>
+      <h2>Businesses</h2>
+      ${options.businesses.length === 0
+        ? html`<p class="muted">You are not a member of any business.</p>`
+        : options.businesses.map(({ business, role, clients: list }) =>
+          html`
+            <section aria-labelledby="business-${business.id}">
+              <h3 id="business-${business.id}">${business.name}</h3>
+              <p>Your role: ${role}</p>
+              ${clients(list)}
+            </section>
+          `
+        )}
+      <p><a href="/sign-up">Add another business</a></p>
+    `,
+    { email: options.account.email, signOutCsrf: options.signOutCsrf },
+  );
+}
+
+export function errorPage(title: string, message: string): string {
+  return _layout(title, html`<p class="error" role="alert">${message}</p>`);
+}

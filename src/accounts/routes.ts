@@ -1,0 +1,305 @@
+import * as v from "valibot";
+import type { AppDeps } from "../app.ts";
+import { HttpError } from "../http/errors.ts";
+import type { Handler } from "../http/handler.ts";
+import { htmlResponse } from "../http/responses.ts";
+import type { RouteTable } from "../http/router.ts";
+import { createFormCsrf } from "./form_csrf.ts";
+import { readForm } from "./form.ts";
+import type { Session } from "./model.ts";
+import {
+  accountPage,
+  type AuthorizedClientView,
+  checkMailPage,
+  confirmLinkPage,
+  deadLinkPage,
+  errorPage,
+  signInPage,
+  signOutPage,
+  signUpPage,
+} from "./pages.ts";
+import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
+import { safeReturnTo } from "./sessions.ts";
+
+/**
+ * The clients an account authorized, as the OAuth records know them. Implemented by the
+ * authorization server; /account lists and revokes through it.
+ */
+export interface AccountGrants {
+  listForAccount(
+    accountId: string,
+  ): Promise<readonly (AuthorizedClientView & { readonly businessId: string })[]>;
+  /** Revokes the grant if it belongs to the account; false when it does not exist or is not its. */
+  revokeForAccount(accountId: string, grantId: string): Promise<boolean>;
+}
+
+const SignUpFormSchema = v.object({
+  csrf: v.string(),
+  email: EmailSchema,
+  business: BusinessNameSchema,
+  return_to: v.optional(v.string(), "/account"),
+});
+const SignInFormSchema = v.object({
+  csrf: v.string(),
+  email: EmailSchema,
+  return_to: v.optional(v.string(), "/account"),
+});
+const ConfirmFormSchema = v.object({ csrf: v.string(), token: v.string() });
+const CsrfFormSchema = v.object({ csrf: v.string() });
+const RevokeFormSchema = v.object({ csrf: v.string(), grant: v.string() });
+
+const CSRF_FAILED = "This form has expired or did not come from this site. Please submit it again.";
+
+/** Pages carry one-time tokens and personal data: never cached. */
+function _page(body: string, status = 200, headers: Record<string, string> = {}): Response {
+  return htmlResponse(body, { status, headers: { "Cache-Control": "no-store", ...headers } });
+}
+
+function _redirect(location: string, headers: Record<string, string> = {}): Response {
+  return new Response(null, {
+    status: 303,
+    headers: { Location: location, "Cache-Control": "no-store", ...headers },
+  });
+}
+
+/** Client errors (bad body, wrong type) become a page with their status, never a 500. */
+function _guard(handler: Handler): Handler {
+  return async (request, context) => {
+    try {
+      return await handler(request, context);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      return htmlResponse(errorPage("Request refused", error.message), {
+        status: error.status,
+        headers: { "Cache-Control": "no-store", ...Object.fromEntries(new Headers(error.headers)) },
+      });
+    }
+  };
+}
+
+/** /sign-up, /sign-in, /sign-in/verify, /sign-out and /account on {auth_url}. */
+export function accountRoutes(deps: AppDeps, grants: AccountGrants): RouteTable {
+  const { config, sessions, accounts, emailLinks } = deps;
+  const csrf = createFormCsrf(config);
+
+  const withCsrf = async (
+    request: Request,
+    purpose: string,
+    render: (token: string) => string,
+    status = 200,
+    headers: Record<string, string> = {},
+  ) => {
+    const issued = await csrf.issue(request, purpose);
+    const cookie: Record<string, string> = issued.setCookie
+      ? { "Set-Cookie": issued.setCookie }
+      : {};
+    return _page(render(issued.token), status, { ...headers, ...cookie });
+  };
+
+  const returnToOf = (request: Request) =>
+    safeReturnTo(new URL(request.url).searchParams.get("return_to"));
+
+  const signOutFor = async (session: Session) => ({
+    email: session.account.email,
+    signOutCsrf: await sessions.csrfToken(session, "sign-out"),
+  });
+
+  const showAccount = async (session: Session, notice?: string, status = 200) => {
+    const [memberships, clients] = await Promise.all([
+      accounts.listBusinessesOf(session.account.id),
+      grants.listForAccount(session.account.id),
+    ]);
+    return _page(
+      accountPage({
+        account: session.account,
+        ...(await signOutFor(session)),
+        revokeCsrf: await sessions.csrfToken(session, "revoke"),
+        businesses: memberships.map(({ business, role }) => ({
+          business,
+          role,
+          clients: clients.filter((c) => c.businessId === business.id),
+        })),
+        ...(notice === undefined ? {} : { notice }),
+      }),
+      status,
+    );
+  };
+
+  const tooMany = (retryAfterSeconds: number) => ({
+    status: 429,
+    headers: { "Retry-After": String(retryAfterSeconds) },
+    error: `Too many requests for this address. Try again in ${
+      Math.ceil(retryAfterSeconds / 60)
+    } minutes.`,
+  });
+
+  return {
+    "/sign-up": {
+      GET: _guard((request) =>
+        withCsrf(
+          request,
+          "sign-up",
+          (token) => signUpPage({ csrf: token, returnTo: returnToOf(request) }),
+        )
+      ),
+      POST: _guard(async (request, context) => {
+        const form = await readForm(request);
+        const raw = {
+          email: form.email ?? "",
+          business: form.business ?? "",
+          returnTo: safeReturnTo(form.return_to),
+        };
+        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+          withCsrf(
+            request,
+            "sign-up",
+            (token) => signUpPage({ csrf: token, ...raw, error }),
+            status,
+            headers,
+          );
+        if (!(await csrf.verify(request, "sign-up", form.csrf ?? ""))) {
+          return again(CSRF_FAILED, 403);
+        }
+        const parsed = v.safeParse(SignUpFormSchema, form);
+        if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
+        const outcome = await emailLinks.requestSignUp({
+          email: parsed.output.email,
+          businessName: parsed.output.business,
+          clientAddress: context.clientAddress,
+          returnTo: raw.returnTo,
+        });
+        if (!outcome.sent) {
+          const limited = tooMany(outcome.retryAfterSeconds);
+          return again(limited.error, limited.status, limited.headers);
+        }
+        return _page(checkMailPage(parsed.output.email, "sign-up"));
+      }),
+    },
+
+    "/sign-in": {
+      GET: _guard((request) =>
+        withCsrf(
+          request,
+          "sign-in",
+          (token) => signInPage({ csrf: token, returnTo: returnToOf(request) }),
+        )
+      ),
+      POST: _guard(async (request, context) => {
+        const form = await readForm(request);
+        const raw = { email: form.email ?? "", returnTo: safeReturnTo(form.return_to) };
+        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+          withCsrf(
+            request,
+            "sign-in",
+            (token) => signInPage({ csrf: token, ...raw, error }),
+            status,
+            headers,
+          );
+        if (!(await csrf.verify(request, "sign-in", form.csrf ?? ""))) {
+          return again(CSRF_FAILED, 403);
+        }
+        const parsed = v.safeParse(SignInFormSchema, form);
+        if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
+        const outcome = await emailLinks.requestSignIn({
+          email: parsed.output.email,
+          clientAddress: context.clientAddress,
+          returnTo: raw.returnTo,
+        });
+        if (!outcome.sent) {
+          const limited = tooMany(outcome.retryAfterSeconds);
+          return again(limited.error, limited.status, limited.headers);
+        }
+        return _page(checkMailPage(parsed.output.email, "sign-in"));
+      }),
+    },
+
+    "/sign-in/verify": {
+      // GET only shows the button: prefetching scanners never use the link.
+      GET: _guard(async (request) => {
+        const token = new URL(request.url).searchParams.get("token") ?? "";
+        const record = await emailLinks.peek(token);
+        if (!record) return _page(deadLinkPage(), 400);
+        return withCsrf(request, "sign-in-verify", (csrfToken) =>
+          confirmLinkPage({
+            token,
+            csrf: csrfToken,
+            email: record.email,
+            ...(record.kind === "sign_up" ? { businessName: record.businessName } : {}),
+          }));
+      }),
+      POST: _guard(async (request) => {
+        const form = await readForm(request);
+        const parsed = v.safeParse(ConfirmFormSchema, form);
+        if (!parsed.success) return _page(deadLinkPage(), 400);
+        if (!(await csrf.verify(request, "sign-in-verify", parsed.output.csrf))) {
+          return _page(errorPage("Request refused", CSRF_FAILED), 403);
+        }
+        const record = await emailLinks.consume(parsed.output.token);
+        if (!record) return _page(deadLinkPage(), 400);
+        const account = record.kind === "sign_up"
+          ? (await accounts.createAccountWithBusiness(record.email, record.businessName)).account
+          : await accounts.findAccountByEmail(record.email);
+        if (!account) return _page(deadLinkPage(), 400);
+        // A fresh session id on every sign-in (no fixation); a previous session ends here.
+        const previous = await sessions.current(request);
+        if (previous) await sessions.end(previous);
+        const cookie = await sessions.start(account.id);
+        return _redirect(`${config.authUrl}${safeReturnTo(record.returnTo)}`, {
+          "Set-Cookie": cookie,
+        });
+      }),
+    },
+
+    "/sign-out": {
+      GET: _guard(async (request) => {
+        const session = await sessions.current(request);
+        if (!session) return _redirect(`${config.authUrl}/sign-in`);
+        return _page(signOutPage({
+          email: session.account.email,
+          csrf: await sessions.csrfToken(session, "sign-out"),
+        }));
+      }),
+      POST: _guard(async (request) => {
+        const session = await sessions.current(request);
+        const form = await readForm(request);
+        if (!session) return _redirect(`${config.authUrl}/sign-in`);
+        const parsed = v.safeParse(CsrfFormSchema, form);
+        if (
+          !parsed.success || !(await sessions.verifyCsrf(session, "sign-out", parsed.output.csrf))
+        ) {
+          return _page(errorPage("Request refused", CSRF_FAILED), 403);
+        }
+        return _redirect(`${config.authUrl}/sign-in`, {
+          "Set-Cookie": await sessions.end(session),
+        });
+      }),
+    },
+
+    "/account": {
+      GET: _guard(async (request) => {
+        const session = await sessions.current(request);
+        if (!session) return _redirect(sessions.signInUrl("/account"));
+        return await showAccount(session);
+      }),
+      POST: _guard(async (request) => {
+        const session = await sessions.current(request);
+        const form = await readForm(request);
+        if (!session) return _redirect(sessions.signInUrl("/account"));
+        const parsed = v.safeParse(RevokeFormSchema, form);
+        if (
+          !parsed.success || !(await sessions.verifyCsrf(session, "revoke", parsed.output.csrf))
+        ) {
+          return _page(errorPage("Request refused", CSRF_FAILED), 403);
+        }
+        const revoked = await grants.revokeForAccount(session.account.id, parsed.output.grant);
+        return revoked
+          ? await showAccount(session, "Access revoked: that client can no longer act for you.")
+          : await showAccount(
+            session,
+            "Nothing to revoke: that authorization no longer exists.",
+            404,
+          );
+      }),
+    },
+  };
+}
