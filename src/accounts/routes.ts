@@ -33,20 +33,27 @@ export interface AccountGrants {
   revokeForAccount(accountId: string, grantId: string): Promise<boolean>;
 }
 
+// A missing field reads as empty, so the message is "… is required", not a type error.
 const SignUpFormSchema = v.object({
   csrf: v.string(),
-  email: EmailSchema,
-  business: BusinessNameSchema,
+  email: v.optional(EmailSchema, ""),
+  business: v.optional(BusinessNameSchema, ""),
   return_to: v.optional(v.string(), "/account"),
 });
 const SignInFormSchema = v.object({
   csrf: v.string(),
-  email: EmailSchema,
+  email: v.optional(EmailSchema, ""),
   return_to: v.optional(v.string(), "/account"),
 });
-const ConfirmFormSchema = v.object({ csrf: v.string(), token: v.string() });
-const CsrfFormSchema = v.object({ csrf: v.string() });
-const RevokeFormSchema = v.object({ csrf: v.string(), grant: v.string() });
+const ConfirmFormSchema = v.object({
+  csrf: v.optional(v.string(), ""),
+  token: v.optional(v.string(), ""),
+});
+const CsrfFormSchema = v.object({ csrf: v.optional(v.string(), "") });
+const RevokeFormSchema = v.object({
+  csrf: v.optional(v.string(), ""),
+  grant: v.optional(v.string(), ""),
+});
 
 const CSRF_FAILED = "This form has expired or did not come from this site. Please submit it again.";
 
