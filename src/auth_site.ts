@@ -3,15 +3,17 @@ import { accountRoutes } from "./accounts/routes.ts";
 import type { AppDeps, SharedAssets } from "./app.ts";
 import type { Handler } from "./http/handler.ts";
 import { createRouter } from "./http/router.ts";
+import { onboardingRoutes } from "./tools/onboarding/routes.ts";
 import { stylesheetHandler } from "./ui/stylesheet.ts";
 
 /**
  * {auth_url}: the onboarding MCP endpoint, the human pages (sign-up, sign-in, account,
  * approvals) and the OAuth authorization server. Each part contributes its route table.
  */
-export function createAuthSite(deps: AppDeps, assets: SharedAssets): Promise<Handler> {
-  return Promise.resolve(createRouter({
+export async function createAuthSite(deps: AppDeps, assets: SharedAssets): Promise<Handler> {
+  return createRouter({
     "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
     ...accountRoutes(deps, createAccountGrants(deps.store)),
-  }));
+    ...await onboardingRoutes(deps),
+  });
 }

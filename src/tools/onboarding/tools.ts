@@ -1,0 +1,23 @@
+// The onboarding endpoint's catalogue, in listing order. No tool here grants business access;
+// the accounts work adds its sign-up and sign-in-link tools to this list.
+import type { AppDeps } from "../../app.ts";
+import type { AnyTool } from "../../mcp/tool.ts";
+import type { ConnectionGuide } from "./connection_guide.ts";
+import { describeServiceTool } from "./describe_service.ts";
+import { getConnectionGuideTool } from "./get_connection_guide.ts";
+import { listScopesTool } from "./list_scopes.ts";
+
+export interface OnboardingToolDeps {
+  readonly app: AppDeps;
+  readonly guide: ConnectionGuide;
+  /** For the discovery check; the global fetch in production. */
+  readonly fetch: typeof fetch;
+}
+
+export function createOnboardingTools(deps: OnboardingToolDeps): AnyTool<void>[] {
+  return [
+    getConnectionGuideTool(deps.guide, deps.fetch),
+    listScopesTool(),
+    describeServiceTool(deps.app.config),
+  ];
+}
