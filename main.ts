@@ -2,6 +2,7 @@ import { createAccountServices } from "./src/accounts/services.ts";
 import { createApp } from "./src/app.ts";
 import { ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
 import { serve } from "./src/server.ts";
+import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
 
 async function main(): Promise<number> {
@@ -14,11 +15,30 @@ async function main(): Promise<number> {
     return 2;
   }
   const log = (line: string) => console.log(line);
-  const store = await openKvStore(config.dataPath);
+  let store;
+  try {
+    store = await openKvStore(config.dataPath);
+  } catch (error) {
+    // Typically the path lies outside ./data, which `deno task start` may not touch.
+    console.error(
+      `vestibule: cannot open VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${
+        (error as Error).message
+      }`,
+    );
+    return 2;
+  }
   // Mail goes to stderr so the development mailer's links stay out of the request log.
   const mailLog = (line: string) => console.error(line);
   const services = createAccountServices({ config, store, now: Date.now, mailLog });
-  const handler = await createApp({ config, log, now: Date.now, store, ...services });
+  let handler;
+  try {
+    handler = await createApp({ config, log, now: Date.now, store, ...services });
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    console.error(`vestibule: template error: ${error.message}`);
+    store.close();
+    return 2;
+  }
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
   log(JSON.stringify({
     message: "listening",

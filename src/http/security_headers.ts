@@ -9,3 +9,13 @@ export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fr
   "Referrer-Policy": "no-referrer",
   "X-Frame-Options": "DENY",
 });
+
+/**
+ * The public documents need even less: no forms, no images, only the stylesheet.
+ * CSP `default-src 'none'` plus exactly that (issue 2, HTTP behaviour).
+ */
+export const DOCUMENT_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  ...HTML_SECURITY_HEADERS,
+  "Content-Security-Policy":
+    "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+});

@@ -1,0 +1,41 @@
+/**
+ * Operator-editable files in static/: read once at start-up and filled with the configured
+ * origins. A file that cannot be read or parsed stops start-up with a TemplateError that
+ * names the file (and, for page documents, the JSON path).
+ */
+import type { Config } from "../config.ts";
+
+/** The directory the templates live in; `deno compile --include static` embeds it. */
+export const STATIC_DIR = new URL("../../static/", import.meta.url);
+
+export class TemplateError extends Error {
+  override name = "TemplateError";
+  constructor(readonly file: string, reason: string) {
+    super(`${file}: ${reason}`);
+  }
+}
+
+type Origins = Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
+
+/** Replaces `{base_url}`, `{auth_url}` and `{api_url}`; origins carry no trailing slash. */
+export function fillPlaceholders(text: string, origins: Origins): string {
+  return text
+    .replaceAll("{base_url}", origins.baseUrl)
+    .replaceAll("{auth_url}", origins.authUrl)
+    .replaceAll("{api_url}", origins.apiUrl);
+}
+
+/** Reads `static/<name>` and fills its placeholders. */
+export async function readTemplate(
+  staticDir: URL,
+  name: string,
+  origins: Origins,
+): Promise<string> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(new URL(name, staticDir));
+  } catch (error) {
+    throw new TemplateError(`static/${name}`, `cannot read (${(error as Error).message})`);
+  }
+  return fillPlaceholders(text, origins);
+}
