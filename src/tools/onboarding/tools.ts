@@ -6,6 +6,8 @@ import type { ConnectionGuide } from "./connection_guide.ts";
 import { describeServiceTool } from "./describe_service.ts";
 import { getConnectionGuideTool } from "./get_connection_guide.ts";
 import { listScopesTool } from "./list_scopes.ts";
+import { requestSignInLinkTool } from "./request_sign_in_link.ts";
+import { requestSignUpTool } from "./request_sign_up.ts";
 
 export interface OnboardingToolDeps {
   readonly app: AppDeps;
@@ -19,5 +21,7 @@ export function createOnboardingTools(deps: OnboardingToolDeps): AnyTool<void>[]
     getConnectionGuideTool(deps.guide, deps.fetch),
     listScopesTool(),
     describeServiceTool(deps.app.config),
+    requestSignUpTool(deps.app.emailLinks),
+    requestSignInLinkTool(deps.app.emailLinks),
   ];
 }
