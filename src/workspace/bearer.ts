@@ -1,0 +1,121 @@
+/**
+ * Bearer authentication of the workspace MCP endpoint (RFC 6750, RFC 9728 §5.1), done
+ * before any JSON-RPC is read: the token from the Authorization header only, verified
+ * in-process against the store's keys and grants, then the account's current membership
+ * of the token's business and the `app.access` scope.
+ */
+import type { Accounts, Role } from "../accounts/model.ts";
+import type { Config } from "../config.ts";
+import type { TokenCheck } from "../oauth/access_token.ts";
+import type { OAuthError } from "../oauth/wire_schemas.ts";
+
+/** What a verified request carries into the tools. */
+export interface WorkspaceAuth {
+  readonly accountId: string;
+  readonly businessId: string;
+  readonly clientId: string;
+  /** Granted scopes in the token's order. */
+  readonly scopes: readonly string[];
+  readonly role: Role;
+}
+
+export type BearerOutcome =
+  | { readonly ok: true; readonly auth: WorkspaceAuth }
+  | { readonly ok: false; readonly status: 401 | 403; readonly body: OAuthError; readonly challenge: string | null };
+
+export const BASE_SCOPE = "app.access";
+
+// RFC 6750 §2.1: b64token.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+export function resourceMetadataUrl(config: Config): string {
+  return `${config.apiUrl}/.well-known/oauth-protected-resource`;
+}
+
+/** The WWW-Authenticate value; `error` only when a token was sent (RFC 6750 §3.1). */
+export function bearerChallenge(
+  config: Config,
+  scope: string,
+  error?: "invalid_token" | "insufficient_scope",
+): string {
+  const parts = [
+    ...(error ? [`error="${error}"`] : []),
+    `scope="${scope}"`,
+    `resource_metadata="${resourceMetadataUrl(config)}"`,
+  ];
+  return `Bearer ${parts.join(", ")}`;
+}
+
+export interface BearerDeps {
+  readonly config: Config;
+  readonly accounts: Accounts;
+  readonly verify: (jwt: string) => Promise<TokenCheck>;
+}
+
+export function createBearerAuth(deps: BearerDeps): (request: Request) => Promise<BearerOutcome> {
+  const { config, accounts, verify } = deps;
+  const unauthorized = (description: string, sent: boolean): BearerOutcome => ({
+    ok: false,
+    status: 401,
+    body: sent
+      ? { error: "invalid_token", error_description: description }
+      : { error: "invalid_request", error_description: description },
+    challenge: bearerChallenge(config, BASE_SCOPE, sent ? "invalid_token" : undefined),
+  });
+
+  return async (request) => {
+    if (new URL(request.url).searchParams.has("access_token")) {
+      return unauthorized(
+        "Access tokens are accepted only in the Authorization header, never in the query string",
+        true,
+      );
+    }
+    const header = request.headers.get("Authorization");
+    if (header === null || !/^bearer(\s|$)/i.test(header)) {
+      return unauthorized(
+        "This endpoint needs an OAuth access token: send Authorization: Bearer <token>",
+        false,
+      );
+    }
+    const match = BEARER.exec(header);
+    if (!match) return unauthorized("The Authorization header does not carry a bearer token", true);
+    const check = await verify(match[1]!);
+    if (!check.ok) return unauthorized(check.description, true);
+    const { claims } = check;
+    const membership = await accounts.getMembership(claims.sub, claims.business);
+    if (!membership) {
+      // Consent cannot fix this, so no scope challenge.
+      return {
+        ok: false,
+        status: 403,
+        body: {
+          error: "access_denied",
+          error_description: "The account is no longer a member of the token's business",
+        },
+        challenge: null,
+      };
+    }
+    const scopes = claims.scope.split(" ").filter((s) => s !== "");
+    if (!scopes.includes(BASE_SCOPE)) {
+      return {
+        ok: false,
+        status: 403,
+        body: {
+          error: "insufficient_scope",
+          error_description: `The workspace needs the ${BASE_SCOPE} scope`,
+        },
+        challenge: bearerChallenge(config, BASE_SCOPE, "insufficient_scope"),
+      };
+    }
+    return {
+      ok: true,
+      auth: {
+        accountId: claims.sub,
+        businessId: claims.business,
+        clientId: claims.client_id,
+        scopes,
+        role: membership.role,
+      },
+    };
+  };
+}
