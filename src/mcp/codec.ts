@@ -44,6 +44,10 @@ export function classifyMessage(value: unknown): Decoded {
     return _invalid(null, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object");
   }
   const id = _readableId(value);
+  // valibot's object schemas accept arrays; MCP params are always an object.
+  if (Array.isArray((value as { params?: unknown }).params)) {
+    return _invalid(id, INVALID_REQUEST, 'Invalid request: "params" must be an object');
+  }
   if ("method" in value) {
     if ("id" in value) {
       const parsed = v.safeParse(JsonRpcRequestSchema, value);

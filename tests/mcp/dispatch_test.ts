@@ -1,0 +1,271 @@
+import assert from "node:assert/strict";
+import { createDispatcher, type Outcome } from "../../src/mcp/dispatch.ts";
+import { INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND } from "../../src/mcp/errors.ts";
+import type { JsonRpcRequest } from "../../src/mcp/messages.ts";
+import { createToolRegistry } from "../../src/mcp/registry.ts";
+import { TEST_TOOLS } from "./fixtures.ts";
+
+function setup(pageSize = 2) {
+  const logs: string[] = [];
+  const registry = createToolRegistry(TEST_TOOLS, { pageSize });
+  const dispatcher = createDispatcher({
+    registry,
+    serverInfo: { name: "test", title: "Test", version: "0.0.1" },
+    instructions: "Be kind.",
+    log: (line) => logs.push(line),
+  });
+  const call = async (
+    method: string,
+    params?: Record<string, unknown>,
+    id: string | number = 1,
+  ) => {
+    const request: JsonRpcRequest = { jsonrpc: "2.0", id, method, ...(params ? { params } : {}) };
+    return await dispatcher.dispatch(request, "alice");
+  };
+  const reply = async (
+    method: string,
+    params?: Record<string, unknown>,
+    id: string | number = 1,
+  ) => {
+    const outcome = await call(method, params, id);
+    assert.equal(outcome.kind, "reply");
+    return JSON.parse((outcome as Extract<Outcome, { kind: "reply" }>).body);
+  };
+  return { logs, call, reply };
+}
+
+const INIT = { capabilities: {}, clientInfo: { name: "c", version: "1" } };
+
+Deno.test("dispatcher: lifecycle", async (t) => {
+  const { reply } = setup();
+  const cases = [
+    { asked: "2025-11-25", got: "2025-11-25" },
+    { asked: "2025-06-18", got: "2025-06-18" },
+    { asked: "2024-11-05", got: "2025-11-25" },
+    { asked: "banana", got: "2025-11-25" },
+  ];
+  for (const c of cases) {
+    await t.step(`initialize asking ${c.asked} is answered ${c.got}`, async () => {
+      const response = await reply("initialize", { protocolVersion: c.asked, ...INIT }, "init");
+      assert.deepEqual(response, {
+        jsonrpc: "2.0",
+        id: "init",
+        result: {
+          protocolVersion: c.got,
+          capabilities: { tools: { listChanged: false } },
+          serverInfo: { name: "test", title: "Test", version: "0.0.1" },
+          instructions: "Be kind.",
+        },
+      });
+    });
+  }
+
+  await t.step("initialize with bad params names each field", async () => {
+    const response = await reply("initialize", {
+      protocolVersion: 2025,
+      capabilities: {},
+      clientInfo: { name: "c" },
+    });
+    assert.equal(response.error.code, INVALID_PARAMS);
+    assert.match(response.error.message, /"params\.protocolVersion"/);
+    assert.match(response.error.message, /"params\.clientInfo\.version"/);
+  });
+
+  await t.step("initialize without params is -32602", async () => {
+    const response = await reply("initialize");
+    assert.equal(response.error.code, INVALID_PARAMS);
+  });
+
+  await t.step("ping answers an empty result", async () => {
+    assert.deepEqual(await reply("ping", undefined, 9), { jsonrpc: "2.0", id: 9, result: {} });
+  });
+
+  await t.step("an unknown method is -32601 naming it", async () => {
+    const response = await reply("resources/list");
+    assert.equal(response.error.code, METHOD_NOT_FOUND);
+    assert.equal(response.error.message, 'Method not found: "resources/list"');
+  });
+});
+
+Deno.test("dispatcher: tools/list pages with opaque cursors", async (t) => {
+  const { reply } = setup(2);
+  await t.step("following nextCursor lists every tool once, in catalogue order", async () => {
+    const names: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const response = await reply("tools/list", cursor === undefined ? undefined : { cursor });
+      names.push(...response.result.tools.map((tool: { name: string }) => tool.name));
+      cursor = response.result.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    assert.equal(pages, 3);
+    assert.deepEqual(names, TEST_TOOLS.map((tool) => tool.name));
+  });
+
+  await t.step("an entry carries schemas, annotations and _meta", async () => {
+    const [echo] = (await reply("tools/list")).result.tools;
+    assert.deepEqual(echo, {
+      name: "echo",
+      title: "Echo",
+      description: "Repeats text.",
+      inputSchema: {
+        type: "object",
+        properties: {
+          text: { type: "string", minLength: 1 },
+          count: { type: "integer", minimum: 1 },
+        },
+        required: ["text", "count"],
+        additionalProperties: false,
+      },
+      outputSchema: {
+        type: "object",
+        properties: { echoed: { type: "string" }, by: { type: "string" } },
+        required: ["echoed", "by"],
+      },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
+      _meta: { "example.com/origin": "tests" },
+    });
+  });
+
+  await t.step("a forged cursor is -32602", async () => {
+    const response = await reply("tools/list", { cursor: "Mg" });
+    assert.equal(response.error.code, INVALID_PARAMS);
+    assert.match(response.error.message, /cursor was not issued by this server/);
+  });
+
+  await t.step("a cursor of another instance is stale: -32602", async () => {
+    const other = setup(2);
+    const { nextCursor } = (await other.reply("tools/list")).result;
+    const response = await reply("tools/list", { cursor: nextCursor });
+    assert.equal(response.error.code, INVALID_PARAMS);
+  });
+
+  await t.step("a cursor that is not a string is -32602", async () => {
+    const response = await reply("tools/list", { cursor: 2 });
+    assert.equal(response.error.code, INVALID_PARAMS);
+    assert.match(response.error.message, /"params\.cursor"/);
+  });
+});
+
+Deno.test("dispatcher: tools/call", async (t) => {
+  const { reply, call, logs } = setup();
+
+  await t.step("a result carries structuredContent and its text block", async () => {
+    const response = await reply("tools/call", {
+      name: "echo",
+      arguments: { text: "ab", count: 2 },
+    });
+    assert.deepEqual(response.result, {
+      content: [{ type: "text", text: "echo: abab" }],
+      structuredContent: { echoed: "abab", by: "alice" },
+    });
+  });
+
+  await t.step("invalid arguments give isError naming each bad field", async () => {
+    const response = await reply("tools/call", {
+      name: "echo",
+      arguments: { text: "", count: 1.5, extra: true },
+    });
+    assert.equal(response.result.isError, true);
+    const text: string = response.result.content[0].text;
+    assert.match(text, /^Invalid arguments: /);
+    assert.match(text, /"text"/);
+    assert.match(text, /"count"/);
+    assert.match(text, /"extra"/);
+    assert.equal(response.result.structuredContent, undefined);
+  });
+
+  await t.step("missing arguments are validated as an empty object", async () => {
+    const response = await reply("tools/call", { name: "echo" });
+    assert.equal(response.result.isError, true);
+    assert.match(response.result.content[0].text, /"text".*"count"/);
+  });
+
+  await t.step("an unknown tool is -32602 naming it", async () => {
+    const response = await reply("tools/call", { name: "nope" });
+    assert.equal(response.error.code, INVALID_PARAMS);
+    assert.equal(response.error.message, 'Unknown tool: "nope"');
+  });
+
+  await t.step("tools/call without a name is -32602", async () => {
+    const response = await reply("tools/call", { arguments: {} });
+    assert.equal(response.error.code, INVALID_PARAMS);
+    assert.match(response.error.message, /"params\.name"/);
+  });
+
+  await t.step("a ToolError becomes isError with its message", async () => {
+    const response = await reply("tools/call", { name: "refuse" });
+    assert.deepEqual(response.result, {
+      content: [{ type: "text", text: "No business is selected" }],
+      isError: true,
+    });
+  });
+
+  await t.step("an unexpected error is -32603 without internals, and is logged", async () => {
+    const response = await reply("tools/call", { name: "crash" }, 5);
+    assert.deepEqual(response, {
+      jsonrpc: "2.0",
+      id: 5,
+      error: { code: INTERNAL_ERROR, message: "Internal error" },
+    });
+    assert.ok(logs.some((line) => line.includes('"level":"error"') && line.includes("tools/call")));
+  });
+
+  await t.step("output that breaks its own schema is -32603, never sent", async () => {
+    const response = await reply("tools/call", { name: "liar" });
+    assert.equal(response.error.code, INTERNAL_ERROR);
+    assert.ok(!JSON.stringify(response).includes("three"));
+    assert.ok(logs.some((line) => line.includes("liar")));
+  });
+
+  await t.step(
+    "a progressToken on a progress tool streams notifications, then the result",
+    async () => {
+      const outcome = await call("tools/call", {
+        name: "count_up",
+        arguments: { steps: 2 },
+        _meta: { progressToken: "tok" },
+      });
+      assert.equal(outcome.kind, "stream");
+      if (outcome.kind !== "stream") return;
+      const sent: unknown[] = [];
+      const last = await outcome.run((message) => {
+        sent.push(JSON.parse(message));
+        return Promise.resolve();
+      });
+      assert.deepEqual(sent, [
+        {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: "tok", progress: 1, total: 2, message: "step 1" },
+        },
+        {
+          jsonrpc: "2.0",
+          method: "notifications/progress",
+          params: { progressToken: "tok", progress: 2, total: 2, message: "step 2" },
+        },
+      ]);
+      assert.deepEqual(JSON.parse(last).result.structuredContent, { done: 2 });
+    },
+  );
+
+  await t.step("without a progressToken the same tool answers one reply", async () => {
+    const outcome = await call("tools/call", { name: "count_up", arguments: { steps: 2 } });
+    assert.equal(outcome.kind, "reply");
+  });
+
+  await t.step("a progressToken on a tool that reports none answers one reply", async () => {
+    const outcome = await call("tools/call", {
+      name: "echo",
+      arguments: { text: "a", count: 1 },
+      _meta: { progressToken: 1 },
+    });
+    assert.equal(outcome.kind, "reply");
+  });
+});
