@@ -1,0 +1,364 @@
+// The transport without a socket: every rule of the Streamable HTTP endpoint, in-process.
+import assert from "node:assert/strict";
+import { resolveConfig } from "../../src/config.ts";
+import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
+import { createMcpEndpoint, mcpRoute } from "../../src/mcp/endpoint.ts";
+import type { RateLimiter } from "../../src/http/rate_limiter.ts";
+import { TEST_TOOLS } from "./fixtures.ts";
+
+const ORIGIN = "http://127.0.0.1:9101";
+const URL_ = `${ORIGIN}/mcp`;
+
+function setup(
+  options: { sse?: boolean; rateLimiter?: RateLimiter; maxBodyBytes?: number; refuse?: boolean } =
+    {},
+) {
+  const config = resolveConfig({
+    VESTIBULE_BASE_URL: "http://127.0.0.1:9100",
+    VESTIBULE_AUTH_URL: ORIGIN,
+    VESTIBULE_API_URL: "http://127.0.0.1:9102",
+    VESTIBULE_TRUSTED_ORIGINS: "https://app.example.com",
+    VESTIBULE_MCP_RESPONSE: options.sse ? "sse" : "json",
+    VESTIBULE_MCP_PAGE_SIZE: "2",
+  });
+  const endpoint = createMcpEndpoint<string>({
+    tools: TEST_TOOLS,
+    config,
+    maxBodyBytes: options.maxBodyBytes ?? 1024,
+    rateLimiter: options.rateLimiter ?? UNLIMITED,
+    serverInfo: { name: "t", title: "T", version: "1" },
+    instructions: "i",
+    log: () => {},
+    ...(options.refuse
+      ? {
+        beforeToolCall: (tool, auth) =>
+          tool.name === "echo" && auth === "alice"
+            ? new Response("step up", { status: 403 })
+            : undefined,
+      }
+      : {}),
+  });
+  const route = mcpRoute((r, c) => endpoint(r, c, "alice", c.clientAddress), config);
+  const context = { clientAddress: "192.0.2.1" };
+  return (init: RequestInit & { method?: string }) => {
+    const method = (init.method ?? "POST") as keyof typeof route;
+    return route[method]!(new Request(URL_, init), context);
+  };
+}
+
+const HEADERS = {
+  "Content-Type": "application/json",
+  "Accept": "application/json, text/event-stream",
+  "MCP-Protocol-Version": "2025-11-25",
+};
+
+function post(body: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: "POST",
+    headers: { ...HEADERS, ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  };
+}
+
+const PING = { jsonrpc: "2.0", id: 1, method: "ping" };
+
+async function rpcError(response: Response) {
+  assert.equal(response.headers.get("Content-Type"), "application/json");
+  const body = await response.json();
+  assert.equal(body.jsonrpc, "2.0");
+  assert.equal(typeof body.error.code, "number");
+  return body;
+}
+
+Deno.test("endpoint: transport errors carry a JSON-RPC body", async (t) => {
+  const send = setup();
+  const cases: { name: string; init: RequestInit; status: number; message: RegExp }[] = [
+    { name: "GET", init: { method: "GET" }, status: 405, message: /use POST/ },
+    { name: "DELETE", init: { method: "DELETE" }, status: 405, message: /use POST/ },
+    {
+      name: "a text/plain body",
+      init: post(PING, { "Content-Type": "text/plain" }),
+      status: 415,
+      message: /Content-Type must be application\/json/,
+    },
+    {
+      name: "no Content-Type",
+      init: {
+        method: "POST",
+        headers: { Accept: HEADERS.Accept },
+        body: new Blob([JSON.stringify(PING)]),
+      },
+      status: 415,
+      message: /Content-Type/,
+    },
+    {
+      name: "Accept without text/event-stream",
+      init: post(PING, { Accept: "application/json" }),
+      status: 406,
+      message: /both application\/json and text\/event-stream/,
+    },
+    {
+      name: "Accept */*",
+      init: post(PING, { Accept: "*/*" }),
+      status: 406,
+      message: /Accept/,
+    },
+    {
+      name: "an untrusted Origin",
+      init: post(PING, { Origin: "https://evil.example" }),
+      status: 403,
+      message: /origin "https:\/\/evil.example" is not trusted/,
+    },
+    {
+      name: "a body over the cap",
+      init: post({ ...PING, pad: "x".repeat(2000) }),
+      status: 413,
+      message: /exceeds 1024 bytes/,
+    },
+    { name: "invalid JSON", init: post("{nope"), status: 400, message: /Parse error/ },
+    { name: "a batch", init: post([PING]), status: 400, message: /batches are not supported/ },
+    {
+      name: "a missing MCP-Protocol-Version",
+      init: post(PING, { "MCP-Protocol-Version": "" }),
+      status: 400,
+      message: /supported versions: 2025-11-25, 2025-06-18/,
+    },
+    {
+      name: "an unsupported MCP-Protocol-Version",
+      init: post(PING, { "MCP-Protocol-Version": "2024-11-05" }),
+      status: 400,
+      message: /"2024-11-05" is not supported; supported versions: 2025-11-25, 2025-06-18/,
+    },
+  ];
+  for (const c of cases) {
+    await t.step(`${c.name} -> ${c.status}`, async () => {
+      const init = { ...c.init };
+      if (c.name === "a missing MCP-Protocol-Version") {
+        const headers = new Headers(init.headers);
+        headers.delete("MCP-Protocol-Version");
+        init.headers = headers;
+      }
+      const response = await send(init);
+      assert.equal(response.status, c.status);
+      const body = await rpcError(response);
+      assert.equal(body.id, null);
+      assert.match(body.error.message, c.message);
+      if (c.status === 405) assert.equal(response.headers.get("Allow"), "POST");
+      if (c.status === 413) assert.equal(response.headers.get("Connection"), "close");
+    });
+  }
+
+  await t.step("the parse error code is -32700 and the batch code -32600", async () => {
+    assert.equal((await (await send(post("{"))).json()).error.code, -32700);
+    assert.equal((await (await send(post([PING]))).json()).error.code, -32600);
+  });
+
+  await t.step("the version rule names the supported versions in data", async () => {
+    const body = await (await send(post(PING, { "MCP-Protocol-Version": "1999-01-01" }))).json();
+    assert.deepEqual(body.error.data, { supported: ["2025-11-25", "2025-06-18"] });
+  });
+});
+
+Deno.test("endpoint: the cap holds for a streamed body without Content-Length", async () => {
+  const send = setup({ maxBodyBytes: 100 });
+  let pulled = 0;
+  let cancelled = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue(new TextEncoder().encode("x".repeat(40)));
+    },
+    cancel() {
+      cancelled = true;
+    },
+  });
+  const response = await send({ method: "POST", headers: HEADERS, body });
+  assert.equal(response.status, 413);
+  assert.match((await response.json()).error.message, /exceeds 100 bytes/);
+  assert.ok(cancelled, "the rest of the body is cancelled");
+  assert.ok(pulled <= 4, `read ${pulled} chunks of 40 bytes past a 100-byte cap`);
+});
+
+Deno.test("endpoint: messages", async (t) => {
+  const send = setup();
+  await t.step("initialize needs no version header", async () => {
+    const headers = new Headers(HEADERS);
+    headers.delete("MCP-Protocol-Version");
+    const response = await send({
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "a", version: "1" },
+        },
+      }),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("Content-Type"), "application/json");
+    assert.equal(response.headers.get("Mcp-Session-Id"), null);
+    assert.equal((await response.json()).result.protocolVersion, "2025-06-18");
+  });
+
+  await t.step("a notification is 202 with an empty body", async () => {
+    const response = await send(post({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    assert.equal(response.status, 202);
+    assert.equal(await response.text(), "");
+  });
+
+  await t.step("a notification still needs the version header", async () => {
+    const response = await send(
+      post({ jsonrpc: "2.0", method: "notifications/initialized" }, {
+        "MCP-Protocol-Version": "x",
+      }),
+    );
+    assert.equal(response.status, 400);
+  });
+
+  await t.step("a client's response is acknowledged with 202", async () => {
+    const response = await send(post({ jsonrpc: "2.0", id: 3, result: {} }));
+    assert.equal(response.status, 202);
+  });
+
+  await t.step("a JSON-RPC error from dispatch travels with 200", async () => {
+    const response = await send(post({ jsonrpc: "2.0", id: 2, method: "nope" }));
+    assert.equal(response.status, 200);
+    assert.equal((await response.json()).error.code, -32601);
+  });
+
+  await t.step("Content-Type with a charset and Accept with parameters are fine", async () => {
+    const response = await send(post(PING, {
+      "Content-Type": "application/json; charset=utf-8",
+      "Accept": "application/json;q=0.9, text/event-stream;q=0.8",
+    }));
+    assert.equal(response.status, 200);
+  });
+});
+
+Deno.test("endpoint: origins and CORS", async (t) => {
+  const send = setup();
+  await t.step("a trusted Origin gets CORS headers exposing what clients read", async () => {
+    const response = await send(post(PING, { Origin: "https://app.example.com" }));
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("Access-Control-Allow-Origin"), "https://app.example.com");
+    assert.match(response.headers.get("Access-Control-Expose-Headers")!, /MCP-Protocol-Version/);
+    assert.match(response.headers.get("Access-Control-Expose-Headers")!, /Retry-After/);
+    await response.body?.cancel();
+  });
+
+  await t.step("no Origin (a non-browser client) is fine and gets no CORS headers", async () => {
+    const response = await send(post(PING));
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("Access-Control-Allow-Origin"), null);
+    await response.body?.cancel();
+  });
+
+  await t.step("a preflight from a trusted origin is answered", async () => {
+    const response = await send({
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://app.example.com",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type, mcp-protocol-version",
+      },
+    });
+    assert.equal(response.status, 204);
+    assert.equal(response.headers.get("Access-Control-Allow-Origin"), "https://app.example.com");
+    assert.equal(response.headers.get("Access-Control-Allow-Methods"), "POST");
+    assert.match(response.headers.get("Access-Control-Allow-Headers")!, /MCP-Protocol-Version/);
+    assert.match(response.headers.get("Access-Control-Allow-Headers")!, /Authorization/);
+  });
+
+  await t.step("a preflight from another origin is 403 without CORS headers", async () => {
+    const response = await send({
+      method: "OPTIONS",
+      headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "POST" },
+    });
+    assert.equal(response.status, 403);
+    assert.equal(response.headers.get("Access-Control-Allow-Origin"), null);
+    await rpcError(response);
+  });
+});
+
+Deno.test("endpoint: rate limit answers 429 with Retry-After and a JSON-RPC body", async () => {
+  let now = 0;
+  const limiter = createRateLimiter({ perMinute: 60, burst: 2, now: () => now });
+  const send = setup({ rateLimiter: limiter });
+  assert.equal((await send(post(PING))).status, 200);
+  assert.equal((await send(post(PING))).status, 200);
+  const limited = await send(post(PING));
+  assert.equal(limited.status, 429);
+  assert.equal(limited.headers.get("Retry-After"), "1");
+  assert.match((await rpcError(limited)).error.message, /retry after 1 seconds/);
+  now += 1000;
+  assert.equal((await send(post(PING))).status, 200);
+});
+
+Deno.test("endpoint: SSE", async (t) => {
+  await t.step("a progress call streams progress then the result", async () => {
+    const send = setup();
+    const response = await send(post({
+      jsonrpc: "2.0",
+      id: 4,
+      method: "tools/call",
+      params: { name: "count_up", arguments: { steps: 3 }, _meta: { progressToken: 7 } },
+    }));
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("Content-Type"), "text/event-stream");
+    const messages = parseSse(await response.text());
+    assert.deepEqual(messages.map((m) => m.method ?? `result ${m.id}`), [
+      "notifications/progress",
+      "notifications/progress",
+      "notifications/progress",
+      "result 4",
+    ]);
+    assert.deepEqual(messages.slice(0, 3).map((m) => m.params.progress), [1, 2, 3]);
+  });
+
+  await t.step("configured SSE answers every request as an event stream", async () => {
+    const send = setup({ sse: true });
+    const response = await send(post(PING));
+    assert.equal(response.headers.get("Content-Type"), "text/event-stream");
+    assert.deepEqual(parseSse(await response.text()), [{ jsonrpc: "2.0", id: 1, result: {} }]);
+  });
+
+  await t.step("configured SSE leaves transport errors as JSON", async () => {
+    const send = setup({ sse: true });
+    const response = await send(post("{"));
+    assert.equal(response.status, 400);
+    await rpcError(response);
+  });
+});
+
+Deno.test("endpoint: beforeToolCall answers in place of the call", async () => {
+  const send = setup({ refuse: true });
+  const refused = await send(post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "echo", arguments: { text: "a", count: 1 } },
+  }));
+  assert.equal(refused.status, 403);
+  assert.equal(await refused.text(), "step up");
+  const allowed = await send(post({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "count_up", arguments: { steps: 0 } },
+  }));
+  assert.equal(allowed.status, 200);
+  await allowed.body?.cancel();
+});
+
+/** Each event's data is one JSON-RPC message. */
+export function parseSse(text: string) {
+  return text.split("\n\n").filter((block) => block.trim() !== "").map((block) => {
+    const data = block.split("\n").filter((line) => line.startsWith("data:"))
+      .map((line) => line.slice(5).trimStart()).join("\n");
+    return JSON.parse(data);
+  });
+}
