@@ -3,6 +3,7 @@ import { accountRoutes } from "./accounts/routes.ts";
 import type { AppDeps, SharedAssets } from "./app.ts";
 import type { Handler } from "./http/handler.ts";
 import { createRouter } from "./http/router.ts";
+import { createOAuthRoutes } from "./oauth/routes.ts";
 import { onboardingRoutes } from "./tools/onboarding/routes.ts";
 import { stylesheetHandler } from "./ui/stylesheet.ts";
 
@@ -15,5 +16,6 @@ export async function createAuthSite(deps: AppDeps, assets: SharedAssets): Promi
     "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
     ...accountRoutes(deps, createAccountGrants(deps.store)),
     ...await onboardingRoutes(deps),
+    ...await createOAuthRoutes(deps),
   });
 }

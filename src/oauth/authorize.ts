@@ -1,0 +1,103 @@
+/**
+ * GET {auth_url}/api/auth/oauth2/authorize: validates the request, sends the human to sign
+ * in (returning to this same request), then starts a server-side transaction and shows the
+ * business choice (skipped when there is one) or the consent page. No CORS, ever.
+ */
+import type { Accounts, Sessions } from "../accounts/model.ts";
+import type { Config } from "../config.ts";
+import type { Handler } from "../http/handler.ts";
+import { htmlResponse } from "../http/responses.ts";
+import type { Store } from "../store/store.ts";
+import { authorizationRedirect, parseAuthorizationRequest } from "./authorization_request.ts";
+import type { Clients } from "./clients.ts";
+import { authorizationErrorPage, chooseBusinessPage, consentPage } from "./consent_pages.ts";
+import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
+import { startTransaction, type Transaction } from "./transactions.ts";
+
+export interface AuthorizeDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly now: () => number;
+  readonly clients: Clients;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+}
+
+/** The CSRF purpose of the business and consent forms. */
+export const CONSENT_CSRF_PURPOSE = "oauth-consent";
+
+const NO_STORE = { "Cache-Control": "no-store" };
+
+export function createAuthorizeEndpoint(deps: AuthorizeDeps): Handler {
+  const issuer = issuerOf(deps.config);
+  return async (request) => {
+    const url = new URL(request.url);
+    const parsed = await parseAuthorizationRequest(url.searchParams, deps);
+    if (parsed.kind === "fatal") {
+      return htmlResponse(
+        authorizationErrorPage(
+          "This authorization request cannot be processed",
+          parsed.description,
+        ),
+        { status: 400, headers: NO_STORE },
+      );
+    }
+    if (parsed.kind === "redirect") {
+      return authorizationRedirect(parsed.redirectUri, issuer, parsed.state, {
+        error: parsed.error,
+        error_description: parsed.description,
+      }, 302);
+    }
+    const req = parsed.request;
+    const fail = (error: string, description: string) =>
+      authorizationRedirect(req.redirectUri, issuer, req.state, {
+        error,
+        error_description: description,
+      }, 302);
+
+    const session = await deps.sessions.current(request);
+    if (!session) {
+      if (req.promptNone) return fail("login_required", "The user is not signed in");
+      return new Response(null, {
+        status: 302,
+        headers: { Location: deps.sessions.signInUrl(url.pathname + url.search), ...NO_STORE },
+      });
+    }
+    // Consent is asked every time: nothing is granted silently.
+    if (req.promptNone) return fail("consent_required", "The user must consent interactively");
+
+    const businesses = await deps.accounts.listBusinessesOf(session.account.id);
+    if (businesses.length === 0) {
+      return fail("access_denied", "The signed-in account has no business");
+    }
+    const only = businesses.length === 1 ? businesses[0]! : null;
+    const txn: Transaction = {
+      clientId: req.client.clientId,
+      clientName: req.client.clientName,
+      registration: req.client.registration,
+      redirectUri: req.redirectUri,
+      state: req.state,
+      codeChallenge: req.codeChallenge,
+      resource: req.resource,
+      scopes: req.scopes,
+      nonce: req.nonce,
+      accountId: session.account.id,
+      sessionId: session.id,
+      businessId: only?.business.id ?? null,
+      createdAt: deps.now(),
+    };
+    const txnId = await startTransaction(deps.store, txn);
+    const csrf = await deps.sessions.csrfToken(session, CONSENT_CSRF_PURPOSE);
+    const body = only
+      ? consentPage({
+        txn,
+        txnId,
+        csrf,
+        action: OAUTH_PATHS.consent,
+        business: only.business,
+        role: only.role,
+      })
+      : chooseBusinessPage({ txn, txnId, csrf, action: OAUTH_PATHS.consent, businesses });
+    return htmlResponse(body, { headers: NO_STORE });
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document): a client_id
+ * that is an https URL names a JSON document describing the client. Fetching a URL chosen
+ * by a stranger is an SSRF risk, so: the host must resolve only to public addresses
+ * (loopback allowed by VESTIBULE_CIMD_ALLOW_LOOPBACK), redirects are not followed, the body
+ * is capped at 5 KiB and the fetch at 5 s, each origin has a fetch budget, and answers are
+ * cached per their Cache-Control. Residual risk, accepted: DNS may change between our
+ * resolution and fetch's own (rebinding within the record's TTL).
+ */
+import type { Config } from "../config.ts";
+import { isLoopbackHost } from "../config.ts";
+import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import { classifyAddress } from "./addresses.ts";
+import { type ClientMetadata, parseClientMetadata } from "./client_metadata.ts";
+
+export type DocumentLookup = { ok: true; metadata: ClientMetadata } | {
+  ok: false;
+  description: string;
+};
+
+export interface MetadataDocuments {
+  resolve(clientId: string): Promise<DocumentLookup>;
+}
+
+export interface MetadataDocumentDeps {
+  readonly config: Pick<Config, "cimdAllowLoopback" | "rateLimits">;
+  readonly now: () => number;
+  readonly fetch?: typeof fetch;
+  readonly resolveDns?: (host: string, type: "A" | "AAAA") => Promise<string[]>;
+}
+
+export const MAX_DOCUMENT_BYTES = 5 * 1024;
+const FETCH_TIMEOUT_MS = 5_000;
+const DEFAULT_CACHE_MS = 5 * 60 * 1000;
+const MAX_CACHE_MS = 24 * 60 * 60 * 1000;
+const MAX_CACHED = 1_000;
+
+export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDocuments {
+  const { config, now } = deps;
+  const doFetch = deps.fetch ?? fetch;
+  const resolveDns = deps.resolveDns ??
+    ((host: string, type: "A" | "AAAA") => Deno.resolveDns(host, type));
+  const cache = new Map<string, { result: DocumentLookup; until: number }>();
+  // Per origin: 10 fetches a minute, bursts of 5 (cache hits are free).
+  const budget: RateLimiter = config.rateLimits
+    ? createRateLimiter({ perMinute: 10, burst: 5, now })
+    : UNLIMITED;
+
+  const remember = (clientId: string, result: DocumentLookup, ms: number) => {
+    if (ms <= 0) return;
+    cache.delete(clientId);
+    cache.set(clientId, { result, until: now() + ms });
+    if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);
+  };
+
+  return {
+    async resolve(clientId) {
+      const hit = cache.get(clientId);
+      if (hit && hit.until > now()) return hit.result;
+      cache.delete(clientId);
+
+      const problem = _clientIdProblem(clientId, config.cimdAllowLoopback);
+      if (problem) return { ok: false, description: `client_id ${problem}` };
+      const url = new URL(clientId);
+      if (!budget.take(url.origin).allowed) {
+        return { ok: false, description: `Too many metadata document fetches from ${url.origin}` };
+      }
+      const addressProblem = await _addressProblem(
+        url.hostname,
+        config.cimdAllowLoopback,
+        resolveDns,
+      );
+      if (addressProblem) return { ok: false, description: addressProblem };
+
+      let response: Response;
+      try {
+        response = await doFetch(clientId, {
+          redirect: "manual",
+          signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+          headers: { Accept: "application/json" },
+        });
+      } catch {
+        return { ok: false, description: "The client metadata document could not be fetched" };
+      }
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        const what = response.status >= 300 && response.status < 400
+          ? "redirects, which are not followed"
+          : `answered ${response.status}`;
+        return { ok: false, description: `The client metadata document ${what}` };
+      }
+      const body = await _readCapped(response, MAX_DOCUMENT_BYTES);
+      if (body === null) {
+        return {
+          ok: false,
+          description: `The client metadata document exceeds ${MAX_DOCUMENT_BYTES} bytes`,
+        };
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+      } catch {
+        return { ok: false, description: "The client metadata document is not JSON" };
+      }
+      const result = _validate(clientId, json);
+      remember(clientId, result, _cacheLifetime(response.headers.get("Cache-Control")));
+      return result;
+    },
+  };
+}
+
+function _validate(clientId: string, json: unknown): DocumentLookup {
+  const doc = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>;
+  if (doc.client_id !== clientId) {
+    return { ok: false, description: "The document's client_id must equal its URL exactly" };
+  }
+  if (typeof doc.client_name !== "string") {
+    return { ok: false, description: "The document must carry client_name" };
+  }
+  if (!Array.isArray(doc.redirect_uris)) {
+    return { ok: false, description: "The document must carry redirect_uris" };
+  }
+  if ("client_secret" in doc || "client_secret_expires_at" in doc) {
+    return { ok: false, description: "A metadata document must not carry a client secret" };
+  }
+  const parsed = parseClientMetadata(json);
+  if (!parsed.ok) return { ok: false, description: parsed.description };
+  if (parsed.metadata.tokenEndpointAuthMethod !== "none") {
+    return {
+      ok: false,
+      description: 'A metadata-document client must use token_endpoint_auth_method "none"',
+    };
+  }
+  return parsed;
+}
+
+function _clientIdProblem(clientId: string, allowLoopback: boolean): string | null {
+  if (clientId.length > 2000) return "is too long";
+  if (!URL.canParse(clientId) || /[\s#]/.test(clientId)) return "is not a valid URL";
+  const url = new URL(clientId);
+  const loopbackHttp = allowLoopback && url.protocol === "http:" && isLoopbackHost(url.hostname);
+  if (url.protocol !== "https:" && !loopbackHttp) return "must be an https URL";
+  if (url.username !== "" || url.password !== "") return "must not contain userinfo";
+  if (url.pathname === "/" || url.pathname === "") return "must have a path";
+  if (/\/\.\.?(\/|$)/.test(url.pathname) || /\/\.\.?(\/|$)/i.test(clientId.replace(/%2e/gi, "."))) {
+    return "must not contain dot segments";
+  }
+  return null;
+}
+
+async function _addressProblem(
+  hostname: string,
+  allowLoopback: boolean,
+  resolveDns: (host: string, type: "A" | "AAAA") => Promise<string[]>,
+): Promise<string | null> {
+  const bare = hostname.replace(/^\[|\]$/g, "");
+  let addresses: string[];
+  if (/^[\d.]+$/.test(bare) || bare.includes(":")) addresses = [bare];
+  else if (bare === "localhost") addresses = ["127.0.0.1"];
+  else {
+    const found = await Promise.allSettled([resolveDns(bare, "A"), resolveDns(bare, "AAAA")]);
+    addresses = found.flatMap((r) => (r.status === "fulfilled" ? r.value : []));
+    if (addresses.length === 0) return `The client_id host ${bare} does not resolve`;
+  }
+  for (const address of addresses) {
+    const kind = classifyAddress(address);
+    if (kind === "public" || (kind === "loopback" && allowLoopback)) continue;
+    return `The client_id host ${bare} resolves to a ${kind} address, which is not fetched`;
+  }
+  return null;
+}
+
+async function _readCapped(response: Response, max: number): Promise<Uint8Array | null> {
+  const declared = Number(response.headers.get("Content-Length") ?? "0");
+  if (declared > max) {
+    await response.body?.cancel();
+    return null;
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/** Honours no-store / no-cache / max-age, within [0, 24 h]; five minutes when silent. */
+function _cacheLifetime(header: string | null): number {
+  if (header === null) return DEFAULT_CACHE_MS;
+  const directives = header.toLowerCase().split(",").map((d) => d.trim());
+  if (directives.includes("no-store") || directives.includes("no-cache")) return 0;
+  const maxAge = directives.find((d) => d.startsWith("max-age="));
+  if (maxAge === undefined) return DEFAULT_CACHE_MS;
+  const seconds = Number(maxAge.slice("max-age=".length));
+  return Number.isFinite(seconds)
+    ? Math.min(MAX_CACHE_MS, Math.max(0, seconds * 1000))
+    : DEFAULT_CACHE_MS;
+}

@@ -1,0 +1,131 @@
+/**
+ * Clients: dynamically registered ones live in the store; a client whose `client_id` is an
+ * https URL is described by its metadata document, fetched on demand (cimd.ts).
+ */
+import type { Key, Store } from "../store/store.ts";
+import type { AuthMethod, ClientMetadata, GrantType } from "./client_metadata.ts";
+import type { MetadataDocuments } from "./cimd.ts";
+import { LIFETIMES } from "./issuer.ts";
+import { constantTimeEqual, hashSecret, randomSecret } from "./secrets.ts";
+
+export interface ClientRecord {
+  readonly clientId: string;
+  readonly clientName: string | null;
+  readonly redirectUris: readonly string[];
+  readonly grantTypes: readonly GrantType[];
+  readonly tokenEndpointAuthMethod: AuthMethod;
+  readonly scope: string | null;
+  /** Confidential clients only: base64url(SHA-256(secret)). */
+  readonly secretHash: string | null;
+  readonly registration: "dynamic" | "metadata_document";
+  readonly issuedAt: number;
+  /** Whether a code was ever issued to it; unused registrations expire. */
+  readonly used: boolean;
+}
+
+export type ClientLookup = { ok: true; client: ClientRecord } | { ok: false; description: string };
+
+export interface Clients {
+  /** The client named by `client_id`: a registration, or a metadata document (fetched). */
+  lookup(clientId: string): Promise<ClientLookup>;
+  /** Stores a new dynamic client; the secret (confidential clients) is returned once. */
+  register(metadata: ClientMetadata): Promise<{ client: ClientRecord; secret: string | null }>;
+  /** Keeps a registration for good once it obtained a code. */
+  markUsed(client: ClientRecord): Promise<void>;
+  /** Every stored (dynamic) client, for the admin command. */
+  listRegistered(): Promise<ClientRecord[]>;
+  /** Forgets a dynamic client (its grants are revoked separately). */
+  deleteRegistered(clientId: string): Promise<boolean>;
+}
+
+const clientKey = (clientId: string): Key => ["oauth", "client", clientId];
+
+export function isMetadataDocumentClientId(clientId: string): boolean {
+  return /^https?:\/\//i.test(clientId);
+}
+
+export function createClients(
+  deps: { store: Store; now: () => number; documents: MetadataDocuments },
+): Clients {
+  const { store, now, documents } = deps;
+  return {
+    async lookup(clientId) {
+      if (isMetadataDocumentClientId(clientId)) {
+        const fetched = await documents.resolve(clientId);
+        if (!fetched.ok) return fetched;
+        return {
+          ok: true,
+          client: {
+            clientId,
+            ...fetched.metadata,
+            secretHash: null,
+            registration: "metadata_document",
+            issuedAt: now(),
+            used: true,
+          },
+        };
+      }
+      if (clientId === "" || clientId.length > 200) {
+        return { ok: false, description: "Unknown client_id" };
+      }
+      const entry = await store.get<ClientRecord>(clientKey(clientId));
+      return entry
+        ? { ok: true, client: entry.value }
+        : { ok: false, description: `Unknown client_id ${JSON.stringify(clientId)}` };
+    },
+
+    async register(metadata) {
+      const secret = metadata.tokenEndpointAuthMethod === "none" ? null : randomSecret(32);
+      const client: ClientRecord = {
+        clientId: randomSecret(16),
+        ...metadata,
+        secretHash: secret === null ? null : await hashSecret(secret),
+        registration: "dynamic",
+        issuedAt: now(),
+        used: false,
+      };
+      await store.set(clientKey(client.clientId), client, {
+        expireIn: LIFETIMES.unusedRegistration,
+      });
+      return { client, secret };
+    },
+
+    async markUsed(client) {
+      if (client.used || client.registration !== "dynamic") return;
+      const entry = await store.get<ClientRecord>(clientKey(client.clientId));
+      if (entry) {
+        await store.commit([{ key: entry.key, version: entry.version }], [
+          { type: "set", key: entry.key, value: { ...entry.value, used: true } },
+        ]);
+      }
+    },
+
+    async listRegistered() {
+      const out: ClientRecord[] = [];
+      for await (const entry of store.list<ClientRecord>(["oauth", "client"])) {
+        out.push(entry.value);
+      }
+      return out;
+    },
+
+    async deleteRegistered(clientId) {
+      const entry = await store.get<ClientRecord>(clientKey(clientId));
+      if (!entry) return false;
+      await store.delete(entry.key);
+      return true;
+    },
+  };
+}
+
+/** Whether `secret` is this confidential client's secret (compared by hash, in constant time). */
+export async function secretMatches(client: ClientRecord, secret: string): Promise<boolean> {
+  if (client.secretHash === null) return false;
+  return constantTimeEqual(await hashSecret(secret), client.secretHash);
+}
+
+/** What the consent page says about how the client is known. */
+export function describeRegistration(client: ClientRecord): string {
+  return client.registration === "dynamic"
+    ? "registered itself through dynamic client registration (its name is unverified)"
+    : `identified by its metadata document at ${client.clientId}`;
+}

@@ -1,0 +1,164 @@
+/**
+ * POST {auth_url}/api/auth/oauth2/consent: the business choice and the consent decision.
+ * Each post carries the transaction id and a CSRF token of the session; the decision
+ * consumes the transaction, so a replay (or a second tab) fails.
+ */
+import { readBodyCapped } from "../http/body.ts";
+import { HttpError } from "../http/errors.ts";
+import type { Handler } from "../http/handler.ts";
+import { htmlResponse } from "../http/responses.ts";
+import { authorizationRedirect } from "./authorization_request.ts";
+import { type AuthorizeDeps, CONSENT_CSRF_PURPOSE } from "./authorize.ts";
+import { issueCode } from "./codes.ts";
+import { authorizationErrorPage, consentPage } from "./consent_pages.ts";
+import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
+import { OWNER_ONLY_SCOPES, type Scope } from "./scopes.ts";
+import { chooseBusiness, consumeTransaction, findTransaction } from "./transactions.ts";
+
+const MAX_FORM_BYTES = 8 * 1024;
+const NO_STORE = { "Cache-Control": "no-store" };
+
+interface ConsentForm {
+  readonly fields: Readonly<Record<string, string>>;
+  readonly scopes: readonly string[];
+}
+
+export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
+  const issuer = issuerOf(deps.config);
+  const refuse = (status: number, title: string, message: string) =>
+    htmlResponse(authorizationErrorPage(title, message), { status, headers: NO_STORE });
+
+  return async (request) => {
+    let form: ConsentForm;
+    try {
+      form = await _readConsentForm(request);
+    } catch (error) {
+      if (error instanceof HttpError) return refuse(error.status, "Bad request", error.message);
+      throw error;
+    }
+    const { fields } = form;
+    const session = await deps.sessions.current(request);
+    if (!session) {
+      return refuse(400, "You are signed out", "Your session ended before you answered.");
+    }
+    if (!await deps.sessions.verifyCsrf(session, CONSENT_CSRF_PURPOSE, fields.csrf ?? "")) {
+      return refuse(403, "Request refused", "The form's security token is missing or wrong.");
+    }
+    const entry = await findTransaction(deps.store, fields.txn ?? "");
+    if (
+      !entry || entry.value.accountId !== session.account.id || entry.value.sessionId !== session.id
+    ) {
+      return refuse(
+        400,
+        "This request is no longer valid",
+        "This authorization request has expired or was already answered.",
+      );
+    }
+    const txn = entry.value;
+
+    if (fields.decision === undefined) {
+      // The business step.
+      const chosen = fields.business;
+      if (chosen === undefined) return refuse(400, "Bad request", "Choose a business.");
+      if (txn.businessId !== null) {
+        return refuse(400, "Bad request", "The business of this request is already chosen.");
+      }
+      const membership = await deps.accounts.getMembership(session.account.id, chosen);
+      const business = membership ? await deps.accounts.getBusiness(chosen) : null;
+      if (!membership || !business) {
+        return refuse(403, "Request refused", "You are not a member of that business.");
+      }
+      if (!await chooseBusiness(deps.store, entry, chosen, deps.now())) {
+        return refuse(409, "Request refused", "This request changed in another window.");
+      }
+      const csrf = await deps.sessions.csrfToken(session, CONSENT_CSRF_PURPOSE);
+      return htmlResponse(
+        consentPage({
+          txn: { ...txn, businessId: chosen },
+          txnId: fields.txn!,
+          csrf,
+          action: OAUTH_PATHS.consent,
+          business,
+          role: membership.role,
+        }),
+        { headers: NO_STORE },
+      );
+    }
+
+    // The decision.
+    if (fields.decision !== "allow" && fields.decision !== "deny") {
+      return refuse(400, "Bad request", 'decision must be "allow" or "deny".');
+    }
+    if (txn.businessId === null) return refuse(400, "Bad request", "Choose a business first.");
+    if (fields.business !== undefined && fields.business !== txn.businessId) {
+      return refuse(400, "Request refused", "The business cannot be changed at this step.");
+    }
+    if (!await consumeTransaction(deps.store, entry)) {
+      return refuse(400, "This request is no longer valid", "This request was already answered.");
+    }
+    const back = (params: Record<string, string>) =>
+      authorizationRedirect(txn.redirectUri, issuer, txn.state, params, 303);
+    if (fields.decision === "deny") {
+      return back({ error: "access_denied", error_description: "The user denied the request" });
+    }
+    const membership = await deps.accounts.getMembership(session.account.id, txn.businessId);
+    if (!membership) {
+      return back({ error: "access_denied", error_description: "Not a member of the business" });
+    }
+    const granted = [...new Set(form.scopes)];
+    const foreign = granted.find((s) => !txn.scopes.includes(s));
+    if (foreign !== undefined) {
+      return refuse(400, "Request refused", `"${foreign}" was not requested by the application.`);
+    }
+    const ownerOnly = granted.find((s) => OWNER_ONLY_SCOPES.has(s as Scope));
+    if (membership.role !== "owner" && ownerOnly !== undefined) {
+      return refuse(403, "Request refused", `Only an owner can grant "${ownerOnly}".`);
+    }
+    if (granted.length === 0) {
+      return back({ error: "access_denied", error_description: "No permission was granted" });
+    }
+    const code = await issueCode(deps.store, {
+      clientId: txn.clientId,
+      redirectUri: txn.redirectUri,
+      codeChallenge: txn.codeChallenge,
+      resource: txn.resource,
+      // Catalogue order, as the token response reports the granted set.
+      scopes: txn.scopes.filter((s) => granted.includes(s)),
+      accountId: session.account.id,
+      businessId: txn.businessId,
+      nonce: txn.nonce,
+      authTime: deps.now(),
+    });
+    const client = await deps.clients.lookup(txn.clientId);
+    if (client.ok) await deps.clients.markUsed(client.client);
+    return back({ code });
+  };
+}
+
+/** The form: one value per field, except `scope`, which is one per ticked box. */
+async function _readConsentForm(request: Request): Promise<ConsentForm> {
+  const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") {
+    await request.body?.cancel();
+    throw new HttpError(
+      415,
+      "Cannot read form: Content-Type must be application/x-www-form-urlencoded",
+    );
+  }
+  const bytes = await readBodyCapped(request, MAX_FORM_BYTES);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new HttpError(400, "Cannot read form: the body is not UTF-8");
+  }
+  const fields: Record<string, string> = Object.create(null);
+  const scopes: string[] = [];
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (name === "scope") scopes.push(value);
+    else if (Object.hasOwn(fields, name)) {
+      throw new HttpError(400, `Cannot read form: field "${name}" is repeated`);
+    } else fields[name] = value;
+  }
+  return { fields, scopes };
+}

@@ -1,0 +1,132 @@
+// The authorization server's pages: business choice, consent and errors. No JavaScript.
+import type { Business, Role } from "../accounts/model.ts";
+import { type Html, html, page } from "../ui/html.ts";
+import { OWNER_ONLY_REASON, OWNER_ONLY_SCOPES, type Scope, SCOPE_MEANINGS } from "./scopes.ts";
+import type { Transaction } from "./transactions.ts";
+
+function _layout(title: string, main: Html): string {
+  return page({
+    title: `${title} · Vestibule`,
+    body: html`
+      <header>
+        <p><a href="/account">Vestibule</a></p>
+      </header>
+      <main>
+        <h1>${title}</h1>
+        ${main}
+      </main>
+    `,
+  });
+}
+
+/** Who is asking, as the human needs to judge it: name, how it is known, where it returns. */
+function _clientFacts(txn: Transaction): Html {
+  const redirect = URL.canParse(txn.redirectUri) ? new URL(txn.redirectUri) : null;
+  const host = redirect === null
+    ? txn.redirectUri
+    : redirect.host !== ""
+    ? redirect.host
+    : `${redirect.protocol} (an application on this device)`;
+  const how = txn.registration === "dynamic"
+    ? "It registered itself through dynamic client registration, so its name is its own claim."
+    : html`It is identified by its client metadata document at <code>${txn.clientId}</code>.`;
+  return html`
+    <dl class="client">
+      <dt>Application</dt>
+      <dd id="client-name">${txn.clientName ?? "An unnamed application"}</dd>
+      <dt>How it is known</dt>
+      <dd id="client-registration">${how}</dd>
+      <dt>It will return you to</dt>
+      <dd id="redirect-host"><code>${host}</code></dd>
+    </dl>
+  `;
+}
+
+export function chooseBusinessPage(options: {
+  txn: Transaction;
+  txnId: string;
+  csrf: string;
+  action: string;
+  businesses: readonly { business: Business; role: Role }[];
+}): string {
+  return _layout(
+    "Choose a business",
+    html`
+      ${_clientFacts(options.txn)}
+      <p>Which business should this application work with? It will only see that one.</p>
+      <form method="post" action="${options.action}">
+        <input type="hidden" name="txn" value="${options.txnId}">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        <fieldset>
+          <legend>Business</legend>
+          ${options.businesses.map(({ business, role }, i) =>
+            html`
+              <p><label><input type="radio" name="business" value="${business.id}" ${i === 0
+                ? "checked"
+                : ""} required> ${business.name} <small>(${role})</small></label></p>
+            `
+          )}
+        </fieldset>
+        <button type="submit">Continue</button>
+      </form>
+    `,
+  );
+}
+
+export function consentPage(options: {
+  txn: Transaction;
+  txnId: string;
+  csrf: string;
+  action: string;
+  business: Business;
+  role: Role;
+}): string {
+  const { txn, role } = options;
+  const scopeRows = txn.scopes.map((scope) => {
+    const blocked = role !== "owner" && OWNER_ONLY_SCOPES.has(scope as Scope);
+    const id = `scope-${scope.replaceAll(".", "-")}`;
+    return html`
+      <li>
+        <label for="${id}">
+          <input type="checkbox" id="${id}" name="scope" value="${scope}" ${blocked
+            ? "disabled"
+            : "checked"}>
+          <code>${scope}</code>: ${SCOPE_MEANINGS[scope as Scope]}
+        </label>
+        ${blocked
+          ? html`<br><small class="reason">${OWNER_ONLY_REASON} You are a member of ${options.business.name}.</small>`
+          : ""}
+      </li>
+    `;
+  });
+  return _layout(
+    `Allow access to ${options.business.name}?`,
+    html`
+      ${_clientFacts(txn)}
+      <p>Business: <strong id="business-name">${options.business
+        .name}</strong> (you are ${role === "owner" ? "an owner" : "a member"})</p>
+      <form method="post" action="${options.action}">
+        <input type="hidden" name="txn" value="${options.txnId}">
+        <input type="hidden" name="csrf" value="${options.csrf}">
+        <fieldset>
+          <legend>The application asks to</legend>
+          <ul class="scopes">${scopeRows}</ul>
+        </fieldset>
+        <p>Untick anything you do not want to allow. Money, access changes and installations
+        still need your separate approval.</p>
+        <button type="submit" name="decision" value="allow">Allow</button>
+        <button type="submit" name="decision" value="deny">Deny</button>
+      </form>
+    `,
+  );
+}
+
+export function authorizationErrorPage(title: string, message: string): string {
+  return _layout(
+    title,
+    html`
+      <p class="error" role="alert">${message}</p>
+      <p>Nothing was shared with the application. Go back to it and start again.</p>
+    `,
+  );
+}

@@ -1,0 +1,49 @@
+import { readBodyCapped } from "../http/body.ts";
+import { HttpError } from "../http/errors.ts";
+import { OAuthError } from "./oauth_error.ts";
+
+/** Token and revocation requests are a few short parameters. */
+export const MAX_TOKEN_REQUEST_BYTES = 16 * 1024;
+
+/**
+ * Reads an `application/x-www-form-urlencoded` body (RFC 6749 §3.2) into a record.
+ * A repeated parameter is `invalid_request` (RFC 6749 §3.1); so is anything unreadable.
+ */
+export async function readOAuthForm(request: Request): Promise<Record<string, string>> {
+  const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded") {
+    await request.body?.cancel();
+    throw new OAuthError(
+      "invalid_request",
+      "Content-Type must be application/x-www-form-urlencoded",
+    );
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBodyCapped(request, MAX_TOKEN_REQUEST_BYTES);
+  } catch (error) {
+    if (error instanceof HttpError) {
+      throw new OAuthError("invalid_request", error.message, error.status);
+    }
+    throw error;
+  }
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new OAuthError("invalid_request", "The body is not UTF-8");
+  }
+  return parseUniqueParams(new URLSearchParams(text));
+}
+
+/** Parameters as a record; a repeated one is `invalid_request`. */
+export function parseUniqueParams(params: URLSearchParams): Record<string, string> {
+  const fields: Record<string, string> = Object.create(null);
+  for (const [name, value] of params) {
+    if (Object.hasOwn(fields, name)) {
+      throw new OAuthError("invalid_request", `Parameter "${name}" is repeated`);
+    }
+    fields[name] = value;
+  }
+  return fields;
+}

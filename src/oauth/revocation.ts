@@ -1,0 +1,76 @@
+/**
+ * POST {auth_url}/api/auth/oauth2/revoke (RFC 7009). A refresh token or access token of
+ * the authenticated client revokes its whole grant. Unknown tokens are answered 200
+ * (§2.2); a token of another client is refused and nothing is revoked.
+ */
+import { decodeJwt } from "jose";
+import type { Handler } from "../http/handler.ts";
+import type { RateLimiter } from "../http/rate_limiter.ts";
+import type { Store } from "../store/store.ts";
+import { authenticateClient, claimedClientId } from "./client_auth.ts";
+import type { Clients } from "./clients.ts";
+import { readOAuthForm } from "./form_body.ts";
+import { getGrant, revokeGrant } from "./grants.ts";
+import { OAuthError, oauthErrorResponse } from "./oauth_error.ts";
+import { refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
+import { hashSecret } from "./secrets.ts";
+
+export interface RevocationDeps {
+  readonly store: Store;
+  readonly clients: Clients;
+  readonly limiter: RateLimiter;
+  /** Verifies an access token's signature and issuer (expiry ignored: revoking an expired one is fine). */
+  readonly accessTokenGrant: (jwt: string) => Promise<string | null>;
+}
+
+export function createRevocationEndpoint(deps: RevocationDeps): Handler {
+  return async (request) => {
+    try {
+      const fields = await readOAuthForm(request);
+      const decision = deps.limiter.take(claimedClientId(request, fields));
+      if (!decision.allowed) {
+        throw new OAuthError(
+          "temporarily_unavailable",
+          `Too many requests for this client; retry after ${decision.retryAfterSeconds} s`,
+          429,
+          { "Retry-After": String(decision.retryAfterSeconds) },
+        );
+      }
+      const client = await authenticateClient(request, fields, deps.clients);
+      const token = fields.token;
+      if (token === undefined || token === "") {
+        throw new OAuthError("invalid_request", "token is required");
+      }
+      const hint = fields.token_type_hint;
+      if (hint !== undefined && hint !== "refresh_token" && hint !== "access_token") {
+        throw new OAuthError(
+          "unsupported_token_type",
+          `token_type_hint ${JSON.stringify(hint)} is not supported`,
+        );
+      }
+      const gid = await _grantOf(deps, token);
+      if (gid !== null) {
+        const grant = await getGrant(deps.store, gid);
+        if (grant && grant.clientId !== client.clientId) {
+          throw new OAuthError("unauthorized_client", "The token was issued to another client");
+        }
+        if (grant) await revokeGrant(deps.store, gid);
+      }
+      return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
+    } catch (error) {
+      if (error instanceof OAuthError) return oauthErrorResponse(error);
+      throw error;
+    }
+  };
+}
+
+async function _grantOf(deps: RevocationDeps, token: string): Promise<string | null> {
+  const entry = await deps.store.get<RefreshRecord>(refreshKey(await hashSecret(token)));
+  if (entry) return entry.value.gid;
+  try {
+    decodeJwt(token);
+  } catch {
+    return null;
+  }
+  return await deps.accessTokenGrant(token);
+}

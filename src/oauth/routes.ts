@@ -1,0 +1,121 @@
+/**
+ * The authorization server's routes on {auth_url}, built once from the app's dependencies.
+ * auth_site.ts spreads this table into its own.
+ */
+import { decodeJwt, jwtVerify } from "jose";
+import type { AppDeps } from "../app.ts";
+import type { Handler } from "../http/handler.ts";
+import { jsonResponse } from "../http/responses.ts";
+import { createRateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import type { RouteTable } from "../http/router.ts";
+import { createAuthorizeEndpoint } from "./authorize.ts";
+import { createMetadataDocuments, type MetadataDocumentDeps } from "./cimd.ts";
+import { createClients } from "./clients.ts";
+import { createConsentEndpoint } from "./consent.ts";
+import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
+import { createMetadataHandler, metadataPaths } from "./metadata.ts";
+import {
+  publicPreflightHandler,
+  trustedPreflightHandler,
+  withPublicCors,
+  withTrustedCors,
+} from "./oauth_cors.ts";
+import { createRegistrationEndpoint } from "./registration.ts";
+import { createRevocationEndpoint } from "./revocation.ts";
+import { createSigningKeys, type SigningKeys } from "./signing_keys.ts";
+import { createTokenEndpoint } from "./token_endpoint.ts";
+import { createTokenSigner } from "./tokens.ts";
+
+export type OAuthDeps = Pick<AppDeps, "config" | "store" | "now" | "log" | "accounts" | "sessions">;
+
+export interface OAuthOptions {
+  /** Fetch and DNS for client metadata documents; the real ones by default. */
+  readonly fetch?: MetadataDocumentDeps["fetch"];
+  readonly resolveDns?: MetadataDocumentDeps["resolveDns"];
+}
+
+export async function createOAuthRoutes(
+  deps: OAuthDeps,
+  options: OAuthOptions = {},
+): Promise<RouteTable> {
+  const { config, store, now } = deps;
+  const keys = createSigningKeys({ store, now });
+  await keys.current(); // the key is generated on first start, not on the first request
+  const signer = createTokenSigner({ config, keys, now });
+  const documents = createMetadataDocuments({
+    config,
+    now,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.resolveDns ? { resolveDns: options.resolveDns } : {}),
+  });
+  const clients = createClients({ store, now, documents });
+  const limit = (perMinute: number, burst: number) =>
+    config.rateLimits ? createRateLimiter({ perMinute, burst, now }) : UNLIMITED;
+  const tokenLimiter = limit(120, 120);
+  const authorizeDeps = { ...deps, clients };
+
+  const metadata = withPublicCors(await createMetadataHandler(config));
+  const metadataRoutes = Object.fromEntries(
+    metadataPaths(config).map((path) => [path, {
+      GET: metadata,
+      OPTIONS: publicPreflightHandler("GET, HEAD"),
+    }]),
+  );
+  const jwks: Handler = async () =>
+    jsonResponse(await keys.jwks(), { headers: { "Cache-Control": "public, max-age=300" } });
+
+  return {
+    ...metadataRoutes,
+    [OAUTH_PATHS.jwks]: {
+      GET: withPublicCors(jwks),
+      OPTIONS: publicPreflightHandler("GET, HEAD"),
+    },
+    [OAUTH_PATHS.authorize]: { GET: createAuthorizeEndpoint(authorizeDeps) },
+    [OAUTH_PATHS.consent]: { POST: createConsentEndpoint(authorizeDeps) },
+    [OAUTH_PATHS.register]: {
+      POST: withPublicCors(createRegistrationEndpoint({ clients, limiter: limit(20, 20) })),
+      OPTIONS: publicPreflightHandler("POST"),
+    },
+    [OAUTH_PATHS.token]: {
+      POST: withTrustedCors(
+        createTokenEndpoint({ ...deps, signer, clients, limiter: tokenLimiter }),
+        config,
+      ),
+      OPTIONS: trustedPreflightHandler("POST", config),
+    },
+    [OAUTH_PATHS.revoke]: {
+      POST: withTrustedCors(
+        createRevocationEndpoint({
+          store,
+          clients,
+          limiter: tokenLimiter,
+          accessTokenGrant: _accessTokenGrant(keys, issuerOf(config)),
+        }),
+        config,
+      ),
+      OPTIONS: trustedPreflightHandler("POST", config),
+    },
+  };
+}
+
+/** The grant of an access token we signed, even an expired one (revoking it is harmless). */
+function _accessTokenGrant(keys: SigningKeys, issuer: string) {
+  return async (jwt: string): Promise<string | null> => {
+    try {
+      const { iat } = decodeJwt(jwt);
+      const { payload } = await jwtVerify(jwt, async (header) => {
+        const key = header.kid === undefined ? null : await keys.publicKey(header.kid);
+        if (!key) throw new Error("unknown kid");
+        return key;
+      }, {
+        algorithms: ["ES256"],
+        issuer,
+        typ: "at+jwt",
+        currentDate: new Date((iat ?? 0) * 1000),
+      });
+      return typeof payload.gid === "string" ? payload.gid : null;
+    } catch {
+      return null;
+    }
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * The two grants of the token endpoint as functions from parameters to a token response
+ * or an OAuthError (the HTTP shell is token_endpoint.ts).
+ */
+import type { Accounts } from "../accounts/model.ts";
+import type { Config } from "../config.ts";
+import type { Store } from "../store/store.ts";
+import type { ClientRecord } from "./clients.ts";
+import { codeKey, type CodeRecord } from "./codes.ts";
+import {
+  grantEndsAt,
+  grantKey,
+  grantMutations,
+  type GrantRecord,
+  prepareGrant,
+  revokeGrant,
+} from "./grants.ts";
+import { LIFETIMES } from "./issuer.ts";
+import { OAuthError } from "./oauth_error.ts";
+import {
+  newRefreshToken,
+  REFRESH_ANSWER_PURPOSE,
+  refreshKey,
+  type RefreshRecord,
+} from "./refresh_tokens.ts";
+import { canonicalResource } from "./resource.ts";
+import { parseScope } from "./scopes.ts";
+import { base64url, hashSecret, open, seal, sha256 } from "./secrets.ts";
+import type { TokenResponse, TokenSigner } from "./tokens.ts";
+
+export interface TokenGrantDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly now: () => number;
+  readonly signer: TokenSigner;
+  readonly accounts: Accounts;
+}
+
+type Fields = Readonly<Record<string, string>>;
+
+/** RFC 7636 §4.1: 43-128 characters of the unreserved set. */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+function _resourceOf(fields: Fields, bound: string, config: Config): void {
+  if (fields.resource === undefined) return;
+  const check = canonicalResource(fields.resource, config);
+  if (!check.ok) throw new OAuthError("invalid_target", check.description);
+  if (check.resource !== bound) {
+    throw new OAuthError("invalid_target", `"resource" must equal ${JSON.stringify(bound)}`);
+  }
+}
+
+/** RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.6) and resource (RFC 8707 §2.2). */
+export async function exchangeCode(
+  deps: TokenGrantDeps,
+  client: ClientRecord,
+  fields: Fields,
+): Promise<TokenResponse> {
+  const { store } = deps;
+  const code = fields.code;
+  if (code === undefined || code === "") {
+    throw new OAuthError("invalid_request", "code is required");
+  }
+  const key = codeKey(await hashSecret(code));
+  const entry = await store.get<CodeRecord>(key);
+  if (!entry) {
+    throw new OAuthError("invalid_grant", "The authorization code is unknown or has expired");
+  }
+  if (entry.value.state === "used") {
+    await revokeGrant(store, entry.value.gid);
+    throw new OAuthError(
+      "invalid_grant",
+      "The authorization code was already used; the grant it created is revoked",
+    );
+  }
+  const bound = entry.value;
+  // Every failed check burns the code: a stolen code gets one try, and so does a guesser.
+  const burn = async (error: OAuthError): Promise<never> => {
+    await store.commit([{ key, version: entry.version }], [{ type: "delete", key }]);
+    throw error;
+  };
+  if (bound.clientId !== client.clientId) {
+    await burn(
+      new OAuthError("invalid_grant", "The authorization code was issued to another client"),
+    );
+  }
+  if (fields.redirect_uri !== bound.redirectUri) {
+    await burn(
+      new OAuthError(
+        "invalid_grant",
+        "redirect_uri must equal the one of the authorization request",
+      ),
+    );
+  }
+  const verifier = fields.code_verifier;
+  if (verifier === undefined || !VERIFIER.test(verifier)) {
+    await burn(
+      new OAuthError(
+        "invalid_grant",
+        "code_verifier is required: 43-128 characters of [A-Za-z0-9._~-]",
+      ),
+    );
+  }
+  if (base64url(await sha256(verifier!)) !== bound.codeChallenge) {
+    await burn(new OAuthError("invalid_grant", "code_verifier does not match the code_challenge"));
+  }
+  try {
+    _resourceOf(fields, bound.resource, deps.config);
+  } catch (error) {
+    await burn(error as OAuthError);
+  }
+
+  const openid = bound.scopes.includes("openid")
+    ? {
+      nonce: bound.nonce,
+      claims: await _identityClaims(deps.accounts, bound.accountId, bound.scopes),
+    }
+    : undefined;
+  const prepared = await prepareGrant(deps, {
+    accountId: bound.accountId,
+    businessId: bound.businessId,
+    clientId: client.clientId,
+    clientName: client.clientName ?? client.clientId,
+    scopes: bound.scopes,
+    resource: bound.resource,
+    refreshable: client.grantTypes.includes("refresh_token"),
+    authTime: bound.authTime,
+    ...(openid ? { openid } : {}),
+  });
+  const used: CodeRecord = { state: "used", gid: prepared.grant.id };
+  const ok = await store.commit([{ key, version: entry.version }], [
+    ...prepared.mutations,
+    { type: "set", key, value: used, expireIn: LIFETIMES.usedCode },
+  ]);
+  if (!ok) {
+    // Another request used the code at the same moment: that is a replay too.
+    const now = await store.get<CodeRecord>(key);
+    if (now?.value.state === "used") await revokeGrant(store, now.value.gid);
+    throw new OAuthError("invalid_grant", "The authorization code was already used");
+  }
+  return prepared.response;
+}
+
+/**
+ * RFC 6749 §6 with rotation: the presented token moves from `current` to `rotated` in the
+ * same atomic commit that stores its successor, so two concurrent refreshes cannot both
+ * rotate it; the loser finds it rotated within the window and gets the winner's answer.
+ */
+export async function refreshGrant(
+  deps: TokenGrantDeps,
+  client: ClientRecord,
+  fields: Fields,
+): Promise<TokenResponse> {
+  const { store, now } = deps;
+  const token = fields.refresh_token;
+  if (token === undefined || token === "") {
+    throw new OAuthError("invalid_request", "refresh_token is required");
+  }
+  const key = refreshKey(await hashSecret(token));
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const entry = await store.get<RefreshRecord>(key);
+    if (!entry) {
+      throw new OAuthError("invalid_grant", "The refresh token is unknown or has expired");
+    }
+    const record = entry.value;
+    if (record.clientId !== client.clientId) {
+      throw new OAuthError("invalid_grant", "The refresh token was issued to another client");
+    }
+    const grantEntry = await store.get<GrantRecord>(grantKey(record.gid));
+    if (!grantEntry) throw new OAuthError("invalid_grant", "The grant was revoked or has ended");
+    const grant = grantEntry.value;
+
+    if (record.state === "rotated") {
+      if (now() - record.rotatedAt <= LIFETIMES.refreshRetryWindow) {
+        const answer = await open(token, REFRESH_ANSWER_PURPOSE, record.answer);
+        if (answer !== null) return JSON.parse(answer) as TokenResponse;
+      }
+      await revokeGrant(store, grant.id);
+      throw new OAuthError(
+        "invalid_grant",
+        "The refresh token was already used; the grant is revoked",
+      );
+    }
+
+    const scopes = _narrowed(fields.scope, grant.scopes);
+    _resourceOf(fields, grant.resource, deps.config);
+    const membership = await deps.accounts.getMembership(grant.accountId, grant.businessId);
+    if (!membership) {
+      await revokeGrant(store, grant.id);
+      throw new OAuthError("invalid_grant", "The account is no longer a member of the business");
+    }
+
+    const at = now();
+    const endsAt = grantEndsAt(grant, at);
+    const access = await deps.signer.accessToken({
+      grantId: grant.id,
+      accountId: grant.accountId,
+      businessId: grant.businessId,
+      clientId: grant.clientId,
+      grantExpiresAt: endsAt,
+    }, scopes);
+    const next = await newRefreshToken(grant, endsAt - at);
+    const response: TokenResponse = {
+      access_token: access.jwt,
+      token_type: "Bearer",
+      expires_in: access.expiresIn,
+      scope: scopes.join(" "),
+      refresh_token: next.token,
+    };
+    const rotated: RefreshRecord = {
+      state: "rotated",
+      gid: grant.id,
+      clientId: grant.clientId,
+      rotatedAt: at,
+      answer: await seal(token, REFRESH_ANSWER_PURPOSE, JSON.stringify(response)),
+    };
+    const ok = await store.commit(
+      [{ key, version: entry.version }, { key: grantEntry.key, version: grantEntry.version }],
+      [
+        // Kept until the grant would end, so a late replay is still recognised as reuse.
+        { type: "set", key, value: rotated, expireIn: Math.max(1, endsAt - at) },
+        next.mutation,
+        ...grantMutations(grant, at),
+      ],
+    );
+    if (ok) return response;
+  }
+  throw new OAuthError("invalid_grant", "The refresh token is being used concurrently");
+}
+
+/** RFC 6749 §6: a refresh may ask for fewer scopes than granted, never more. */
+function _narrowed(requested: string | undefined, granted: readonly string[]): string[] {
+  if (requested === undefined) return [...granted];
+  const parsed = parseScope(requested);
+  if (!parsed.ok) {
+    throw new OAuthError(
+      "invalid_scope",
+      `scope ${JSON.stringify(parsed.unknown)} is not supported`,
+    );
+  }
+  const wider = parsed.scopes.find((s) => !granted.includes(s));
+  if (wider !== undefined) {
+    throw new OAuthError("invalid_scope", `scope ${JSON.stringify(wider)} was not granted`);
+  }
+  if (parsed.scopes.length === 0) throw new OAuthError("invalid_scope", "scope must not be empty");
+  return parsed.scopes;
+}
+
+async function _identityClaims(
+  accounts: Accounts,
+  accountId: string,
+  scopes: readonly string[],
+): Promise<Record<string, string>> {
+  const account = await accounts.getAccount(accountId);
+  const claims: Record<string, string> = {};
+  if (!account) return claims;
+  if (scopes.includes("email")) claims.email = account.email;
+  if (scopes.includes("profile") && account.name !== "") claims.name = account.name;
+  return claims;
+}
