@@ -24,6 +24,7 @@ const NameSchema = v.pipe(
   v.minLength(1, "client_name must not be empty"),
   v.maxLength(100, "client_name must be at most 100 characters"),
   v.check(
+    // deno-lint-ignore no-control-regex -- control characters are what we refuse
     (s) => !/[\u0000-\u001f\u007f]/.test(s),
     "client_name must not contain control characters",
   ),
