@@ -1,4 +1,5 @@
 import { createAccountServices } from "./src/accounts/services.ts";
+import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
 import { ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
 import { serve } from "./src/server.ts";
@@ -56,4 +57,7 @@ async function main(): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) Deno.exit(await main());
+// `vestibule admin …` runs the operator commands in the compiled binary too.
+if (import.meta.main) {
+  Deno.exit(Deno.args[0] === "admin" ? await adminMain(Deno.args.slice(1)) : await main());
+}

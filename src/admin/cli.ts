@@ -1,0 +1,42 @@
+// `deno task admin …` and `vestibule admin …`: configuration, store, one command, exit status.
+import { ConfigError, readEnvironment, resolveConfig } from "../config.ts";
+import { openKvStore } from "../store/kv_store.ts";
+import { runAdminCommand } from "./commands.ts";
+
+/** Leading `--name=value` arguments are configuration flags (e.g. `--data=PATH`). */
+export async function adminMain(args: readonly string[]): Promise<number> {
+  const firstCommandArg = args.findIndex((arg) => !arg.startsWith("--") || arg === "--help");
+  const split = firstCommandArg === -1 ? args.length : firstCommandArg;
+  let config;
+  try {
+    config = resolveConfig(readEnvironment(), args.slice(0, split));
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`vestibule admin: configuration error: ${error.message}`);
+    return 2;
+  }
+  let store;
+  try {
+    store = await openKvStore(config.dataPath);
+  } catch (error) {
+    console.error(
+      `vestibule admin: cannot open VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${
+        (error as Error).message
+      }`,
+    );
+    return 2;
+  }
+  try {
+    return await runAdminCommand(args.slice(split), {
+      config,
+      store,
+      now: Date.now,
+      out: (text) => console.log(text),
+      err: (text) => console.error(text),
+    });
+  } finally {
+    store.close();
+  }
+}
+
+if (import.meta.main) Deno.exit(await adminMain(Deno.args));

@@ -1,0 +1,211 @@
+// The admin subcommands: operator actions on the store, with no HTTP and no browser.
+import * as v from "valibot";
+import { AccountsError, createAccounts } from "../accounts/accounts.ts";
+import { BusinessNameSchema, EmailSchema, RoleSchema } from "../accounts/schemas.ts";
+import type { Config } from "../config.ts";
+import {
+  getGrant,
+  listGrantsOfAccount,
+  listGrantsOfClient,
+  revokeClientGrants,
+  revokeGrant,
+} from "../oauth/grants.ts";
+import { createSigningKeys } from "../oauth/signing_keys.ts";
+import type { Store } from "../store/store.ts";
+
+export interface AdminDeps {
+  readonly config: Config;
+  readonly store: Store;
+  readonly now: () => number;
+  /** Results, one JSON document per command. */
+  readonly out: (text: string) => void;
+  /** Errors and usage. */
+  readonly err: (text: string) => void;
+}
+
+/** A refusal worth a one-line message and exit status 1 (not found, nothing to do). */
+class AdminError extends Error {}
+
+/** A malformed command line: the message, the command's usage and exit status 2. */
+export class AdminUsageError extends Error {}
+
+const IdSchema = v.pipe(v.string(), v.trim(), v.nonEmpty("must not be empty"));
+
+interface Command<S extends v.GenericSchema<unknown, unknown>> {
+  readonly usage: string;
+  readonly summary: string;
+  readonly options: S;
+  readonly run: (options: v.InferOutput<S>, deps: AdminDeps) => Promise<unknown>;
+}
+
+/** What the dispatcher needs of a command; options are parsed by the command's own schema. */
+interface Runnable {
+  readonly usage: string;
+  readonly summary: string;
+  execute(options: Record<string, string>, deps: AdminDeps): Promise<unknown>;
+}
+
+function _command<S extends v.GenericSchema<unknown, unknown>>(command: Command<S>): Runnable {
+  return {
+    usage: command.usage,
+    summary: command.summary,
+    async execute(options, deps) {
+      const parsed = v.safeParse(command.options, options);
+      if (!parsed.success) {
+        const issue = parsed.issues[0];
+        const path = issue.path?.map((p) => `--${String(p.key)}`).join(" ");
+        throw new AdminUsageError(path ? `${path}: ${issue.message}` : issue.message);
+      }
+      return await command.run(parsed.output, deps);
+    },
+  };
+}
+
+const COMMANDS: Readonly<Record<string, Runnable>> = {
+  "create-business": _command({
+    usage: "create-business --owner EMAIL --name NAME",
+    summary: "Create a business owned by EMAIL (the account is created when new).",
+    options: v.strictObject({ owner: EmailSchema, name: BusinessNameSchema }),
+    async run({ owner, name }, { store, now }) {
+      const created = await createAccounts(store, now).createAccountWithBusiness(owner, name);
+      return { account: created.account, business: created.business };
+    },
+  }),
+  "add-member": _command({
+    usage: "add-member --business ID --email EMAIL [--role member|owner]",
+    summary: "Add EMAIL to a business (or change its role); the account is created when new.",
+    options: v.strictObject({
+      business: IdSchema,
+      email: EmailSchema,
+      role: v.optional(RoleSchema, "member"),
+    }),
+    async run({ business, email, role }, { store, now }) {
+      return await createAccounts(store, now).addMember(business, email, role);
+    },
+  }),
+  "list-businesses": _command({
+    usage: "list-businesses --email EMAIL",
+    summary: "The businesses of an account, with its role and the members of each.",
+    options: v.strictObject({ email: EmailSchema }),
+    async run({ email }, { store, now }) {
+      const accounts = createAccounts(store, now);
+      const account = await accounts.findAccountByEmail(email);
+      if (!account) throw new AdminError(`No account with e-mail "${email}"`);
+      const businesses = await accounts.listBusinessesOf(account.id);
+      return {
+        account,
+        businesses: await Promise.all(businesses.map(async ({ business, role }) => ({
+          business,
+          role,
+          members: (await accounts.listMembers(business.id)).map((m) => ({
+            email: m.account.email,
+            accountId: m.account.id,
+            role: m.role,
+          })),
+        }))),
+      };
+    },
+  }),
+  "list-grants": _command({
+    usage: "list-grants (--client CLIENT_ID | --email EMAIL)",
+    summary: "Live grants of a client, or of an account.",
+    options: v.pipe(
+      v.strictObject({ client: v.optional(IdSchema), email: v.optional(EmailSchema) }),
+      v.check(
+        (o) => (o.client === undefined) !== (o.email === undefined),
+        "give --client or --email",
+      ),
+    ),
+    async run({ client, email }, { store, now }) {
+      if (client !== undefined) return { grants: await listGrantsOfClient(store, client) };
+      const account = await createAccounts(store, now).findAccountByEmail(email!);
+      if (!account) throw new AdminError(`No account with e-mail "${email}"`);
+      return { grants: await listGrantsOfAccount(store, account.id) };
+    },
+  }),
+  "revoke-grant": _command({
+    usage: "revoke-grant --grant GRANT_ID",
+    summary: "Revoke one grant: its access and refresh tokens stop working.",
+    options: v.strictObject({ grant: IdSchema }),
+    async run({ grant }, { store }) {
+      const found = await getGrant(store, grant);
+      if (!found || !(await revokeGrant(store, grant))) {
+        throw new AdminError(`No live grant with id "${grant}"`);
+      }
+      return { revoked: grant, clientId: found.clientId, accountId: found.accountId };
+    },
+  }),
+  "revoke-client": _command({
+    usage: "revoke-client --client CLIENT_ID",
+    summary: "Revoke every grant of a client.",
+    options: v.strictObject({ client: IdSchema }),
+    async run({ client }, { store }) {
+      return { clientId: client, revokedGrants: await revokeClientGrants(store, client) };
+    },
+  }),
+  "rotate-signing-key": _command({
+    usage: "rotate-signing-key",
+    summary:
+      "Sign with a new key from now on; the old one stays in the JWKS until its tokens have expired.",
+    options: v.strictObject({}),
+    async run(_options, { store, now }) {
+      return await createSigningKeys({ store, now }).rotate();
+    },
+  }),
+};
+
+export function adminUsage(): string {
+  const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.summary}`);
+  return [
+    "Usage: vestibule admin [--data=PATH] COMMAND [OPTIONS]   (or: deno task admin …)",
+    "The store is VESTIBULE_DATA (or --data); configuration flags go before COMMAND.",
+    "",
+    "Commands:",
+    ...lines,
+  ].join("\n");
+}
+
+/** `--name value` and `--name=value`; a repeated or bare option is a usage error. */
+export function parseOptions(args: readonly string[]): Record<string, string> {
+  const options: Record<string, string> = Object.create(null);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const match = arg.match(/^--([a-z][a-z-]*)(?:=(.*))?$/s);
+    if (!match) throw new AdminUsageError(`unexpected argument "${arg}"`);
+    const name = match[1]!;
+    let value = match[2];
+    if (value === undefined) {
+      value = args[++i];
+      if (value === undefined) throw new AdminUsageError(`--${name} needs a value`);
+    }
+    if (Object.hasOwn(options, name)) throw new AdminUsageError(`--${name} is given twice`);
+    options[name] = value;
+  }
+  return options;
+}
+
+/** Runs one command; the exit status: 0 done, 1 refused (not found), 2 usage. */
+export async function runAdminCommand(args: readonly string[], deps: AdminDeps): Promise<number> {
+  const [name, ...rest] = args;
+  if (name === undefined || name === "help" || name === "--help") {
+    (name === undefined ? deps.err : deps.out)(adminUsage());
+    return name === undefined ? 2 : 0;
+  }
+  if (!Object.hasOwn(COMMANDS, name)) {
+    deps.err(`vestibule admin: unknown command "${name}"\n\n${adminUsage()}`);
+    return 2;
+  }
+  const command = COMMANDS[name]!;
+  try {
+    deps.out(JSON.stringify(await command.execute(parseOptions(rest), deps), null, 2));
+    return 0;
+  } catch (error) {
+    if (error instanceof AdminUsageError) {
+      deps.err(`vestibule admin ${name}: ${error.message}\nUsage: ${command.usage}`);
+      return 2;
+    }
+    if (!(error instanceof AdminError || error instanceof AccountsError)) throw error;
+    deps.err(`vestibule admin ${name}: ${error.message}`);
+    return 1;
+  }
+}

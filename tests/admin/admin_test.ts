@@ -1,0 +1,179 @@
+import assert from "node:assert/strict";
+import { createAccounts } from "../../src/accounts/accounts.ts";
+import { runAdminCommand } from "../../src/admin/commands.ts";
+import { resolveConfig } from "../../src/config.ts";
+import { getGrant, issueGrant } from "../../src/oauth/grants.ts";
+import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+
+Deno.test("admin commands", async (t) => {
+  const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+  const store = await openKvStore(":memory:");
+  const now = Date.now;
+  const run = async (...args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runAdminCommand(args, {
+      config,
+      store,
+      now,
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+    });
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  };
+  const json = (text: string) => JSON.parse(text);
+  try {
+    let businessId = "";
+    await t.step("create-business creates the owner and the business", async () => {
+      const result = await run("create-business", "--owner", "Boss@Example.com", "--name=Boss Co");
+      assert.equal(result.code, 0, result.err);
+      const { account, business } = json(result.out);
+      assert.equal(account.email, "boss@example.com");
+      assert.equal(business.name, "Boss Co");
+      businessId = business.id;
+      const again = json(
+        (await run("create-business", "--owner", "boss@example.com", "--name", "Two")).out,
+      );
+      assert.equal(again.account.id, account.id, "the same account gets a second business");
+    });
+
+    await t.step("add-member adds a member (creating the account) and lists it", async () => {
+      const added = await run(
+        "add-member",
+        "--business",
+        businessId,
+        "--email",
+        "helper@example.com",
+      );
+      assert.equal(added.code, 0, added.err);
+      assert.equal(json(added.out).role, "member");
+      const listed = json((await run("list-businesses", "--email", "helper@example.com")).out);
+      assert.equal(listed.businesses.length, 1);
+      assert.deepEqual(
+        listed.businesses[0].members.map((m: { email: string; role: string }) =>
+          `${m.email}:${m.role}`
+        ),
+        ["boss@example.com:owner", "helper@example.com:member"],
+      );
+    });
+
+    await t.step("bad input is a usage error (2); a missing record is a refusal (1)", async () => {
+      const cases: [string[], number, RegExp][] = [
+        [[], 2, /Usage: vestibule admin/],
+        [["frobnicate"], 2, /unknown command "frobnicate"/],
+        [
+          ["create-business", "--owner", "not-mail", "--name", "X"],
+          2,
+          /--owner: email must be an e-mail/,
+        ],
+        [["create-business", "--owner", "a@b.co"], 2, /--name/],
+        [
+          ["create-business", "--owner", "a@b.co", "--name", "X", "--name", "Y"],
+          2,
+          /--name is given twice/,
+        ],
+        [["create-business", "--owner", "a@b.co", "--name", "X", "--colour", "red"], 2, /--colour/],
+        [
+          ["add-member", "--business", businessId, "--email", "x@y.co", "--role", "admin"],
+          2,
+          /role must be owner or member/,
+        ],
+        [
+          ["add-member", "--business", "nope", "--email", "x@y.co"],
+          1,
+          /No business with id "nope"/,
+        ],
+        [["list-grants"], 2, /give --client or --email/],
+        [["revoke-grant", "--grant", "missing"], 1, /No live grant with id "missing"/],
+        [["list-businesses", "--email", "ghost@example.com"], 1, /No account/],
+      ];
+      for (const [args, code, message] of cases) {
+        const result = await run(...args);
+        assert.equal(result.code, code, args.join(" "));
+        assert.match(result.err, message, args.join(" "));
+      }
+      assert.equal((await run("help")).code, 0);
+    });
+
+    await t.step(
+      "list-grants, revoke-grant and revoke-client act on the grant records",
+      async () => {
+        const accounts = createAccounts(store, now);
+        const boss = (await accounts.findAccountByEmail("boss@example.com"))!;
+        const issue = (clientId: string) =>
+          issueGrant({ config, store, now }, {
+            accountId: boss.id,
+            businessId,
+            clientId,
+            scopes: ["app.access"],
+          });
+        const one = await issue("client-a");
+        const two = await issue("client-a");
+        const three = await issue("client-b");
+        const byClient = json((await run("list-grants", "--client", "client-a")).out);
+        assert.deepEqual(
+          byClient.grants.map((g: { id: string }) => g.id).sort(),
+          [one.grantId, two.grantId].sort(),
+        );
+        const byEmail = json((await run("list-grants", "--email", "boss@example.com")).out);
+        assert.equal(byEmail.grants.length, 3);
+
+        assert.equal((await run("revoke-grant", "--grant", three.grantId)).code, 0);
+        assert.equal(await getGrant(store, three.grantId), null);
+        const revoked = json((await run("revoke-client", "--client", "client-a")).out);
+        assert.equal(revoked.revokedGrants, 2);
+        assert.equal(await getGrant(store, one.grantId), null);
+        assert.equal(await getGrant(store, two.grantId), null);
+      },
+    );
+
+    await t.step("rotate-signing-key keeps the old key published", async () => {
+      const keys = createSigningKeys({ store, now });
+      const before = (await keys.current()).kid;
+      const result = await run("rotate-signing-key");
+      assert.equal(result.code, 0, result.err);
+      const { kid, retired } = json(result.out);
+      assert.equal(retired, before);
+      assert.notEqual(kid, before);
+      const published = (await createSigningKeys({ store, now }).jwks()).keys.map((k) => k.kid);
+      assert.ok(published.includes(kid) && published.includes(before), published.join());
+      assert.equal((await createSigningKeys({ store, now }).current()).kid, kid);
+    });
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("`main.ts admin` runs the admin commands against VESTIBULE_DATA", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "main.ts",
+        "admin",
+        "create-business",
+        "--owner",
+        "cli@example.com",
+        "--name",
+        "Cli Co",
+      ],
+      cwd: new URL("../..", import.meta.url),
+      env: { VESTIBULE_DATA: `${dir}/store.kv`, NO_COLOR: "1" },
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, stderr);
+    assert.equal(JSON.parse(new TextDecoder().decode(output.stdout)).business.name, "Cli Co");
+    const store = await openKvStore(`${dir}/store.kv`);
+    try {
+      const account = await createAccounts(store, Date.now).findAccountByEmail("cli@example.com");
+      assert.ok(account, "the account is in the file store");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
