@@ -3,6 +3,8 @@ import * as v from "valibot";
 import { AccountsError, createAccounts } from "../accounts/accounts.ts";
 import { BusinessNameSchema, EmailSchema, RoleSchema } from "../accounts/schemas.ts";
 import type { Config } from "../config.ts";
+import { createMetadataDocuments } from "../oauth/cimd.ts";
+import { type Clients, createClients } from "../oauth/clients.ts";
 import {
   getGrant,
   listGrantsOfAccount,
@@ -28,6 +30,11 @@ class AdminError extends Error {}
 
 /** A malformed command line: the message, the command's usage and exit status 2. */
 export class AdminUsageError extends Error {}
+
+/** Registered clients; metadata-document clients are not stored, so nothing is fetched here. */
+function _clients({ config, store, now }: AdminDeps): Clients {
+  return createClients({ store, now, documents: createMetadataDocuments({ config, now }) });
+}
 
 const IdSchema = v.pipe(v.string(), v.trim(), v.nonEmpty("must not be empty"));
 
@@ -106,6 +113,21 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       };
     },
   }),
+  "list-clients": _command({
+    usage: "list-clients",
+    summary: "Dynamically registered clients, with how many live grants each has.",
+    options: v.strictObject({}),
+    async run(_options, deps) {
+      const clients = await _clients(deps).listRegistered();
+      return {
+        clients: await Promise.all(clients.map(async ({ secretHash, ...client }) => ({
+          ...client,
+          confidential: secretHash !== null,
+          liveGrants: (await listGrantsOfClient(deps.store, client.clientId)).length,
+        }))),
+      };
+    },
+  }),
   "list-grants": _command({
     usage: "list-grants (--client CLIENT_ID | --email EMAIL)",
     summary: "Live grants of a client, or of an account.",
@@ -137,10 +159,15 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
   }),
   "revoke-client": _command({
     usage: "revoke-client --client CLIENT_ID",
-    summary: "Revoke every grant of a client.",
+    summary: "Revoke every grant of a client and delete its registration.",
     options: v.strictObject({ client: IdSchema }),
-    async run({ client }, { store }) {
-      return { clientId: client, revokedGrants: await revokeClientGrants(store, client) };
+    async run({ client }, deps) {
+      const revokedGrants = await revokeClientGrants(deps.store, client);
+      const registrationDeleted = await _clients(deps).deleteRegistered(client);
+      if (revokedGrants === 0 && !registrationDeleted) {
+        throw new AdminError(`No registration or live grant for client "${client}"`);
+      }
+      return { clientId: client, revokedGrants, registrationDeleted };
     },
   }),
   "rotate-signing-key": _command({

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { runAdminCommand } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config.ts";
+import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
+import { createClients } from "../../src/oauth/clients.ts";
 import { getGrant, issueGrant } from "../../src/oauth/grants.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
@@ -127,6 +129,30 @@ Deno.test("admin commands", async (t) => {
         assert.equal(await getGrant(store, two.grantId), null);
       },
     );
+
+    await t.step("list-clients shows registrations; revoke-client deletes one", async () => {
+      const clients = createClients({
+        store,
+        now,
+        documents: createMetadataDocuments({ config, now }),
+      });
+      const { client } = await clients.register({
+        clientName: "Registered app",
+        redirectUris: ["http://127.0.0.1/callback"],
+        grantTypes: ["authorization_code"],
+        tokenEndpointAuthMethod: "client_secret_basic",
+        scope: null,
+      });
+      const listed = json((await run("list-clients")).out);
+      const row = listed.clients.find((c: { clientId: string }) => c.clientId === client.clientId);
+      assert.equal(row.clientName, "Registered app");
+      assert.equal(row.confidential, true);
+      assert.equal(row.secretHash, undefined, "no secret material is printed");
+      const revoked = json((await run("revoke-client", "--client", client.clientId)).out);
+      assert.equal(revoked.registrationDeleted, true);
+      assert.equal((await clients.lookup(client.clientId)).ok, false);
+      assert.equal((await run("revoke-client", "--client", client.clientId)).code, 1);
+    });
 
     await t.step("rotate-signing-key keeps the old key published", async () => {
       const keys = createSigningKeys({ store, now });
