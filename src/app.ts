@@ -11,6 +11,7 @@ import { createAuthSite } from "./auth_site.ts";
 import { createPublicSite } from "./site/public_site.ts";
 import type { Store } from "./store/store.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
+import { seedDemo } from "./workspace/demo.ts";
 
 /** Everything the surfaces need, built once by main.ts (or a test) and handed down. */
 export interface AppDeps {
@@ -33,6 +34,7 @@ export interface SharedAssets {
 /** The whole service as one handler: three sites behind a Host router, with request logging. */
 export async function createApp(deps: AppDeps): Promise<Handler> {
   const { config } = deps;
+  if (config.demo) await seedDemo(deps);
   const assets: SharedAssets = { stylesheet: await loadStylesheet() };
   const sites = [
     { origin: config.baseUrl, handler: await createPublicSite(deps, assets) },

@@ -6,6 +6,7 @@ import { createRouter } from "./http/router.ts";
 import { createOAuthRoutes } from "./oauth/routes.ts";
 import { onboardingRoutes } from "./tools/onboarding/routes.ts";
 import { stylesheetHandler } from "./ui/stylesheet.ts";
+import { approvalRoutes } from "./workspace/approval_routes.ts";
 
 /**
  * {auth_url}: the onboarding MCP endpoint, the human pages (sign-up, sign-in, account,
@@ -16,6 +17,7 @@ export async function createAuthSite(deps: AppDeps, assets: SharedAssets): Promi
     "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
     ...accountRoutes(deps, createAccountGrants(deps.store)),
     ...await onboardingRoutes(deps),
+    ...approvalRoutes(deps),
     ...await createOAuthRoutes(deps),
   });
 }

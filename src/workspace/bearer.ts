@@ -21,7 +21,12 @@ export interface WorkspaceAuth {
 
 export type BearerOutcome =
   | { readonly ok: true; readonly auth: WorkspaceAuth }
-  | { readonly ok: false; readonly status: 401 | 403; readonly body: OAuthError; readonly challenge: string | null };
+  | {
+    readonly ok: false;
+    readonly status: 401 | 403;
+    readonly body: OAuthError;
+    readonly challenge: string | null;
+  };
 
 export const BASE_SCOPE = "app.access";
 
@@ -39,9 +44,9 @@ export function bearerChallenge(
   error?: "invalid_token" | "insufficient_scope",
 ): string {
   const parts = [
-    ...(error ? [`error="${error}"`] : []),
-    `scope="${scope}"`,
     `resource_metadata="${resourceMetadataUrl(config)}"`,
+    `scope="${scope}"`,
+    ...(error ? [`error="${error}"`] : []),
   ];
   return `Bearer ${parts.join(", ")}`;
 }

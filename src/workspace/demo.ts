@@ -7,7 +7,7 @@
 import type { Accounts } from "../accounts/model.ts";
 import type { Store } from "../store/store.ts";
 import type { Invoice, Pack, Run, Trigger, Workflow } from "./records.ts";
-import type { Workspace } from "./workspace.ts";
+import { createWorkspace } from "./workspace.ts";
 
 export const DEMO_OWNER_EMAIL = "demo-owner@example.com";
 export const DEMO_MEMBER_EMAIL = "demo-member@example.com";
@@ -18,13 +18,13 @@ const DAY = 86_400_000;
 export interface DemoDeps {
   readonly store: Store;
   readonly accounts: Accounts;
-  readonly workspace: Workspace;
   readonly now: () => number;
 }
 
 /** Seeds the demo business unless it is already there; returns its id. */
 export async function seedDemo(deps: DemoDeps): Promise<string> {
-  const { store, accounts, workspace, now } = deps;
+  const { store, accounts, now } = deps;
+  const workspace = createWorkspace(store);
   const marker = await store.get<string>(["demo", "business"]);
   if (marker) return marker.value;
 

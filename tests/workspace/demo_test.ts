@@ -5,12 +5,7 @@ import { createFixture } from "./fixtures.ts";
 Deno.test("demo data seeds a living business once", async () => {
   const f = await createFixture();
   try {
-    const deps = {
-      store: f.workspace.store,
-      accounts: f.accounts,
-      workspace: f.workspace,
-      now: f.now,
-    };
+    const deps = { store: f.workspace.store, accounts: f.accounts, now: f.now };
     const businessId = await seedDemo(deps);
     assert.equal(await seedDemo(deps), businessId);
     assert.equal((await f.accounts.getBusiness(businessId))?.name, DEMO_BUSINESS_NAME);

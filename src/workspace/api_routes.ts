@@ -1,0 +1,175 @@
+/**
+ * {api_url}: the protected-resource metadata (RFC 9728) and the workspace MCP endpoint.
+ * Authentication wraps the MCP endpoint from outside: the bearer checks run before any
+ * JSON-RPC is read, and the MCP code only ever sees a verified `WorkspaceAuth`.
+ */
+import * as v from "valibot";
+import type { AppDeps } from "../app.ts";
+import { PUBLIC_CORS_HEADERS, publicPreflight, trustedOriginHeaders } from "../http/cors.ts";
+import type { Handler } from "../http/handler.ts";
+import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import type { RouteTable } from "../http/router.ts";
+import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";
+import { createMcpEndpoint, mcpRoute } from "../mcp/endpoint.ts";
+import { rpcError, TRANSPORT_ERROR } from "../mcp/errors.ts";
+import type { AnyTool } from "../mcp/tool.ts";
+import { createAccessTokenVerifier } from "../oauth/access_token.ts";
+import { issuerOf } from "../oauth/issuer.ts";
+import { OWNER_ONLY_SCOPES, type Scope, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
+import { type OAuthError, ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
+import { createWorkspaceTools } from "../tools/workspace/catalogue.ts";
+import { scopeOf } from "../tools/workspace/scoped_tool.ts";
+import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
+import { createWorkspaceServices } from "./services.ts";
+
+/** The default body cap of the workspace endpoint. */
+export const WORKSPACE_MAX_BODY_BYTES = 64 * 1024;
+
+/** DESIGN.md: 600 a minute per token (subject and client). */
+const RATE = { perMinute: 600, burst: 120 } as const;
+
+export interface WorkspaceRoutesOptions {
+  readonly maxBodyBytes?: number;
+  readonly rateLimiter?: RateLimiter;
+}
+
+export async function workspaceApiRoutes(
+  deps: AppDeps,
+  options: WorkspaceRoutesOptions = {},
+): Promise<RouteTable> {
+  const { config } = deps;
+  const services = createWorkspaceServices({ ...deps, authUrl: config.authUrl });
+  const authenticate = createBearerAuth({
+    config,
+    accounts: deps.accounts,
+    verify: createAccessTokenVerifier(deps),
+  });
+  const mcp = createMcpEndpoint<WorkspaceAuth>({
+    tools: createWorkspaceTools(services),
+    config,
+    maxBodyBytes: options.maxBodyBytes ?? WORKSPACE_MAX_BODY_BYTES,
+    rateLimiter: options.rateLimiter ??
+      (config.rateLimits ? createRateLimiter({ ...RATE, now: deps.now }) : UNLIMITED),
+    serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
+    instructions:
+      "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
+    log: deps.log,
+    beforeToolCall: (tool, auth) => _checkToolScope(config, tool, auth),
+  });
+  const trusted = new Set(config.trustedOrigins);
+
+  const post: Handler = async (request, context) => {
+    const origin = request.headers.get("Origin");
+    if (origin !== null && !trusted.has(origin)) {
+      await request.body?.cancel();
+      const body = rpcError(
+        null,
+        TRANSPORT_ERROR,
+        `Forbidden: origin ${JSON.stringify(origin)} is not trusted`,
+      );
+      return new Response(JSON.stringify(body), {
+        status: 403,
+        headers: { "Content-Type": "application/json" },
+      });
+    }
+    const cors = origin === null ? {} : trustedOriginHeaders(origin);
+    const outcome = await authenticate(request);
+    if (!outcome.ok) {
+      await request.body?.cancel();
+      return _oauthErrorResponse(outcome.status, outcome.body, outcome.challenge, cors);
+    }
+    const { auth } = outcome;
+    const response = await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
+    // A step-up refusal comes from beforeToolCall, which cannot see the request's origin.
+    if (origin !== null && !response.headers.has("Access-Control-Allow-Origin")) {
+      for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
+    }
+    return response;
+  };
+
+  const metadata = await createStaticAsset(
+    JSON.stringify(protectedResourceMetadata(config)),
+    "application/json",
+  );
+  return {
+    "/.well-known/oauth-protected-resource": {
+      GET: (request) =>
+        Promise.resolve(serveStaticAsset(request, metadata, {
+          cacheControl: "public, max-age=300",
+          headers: PUBLIC_CORS_HEADERS,
+        })),
+      OPTIONS: () => Promise.resolve(publicPreflight("GET, HEAD, OPTIONS")),
+    },
+    "/api/mcp": mcpRoute(post, config),
+  };
+}
+
+/** RFC 9728 §2, with the scope list of spec §5 and the issuer string of DESIGN.md. */
+export function protectedResourceMetadata(
+  config: Pick<AppDeps["config"], "apiUrl" | "authUrl" | "baseUrl">,
+) {
+  return v.parse(ProtectedResourceSchema, {
+    resource: config.apiUrl,
+    authorization_servers: [issuerOf(config)],
+    scopes_supported: [...SUPPORTED_SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: "Vestibule workspace",
+    resource_documentation: `${config.baseUrl}/developers`,
+  });
+}
+
+/**
+ * Scope per tool (RFC 6750 §3.1): a missing scope is a 403 step-up challenge whose `scope`
+ * is everything the token has plus the one missing, so re-authorizing with it loses nothing.
+ * An owner-only scope held by someone who is no longer an owner is a plain 403: consent
+ * cannot fix a role.
+ */
+function _checkToolScope(
+  config: AppDeps["config"],
+  tool: AnyTool<WorkspaceAuth>,
+  auth: WorkspaceAuth,
+): Response | undefined {
+  const scope = scopeOf(tool);
+  if (!auth.scopes.includes(scope)) {
+    const needed = [...auth.scopes, scope].join(" ");
+    return _oauthErrorResponse(
+      403,
+      {
+        error: "insufficient_scope",
+        error_description: `The tool ${tool.name} needs the scope ${scope}`,
+      },
+      bearerChallenge(config, needed, "insufficient_scope"),
+      {},
+    );
+  }
+  if (OWNER_ONLY_SCOPES.has(scope as Scope) && auth.role !== "owner") {
+    return _oauthErrorResponse(
+      403,
+      {
+        error: "access_denied",
+        error_description:
+          `The tool ${tool.name} is for owners of the business, and this account is a ${auth.role}`,
+      },
+      null,
+      {},
+    );
+  }
+  return undefined;
+}
+
+function _oauthErrorResponse(
+  status: number,
+  body: OAuthError,
+  challenge: string | null,
+  headers: Readonly<Record<string, string>>,
+): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: {
+      ...headers,
+      "Content-Type": "application/json",
+      "Cache-Control": "no-store",
+      ...(challenge === null ? {} : { "WWW-Authenticate": challenge }),
+    },
+  });
+}
