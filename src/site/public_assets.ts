@@ -85,7 +85,8 @@ async function _legalPage(
   read: (name: string) => Promise<string>,
   layout: HtmlLayout,
 ): Promise<StaticAsset> {
-  const fragment = await read(name);
+  // The operator's comments (instructions at the top of each file) stay out of the page.
+  const fragment = (await read(name)).replace(/<!--[\s\S]*?-->\s*/g, "");
   const heading = /<h1[^>]*>([\s\S]*?)<\/h1>/i.exec(fragment);
   if (!heading) throw new TemplateError(`static/${name}`, "needs an <h1> with the page title");
   const title = heading[1]!.replace(/<[^>]*>/g, "").replace(/\s+/g, " ").trim();
