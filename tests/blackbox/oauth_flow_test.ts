@@ -1,0 +1,233 @@
+// The whole authorization code flow over HTTP, with the human steps done through the
+// forms and the e-mail outbox.
+import assert from "node:assert/strict";
+import { createAccounts } from "../../src/accounts/accounts.ts";
+import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
+import { Browser, followLink, hiddenField } from "./accounts_browser.ts";
+import {
+  authorizeParams,
+  authorizeUrl,
+  consent,
+  enabledScopes,
+  exchange,
+  jwtPayload,
+  oauthFixture,
+  obtainCode,
+  ownerBrowser,
+  registerClient,
+} from "./oauth_helpers.ts";
+
+Deno.test("authorization code flow", async (t) => {
+  const fx = await oauthFixture();
+  const verify = createAccessTokenVerifier({
+    config: fx.server.config,
+    store: fx.server.store,
+    now: fx.clock.now,
+  });
+  try {
+    const client = await registerClient(fx);
+    const owner = await ownerBrowser(fx, "owner@example.com", "Acme Bakery");
+
+    await t.step("signed out: sign in first, then back to the same request", async () => {
+      const { params } = await authorizeParams(client);
+      const url = authorizeUrl(fx, params);
+      const browser = new Browser();
+      const first = await browser.get(url);
+      assert.equal(first.status, 302);
+      const signIn = new URL(first.response.headers.get("Location")!);
+      assert.equal(signIn.origin + signIn.pathname, `${fx.auth}/sign-in`);
+      const returnTo = signIn.searchParams.get("return_to")!;
+      assert.equal(`${fx.auth}${returnTo}`, url);
+      const form = await browser.get(signIn.href);
+      const sent = await browser.post(`${fx.auth}/sign-in`, {
+        csrf: hiddenField(form.text, "csrf"),
+        return_to: hiddenField(form.text, "return_to"),
+        email: "owner@example.com",
+      });
+      assert.equal(sent.status, 200);
+      const mail = (await fx.outbox.read()).at(-1)!;
+      const back = await followLink(browser, mail.link);
+      assert.equal(back.status, 303);
+      assert.equal(back.response.headers.get("Location"), url);
+      const page = await browser.get(url);
+      assert.equal(page.status, 200);
+      assert.match(page.text, /Allow access to Acme Bakery\?/);
+    });
+
+    let tokens: Record<string, unknown> = {};
+    await t.step(
+      "consent names client, registration, redirect host, business and scopes",
+      async () => {
+        const { params } = await authorizeParams(client, {
+          scope: "app.access members.read billing.manage",
+        });
+        const page = await owner.get(authorizeUrl(fx, params));
+        assert.equal(page.status, 200);
+        assert.equal(page.response.headers.get("Cache-Control"), "no-store");
+        assert.equal(page.response.headers.get("Access-Control-Allow-Origin"), null);
+        assert.match(
+          page.response.headers.get("Content-Security-Policy")!,
+          /frame-ancestors 'none'/,
+        );
+        assert.match(page.text, /<dd id="client-name">Test Agent<\/dd>/);
+        assert.match(page.text, /dynamic client registration/);
+        assert.match(page.text, /<dd id="redirect-host"><code>client.example.com<\/code><\/dd>/);
+        assert.match(page.text, /<strong id="business-name">Acme Bakery<\/strong>/);
+        assert.match(
+          page.text,
+          /<code>members.read<\/code>: view members and invitation delivery status/,
+        );
+        assert.match(
+          page.text,
+          /<code>billing.manage<\/code>: change the business subscription and payment details/,
+        );
+        assert.deepEqual(enabledScopes(page.text), [
+          "app.access",
+          "members.read",
+          "billing.manage",
+        ]);
+        assert.match(page.text, /<button type="submit" name="decision" value="allow">/);
+        assert.match(page.text, /<button type="submit" name="decision" value="deny">/);
+      },
+    );
+
+    await t.step("allow redirects with code, state and iss; the code buys tokens", async () => {
+      const { code, verifier, state, location } = await obtainCode(owner, fx, client, {
+        scope: "app.access members.read",
+      });
+      assert.equal(location.origin + location.pathname, client.redirectUri);
+      assert.equal(location.searchParams.get("state"), state);
+      assert.equal(location.searchParams.get("iss"), fx.issuer);
+      const { status, json, response } = await exchange(fx, client, code, verifier);
+      assert.equal(status, 200, JSON.stringify(json));
+      assert.equal(response.headers.get("Cache-Control"), "no-store");
+      assert.equal(json.token_type, "Bearer");
+      assert.equal(json.expires_in, 3600);
+      assert.equal(json.scope, "app.access members.read");
+      assert.equal(typeof json.refresh_token, "string");
+      assert.equal(json.id_token, undefined, "no id_token without openid");
+      const claims = jwtPayload(String(json.access_token));
+      assert.equal(claims.iss, fx.issuer);
+      assert.equal(claims.aud, fx.server.apiUrl);
+      assert.equal(claims.client_id, client.clientId);
+      assert.equal(claims.scope, "app.access members.read");
+      for (const name of ["sub", "business", "gid", "jti"]) {
+        assert.equal(typeof claims[name], "string");
+      }
+      const check = await verify(String(json.access_token));
+      assert.equal(check.ok, true);
+      tokens = json;
+    });
+
+    await t.step("the grant appears on /account", async () => {
+      const account = await owner.get(`${fx.auth}/account`);
+      assert.match(account.text, /Test Agent/);
+      const claims = jwtPayload(String(tokens.access_token));
+      assert.equal((await verify(String(tokens.access_token))).ok, true);
+      assert.ok(account.text.includes(String(claims.gid)));
+    });
+
+    await t.step(
+      "unticked scopes are not granted; the response reports the granted set",
+      async () => {
+        const { code, verifier } = await obtainCode(owner, fx, client, {
+          scope: "app.access members.read triggers.read",
+        }, { scopes: ["app.access", "triggers.read"] });
+        const { json } = await exchange(fx, client, code, verifier);
+        assert.equal(json.scope, "app.access triggers.read");
+      },
+    );
+
+    await t.step("no scope requested: app.access is granted", async () => {
+      const { code, verifier } = await obtainCode(owner, fx, client, { scope: "" });
+      const { json } = await exchange(fx, client, code, verifier);
+      assert.equal(json.scope, "app.access");
+    });
+
+    await t.step("deny redirects with access_denied, state and iss", async () => {
+      const { params } = await authorizeParams(client);
+      const location = await consent(owner, fx, authorizeUrl(fx, params), { decision: "deny" });
+      assert.equal(location.searchParams.get("error"), "access_denied");
+      assert.equal(location.searchParams.get("state"), params.state);
+      assert.equal(location.searchParams.get("iss"), fx.issuer);
+      assert.equal(location.searchParams.get("code"), null);
+    });
+
+    await t.step("openid: an id_token for the client, echoing the nonce", async () => {
+      const { code, verifier } = await obtainCode(owner, fx, client, {
+        scope: "openid email app.access",
+        nonce: "n-0S6_WzA2Mj",
+      });
+      const { json } = await exchange(fx, client, code, verifier);
+      const id = jwtPayload(String(json.id_token));
+      assert.equal(id.iss, fx.issuer);
+      assert.equal(id.aud, client.clientId);
+      assert.equal(id.nonce, "n-0S6_WzA2Mj");
+      assert.equal(id.email, "owner@example.com");
+      assert.equal(id.sub, jwtPayload(String(json.access_token)).sub);
+    });
+
+    await t.step("a replayed code is refused and revokes what it issued", async () => {
+      const { code, verifier } = await obtainCode(owner, fx, client);
+      const first = await exchange(fx, client, code, verifier);
+      assert.equal(first.status, 200);
+      assert.equal((await verify(String(first.json.access_token))).ok, true);
+      const again = await exchange(fx, client, code, verifier);
+      assert.equal(again.status, 400);
+      assert.equal(again.json.error, "invalid_grant");
+      assert.match(String(again.json.error_description), /already used/);
+      assert.equal((await verify(String(first.json.access_token))).ok, false);
+    });
+  } finally {
+    await fx.close();
+  }
+});
+
+Deno.test("business selection and member consent", async (t) => {
+  const fx = await oauthFixture();
+  try {
+    const client = await registerClient(fx);
+    const owner = await ownerBrowser(fx, "boss@example.com", "North Shop", "South Shop");
+
+    await t.step("two businesses: a choice with field business; the token carries it", async () => {
+      const { params } = await authorizeParams(client);
+      const page = await owner.get(authorizeUrl(fx, params));
+      assert.match(page.text, /Choose a business/);
+      assert.match(page.text, /name="business" value="[^"]+"[^>]*> North Shop/);
+      assert.match(page.text, /name="business" value="[^"]+"[^>]*> South Shop/);
+      const { code, verifier } = await obtainCode(owner, fx, client, {}, {
+        business: "South Shop",
+      });
+      const { json } = await exchange(fx, client, code, verifier);
+      const accounts = createAccounts(fx.server.store, fx.clock.now);
+      const business = await accounts.getBusiness(
+        String(jwtPayload(String(json.access_token)).business),
+      );
+      assert.equal(business?.name, "South Shop");
+    });
+
+    await t.step("a member sees owner-only scopes disabled with the reason", async () => {
+      const accounts = createAccounts(fx.server.store, fx.clock.now);
+      const boss = await accounts.findAccountByEmail("boss@example.com");
+      const [north] = await accounts.listBusinessesOf(boss!.id);
+      await accounts.addMember(north!.business.id, "clerk@example.com", "member");
+      const clerk = new Browser();
+      const form = await clerk.get(`${fx.auth}/sign-in`);
+      await clerk.post(`${fx.auth}/sign-in`, {
+        csrf: hiddenField(form.text, "csrf"),
+        email: "clerk@example.com",
+      });
+      await followLink(clerk, (await fx.outbox.read()).at(-1)!.link);
+      const { params } = await authorizeParams(client, { scope: "app.access billing.manage" });
+      const page = await clerk.get(authorizeUrl(fx, params));
+      assert.match(page.text, /Allow access to North Shop\?/);
+      assert.match(page.text, /name="scope" value="billing.manage"\s+disabled>/);
+      assert.match(page.text, /Only an owner of the business can grant this permission/);
+      assert.deepEqual(enabledScopes(page.text), ["app.access"]);
+      const location = await consent(clerk, fx, authorizeUrl(fx, params));
+      assert.ok(location.searchParams.get("code"));
+    });
+  } finally {
+    await fx.close();
+  }
+});
