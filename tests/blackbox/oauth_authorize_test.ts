@@ -1,0 +1,366 @@
+// The authorization endpoint's rules and the attacks on it and on the consent form.
+import assert from "node:assert/strict";
+import { createAccounts } from "../../src/accounts/accounts.ts";
+import { Browser, followLink, hiddenField } from "./accounts_browser.ts";
+import {
+  authorizeParams,
+  authorizeUrl,
+  oauthFixture,
+  ownerBrowser,
+  pkce,
+  postForm,
+  registerClient,
+} from "./oauth_helpers.ts";
+
+Deno.test("authorize: errors before the client is known are shown, never redirected", async (t) => {
+  const fx = await oauthFixture();
+  try {
+    const client = await registerClient(fx, {
+      redirect_uris: ["https://client.example.com/callback?tenant=1"],
+    });
+    const loopback = await registerClient(fx, { redirect_uris: ["http://127.0.0.1/cb"] });
+    const owner = await ownerBrowser(fx, "owner@example.com");
+    const base = (await authorizeParams(client)).params;
+    const cases: [string, Record<string, string | null>, RegExp][] = [
+      ["missing client_id", { client_id: null }, /client_id is required/],
+      ["unknown client_id", { client_id: "nope" }, /Unknown client_id/],
+      ["missing redirect_uri", { redirect_uri: null }, /redirect_uri is required/],
+      [
+        "another host (open redirect)",
+        { redirect_uri: "https://evil.example/callback?tenant=1" },
+        /not registered/,
+      ],
+      [
+        "another path",
+        { redirect_uri: "https://client.example.com/other?tenant=1" },
+        /not registered/,
+      ],
+      [
+        "another query",
+        { redirect_uri: "https://client.example.com/callback?tenant=2" },
+        /not registered/,
+      ],
+      ["no query", { redirect_uri: "https://client.example.com/callback" }, /not registered/],
+      [
+        "another case",
+        { redirect_uri: "https://client.example.com/Callback?tenant=1" },
+        /not registered/,
+      ],
+      [
+        "a port",
+        { redirect_uri: "https://client.example.com:8443/callback?tenant=1" },
+        /not registered/,
+      ],
+      [
+        "a fragment",
+        { redirect_uri: "https://client.example.com/callback?tenant=1#x" },
+        /not registered/,
+      ],
+      [
+        "userinfo",
+        { redirect_uri: "https://client.example.com@evil.example/callback?tenant=1" },
+        /not registered/,
+      ],
+    ];
+    for (const [name, change, message] of cases) {
+      await t.step(name, async () => {
+        const params = new URLSearchParams();
+        for (const [k, v] of Object.entries({ ...base, ...change })) {
+          if (v !== null) params.set(k, v);
+        }
+        const page = await owner.get(`${fx.auth}/api/auth/oauth2/authorize?${params}`);
+        assert.equal(page.status, 400);
+        assert.equal(page.response.headers.get("Location"), null);
+        assert.match(page.response.headers.get("Content-Type")!, /text\/html/);
+        assert.match(page.text, message);
+      });
+    }
+    await t.step("repeated client_id or redirect_uri", async () => {
+      for (const name of ["client_id", "redirect_uri"]) {
+        const params = new URLSearchParams(base);
+        params.append(name, base[name]!);
+        const page = await owner.get(`${fx.auth}/api/auth/oauth2/authorize?${params}`);
+        assert.equal(page.status, 400);
+        assert.match(page.text, new RegExp(`${name} is repeated`));
+      }
+    });
+    await t.step("loopback http: any port, but path and host stay exact", async () => {
+      const ok =
+        (await authorizeParams(loopback, { redirect_uri: "http://127.0.0.1:51234/cb" })).params;
+      assert.equal((await owner.get(authorizeUrl(fx, ok))).status, 200);
+      const bad =
+        (await authorizeParams(loopback, { redirect_uri: "http://127.0.0.1:51234/cb2" })).params;
+      assert.equal((await owner.get(authorizeUrl(fx, bad))).status, 400);
+      const other =
+        (await authorizeParams(loopback, { redirect_uri: "http://localhost:51234/cb" })).params;
+      assert.equal((await owner.get(authorizeUrl(fx, other))).status, 400);
+    });
+  } finally {
+    await fx.close();
+  }
+});
+
+Deno.test("authorize: errors after validation go back with error, state and iss", async (t) => {
+  const fx = await oauthFixture();
+  try {
+    const client = await registerClient(fx);
+    const owner = await ownerBrowser(fx, "owner@example.com");
+    const api = fx.server.apiUrl;
+    const { challenge } = await pkce();
+    const cases: [string, Record<string, string | null>, string, RegExp?][] = [
+      [
+        "missing PKCE",
+        { code_challenge: null, code_challenge_method: null },
+        "invalid_request",
+        /code_challenge is required/,
+      ],
+      [
+        "plain PKCE",
+        { code_challenge: challenge, code_challenge_method: "plain" },
+        "invalid_request",
+        /"plain" is not supported/,
+      ],
+      [
+        "missing method",
+        { code_challenge_method: null },
+        "invalid_request",
+        /code_challenge_method is required/,
+      ],
+      ["malformed challenge", { code_challenge: "short" }, "invalid_request", /base64url SHA-256/],
+      ["response_type token", { response_type: "token" }, "unsupported_response_type"],
+      ["missing response_type", { response_type: null }, "invalid_request"],
+      ["unknown scope", { scope: "app.access root" }, "invalid_scope", /"root"/],
+      ["resource with a path", { resource: `${api}/api/mcp` }, "invalid_target"],
+      ["resource with a fragment", { resource: `${api}/#x` }, "invalid_target"],
+      ["resource with a query", { resource: `${api}/?a=1` }, "invalid_target"],
+      ["resource on another host", { resource: "https://api.evil.example" }, "invalid_target"],
+      ["resource with userinfo", { resource: api.replace("://", "://u@") }, "invalid_target"],
+      ["unknown prompt", { prompt: "sideways" }, "invalid_request"],
+    ];
+    for (const [name, change, error, description] of cases) {
+      await t.step(name, async () => {
+        const { params: base } = await authorizeParams(client);
+        const params = new URLSearchParams();
+        for (const [k, v] of Object.entries({ ...base, ...change })) {
+          if (v !== null) params.set(k, v);
+        }
+        const answer = await owner.get(`${fx.auth}/api/auth/oauth2/authorize?${params}`);
+        assert.equal(answer.status, 302, answer.text);
+        const location = new URL(answer.response.headers.get("Location")!);
+        assert.equal(location.origin + location.pathname, client.redirectUri);
+        assert.equal(location.searchParams.get("error"), error);
+        assert.equal(location.searchParams.get("state"), base.state);
+        assert.equal(location.searchParams.get("iss"), fx.issuer);
+        if (description) assert.match(location.searchParams.get("error_description")!, description);
+      });
+    }
+    await t.step(
+      "a second resource value is invalid_target; other repeats invalid_request",
+      async () => {
+        const { params: base } = await authorizeParams(client);
+        const twice = new URLSearchParams({ ...base, resource: api });
+        twice.append("resource", api);
+        let location = new URL(
+          (await owner.get(`${fx.auth}/api/auth/oauth2/authorize?${twice}`)).response.headers.get(
+            "Location",
+          )!,
+        );
+        assert.equal(location.searchParams.get("error"), "invalid_target");
+        const scope = new URLSearchParams(base);
+        scope.append("scope", "app.access");
+        location = new URL(
+          (await owner.get(`${fx.auth}/api/auth/oauth2/authorize?${scope}`)).response.headers.get(
+            "Location",
+          )!,
+        );
+        assert.equal(location.searchParams.get("error"), "invalid_request");
+        assert.match(location.searchParams.get("error_description")!, /"scope" is repeated/);
+      },
+    );
+    await t.step("equivalent spellings of the resource are accepted", async () => {
+      for (const resource of [api, `${api}/`, api.replace("http://", "HTTP://")]) {
+        const { params } = await authorizeParams(client, { resource });
+        const page = await owner.get(authorizeUrl(fx, params));
+        assert.equal(page.status, 200, `${resource}: ${page.response.headers.get("Location")}`);
+      }
+    });
+    await t.step("state is echoed byte for byte", async () => {
+      const state = "a b+c/d?e=f&g=%20ü😀";
+      const { params } = await authorizeParams(client, { state, response_type: "token" });
+      const answer = await owner.get(authorizeUrl(fx, params));
+      const location = new URL(answer.response.headers.get("Location")!);
+      assert.equal(location.searchParams.get("state"), state);
+    });
+    await t.step("prompt=none: login_required signed out, consent_required signed in", async () => {
+      const { params } = await authorizeParams(client, { prompt: "none" });
+      const out = await new Browser().get(authorizeUrl(fx, params));
+      assert.equal(
+        new URL(out.response.headers.get("Location")!).searchParams.get("error"),
+        "login_required",
+      );
+      const signedIn = await owner.get(authorizeUrl(fx, params));
+      const location = new URL(signedIn.response.headers.get("Location")!);
+      assert.equal(location.searchParams.get("error"), "consent_required");
+      assert.equal(location.searchParams.get("iss"), fx.issuer);
+    });
+    await t.step("the authorization endpoint never answers CORS", async () => {
+      const { params } = await authorizeParams(client);
+      const response = await fetch(authorizeUrl(fx, params), {
+        headers: { Origin: "https://evil.example" },
+        redirect: "manual",
+      });
+      await response.body?.cancel();
+      assert.equal(response.headers.get("Access-Control-Allow-Origin"), null);
+      const preflight = await fetch(authorizeUrl(fx, params), {
+        method: "OPTIONS",
+        headers: { Origin: fx.auth, "Access-Control-Request-Method": "GET" },
+      });
+      await preflight.body?.cancel();
+      assert.equal(preflight.headers.get("Access-Control-Allow-Origin"), null);
+    });
+  } finally {
+    await fx.close();
+  }
+});
+
+Deno.test("consent form attacks", async (t) => {
+  const fx = await oauthFixture();
+  try {
+    const client = await registerClient(fx);
+    const owner = await ownerBrowser(fx, "owner@example.com", "Acme Bakery");
+    const consentUrl = `${fx.auth}/api/auth/oauth2/consent`;
+    const open = async (scope = "app.access members.read") => {
+      const { params } = await authorizeParams(client, { scope });
+      const page = await owner.get(authorizeUrl(fx, params));
+      assert.equal(page.status, 200);
+      return { txn: hiddenField(page.text, "txn"), csrf: hiddenField(page.text, "csrf") };
+    };
+    const decide = (
+      fields: Record<string, string>,
+      scopes: string[] = ["app.access"],
+      who = owner,
+    ) => {
+      const body = new URLSearchParams(fields);
+      for (const s of scopes) body.append("scope", s);
+      return postForm(who, consentUrl, body);
+    };
+
+    await t.step("without a CSRF token", async () => {
+      const { txn } = await open();
+      const answer = await decide({ txn, decision: "allow" });
+      assert.equal(answer.status, 403);
+      assert.match(answer.text, /security token/);
+    });
+    await t.step("with a wrong CSRF token", async () => {
+      const { txn } = await open();
+      assert.equal((await decide({ txn, csrf: "forged", decision: "allow" })).status, 403);
+    });
+    await t.step("a replayed consent (same form twice) fails the second time", async () => {
+      const form = await open();
+      const first = await decide({ ...form, decision: "allow" });
+      assert.equal(first.status, 303);
+      const second = await decide({ ...form, decision: "allow" });
+      assert.equal(second.status, 400);
+      assert.match(second.text, /already answered/);
+    });
+    await t.step("two concurrent decisions: exactly one code", async () => {
+      const form = await open();
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () => decide({ ...form, decision: "allow" })),
+      );
+      assert.equal(answers.filter((a) => a.status === 303).length, 1);
+    });
+    await t.step("a forged business field is refused", async () => {
+      const form = await open();
+      const answer = await decide({ ...form, business: "someone-elses", decision: "allow" });
+      assert.equal(answer.status, 400);
+      assert.match(answer.text, /business cannot be changed/);
+    });
+    await t.step("a scope the client did not request is refused", async () => {
+      const form = await open("app.access");
+      const answer = await decide({ ...form, decision: "allow" }, ["app.access", "billing.manage"]);
+      assert.equal(answer.status, 400);
+      assert.match(answer.text, /was not requested/);
+    });
+    await t.step("another session cannot answer someone's transaction", async () => {
+      const form = await open();
+      const intruder = await ownerBrowser(fx, "intruder@example.com", "Intruder Ltd");
+      const { params } = await authorizeParams(client);
+      const own = await intruder.get(authorizeUrl(fx, params));
+      const csrf = hiddenField(own.text, "csrf");
+      const answer = await decide(
+        { txn: form.txn, csrf, decision: "allow" },
+        ["app.access"],
+        intruder,
+      );
+      assert.equal(answer.status, 400);
+    });
+    await t.step("signed out: nothing is decided", async () => {
+      const form = await open();
+      const answer = await decide({ ...form, decision: "allow" }, ["app.access"], new Browser());
+      assert.equal(answer.status, 400);
+      assert.match(answer.text, /signed out/);
+    });
+    await t.step("a business the account is not a member of cannot be chosen", async () => {
+      const multi = await ownerBrowser(fx, "multi@example.com", "One", "Two");
+      const { params } = await authorizeParams(client);
+      const page = await multi.get(authorizeUrl(fx, params));
+      assert.match(page.text, /Choose a business/);
+      const answer = await postForm(
+        multi,
+        consentUrl,
+        new URLSearchParams({
+          txn: hiddenField(page.text, "txn"),
+          csrf: hiddenField(page.text, "csrf"),
+          business: "not-mine",
+        }),
+      );
+      assert.equal(answer.status, 403);
+      assert.match(answer.text, /not a member/);
+    });
+    await t.step("a member forging an owner-only scope is refused", async () => {
+      const accounts = createAccounts(fx.server.store, fx.clock.now);
+      const boss = await accounts.findAccountByEmail("owner@example.com");
+      const [biz] = await accounts.listBusinessesOf(boss!.id);
+      await accounts.addMember(biz!.business.id, "clerk@example.com", "member");
+      const clerk = await signIn(fx, "clerk@example.com");
+      const { params } = await authorizeParams(client, { scope: "app.access billing.manage" });
+      const page = await clerk.get(authorizeUrl(fx, params));
+      const fields = { txn: hiddenField(page.text, "txn"), csrf: hiddenField(page.text, "csrf") };
+      const answer = await decide({ ...fields, decision: "allow" }, [
+        "app.access",
+        "billing.manage",
+      ], clerk);
+      assert.equal(answer.status, 403);
+      assert.match(answer.text, /Only an owner can grant/);
+    });
+    await t.step("oversized and malformed consent bodies", async () => {
+      const huge = await postForm(
+        owner,
+        consentUrl,
+        new URLSearchParams({ txn: "x".repeat(20_000) }),
+      );
+      assert.equal(huge.status, 413);
+      const wrongType = await fetch(consentUrl, {
+        method: "POST",
+        body: "{}",
+        headers: { "Content-Type": "application/json" },
+      });
+      await wrongType.body?.cancel();
+      assert.equal(wrongType.status, 415);
+    });
+  } finally {
+    await fx.close();
+  }
+});
+
+async function signIn(
+  fx: Awaited<ReturnType<typeof oauthFixture>>,
+  email: string,
+): Promise<Browser> {
+  const browser = new Browser();
+  const form = await browser.get(`${fx.auth}/sign-in`);
+  await browser.post(`${fx.auth}/sign-in`, { csrf: hiddenField(form.text, "csrf"), email });
+  await followLink(browser, (await fx.outbox.read()).at(-1)!.link);
+  return browser;
+}
