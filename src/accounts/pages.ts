@@ -36,6 +36,11 @@ function _layout(title: string, main: Html, signedIn?: { email: string; signOutC
   });
 }
 
+/** Keeps an interrupted authorization's way back when switching between sign-in and sign-up. */
+function _withReturnTo(path: string, returnTo: string): string {
+  return returnTo === "/account" ? path : `${path}?return_to=${encodeURIComponent(returnTo)}`;
+}
+
 function _error(message: string | undefined): Html | string {
   return message ? html`<p class="error" role="alert" id="form-error">${message}</p>` : "";
 }
@@ -65,7 +70,10 @@ export function signUpPage(options: {
           maxlength="100" value="${options.business ?? ""}">
         <button type="submit">Send me the link</button>
       </form>
-      <p>Already have an account? <a href="/sign-in">Sign in</a>.</p>
+      <p>Already have an account? <a href="${_withReturnTo(
+        "/sign-in",
+        options.returnTo,
+      )}">Sign in</a>.</p>
     `,
   );
 }
@@ -89,7 +97,10 @@ export function signInPage(options: {
           value="${options.email ?? ""}">
         <button type="submit">Send me a sign-in link</button>
       </form>
-      <p>No account yet? <a href="/sign-up">Create one</a>.</p>
+      <p>No account yet? <a href="${_withReturnTo(
+        "/sign-up",
+        options.returnTo,
+      )}">Create one</a>.</p>
     `,
   );
 }

@@ -80,7 +80,7 @@ export function createSessions(
  * `/\` that a browser would read as another host); anything else becomes `/account`.
  */
 export function safeReturnTo(value: string | null | undefined): string {
-  if (!value || value.length > 2048) return "/account";
+  if (!value || value.length > 4096) return "/account";
   if (!/^\/(?![/\\])/.test(value) || value.includes("\\") || hasControlCharacters(value)) {
     return "/account";
   }

@@ -1,0 +1,38 @@
+import assert from "node:assert/strict";
+import { createMailer } from "../../src/accounts/mailer.ts";
+
+Deno.test("the file mailer appends one JSON object a line, even when sends overlap", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/mail/outbox.jsonl`;
+  try {
+    const mailer = createMailer({ kind: "file", path }, () => assert.fail("no log for file mail"));
+    await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      mailer.send({
+        to: `u${i}@example.com`,
+        subject: "Subject",
+        text: `line one\nline "two" ${i}`,
+        link: `http://127.0.0.1/l/${i}`,
+      })));
+    const lines = (await Deno.readTextFile(path)).split("\n").filter((l) => l !== "");
+    assert.equal(lines.length, 20);
+    const mails = lines.map((l) => JSON.parse(l));
+    assert.deepEqual(Object.keys(mails[0]), ["to", "subject", "text", "link"]);
+    assert.deepEqual(new Set(mails.map((m) => m.to)).size, 20);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the log mailer (development) writes the mail, link included, to its sink", async () => {
+  const lines: string[] = [];
+  await createMailer({ kind: "log" }, (line) => lines.push(line)).send({
+    to: "dev@example.com",
+    subject: "Sign in",
+    text: "Open http://x/l",
+    link: "http://x/l",
+  });
+  assert.equal(lines.length, 1);
+  const logged = JSON.parse(lines[0]!);
+  assert.equal(logged.to, "dev@example.com");
+  assert.equal(logged.link, "http://x/l");
+});
