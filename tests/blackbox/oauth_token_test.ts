@@ -1,0 +1,275 @@
+// The token endpoint: code exchange rules, client authentication, request hygiene.
+import assert from "node:assert/strict";
+import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
+import {
+  exchange,
+  oauthFixture,
+  obtainCode,
+  ownerBrowser,
+  registerClient,
+  token,
+} from "./oauth_helpers.ts";
+
+Deno.test("token endpoint: authorization_code", async (t) => {
+  const fx = await oauthFixture();
+  const verify = createAccessTokenVerifier({
+    config: fx.server.config,
+    store: fx.server.store,
+    now: fx.clock.now,
+  });
+  try {
+    const client = await registerClient(fx);
+    const other = await registerClient(fx, { client_name: "Other" });
+    const owner = await ownerBrowser(fx, "owner@example.com");
+
+    await t.step("a wrong verifier is invalid_grant and burns the code", async () => {
+      const { code, verifier } = await obtainCode(owner, fx, client);
+      const wrong = await exchange(fx, client, code, "x".repeat(43));
+      assert.equal(wrong.status, 400);
+      assert.deepEqual(wrong.json, {
+        error: "invalid_grant",
+        error_description: "code_verifier does not match the code_challenge",
+      });
+      const right = await exchange(fx, client, code, verifier);
+      assert.equal(right.json.error, "invalid_grant");
+      assert.match(String(right.json.error_description), /unknown or has expired/);
+    });
+    await t.step("a missing or malformed verifier is invalid_grant", async () => {
+      for (const bad of [null, "short", "é".repeat(43)]) {
+        const { code } = await obtainCode(owner, fx, client);
+        const fields: Record<string, string> = {
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: client.redirectUri,
+          client_id: client.clientId,
+        };
+        if (bad !== null) fields.code_verifier = bad;
+        const answer = await token(fx, fields);
+        assert.equal(answer.json.error, "invalid_grant");
+        assert.match(String(answer.json.error_description), /code_verifier is required/);
+      }
+    });
+    await t.step("a code used by another client", async () => {
+      const { code, verifier } = await obtainCode(owner, fx, client);
+      const stolen = await exchange(fx, other, code, verifier, {
+        redirect_uri: client.redirectUri,
+      });
+      assert.deepEqual(stolen.json, {
+        error: "invalid_grant",
+        error_description: "The authorization code was issued to another client",
+      });
+      assert.equal((await exchange(fx, client, code, verifier)).json.error, "invalid_grant");
+    });
+    await t.step("another redirect_uri, or none", async () => {
+      for (const redirect of ["https://client.example.com/other", null]) {
+        const { code, verifier } = await obtainCode(owner, fx, client);
+        const fields: Record<string, string> = {
+          grant_type: "authorization_code",
+          code,
+          client_id: client.clientId,
+          code_verifier: verifier,
+        };
+        if (redirect !== null) fields.redirect_uri = redirect;
+        const answer = await token(fx, fields);
+        assert.equal(answer.json.error, "invalid_grant");
+        assert.match(String(answer.json.error_description), /redirect_uri must equal/);
+      }
+    });
+    await t.step(
+      "resource: missing is fine; different, with a path or fragment is invalid_target",
+      async () => {
+        const { code, verifier } = await obtainCode(owner, fx, client);
+        const fine = await exchange(fx, client, code, verifier, {
+          resource: `${fx.server.apiUrl}/`,
+        });
+        assert.equal(fine.status, 200);
+        for (
+          const resource of [
+            "https://other.example",
+            `${fx.server.apiUrl}/api/mcp`,
+            `${fx.server.apiUrl}#f`,
+          ]
+        ) {
+          const { code, verifier } = await obtainCode(owner, fx, client);
+          const answer = await exchange(fx, client, code, verifier, { resource });
+          assert.equal(answer.status, 400);
+          assert.equal(answer.json.error, "invalid_target");
+        }
+        const { code: c2, verifier: v2 } = await obtainCode(owner, fx, client);
+        const omitted = await token(fx, {
+          grant_type: "authorization_code",
+          code: c2,
+          redirect_uri: client.redirectUri,
+          client_id: client.clientId,
+          code_verifier: v2,
+        });
+        assert.equal(omitted.status, 200);
+      },
+    );
+    await t.step("a code after its 60 seconds", async () => {
+      const { code, verifier } = await obtainCode(owner, fx, client);
+      fx.clock.advance(61_000);
+      const late = await exchange(fx, client, code, verifier);
+      assert.equal(late.json.error, "invalid_grant");
+    });
+    await t.step(
+      "a code used concurrently: at most one success, and its grant is revoked",
+      async () => {
+        const { code, verifier } = await obtainCode(owner, fx, client);
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, () => exchange(fx, client, code, verifier)),
+        );
+        const wins = answers.filter((a) => a.status === 200);
+        assert.ok(wins.length <= 1);
+        assert.ok(answers.some((a) => a.json.error === "invalid_grant"));
+        for (const win of wins) {
+          assert.equal((await verify(String(win.json.access_token))).ok, false);
+        }
+      },
+    );
+    await t.step("unknown client is invalid_client (401)", async () => {
+      const answer = await token(fx, {
+        grant_type: "authorization_code",
+        code: "x",
+        client_id: "ghost",
+      });
+      assert.equal(answer.status, 401);
+      assert.equal(answer.json.error, "invalid_client");
+    });
+    await t.step("unsupported and missing grant_type", async () => {
+      const password = await token(fx, { grant_type: "password", client_id: client.clientId });
+      assert.equal(password.json.error, "unsupported_grant_type");
+      const none = await token(fx, { client_id: client.clientId });
+      assert.equal(none.json.error, "invalid_request");
+    });
+    await t.step("request hygiene: content type, repeats, size, bad encoding", async () => {
+      const url = `${fx.auth}/api/auth/oauth2/token`;
+      const json = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
+      assert.equal(json.status, 400);
+      assert.equal((await json.json()).error, "invalid_request");
+      const repeated = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: `grant_type=authorization_code&code=a&code=b&client_id=${client.clientId}`,
+      });
+      assert.deepEqual(await repeated.json(), {
+        error: "invalid_request",
+        error_description: 'Parameter "code" is repeated',
+      });
+      const huge = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: "code=" + "a".repeat(20_000),
+      });
+      assert.equal(huge.status, 413);
+      assert.equal(huge.headers.get("Cache-Control"), "no-store");
+      assert.equal((await huge.json()).error, "invalid_request");
+      const binary = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new Uint8Array([0xff, 0xfe, 0x00]),
+      });
+      assert.equal(binary.status, 400);
+      await binary.body?.cancel();
+      const get = await fetch(url);
+      await get.body?.cancel();
+      assert.equal(get.status, 405);
+    });
+  } finally {
+    await fx.close();
+  }
+});
+
+Deno.test("token endpoint: confidential clients and refresh registration", async (t) => {
+  const fx = await oauthFixture();
+  try {
+    const owner = await ownerBrowser(fx, "owner@example.com");
+    await t.step("secret by Basic or in the body; a wrong one is invalid_client", async () => {
+      const client = await registerClient(fx, {
+        token_endpoint_auth_method: "client_secret_basic",
+      });
+      assert.ok(client.secret);
+      const basic = "Basic " + btoa(`${client.clientId}:${client.secret}`);
+      const { code, verifier } = await obtainCode(owner, fx, client);
+      const fields = {
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: client.redirectUri,
+        code_verifier: verifier,
+      };
+      const wrong = await token(fx, fields, {
+        Authorization: "Basic " + btoa(`${client.clientId}:nope`),
+      });
+      assert.equal(wrong.status, 401);
+      assert.equal(wrong.json.error, "invalid_client");
+      assert.match(wrong.response.headers.get("WWW-Authenticate")!, /^Basic/);
+      const none = await token(fx, { ...fields, client_id: client.clientId });
+      assert.equal(none.status, 401);
+      const both = await token(fx, { ...fields, client_secret: client.secret! }, {
+        Authorization: basic,
+      });
+      assert.equal(both.json.error, "invalid_request");
+      const ok = await token(fx, fields, { Authorization: basic });
+      assert.equal(ok.status, 200, JSON.stringify(ok.json));
+      const again = await obtainCode(owner, fx, client);
+      const post = await token(fx, {
+        grant_type: "authorization_code",
+        code: again.code,
+        redirect_uri: client.redirectUri,
+        code_verifier: again.verifier,
+        client_id: client.clientId,
+        client_secret: client.secret!,
+      });
+      assert.equal(post.status, 200);
+    });
+    await t.step("a public client presenting a secret is refused", async () => {
+      const client = await registerClient(fx);
+      const answer = await token(fx, {
+        grant_type: "authorization_code",
+        code: "x",
+        client_id: client.clientId,
+        client_secret: "guess",
+      });
+      assert.equal(answer.json.error, "invalid_client");
+    });
+    await t.step("no refresh token for a client not registered for refresh_token", async () => {
+      const client = await registerClient(fx, { grant_types: ["authorization_code"] });
+      const { code, verifier } = await obtainCode(owner, fx, client, {
+        scope: "app.access offline_access",
+      });
+      const { json } = await exchange(fx, client, code, verifier);
+      assert.equal(json.refresh_token, undefined);
+      const refresh = await token(fx, {
+        grant_type: "refresh_token",
+        refresh_token: "anything",
+        client_id: client.clientId,
+      });
+      assert.equal(refresh.json.error, "unauthorized_client");
+    });
+  } finally {
+    await fx.close();
+  }
+});
+
+Deno.test("token endpoint is rate limited per client", async () => {
+  const fx = await oauthFixture({ VESTIBULE_RATE_LIMITS: "on" });
+  try {
+    const client = await registerClient(fx);
+    const other = await registerClient(fx);
+    const attempt = (id: string) =>
+      token(fx, { grant_type: "authorization_code", code: "x", client_id: id });
+    for (let i = 0; i < 120; i++) assert.equal((await attempt(client.clientId)).status, 400);
+    const limited = await attempt(client.clientId);
+    assert.equal(limited.status, 429);
+    assert.ok(Number(limited.response.headers.get("Retry-After")) >= 1);
+    assert.equal((await attempt(other.clientId)).status, 400, "other clients are unaffected");
+    fx.clock.advance(1_000);
+    assert.equal((await attempt(client.clientId)).status, 400, "tokens come back over time");
+  } finally {
+    await fx.close();
+  }
+});
