@@ -1,0 +1,178 @@
+import assert from "node:assert/strict";
+import { Browser, followLink, hiddenField, submitForm, tempOutbox } from "./accounts_browser.ts";
+import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
+
+async function signIn(
+  ws: WorkspaceServer,
+  outbox: Awaited<ReturnType<typeof tempOutbox>>,
+  email: string,
+): Promise<Browser> {
+  const browser = new Browser();
+  const { authUrl } = ws.server;
+  const sent = await submitForm(browser, `${authUrl}/sign-in`, `${authUrl}/sign-in`, { email });
+  assert.equal(sent.status, 200, sent.text);
+  const mail = (await outbox.read()).filter((m) => m.to === email).at(-1)!;
+  assert.equal((await followLink(browser, mail.link)).status, 303);
+  return browser;
+}
+
+Deno.test("workspace gates: nothing changes until an owner approves, once", async (t) => {
+  const outbox = await tempOutbox();
+  const ws = await startWorkspaceServer({ VESTIBULE_MAIL: outbox.env });
+  const { authUrl } = ws.server;
+  const b = ws.businessId;
+  await ws.workspace.workflows.put(b, {
+    id: "wf-1",
+    name: "Refund triage",
+    description: "",
+    kind: "paid",
+    costPerRunCents: 40,
+    status: "active",
+  });
+  const { token } = await ws.token([
+    "app.access",
+    "workflows.run",
+    "members.request",
+    "gates.redeliver",
+  ]);
+  const requestRun = async () => {
+    const { status, message } = await ws.call(token, "start_workflow", { workflowId: "wf-1" });
+    assert.equal(status, 200);
+    return message.result.structuredContent;
+  };
+  const approval = async (gateId: string) =>
+    (await ws.call(token, "get_approval", { gateId })).message.result.structuredContent;
+  const owner = await signIn(ws, outbox, "owner@example.com");
+  const member = await signIn(ws, outbox, "member@example.com");
+  try {
+    await t.step("a gated call records a pending approval and changes nothing", async () => {
+      const pending = await requestRun();
+      assert.deepEqual(Object.keys(pending).sort(), ["approvalUrl", "gateId", "status", "summary"]);
+      assert.equal(pending.status, "pending");
+      assert.equal(pending.approvalUrl, `${authUrl}/approvals/${pending.gateId}`);
+      assert.equal(
+        pending.summary,
+        'Start one run of the paid workflow "Refund triage", billed $0.40',
+      );
+      assert.deepEqual(await ws.workspace.runs.list(b), []);
+      assert.equal((await approval(pending.gateId)).status, "pending");
+    });
+
+    await t.step("the approval page needs a session", async () => {
+      const pending = await requestRun();
+      const anonymous = await new Browser().get(pending.approvalUrl);
+      assert.equal(anonymous.status, 303);
+      assert.equal(
+        anonymous.response.headers.get("Location"),
+        `${authUrl}/sign-in?return_to=${encodeURIComponent(`/approvals/${pending.gateId}`)}`,
+      );
+    });
+
+    await t.step("a member who is not an owner sees it but cannot approve", async () => {
+      const pending = await requestRun();
+      const page = await member.get(pending.approvalUrl);
+      assert.equal(page.status, 200);
+      assert.ok(page.text.includes("Only an owner of Acme Outdoor can decide this."));
+      assert.ok(!page.text.includes('value="approve"'));
+      const ownerPage = await owner.get(pending.approvalUrl);
+      const forged = await member.post(pending.approvalUrl, {
+        csrf: hiddenField(ownerPage.text, "csrf"),
+        decision: "approve",
+      });
+      assert.equal(forged.status, 403);
+      assert.deepEqual(await ws.workspace.runs.list(b), []);
+      assert.equal((await approval(pending.gateId)).status, "pending");
+    });
+
+    await t.step("a decision without the CSRF token is refused", async () => {
+      const pending = await requestRun();
+      const refused = await owner.post(pending.approvalUrl, { decision: "approve" });
+      assert.equal(refused.status, 403);
+      assert.equal((await approval(pending.gateId)).status, "pending");
+    });
+
+    await t.step("an owner approves; approving twice changes once", async () => {
+      const pending = await requestRun();
+      const page = await owner.get(pending.approvalUrl);
+      assert.equal(page.status, 200);
+      assert.ok(page.text.includes(pending.summary.replaceAll('"', "&quot;")));
+      assert.ok(page.text.includes('name="decision" value="approve"'));
+      assert.ok(page.text.includes('name="decision" value="decline"'));
+      const csrf = hiddenField(page.text, "csrf");
+      const [first, second] = await Promise.all([
+        owner.post(pending.approvalUrl, { csrf, decision: "approve" }),
+        owner.post(pending.approvalUrl, { csrf, decision: "approve" }),
+      ]);
+      assert.deepEqual([first.status, second.status].sort(), [303, 409]);
+      const again = await owner.post(pending.approvalUrl, { csrf, decision: "approve" });
+      assert.equal(again.status, 409);
+      const runs = await ws.workspace.runs.list(b);
+      assert.equal(runs.length, 1);
+      assert.equal(runs[0]?.gateId, pending.gateId);
+      const after = await approval(pending.gateId);
+      assert.equal(after.status, "approved");
+      assert.equal(after.applied, true);
+      assert.equal(after.delivery.attempts, 1);
+    });
+
+    await t.step("declining changes nothing", async () => {
+      const before = (await ws.workspace.runs.list(b)).length;
+      const pending = await requestRun();
+      const page = await owner.get(pending.approvalUrl);
+      const declined = await owner.post(pending.approvalUrl, {
+        csrf: hiddenField(page.text, "csrf"),
+        decision: "decline",
+      });
+      assert.equal(declined.status, 303);
+      assert.equal((await ws.workspace.runs.list(b)).length, before);
+      assert.equal((await approval(pending.gateId)).status, "declined");
+    });
+
+    await t.step("redeliver_decision resends a decision; a pending one has none", async () => {
+      const pending = await requestRun();
+      const early = await ws.call(token, "redeliver_decision", { gateId: pending.gateId });
+      assert.equal(early.message.result.isError, true);
+      const page = await owner.get(pending.approvalUrl);
+      await owner.post(pending.approvalUrl, {
+        csrf: hiddenField(page.text, "csrf"),
+        decision: "decline",
+      });
+      const mails = (await outbox.read()).length;
+      const redelivered = await ws.call(token, "redeliver_decision", { gateId: pending.gateId });
+      assert.equal(redelivered.message.result.structuredContent.delivery.attempts, 2);
+      assert.equal((await outbox.read()).length, mails + 1);
+    });
+
+    await t.step("an access change happens only on approval", async () => {
+      const { message } = await ws.call(token, "request_access_change", {
+        change: "invite",
+        email: "New.Hire@Example.com",
+      });
+      const pending = message.result.structuredContent;
+      assert.equal(pending.summary, "Invite new.hire@example.com as a member");
+      assert.equal((await ws.accounts.listMembers(b)).length, 2);
+      const page = await owner.get(pending.approvalUrl);
+      await owner.post(pending.approvalUrl, {
+        csrf: hiddenField(page.text, "csrf"),
+        decision: "approve",
+      });
+      const emails = (await ws.accounts.listMembers(b)).map((m) => m.account.email);
+      assert.ok(emails.includes("new.hire@example.com"));
+    });
+
+    await t.step("the approvals list shows the business's gates", async () => {
+      const list = await owner.get(`${authUrl}/approvals`);
+      assert.equal(list.status, 200);
+      assert.ok(list.text.includes("Refund triage"));
+    });
+
+    await t.step("someone outside the business sees nothing", async () => {
+      await ws.accounts.createAccountWithBusiness("stranger@example.com", "Elsewhere");
+      const stranger = await signIn(ws, outbox, "stranger@example.com");
+      const pending = await requestRun();
+      assert.equal((await stranger.get(pending.approvalUrl)).status, 404);
+    });
+  } finally {
+    await ws.close();
+  }
+});
