@@ -1,5 +1,3 @@
-import { withoutBody } from "./responses.ts";
-
 /** A response body computed once at start-up and served from memory. */
 export interface StaticAsset {
   readonly contentType: string;
@@ -40,28 +38,28 @@ export function serveStaticAsset(
 ): Response {
   const useGzip = asset.gzip !== undefined && _acceptsGzip(request.headers.get("Accept-Encoding"));
   const variant = useGzip ? asset.gzip! : asset;
-  const headers = new Headers(options.headers);
-  headers.set("Content-Type", asset.contentType);
-  headers.set("Cache-Control", options.cacheControl);
-  headers.set("ETag", variant.etag);
-  if (asset.gzip) headers.set("Vary", "Accept-Encoding");
-  if (useGzip) headers.set("Content-Encoding", "gzip");
-  headers.set("Content-Length", String(variant.body.byteLength));
-  const response = new Response(variant.body, { headers });
-  if (_matches(request.headers.get("If-None-Match"), [asset.etag, asset.gzip?.etag])) {
-    headers.delete("Content-Length");
-    headers.delete("Content-Encoding");
-    return withoutBody(response, 304);
+  const headers: Record<string, string> = {
+    ...options.headers,
+    "Content-Type": asset.contentType,
+    "Cache-Control": options.cacheControl,
+    "ETag": variant.etag,
+  };
+  if (asset.gzip) headers["Vary"] = "Accept-Encoding";
+  // RFC 9110 §15.4.5: a 304 repeats the validators and caching fields, not the framing.
+  if (_matches(request.headers.get("If-None-Match"), asset.etag, asset.gzip?.etag)) {
+    return new Response(null, { status: 304, headers });
   }
-  return request.method === "HEAD" ? withoutBody(response) : response;
+  if (useGzip) headers["Content-Encoding"] = "gzip";
+  headers["Content-Length"] = String(variant.body.byteLength);
+  return new Response(request.method === "HEAD" ? null : variant.body, { headers });
 }
 
-function _matches(header: string | null, etags: readonly (string | undefined)[]): boolean {
+function _matches(header: string | null, etag: string, gzipEtag: string | undefined): boolean {
   if (header === null) return false;
   if (header.trim() === "*") return true;
   return header.split(",").some((candidate) => {
     const tag = candidate.trim().replace(/^W\//, "");
-    return etags.includes(tag);
+    return tag === etag || tag === gzipEtag;
   });
 }
 

@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import { ConfigError, flagName, resolveConfig } from "../src/config.ts";
+
+Deno.test("defaults: three loopback origins, one listener each, KV under ./data", () => {
+  const config = resolveConfig({});
+  assert.equal(config.baseUrl, "http://localhost:8000");
+  assert.equal(config.authUrl, "http://localhost:8001");
+  assert.equal(config.apiUrl, "http://localhost:8002");
+  assert.deepEqual(config.listen, [
+    { hostname: "127.0.0.1", port: 8000 },
+    { hostname: "127.0.0.1", port: 8001 },
+    { hostname: "127.0.0.1", port: 8002 },
+  ]);
+  assert.equal(config.dataPath, "./data/vestibule.kv");
+  assert.deepEqual(config.mail, { kind: "log" });
+  assert.deepEqual(config.trustedOrigins, [config.baseUrl, config.authUrl, config.apiUrl]);
+  assert.equal(config.trustProxy, false);
+  assert.equal(config.rateLimits, true);
+  assert.equal(config.mcpResponse, "json");
+  assert.equal(config.mcpPageSize, 20);
+  assert.ok(Object.isFrozen(config));
+});
+
+Deno.test("origins are normalised and https hosts listen on every interface", () => {
+  const config = resolveConfig({
+    VESTIBULE_BASE_URL: "https://WWW.Example.com/",
+    VESTIBULE_AUTH_URL: "https://auth.example.com:8443",
+    VESTIBULE_API_URL: "http://[::1]:9002",
+    VESTIBULE_TRUSTED_ORIGINS: "https://app.example.com, https://app.example.com",
+  });
+  assert.equal(config.baseUrl, "https://www.example.com");
+  assert.equal(config.authUrl, "https://auth.example.com:8443");
+  assert.deepEqual(config.listen, [
+    { hostname: "0.0.0.0", port: 443 },
+    { hostname: "0.0.0.0", port: 8443 },
+    { hostname: "::1", port: 9002 },
+  ]);
+  assert.deepEqual(config.trustedOrigins.at(-1), "https://app.example.com");
+  assert.equal(config.trustedOrigins.length, 4);
+});
+
+Deno.test("VESTIBULE_LISTEN lets origins share a listener; flags win over variables", () => {
+  const config = resolveConfig(
+    { VESTIBULE_LISTEN: "127.0.0.1:9000, [::1]:9001", VESTIBULE_MAIL: "log" },
+    ["--mail=file:/tmp/outbox.jsonl", "--rate-limits=off", "--demo", "--mcp-page-size=5"],
+  );
+  assert.deepEqual(config.listen, [
+    { hostname: "127.0.0.1", port: 9000 },
+    { hostname: "::1", port: 9001 },
+  ]);
+  assert.deepEqual(config.mail, { kind: "file", path: "/tmp/outbox.jsonl" });
+  assert.equal(config.rateLimits, false);
+  assert.equal(config.demo, true);
+  assert.equal(config.mcpPageSize, 5);
+});
+
+Deno.test("a bad value is one ConfigError line naming the variable or flag", async (t) => {
+  const cases: [string, Record<string, string>, string[], RegExp][] = [
+    [
+      "not a URL",
+      { VESTIBULE_BASE_URL: "localhost" },
+      [],
+      /^VESTIBULE_BASE_URL="localhost": must be an absolute URL$/,
+    ],
+    [
+      "ftp",
+      { VESTIBULE_AUTH_URL: "ftp://x.example" },
+      [],
+      /^VESTIBULE_AUTH_URL=.*must use http or https$/,
+    ],
+    [
+      "path",
+      { VESTIBULE_API_URL: "https://api.example.com/v1" },
+      [],
+      /^VESTIBULE_API_URL=.*without path/,
+    ],
+    [
+      "http off loopback",
+      { VESTIBULE_API_URL: "http://api.example.com" },
+      [],
+      /^VESTIBULE_API_URL=.*https unless/,
+    ],
+    ["listen", { VESTIBULE_LISTEN: "8000" }, [], /^VESTIBULE_LISTEN="8000": must be host:port/],
+    ["port", { VESTIBULE_LISTEN: "127.0.0.1:70000" }, [], /^VESTIBULE_LISTEN=.*at most 65535$/],
+    ["mail", { VESTIBULE_MAIL: "smtp" }, [], /^VESTIBULE_MAIL="smtp": must be log or file:PATH$/],
+    [
+      "switch",
+      { VESTIBULE_TRUST_PROXY: "yes" },
+      [],
+      /^VESTIBULE_TRUST_PROXY="yes": must be on or off$/,
+    ],
+    [
+      "mcp response",
+      { VESTIBULE_MCP_RESPONSE: "xml" },
+      [],
+      /^VESTIBULE_MCP_RESPONSE=.*json or sse$/,
+    ],
+    [
+      "page size",
+      { VESTIBULE_MCP_PAGE_SIZE: "0" },
+      [],
+      /^VESTIBULE_MCP_PAGE_SIZE="0": must be at least 1$/,
+    ],
+    [
+      "trusted origin",
+      { VESTIBULE_TRUSTED_ORIGINS: "https://ok.example, nope" },
+      [],
+      /^VESTIBULE_TRUSTED_ORIGINS=/,
+    ],
+    ["empty data", { VESTIBULE_DATA: "" }, [], /^VESTIBULE_DATA="": must not be empty$/],
+    ["flag value", {}, ["--base-url=ftp://x"], /^--base-url="ftp:\/\/x": must use http or https$/],
+    ["unknown flag", {}, ["--verbose"], /^--verbose: unknown flag$/],
+  ];
+  for (const [name, env, args, message] of cases) {
+    await t.step(name, () => {
+      assert.throws(() => resolveConfig(env, args), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, message);
+        assert.ok(!error.message.includes("\n"));
+        return true;
+      });
+    });
+  }
+});
+
+Deno.test("flag names mirror the variables", () => {
+  assert.equal(flagName("VESTIBULE_BASE_URL"), "--base-url");
+  assert.equal(flagName("VESTIBULE_CIMD_ALLOW_LOOPBACK"), "--cimd-allow-loopback");
+});

@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
+
+Deno.test("token bucket: a burst, then Retry-After until refilled", () => {
+  let now = 0;
+  const limiter = createRateLimiter({ perMinute: 60, burst: 3, now: () => now });
+  for (let i = 0; i < 3; i++) assert.deepEqual(limiter.take("a"), { allowed: true });
+  assert.deepEqual(limiter.take("a"), { allowed: false, retryAfterSeconds: 1 });
+  assert.deepEqual(limiter.take("b"), { allowed: true }, "keys are independent");
+  now += 1000;
+  assert.deepEqual(limiter.take("a"), { allowed: true });
+  assert.equal(limiter.take("a").allowed, false);
+});
+
+Deno.test("token bucket: Retry-After is the wait for one token, in whole seconds", () => {
+  let now = 0;
+  const limiter = createRateLimiter({ perMinute: 6, burst: 1, now: () => now });
+  limiter.take("a");
+  assert.deepEqual(limiter.take("a"), { allowed: false, retryAfterSeconds: 10 });
+  now += 4000;
+  assert.deepEqual(limiter.take("a"), { allowed: false, retryAfterSeconds: 6 });
+});
+
+Deno.test("token bucket: memory is bounded; forgotten keys return with a full bucket", () => {
+  const limiter = createRateLimiter({ perMinute: 1, burst: 1, maxKeys: 2, now: () => 0 });
+  limiter.take("a");
+  assert.equal(limiter.take("a").allowed, false);
+  limiter.take("b");
+  limiter.take("c"); // evicts a, the least recently used
+  assert.equal(limiter.take("a").allowed, true);
+});
+
+Deno.test("UNLIMITED always allows", () => {
+  for (let i = 0; i < 1000; i++) assert.equal(UNLIMITED.take("x").allowed, true);
+});

@@ -1,0 +1,44 @@
+import assert from "node:assert/strict";
+import { withRequestLog } from "../../src/http/request_log.ts";
+
+const context = { clientAddress: "127.0.0.1" };
+
+Deno.test("request log: one JSON line with method, host, path without query, status, ms", async () => {
+  const lines: string[] = [];
+  const handler = withRequestLog(
+    () => Promise.resolve(new Response("ok", { status: 201 })),
+    (line) => lines.push(line),
+  );
+  const request = new Request("http://www.example.com/path?code=secret", {
+    headers: { Host: "www.example.com" },
+  });
+  assert.equal((await handler(request, context)).status, 201);
+  assert.equal(lines.length, 1);
+  const line = JSON.parse(lines[0]!);
+  assert.deepEqual(Object.keys(line), ["method", "host", "path", "status", "ms"]);
+  assert.equal(line.method, "GET");
+  assert.equal(line.path, "/path");
+  assert.equal(line.status, 201);
+  assert.ok(!lines[0]!.includes("secret"));
+});
+
+Deno.test("request log: an unexpected error is a bare 500, logged without details of the body", async () => {
+  const lines: string[] = [];
+  const handler = withRequestLog(() => {
+    throw new TypeError("boom");
+  }, (line) => lines.push(line));
+  const response = await handler(
+    new Request("http://x.test/a", { method: "POST", body: "secret" }),
+    context,
+  );
+  assert.equal(response.status, 500);
+  assert.equal(await response.text(), "Internal server error\n");
+  assert.equal(lines.length, 2);
+  assert.deepEqual(JSON.parse(lines[0]!), {
+    level: "error",
+    message: "unhandled",
+    error: "TypeError: boom",
+  });
+  assert.equal(JSON.parse(lines[1]!).status, 500);
+  assert.ok(!lines.join("").includes("secret"));
+});

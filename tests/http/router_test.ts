@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { createRouter } from "../../src/http/router.ts";
+
+const context = { clientAddress: "127.0.0.1" };
+const text = (body: string) => () => Promise.resolve(new Response(body));
+const call = (handler: ReturnType<typeof createRouter>, path: string, method = "GET") =>
+  handler(new Request(`http://x.test${path}`, { method }), context);
+
+Deno.test("router: exact paths, prefixes, 404, 405 with Allow, HEAD and OPTIONS", async (t) => {
+  const router = createRouter({
+    "/a": { GET: text("a"), POST: text("posted") },
+    "/approvals/*": {
+      GET: (request) => Promise.resolve(new Response(new URL(request.url).pathname)),
+    },
+    "/only-post": { POST: text("p") },
+  });
+  await t.step("exact path by method", async () => {
+    assert.equal(await (await call(router, "/a")).text(), "a");
+    assert.equal(await (await call(router, "/a", "POST")).text(), "posted");
+  });
+  await t.step("query strings do not change the route", async () => {
+    assert.equal(await (await call(router, "/a?x=1")).text(), "a");
+  });
+  await t.step("prefix matches one further segment only", async () => {
+    assert.equal(await (await call(router, "/approvals/g1")).text(), "/approvals/g1");
+    assert.equal((await call(router, "/approvals/")).status, 404);
+    assert.equal((await call(router, "/approvals/g1/x")).status, 404);
+  });
+  await t.step("unknown path is 404", async () => {
+    assert.equal((await call(router, "/nope")).status, 404);
+  });
+  await t.step("wrong method is 405 with Allow", async () => {
+    const response = await call(router, "/a", "DELETE");
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get("Allow"), "GET, HEAD, POST, OPTIONS");
+    assert.equal((await call(router, "/only-post")).headers.get("Allow"), "POST, OPTIONS");
+  });
+  await t.step("HEAD comes from GET, without a body", async () => {
+    const response = await call(router, "/a", "HEAD");
+    assert.equal(response.status, 200);
+    assert.equal(response.body, null);
+  });
+  await t.step("OPTIONS is derived: 204 with Allow", async () => {
+    const response = await call(router, "/a", "OPTIONS");
+    assert.equal(response.status, 204);
+    assert.equal(response.headers.get("Allow"), "GET, HEAD, POST, OPTIONS");
+  });
+});
+
+Deno.test("router: custom answers for 404 and 405", async () => {
+  const router = createRouter({ "/a": { GET: text("a") } }, {
+    notFound: () => Promise.resolve(new Response("custom 404", { status: 404 })),
+    methodNotAllowed: (_request, allow) => new Response(`allow ${allow}`, { status: 405 }),
+  });
+  assert.equal(await (await call(router, "/b")).text(), "custom 404");
+  assert.equal(await (await call(router, "/a", "POST")).text(), "allow GET, HEAD, OPTIONS");
+});
