@@ -1,0 +1,88 @@
+/**
+ * What /account shows of the workspace for one business: each client's agent connection
+ * test status, and for owners the latest audit log entries. The accounts part owns the
+ * page; it places this section under each business.
+ */
+import type { Accounts, Role } from "../accounts/model.ts";
+import type { Store } from "../store/store.ts";
+import { type Html, html } from "../ui/html.ts";
+import { createAuditLog } from "./audit.ts";
+import { createConnectionTests } from "./connection_tests.ts";
+
+/** How many audit entries the page shows per business. */
+export const ACCOUNT_AUDIT_ENTRIES = 20;
+
+export type WorkspaceAccountSection = (businessId: string, role: Role) => Promise<Html>;
+
+export function createWorkspaceAccountSection(
+  deps: { readonly store: Store; readonly now: () => number; readonly accounts: Accounts },
+): WorkspaceAccountSection {
+  const { store, now, accounts } = deps;
+  const tests = createConnectionTests(store, now);
+  const audit = createAuditLog(store, now);
+  const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+
+  return async (businessId, role) => {
+    const attempts = await tests.statuses(businessId);
+    const status = (a: (typeof attempts)[number]) =>
+      a.status === "verified"
+        ? `verified ${when(a.verifiedAt ?? a.createdAt)}`
+        : a.expiresAt <= now()
+        ? "not verified (the last attempt expired)"
+        : "waiting for the agent to verify";
+    const connections = attempts.length === 0
+      ? html`<p class="muted">No agent has run the connection test in this business.</p>`
+      : html`
+        <table>
+          <caption>Agent connection test</caption>
+          <thead>
+            <tr>
+              <th scope="col">Client</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>${attempts.map((a) =>
+            html`
+              <tr>
+                <td>${a.clientId}</td>
+                <td data-connection-status="${a.status}">${status(a)}</td>
+              </tr>
+            `
+          )}</tbody>
+        </table>
+      `;
+    if (role !== "owner") return connections;
+
+    const entries = await audit.list(businessId, { limit: ACCOUNT_AUDIT_ENTRIES });
+    const emails = new Map<string, string>();
+    for (const id of new Set(entries.map((e) => e.accountId))) {
+      emails.set(id, (await accounts.getAccount(id))?.email ?? "a former member");
+    }
+    const log = entries.length === 0
+      ? html`<p class="muted">Nothing has been changed through agents or approvals yet.</p>`
+      : html`
+        <table>
+          <caption>Audit log (latest ${ACCOUNT_AUDIT_ENTRIES})</caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">Client</th>
+              <th scope="col">What</th>
+            </tr>
+          </thead>
+          <tbody>${entries.map((e) =>
+            html`
+              <tr>
+                <td>${when(e.at)}</td>
+                <td>${emails.get(e.accountId)} (${e.actor === "human" ? "person" : "agent"})</td>
+                <td>${e.clientId ?? ""}</td>
+                <td>${e.action}: ${e.summary}</td>
+              </tr>
+            `
+          )}</tbody>
+        </table>
+      `;
+    return html`${connections}${log}`;
+  };
+}
