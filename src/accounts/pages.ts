@@ -190,7 +190,7 @@ export function accountPage(options: {
               <th scope="col">Scopes</th>
               <th scope="col">Authorized</th>
               <th scope="col">Last used</th>
-              <th scope="col"><span class="visually-hidden">Action</span></th>
+              <th scope="col">Action</th>
             </tr>
           </thead>
           <tbody>${list.map((c) =>
