@@ -1,2 +1,79 @@
-// Benchmarks: filled in by the benchmark work of each issue.
-console.log("no benchmarks yet");
+/**
+ * `deno task bench [section…] [--seconds=N] [--connections=N]`
+ *
+ * Runs every `bench/*_bench.ts` in name order, or only the named sections. A section is a
+ * module whose default export is a `BenchSection`:
+ *
+ *     import type { BenchSection } from "./main.ts";
+ *     export default {
+ *       name: "mcp",
+ *       async run({ seconds, connections }) { … print its own table … },
+ *     } satisfies BenchSection;
+ *
+ * Helpers: bench/load.ts (`runLoad`: wrk or a Deno client, requests/s and p99) and
+ * bench/processes.ts (`startServerProcess`: the server under test in its own process,
+ * with its peak memory). Results go to stdout; a section throws when it cannot measure.
+ */
+
+export interface BenchOptions {
+  /** Length of one measured run. */
+  readonly seconds: number;
+  /** Concurrent connections of the load generator. */
+  readonly connections: number;
+}
+
+export interface BenchSection {
+  /** Used to select sections on the command line. */
+  readonly name: string;
+  run(options: BenchOptions): Promise<void>;
+}
+
+/** Formats rows as an aligned text table. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  const wanted = args.filter((a) => !a.startsWith("--"));
+  const option = (name: string, fallback: number) => {
+    const found = args.find((a) => a.startsWith(`--${name}=`));
+    const value = found === undefined ? fallback : Number(found.slice(name.length + 3));
+    if (!Number.isFinite(value) || value <= 0) {
+      throw new Error(`--${name} must be a positive number`);
+    }
+    return value;
+  };
+  const options: BenchOptions = {
+    seconds: option("seconds", 5),
+    connections: option("connections", 32),
+  };
+  const files: string[] = [];
+  for await (const entry of Deno.readDir(new URL(".", import.meta.url))) {
+    if (entry.isFile && entry.name.endsWith("_bench.ts")) files.push(entry.name);
+  }
+  files.sort();
+  let ran = 0;
+  for (const file of files) {
+    const section = (await import(new URL(file, import.meta.url).href)).default as
+      | BenchSection
+      | undefined;
+    if (typeof section?.run !== "function") {
+      console.error(`bench: skipping ${file}: its default export is not a BenchSection`);
+      continue;
+    }
+    if (wanted.length > 0 && !wanted.includes(section.name)) continue;
+    console.log(`\n## ${section.name} (${file})\n`);
+    await section.run(options);
+    ran++;
+  }
+  if (ran === 0) {
+    console.error(`no bench section matched ${wanted.join(", ")}`);
+    return 1;
+  }
+  return 0;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

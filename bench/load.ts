@@ -1,0 +1,125 @@
+/**
+ * Load generation for the benchmarks: wrk (Debian's package) when it is installed and the
+ * request is a plain GET, otherwise a small Deno client. Both report requests/s and p99.
+ * Run the server under test in another process (see bench/processes.ts) so that the load
+ * generator never shares its JavaScript thread.
+ */
+
+export interface LoadOptions {
+  readonly url: string;
+  readonly seconds: number;
+  /** Concurrent keep-alive connections. */
+  readonly connections: number;
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** Force the Deno client even when wrk is present. */
+  readonly client?: "wrk" | "deno";
+}
+
+export interface LoadResult {
+  readonly tool: "wrk" | "deno";
+  readonly requestsPerSecond: number;
+  readonly p99Ms: number;
+  /** Non-2xx/3xx answers and socket errors; a run with errors is not a fair measurement. */
+  readonly errors: number;
+}
+
+let _wrkPresent: boolean | undefined;
+
+export async function wrkAvailable(): Promise<boolean> {
+  if (_wrkPresent === undefined) {
+    try {
+      const { success } = await new Deno.Command("wrk", {
+        args: ["--version"],
+        stdout: "null",
+        stderr: "null",
+      })
+        .output();
+      // wrk --version exits 1 after printing its banner; being runnable is what counts.
+      _wrkPresent = success || true;
+    } catch {
+      _wrkPresent = false;
+    }
+  }
+  return _wrkPresent;
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const method = options.method ?? "GET";
+  const wrk = options.client !== "deno" && method === "GET" && options.body === undefined &&
+    await wrkAvailable();
+  if (options.client === "wrk" && !wrk) {
+    throw new Error("wrk was asked for but cannot run this request");
+  }
+  return wrk ? await _runWrk(options) : await _runDenoClient(options);
+}
+
+/** Lua-free wrk: one thread per core the generator may use, `--latency` for the percentiles. */
+async function _runWrk(options: LoadOptions): Promise<LoadResult> {
+  const args = [
+    "-t1",
+    `-c${options.connections}`,
+    `-d${options.seconds}s`,
+    "--latency",
+    ...Object.entries(options.headers ?? {}).flatMap((
+      [name, value],
+    ) => ["-H", `${name}: ${value}`]),
+    options.url,
+  ];
+  const output = await new Deno.Command("wrk", { args, stdout: "piped", stderr: "piped" }).output();
+  const text = new TextDecoder().decode(output.stdout);
+  if (!output.success) throw new Error(`wrk failed: ${new TextDecoder().decode(output.stderr)}`);
+  return { tool: "wrk", ...parseWrkOutput(text) };
+}
+
+/** Extracts requests/s, p99 and errors from `wrk --latency` output. */
+export function parseWrkOutput(text: string): Omit<LoadResult, "tool"> {
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(text);
+  const p99 = /^\s*99%\s+([\d.]+)(us|ms|s)\s*$/m.exec(text);
+  if (!rps || !p99) throw new Error(`cannot read wrk output:\n${text}`);
+  const scale = { us: 0.001, ms: 1, s: 1000 }[p99[2] as "us" | "ms" | "s"];
+  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(text);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
+  return {
+    requestsPerSecond: Number(rps[1]),
+    p99Ms: Number(p99[1]) * scale,
+    errors: Number(non2xx?.[1] ?? 0) + socketErrors,
+  };
+}
+
+/** The fallback: `connections` loops of keep-alive fetches for `seconds`, latencies recorded. */
+async function _runDenoClient(options: LoadOptions): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + options.seconds * 1000;
+  const init: RequestInit = {
+    method: options.method ?? "GET",
+    headers: { "Accept-Encoding": "identity", ...options.headers },
+  };
+  if (options.body !== undefined) init.body = options.body;
+  const started = performance.now();
+  const loop = async () => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        const response = await fetch(options.url, init);
+        await response.arrayBuffer();
+        if (response.status >= 400) errors++;
+      } catch {
+        errors++;
+      }
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, loop));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    tool: "deno",
+    requestsPerSecond: latencies.length / elapsed,
+    p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? NaN,
+    errors,
+  };
+}
