@@ -6,6 +6,7 @@ import { createRouter } from "./http/router.ts";
 import { createOAuthRoutes } from "./oauth/routes.ts";
 import { onboardingRoutes } from "./tools/onboarding/routes.ts";
 import { stylesheetHandler } from "./ui/stylesheet.ts";
+import { createWorkspaceAccountSection } from "./workspace/account_section.ts";
 import { approvalRoutes } from "./workspace/approval_routes.ts";
 
 /**
@@ -15,7 +16,11 @@ import { approvalRoutes } from "./workspace/approval_routes.ts";
 export async function createAuthSite(deps: AppDeps, assets: SharedAssets): Promise<Handler> {
   return createRouter({
     "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
-    ...accountRoutes(deps, createAccountGrants(deps.store)),
+    ...accountRoutes(
+      deps,
+      createAccountGrants(deps.store),
+      createWorkspaceAccountSection({ store: deps.store, now: deps.now, accounts: deps.accounts }),
+    ),
     ...await onboardingRoutes(deps),
     ...approvalRoutes(deps),
     ...await createOAuthRoutes(deps),

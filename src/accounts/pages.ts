@@ -174,6 +174,8 @@ export function accountPage(options: {
     business: Business;
     role: Role;
     clients: readonly AuthorizedClientView[];
+    /** What other parts show about this business (the workspace's connection tests, audit). */
+    more: Html;
   }[];
   notice?: string;
 }): string {
@@ -220,12 +222,13 @@ export function accountPage(options: {
       <h2>Businesses</h2>
       ${options.businesses.length === 0
         ? html`<p class="muted">You are not a member of any business.</p>`
-        : options.businesses.map(({ business, role, clients: list }) =>
+        : options.businesses.map(({ business, role, clients: list, more }) =>
           html`
             <section aria-labelledby="business-${business.id}">
               <h3 id="business-${business.id}">${business.name}</h3>
               <p>Your role: ${role}</p>
               ${clients(list)}
+              ${more}
             </section>
           `
         )}

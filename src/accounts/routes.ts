@@ -6,7 +6,8 @@ import { htmlResponse } from "../http/responses.ts";
 import type { RouteTable } from "../http/router.ts";
 import { createFormCsrf } from "./form_csrf.ts";
 import { readForm } from "./form.ts";
-import type { Session } from "./model.ts";
+import type { Html } from "../ui/html.ts";
+import type { Role, Session } from "./model.ts";
 import {
   accountPage,
   type AuthorizedClientView,
@@ -34,6 +35,9 @@ export interface AccountGrants {
 }
 
 // A missing field reads as empty, so the message is "… is required", not a type error.
+/** A section another part adds under each business on /account (e.g. the workspace's). */
+export type AccountBusinessSection = (businessId: string, role: Role) => Promise<Html>;
+
 const SignUpFormSchema = v.object({
   csrf: v.string(),
   email: v.optional(EmailSchema, ""),
@@ -85,7 +89,11 @@ function _guard(handler: Handler): Handler {
 }
 
 /** /sign-up, /sign-in, /sign-in/verify, /sign-out and /account on {auth_url}. */
-export function accountRoutes(deps: AppDeps, grants: AccountGrants): RouteTable {
+export function accountRoutes(
+  deps: AppDeps,
+  grants: AccountGrants,
+  businessSection: AccountBusinessSection,
+): RouteTable {
   const { config, sessions, accounts, emailLinks } = deps;
   const csrf = createFormCsrf(config);
 
@@ -121,11 +129,12 @@ export function accountRoutes(deps: AppDeps, grants: AccountGrants): RouteTable 
         account: session.account,
         ...(await signOutFor(session)),
         revokeCsrf: await sessions.csrfToken(session, "revoke"),
-        businesses: memberships.map(({ business, role }) => ({
+        businesses: await Promise.all(memberships.map(async ({ business, role }) => ({
           business,
           role,
           clients: clients.filter((c) => c.businessId === business.id),
-        })),
+          more: await businessSection(business.id, role),
+        }))),
         ...(notice === undefined ? {} : { notice }),
       }),
       status,

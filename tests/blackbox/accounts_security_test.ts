@@ -258,6 +258,11 @@ Deno.test("/account lists authorized clients per business and revokes them", asy
       assert.doesNotMatch(page.text, /client-two/);
     });
 
+    await t.step("each business carries the workspace's section (connection tests)", async () => {
+      const page = await browser.get(`${auth}/account`);
+      assert.match(page.text, /No agent has run the connection test in this business/);
+    });
+
     await t.step("another account's grant cannot be revoked from here", async () => {
       const page = await browser.get(`${auth}/account`);
       const revokeCsrf = page.text.match(
