@@ -41,3 +41,49 @@ Deno.test("kv store keeps data across a close and reopen of its file", async () 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("kv store: a process killed mid-writes leaves every commit whole", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/crash.kv`;
+  const storeModule = new URL("../../src/store/kv_store.ts", import.meta.url).href;
+  // Writes pairs of records in single commits forever; says "ready" once some are down.
+  const writer = `
+    const { openKvStore } = await import(${JSON.stringify(storeModule)});
+    const store = await openKvStore(${JSON.stringify(path)});
+    for (let i = 0; ; i++) {
+      await store.commit([], [
+        { type: "set", key: ["account", i], value: { i } },
+        { type: "set", key: ["email", i], value: i },
+      ]);
+      if (i === 200) await Deno.stdout.write(new TextEncoder().encode("ready\\n"));
+    }
+  `;
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--unstable-kv", writer],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const reader = child.stdout.getReader();
+    const { value } = await reader.read();
+    assert.match(new TextDecoder().decode(value), /ready/);
+    child.kill("SIGKILL");
+    await child.status;
+    reader.releaseLock();
+    await child.stdout.cancel();
+
+    const store = await openKvStore(path);
+    try {
+      const accounts = new Set<number>();
+      const emails = new Set<number>();
+      for await (const e of store.list<{ i: number }>(["account"])) accounts.add(e.value.i);
+      for await (const e of store.list<number>(["email"])) emails.add(e.value);
+      assert.ok(accounts.size > 200, `only ${accounts.size} commits survived`);
+      assert.deepEqual([...accounts].sort(), [...emails].sort(), "no half-made commit");
+    } finally {
+      store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
