@@ -9,6 +9,7 @@ import {
   submitForm,
   tempOutbox,
 } from "./accounts_browser.ts";
+import { manualClock } from "../store/store_contract.ts";
 import { startTestServer } from "./harness.ts";
 
 Deno.test("account forms refuse a missing or wrong CSRF token", async (t) => {
@@ -124,7 +125,9 @@ Deno.test("sign-in and sign-up reveal nothing about existing accounts", async (t
 
 Deno.test("sign-in and sign-up mail is rate limited per e-mail and per client address", async (t) => {
   const outbox = await tempOutbox();
-  const server = await startTestServer({ VESTIBULE_MAIL: outbox.env });
+  // A clock that stands still: no bucket refills while the test runs, however slowly.
+  const clock = manualClock(Date.now());
+  const server = await startTestServer({ VESTIBULE_MAIL: outbox.env }, { now: clock.now });
   const auth = server.authUrl;
   const send = (path: string, email: string) =>
     submitForm(new Browser(), `${auth}${path}`, `${auth}${path}`, {
@@ -154,6 +157,11 @@ Deno.test("sign-in and sign-up mail is rate limited per e-mail and per client ad
         assert.equal((await send("/sign-in", `user${i}@example.com`)).status, 200, `mail ${i}`);
       }
       assert.equal((await send("/sign-in", "one-more@example.com")).status, 429);
+    });
+
+    await t.step("the buckets refill: after 15 minutes mail flows again", async () => {
+      clock.advance(15 * 60_000);
+      assert.equal((await send("/sign-in", "busy@example.com")).status, 200);
     });
   } finally {
     await server.close();
