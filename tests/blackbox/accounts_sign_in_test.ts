@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { sha256Hex } from "../../src/accounts/secrets.ts";
 import { manualClock } from "../store/store_contract.ts";
 import {
   Browser,
@@ -196,6 +197,21 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
         after.response.headers.get("Location"),
         `${auth}/sign-in?return_to=%2Faccount`,
       );
+    });
+
+    await t.step("the store keeps links by SHA-256 only", async () => {
+      await submitForm(new Browser(), `${auth}/sign-in`, `${auth}/sign-in`, {
+        email: "owner@example.com",
+      });
+      const token = new URL((await outbox.read()).at(-1)!.link).searchParams.get("token")!;
+      const keys: string[] = [];
+      const values: string[] = [];
+      for await (const e of server.store.list(["accounts", "email_link"])) {
+        keys.push(String(e.key.at(-1)));
+        values.push(JSON.stringify(e.value));
+      }
+      assert.ok(keys.includes(await sha256Hex(token)));
+      assert.ok(!keys.includes(token) && !values.some((v) => v.includes(token)));
     });
 
     await t.step("no link token ever reaches the server log", async () => {
