@@ -1,0 +1,129 @@
+// Client metadata document fetching with injected fetch and DNS: the SSRF defences.
+import assert from "node:assert/strict";
+import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
+import { manualClock } from "../store/store_contract.ts";
+
+const URL_ = "https://client.example/oauth/client.json";
+const doc = (extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    client_id: URL_,
+    client_name: "Example",
+    redirect_uris: ["https://client.example/cb"],
+    ...extra,
+  });
+
+function setup(options: {
+  dns?: Record<string, string[]>;
+  respond?: (url: string, init?: RequestInit) => Promise<Response> | Response;
+  rateLimits?: boolean;
+} = {}) {
+  const clock = manualClock();
+  const calls: { url: string; init?: RequestInit }[] = [];
+  const documents = createMetadataDocuments({
+    config: { cimdAllowLoopback: false, rateLimits: options.rateLimits ?? false },
+    now: clock.now,
+    fetch: (async (input: string | URL | Request, init?: RequestInit) => {
+      calls.push({ url: String(input), ...(init ? { init } : {}) });
+      return await (options.respond ?? (() => new Response(doc())))(String(input), init);
+    }) as typeof fetch,
+    resolveDns: (host, type) => {
+      const all = options.dns?.[host] ?? ["93.184.216.34"];
+      return Promise.resolve(all.filter((a) => (type === "AAAA") === a.includes(":")));
+    },
+  });
+  return { documents, calls, clock };
+}
+
+Deno.test("metadata documents: SSRF defences", async (t) => {
+  await t.step("a good document, fetched without following redirects, with a timeout", async () => {
+    const { documents, calls } = setup();
+    const result = await documents.resolve(URL_);
+    assert.equal(result.ok, true);
+    assert.equal(calls[0]!.init?.redirect, "manual");
+    assert.ok(calls[0]!.init?.signal instanceof AbortSignal);
+  });
+  const refused: [string, Parameters<typeof setup>[0], string, RegExp][] = [
+    ["a private address", { dns: { "client.example": ["10.0.0.5"] } }, URL_, /private address/],
+    [
+      "a link-local (metadata service) address",
+      { dns: { "client.example": ["169.254.169.254"] } },
+      URL_,
+      /private address/,
+    ],
+    [
+      "one bad address among good ones",
+      { dns: { "client.example": ["93.184.216.34", "::1"] } },
+      URL_,
+      /loopback address/,
+    ],
+    ["loopback without the switch", {}, "https://127.0.0.1/c.json", /loopback address/],
+    ["an IPv6 literal in a private range", {}, "https://[fd00::1]/c.json", /private address/],
+    ["http", {}, "http://client.example/c.json", /must be an https URL/],
+    ["no path", {}, "https://client.example/", /must have a path/],
+    ["userinfo", {}, "https://u:p@client.example/c.json", /userinfo/],
+    ["a fragment", {}, "https://client.example/c.json#x", /not a valid URL/],
+    ["dot segments", {}, "https://client.example/a/%2e%2e/c.json", /dot segments/],
+    ["an unresolvable host", { dns: { "client.example": [] } }, URL_, /does not resolve/],
+  ];
+  for (const [name, options, url, message] of refused) {
+    await t.step(`refuses ${name} without fetching`, async () => {
+      const { documents, calls } = setup(options);
+      const result = await documents.resolve(url);
+      assert.equal(result.ok, false);
+      assert.match(result.ok ? "" : result.description, message);
+      assert.equal(calls.length, 0);
+    });
+  }
+  await t.step("a body over 5 KiB, even without Content-Length", async () => {
+    const big = doc({ padding: "x".repeat(6000) });
+    const { documents } = setup({
+      respond: () => new Response(new Blob([big]).stream()),
+    });
+    const result = await documents.resolve(URL_);
+    assert.deepEqual(result, {
+      ok: false,
+      description: "The client metadata document exceeds 5120 bytes",
+    });
+  });
+  await t.step("a fetch that fails or times out", async () => {
+    const { documents } = setup({
+      respond: () => Promise.reject(new DOMException("timeout", "TimeoutError")),
+    });
+    assert.deepEqual(await documents.resolve(URL_), {
+      ok: false,
+      description: "The client metadata document could not be fetched",
+    });
+  });
+  await t.step("cached per Cache-Control, refetched after", async () => {
+    const { documents, calls, clock } = setup({
+      respond: () => new Response(doc(), { headers: { "Cache-Control": "max-age=60" } }),
+    });
+    await documents.resolve(URL_);
+    await documents.resolve(URL_);
+    assert.equal(calls.length, 1);
+    clock.advance(61_000);
+    await documents.resolve(URL_);
+    assert.equal(calls.length, 2);
+  });
+  await t.step("no-store is not cached", async () => {
+    const { documents, calls } = setup({
+      respond: () => new Response(doc(), { headers: { "Cache-Control": "no-store" } }),
+    });
+    await documents.resolve(URL_);
+    await documents.resolve(URL_);
+    assert.equal(calls.length, 2);
+  });
+  await t.step("a per-origin fetch budget", async () => {
+    const { documents, calls } = setup({
+      rateLimits: true,
+      respond: () => new Response(doc(), { headers: { "Cache-Control": "no-store" } }),
+    });
+    const results = [];
+    for (let i = 0; i < 8; i++) results.push(await documents.resolve(URL_));
+    assert.equal(calls.length, 5);
+    assert.match(
+      results.at(-1)!.ok ? "" : (results.at(-1) as { description: string }).description,
+      /Too many/,
+    );
+  });
+});

@@ -1,0 +1,106 @@
+// Pure rules: redirect URI matching, resource canonicalisation, address classification.
+import assert from "node:assert/strict";
+import { classifyAddress } from "../../src/oauth/addresses.ts";
+import { redirectUriMatches, redirectUriProblem } from "../../src/oauth/redirect_uri.ts";
+import { canonicalResource } from "../../src/oauth/resource.ts";
+import { parseScope } from "../../src/oauth/scopes.ts";
+
+Deno.test("redirect URI matching is exact except the loopback port", async (t) => {
+  const cases: [string, string, boolean][] = [
+    ["https://a.example/cb", "https://a.example/cb", true],
+    ["https://a.example/cb", "https://a.example/cb/", false],
+    ["https://a.example/cb", "https://A.example/cb", false],
+    ["https://a.example/cb", "https://a.example:443/cb", false],
+    ["https://a.example/cb?x=1", "https://a.example/cb?x=1&y=2", false],
+    ["http://127.0.0.1/cb", "http://127.0.0.1:4567/cb", true],
+    ["http://127.0.0.1:1111/cb", "http://127.0.0.1:2222/cb", true],
+    ["http://[::1]/cb", "http://[::1]:80/cb", true],
+    ["http://localhost/cb?a=b", "http://localhost:9/cb?a=b", true],
+    ["http://localhost/cb", "http://127.0.0.1:9/cb", false],
+    ["http://127.0.0.1/cb", "http://127.0.0.1:9/cb?x", false],
+    ["http://127.0.0.1/cb", "http://127.0.0.1.evil.example:9/cb", false],
+    ["http://127.0.0.1/cb", "http://127.0.0.1:9@evil.example/cb", false],
+    ["com.example.app:/cb", "com.example.app:/cb", true],
+  ];
+  for (const [registered, presented, expected] of cases) {
+    await t.step(`${registered} vs ${presented}`, () => {
+      assert.equal(redirectUriMatches(registered, presented), expected);
+    });
+  }
+  await t.step("problems are named", () => {
+    assert.equal(redirectUriProblem("https://a.example/cb#x"), "must not contain a fragment");
+    assert.equal(redirectUriProblem("DATA:text/html,x"), "must not use the data: scheme");
+    assert.equal(
+      redirectUriProblem("http://a.example/cb"),
+      "must use https, or http only on 127.0.0.1, [::1] or localhost",
+    );
+    assert.equal(redirectUriProblem("https://a.example/cb"), null);
+  });
+});
+
+Deno.test("resource canonicalisation", async (t) => {
+  const config = { apiUrl: "https://api.example.com" };
+  const cases: [string | null, boolean][] = [
+    [null, true],
+    ["https://api.example.com", true],
+    ["https://api.example.com/", true],
+    ["HTTPS://API.EXAMPLE.COM", true],
+    ["https://api.example.com:443/", true],
+    ["https://api.example.com/api/mcp", false],
+    ["https://api.example.com//", false],
+    ["https://api.example.com/.", false],
+    ["https://api.example.com/?", false],
+    ["https://api.example.com/#", false],
+    ["https://u@api.example.com/", false],
+    ["http://api.example.com/", false],
+    ["https://api.example.com.evil/", false],
+    ["https://api.example.com:8443/", false],
+    ["api.example.com", false],
+  ];
+  for (const [raw, ok] of cases) {
+    await t.step(String(raw), () => {
+      const check = canonicalResource(raw, config);
+      assert.equal(check.ok, ok);
+      if (check.ok) assert.equal(check.resource, "https://api.example.com");
+      else assert.equal(check.description, '"resource" must equal "https://api.example.com"');
+    });
+  }
+});
+
+Deno.test("address classification refuses everything but public unicast", async (t) => {
+  const cases: [string, string][] = [
+    ["8.8.8.8", "public"],
+    ["127.0.0.1", "loopback"],
+    ["127.8.9.10", "loopback"],
+    ["10.1.2.3", "private"],
+    ["172.16.0.1", "private"],
+    ["172.32.0.1", "public"],
+    ["192.168.1.1", "private"],
+    ["169.254.169.254", "private"],
+    ["100.64.0.1", "private"],
+    ["0.0.0.0", "private"],
+    ["224.0.0.1", "private"],
+    ["::1", "loopback"],
+    ["::", "private"],
+    ["fe80::1", "private"],
+    ["fd00::1", "private"],
+    ["::ffff:127.0.0.1", "loopback"],
+    ["::ffff:169.254.169.254", "private"],
+    ["::ffff:a9fe:a9fe", "private"],
+    ["64:ff9b::a9fe:a9fe", "private"],
+    ["2606:4700::1111", "public"],
+    ["not-an-ip", "private"],
+  ];
+  for (const [address, kind] of cases) {
+    await t.step(address, () => assert.equal(classifyAddress(address), kind));
+  }
+});
+
+Deno.test("scope parsing keeps catalogue order and names the unknown", () => {
+  assert.deepEqual(parseScope("members.read  app.access app.access"), {
+    ok: true,
+    scopes: ["app.access", "members.read"],
+  });
+  assert.deepEqual(parseScope("app.access admin"), { ok: false, unknown: "admin" });
+  assert.deepEqual(parseScope("toString"), { ok: false, unknown: "toString" });
+});
