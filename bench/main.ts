@@ -10,10 +10,13 @@
  *       async run({ seconds, connections }) { … print its own table … },
  *     } satisfies BenchSection;
  *
- * Helpers: bench/load.ts (`runLoad`: wrk or a Deno client, requests/s and p99) and
- * bench/processes.ts (`startServerProcess`: the server under test in its own process,
- * with its peak memory). Results go to stdout; a section throws when it cannot measure.
+ * Helpers: bench/load.ts (`runLoad`: wrk or a Deno client, requests/s and p99),
+ * bench/processes.ts (`startServerProcess`: the server under test in its own process, with
+ * its peak memory) and bench/table.ts. Results go to stdout; a section throws when it
+ * cannot measure.
  */
+
+export { table } from "./table.ts";
 
 export interface BenchOptions {
   /** Length of one measured run. */
@@ -26,14 +29,6 @@ export interface BenchSection {
   /** Used to select sections on the command line. */
   readonly name: string;
   run(options: BenchOptions): Promise<void>;
-}
-
-/** Formats rows as an aligned text table. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: readonly string[]) =>
-    cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
 }
 
 async function main(args: readonly string[]): Promise<number> {
@@ -76,4 +71,5 @@ async function main(args: readonly string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) Deno.exit(await main(Deno.args));
+// No top-level await: sections import this module, which must finish evaluating first.
+if (import.meta.main) main(Deno.args).then(Deno.exit);

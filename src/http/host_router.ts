@@ -1,5 +1,6 @@
 import type { Handler } from "./handler.ts";
 import { jsonResponse, textResponse } from "./responses.ts";
+import { pathOf } from "./url_path.ts";
 
 /** One configured origin and the surface that answers for it. */
 export interface Site {
@@ -28,8 +29,7 @@ export function createHostRouter(sites: readonly Site[]): Handler {
     const handler = byHost.get(host);
     if (handler) return await handler(request, context);
     await request.body?.cancel();
-    const { pathname } = new URL(request.url);
-    if (MCP_PATHS.has(pathname)) {
+    if (MCP_PATHS.has(pathOf(request.url))) {
       return jsonResponse({
         jsonrpc: "2.0",
         id: null,

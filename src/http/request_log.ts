@@ -1,4 +1,5 @@
 import type { Handler } from "./handler.ts";
+import { pathOf } from "./url_path.ts";
 
 export type LogSink = (line: string) => void;
 
@@ -10,7 +11,6 @@ export type LogSink = (line: string) => void;
 export function withRequestLog(handler: Handler, log: LogSink): Handler {
   return async (request, context) => {
     const started = performance.now();
-    const url = new URL(request.url);
     let status = 500;
     try {
       const response = await handler(request, context);
@@ -26,7 +26,7 @@ export function withRequestLog(handler: Handler, log: LogSink): Handler {
       log(JSON.stringify({
         method: request.method,
         host: request.headers.get("Host") ?? "",
-        path: url.pathname,
+        path: pathOf(request.url),
         status,
         ms: Math.round((performance.now() - started) * 100) / 100,
       }));

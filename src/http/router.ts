@@ -1,5 +1,6 @@
 import type { Handler } from "./handler.ts";
 import { textResponse, withoutBody } from "./responses.ts";
+import { pathOf } from "./url_path.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
@@ -43,7 +44,7 @@ export function createRouter(table: RouteTable, options: RouterOptions = {}): Ha
   };
 
   return async (request, context) => {
-    const handlers = lookup(new URL(request.url).pathname);
+    const handlers = lookup(pathOf(request.url));
     if (!handlers) return await notFound(request, context);
     const method = request.method;
     if (method === "HEAD" && handlers.GET) return withoutBody(await handlers.GET(request, context));

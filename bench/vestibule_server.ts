@@ -1,0 +1,20 @@
+// Vestibule as the benchmarks run it: wired like main.ts, but the request log goes nowhere
+// (a terminal would otherwise be the bottleneck) and the store is in memory. Configuration
+// comes from the VESTIBULE_* variables the bench passes (rate limits off).
+import { createAccountServices } from "../src/accounts/services.ts";
+import { createApp } from "../src/app.ts";
+import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { serve } from "../src/server.ts";
+import { openKvStore } from "../src/store/kv_store.ts";
+
+const config = resolveConfig(readEnvironment());
+const log = () => {};
+const store = await openKvStore(":memory:");
+const services = createAccountServices({ config, store, now: Date.now, mailLog: log });
+const handler = await createApp({ config, log, now: Date.now, store, ...services });
+const server = serve(config.listen, handler, { trustProxy: false });
+Deno.addSignalListener("SIGTERM", async () => {
+  await server.shutdown();
+  store.close();
+  Deno.exit(0);
+});
