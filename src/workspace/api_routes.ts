@@ -43,6 +43,7 @@ export async function workspaceApiRoutes(
     config,
     accounts: deps.accounts,
     verify: createAccessTokenVerifier(deps),
+    now: deps.now,
   });
   const mcp = createMcpEndpoint<WorkspaceAuth>({
     tools: createWorkspaceTools(services),

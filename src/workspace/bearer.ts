@@ -55,10 +55,20 @@ export interface BearerDeps {
   readonly config: Config;
   readonly accounts: Accounts;
   readonly verify: (jwt: string) => Promise<TokenCheck>;
+  readonly now: () => number;
 }
 
+/**
+ * How long an accepted token's decision (grant active, membership, role) is reused. Two
+ * store reads per request dominate the endpoint's cost; DESIGN.md asks that revocation and
+ * lapsed membership take effect "within seconds", and this keeps it within one.
+ */
+export const DECISION_TTL_MS = 1_000;
+const MAX_DECISIONS = 10_000;
+
 export function createBearerAuth(deps: BearerDeps): (request: Request) => Promise<BearerOutcome> {
-  const { config, accounts, verify } = deps;
+  const { config, accounts, verify, now } = deps;
+  const decided = new Map<string, { auth: WorkspaceAuth; until: number }>();
   const unauthorized = (description: string, sent: boolean): BearerOutcome => ({
     ok: false,
     status: 401,
@@ -84,7 +94,11 @@ export function createBearerAuth(deps: BearerDeps): (request: Request) => Promis
     }
     const match = BEARER.exec(header);
     if (!match) return unauthorized("The Authorization header does not carry a bearer token", true);
-    const check = await verify(match[1]!);
+    const jwt = match[1]!;
+    const at = now();
+    const remembered = decided.get(jwt);
+    if (remembered && remembered.until > at) return { ok: true, auth: remembered.auth };
+    const check = await verify(jwt);
     if (!check.ok) return unauthorized(check.description, true);
     const { claims } = check;
     const membership = await accounts.getMembership(claims.sub, claims.business);
@@ -112,15 +126,16 @@ export function createBearerAuth(deps: BearerDeps): (request: Request) => Promis
         challenge: bearerChallenge(config, BASE_SCOPE, "insufficient_scope"),
       };
     }
-    return {
-      ok: true,
-      auth: {
-        accountId: claims.sub,
-        businessId: claims.business,
-        clientId: claims.client_id,
-        scopes,
-        role: membership.role,
-      },
+    const auth: WorkspaceAuth = {
+      accountId: claims.sub,
+      businessId: claims.business,
+      clientId: claims.client_id,
+      scopes,
+      role: membership.role,
     };
+    decided.delete(jwt);
+    decided.set(jwt, { auth, until: Math.min(at + DECISION_TTL_MS, claims.exp * 1000) });
+    if (decided.size > MAX_DECISIONS) decided.delete(decided.keys().next().value!);
+    return { ok: true, auth };
   };
 }

@@ -3,6 +3,7 @@ import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { revokeGrant } from "../../src/oauth/grants.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
+import { DECISION_TTL_MS } from "../../src/workspace/bearer.ts";
 import { startWorkspaceServer } from "./workspace_support.ts";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
@@ -36,14 +37,15 @@ Deno.test("workspace protected-resource metadata (RFC 9728)", async () => {
 });
 
 Deno.test("workspace bearer checks", async (t) => {
-  const ws = await startWorkspaceServer();
+  let clock = Date.now();
+  const ws = await startWorkspaceServer({}, { now: () => clock });
   const { apiUrl } = ws.server;
   const metadata = `resource_metadata="${apiUrl}/.well-known/oauth-protected-resource"`;
   const noToken = `Bearer ${metadata}, scope="app.access"`;
   const invalid = `Bearer ${metadata}, scope="app.access", error="invalid_token"`;
   const { token: valid } = await ws.token(["app.access"]);
   const claims = decodeJwt(valid);
-  const key = await createSigningKeys({ store: ws.server.store, now: Date.now }).current();
+  const key = await createSigningKeys({ store: ws.server.store, now: () => clock }).current();
   const sign = (changes: Record<string, unknown>, kid = key.kid, privateKey = key.privateKey) =>
     new SignJWT({ ...claims, ...changes })
       .setProtectedHeader({ alg: "ES256", kid, typ: "at+jwt" })
@@ -138,6 +140,8 @@ Deno.test("workspace bearer checks", async (t) => {
       const { token, grantId } = await ws.token(["app.access"]);
       assert.equal((await ws.post(token, LIST)).status, 200);
       await revokeGrant(ws.server.store, grantId);
+      // An accepted token's decision is reused for at most DECISION_TTL_MS.
+      clock += DECISION_TTL_MS;
       const response = await ws.post(token, LIST);
       assert.equal(response.status, 401);
       assert.equal(response.headers.get("WWW-Authenticate"), invalid);
@@ -149,6 +153,7 @@ Deno.test("workspace bearer checks", async (t) => {
       const { token } = await ws.token(["app.access"], { accountId: other.accountId });
       assert.equal((await ws.post(token, LIST)).status, 200);
       await ws.accounts.removeMember(ws.businessId, other.accountId);
+      clock += DECISION_TTL_MS;
       const response = await ws.post(token, LIST);
       assert.equal(response.status, 403);
       assert.equal(response.headers.get("WWW-Authenticate"), null);

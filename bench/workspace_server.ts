@@ -1,0 +1,32 @@
+// The server under test of the workspace section: bench/vestibule_server.ts's wiring, plus an
+// account, a business and a real access token (app.access) written to the path in argv[0].
+import { createAccounts } from "../src/accounts/accounts.ts";
+import { createAccountServices } from "../src/accounts/services.ts";
+import { createApp } from "../src/app.ts";
+import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { issueGrant } from "../src/oauth/grants.ts";
+import { serve } from "../src/server.ts";
+import { openKvStore } from "../src/store/kv_store.ts";
+
+const config = resolveConfig(readEnvironment());
+const log = () => {};
+const store = await openKvStore(":memory:");
+const services = createAccountServices({ config, store, now: Date.now, mailLog: log });
+const handler = await createApp({ config, log, now: Date.now, store, ...services });
+const { account, business } = await createAccounts(store, Date.now).createAccountWithBusiness(
+  "bench@example.com",
+  "Bench",
+);
+const { tokens } = await issueGrant({ config, store, now: Date.now }, {
+  accountId: account.id,
+  businessId: business.id,
+  clientId: "bench-client",
+  scopes: ["app.access"],
+});
+await Deno.writeTextFile(Deno.args[0]!, tokens.access_token);
+const server = serve(config.listen, handler, { trustProxy: false });
+Deno.addSignalListener("SIGTERM", async () => {
+  await server.shutdown();
+  store.close();
+  Deno.exit(0);
+});
