@@ -10,7 +10,12 @@ import { htmlResponse } from "../http/responses.ts";
 import type { Store } from "../store/store.ts";
 import { authorizationRedirect, parseAuthorizationRequest } from "./authorization_request.ts";
 import type { Clients } from "./clients.ts";
-import { authorizationErrorPage, chooseBusinessPage, consentPage } from "./consent_pages.ts";
+import {
+  authorizationErrorPage,
+  chooseBusinessPage,
+  consentPage,
+  consentPageCsp,
+} from "./consent_pages.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { startTransaction, type Transaction } from "./transactions.ts";
 
@@ -98,6 +103,8 @@ export function createAuthorizeEndpoint(deps: AuthorizeDeps): Handler {
         role: only.role,
       })
       : chooseBusinessPage({ txn, txnId, csrf, action: OAUTH_PATHS.consent, businesses });
-    return htmlResponse(body, { headers: NO_STORE });
+    return htmlResponse(body, {
+      headers: { ...NO_STORE, "Content-Security-Policy": consentPageCsp(txn.redirectUri) },
+    });
   };
 }

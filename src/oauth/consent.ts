@@ -10,7 +10,7 @@ import { htmlResponse } from "../http/responses.ts";
 import { authorizationRedirect } from "./authorization_request.ts";
 import { type AuthorizeDeps, CONSENT_CSRF_PURPOSE } from "./authorize.ts";
 import { issueCode } from "./codes.ts";
-import { authorizationErrorPage, consentPage } from "./consent_pages.ts";
+import { authorizationErrorPage, consentPage, consentPageCsp } from "./consent_pages.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { OWNER_ONLY_SCOPES, type Scope } from "./scopes.ts";
 import { chooseBusiness, consumeTransaction, findTransaction } from "./transactions.ts";
@@ -81,7 +81,9 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
           business,
           role: membership.role,
         }),
-        { headers: NO_STORE },
+        {
+          headers: { ...NO_STORE, "Content-Security-Policy": consentPageCsp(txn.redirectUri) },
+        },
       );
     }
 

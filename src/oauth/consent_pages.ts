@@ -1,5 +1,6 @@
 // The authorization server's pages: business choice, consent and errors. No JavaScript.
 import type { Business, Role } from "../accounts/model.ts";
+import { HTML_SECURITY_HEADERS } from "../http/security_headers.ts";
 import { type Html, html, page } from "../ui/html.ts";
 import { OWNER_ONLY_REASON, OWNER_ONLY_SCOPES, type Scope, SCOPE_MEANINGS } from "./scopes.ts";
 import type { Transaction } from "./transactions.ts";
@@ -61,9 +62,11 @@ export function chooseBusinessPage(options: {
           <legend>Business</legend>
           ${options.businesses.map(({ business, role }, i) =>
             html`
-              <p><label><input type="radio" name="business" value="${business.id}" ${i === 0
+              <p><label class="choice"><input type="radio" name="business" value="${business
+                .id}" ${i ===
+                  0
                 ? "checked"
-                : ""} required> ${business.name} <small>(${role})</small></label></p>
+                : ""} required> <span>${business.name} <small>(${role})</small></span></label></p>
             `
           )}
         </fieldset>
@@ -87,11 +90,11 @@ export function consentPage(options: {
     const id = `scope-${scope.replaceAll(".", "-")}`;
     return html`
       <li>
-        <label for="${id}">
+        <label class="choice" for="${id}">
           <input type="checkbox" id="${id}" name="scope" value="${scope}" ${blocked
             ? "disabled"
             : "checked"}>
-          <code>${scope}</code>: ${SCOPE_MEANINGS[scope as Scope]}
+          <span><code>${scope}</code>: ${SCOPE_MEANINGS[scope as Scope]}</span>
         </label>
         ${blocked
           ? html`<br><small class="reason">${OWNER_ONLY_REASON} You are a member of ${options.business.name}.</small>`
@@ -118,6 +121,20 @@ export function consentPage(options: {
         <button type="submit" name="decision" value="deny">Deny</button>
       </form>
     `,
+  );
+}
+
+/**
+ * The consent page's CSP: as every page's, except that its form may also lead to the
+ * client's redirect URI — browsers apply `form-action` to the redirect that follows a form
+ * submission (CSP 3 §6.3.1), so 'self' alone would block the way back to the client.
+ */
+export function consentPageCsp(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  const target = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
+  return HTML_SECURITY_HEADERS["Content-Security-Policy"]!.replace(
+    "form-action 'self'",
+    `form-action 'self' ${target}`,
   );
 }
 

@@ -193,8 +193,8 @@ Deno.test("business selection and member consent", async (t) => {
       const { params } = await authorizeParams(client);
       const page = await owner.get(authorizeUrl(fx, params));
       assert.match(page.text, /Choose a business/);
-      assert.match(page.text, /name="business" value="[^"]+"[^>]*> North Shop/);
-      assert.match(page.text, /name="business" value="[^"]+"[^>]*> South Shop/);
+      assert.match(page.text, /name="business" value="[^"]+"[^>]*> <span>North Shop/);
+      assert.match(page.text, /name="business" value="[^"]+"[^>]*> <span>South Shop/);
       const { code, verifier } = await obtainCode(owner, fx, client, {}, {
         business: "South Shop",
       });

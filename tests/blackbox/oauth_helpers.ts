@@ -184,7 +184,9 @@ export async function postForm(
 }
 
 function _businessValue(page: string, name: string | undefined): string {
-  const options = [...page.matchAll(/name="business" value="([^"]+)"[^>]*> ([^<]+) <small>/g)];
+  const options = [
+    ...page.matchAll(/name="business" value="([^"]+)"[^>]*> <span>([^<]+) <small>/g),
+  ];
   const found = name === undefined ? options[0] : options.find((m) => m[2] === name);
   assert.ok(found, `no business ${name} on the page`);
   return found[1]!;

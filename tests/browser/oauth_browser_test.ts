@@ -1,0 +1,137 @@
+// A real browser (Debian's chromium through playwright-core) goes through sign-up, sign-in,
+// business selection and consent; each page is saved to tests/screenshots/.
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { freePorts } from "../blackbox/harness.ts";
+import {
+  authorizeParams,
+  authorizeUrl,
+  exchange,
+  oauthFixture,
+  registerClient,
+} from "../blackbox/oauth_helpers.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = new URL("../screenshots/", import.meta.url).pathname;
+
+let available = true;
+try {
+  Deno.statSync(CHROMIUM);
+} catch {
+  available = false;
+  console.warn(`skipping the browser test: ${CHROMIUM} is not installed (.ci/run installs it)`);
+}
+
+Deno.test({
+  name: "a real browser signs up, signs in, picks a business and consents",
+  ignore: !available,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    await Deno.mkdir(SHOTS, { recursive: true });
+    const fx = await oauthFixture();
+    const callbackPort = freePorts(1)[0]!;
+    const callback = Deno.serve(
+      { hostname: "127.0.0.1", port: callbackPort, onListen: () => {} },
+      () =>
+        new Response("<!doctype html><title>Back in the app</title><p>Done.</p>", {
+          headers: { "Content-Type": "text/html" },
+        }),
+    );
+    const userDataDir = await Deno.makeTempDir({ prefix: "vestibule-chromium-" });
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    const page = context.pages()[0] ?? await context.newPage();
+    const shot = (name: string) => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+    const openMail = async () => {
+      const mail = (await fx.outbox.read()).at(-1)!;
+      await page.goto(mail.link);
+      await page.getByRole("button").first().click();
+      await page.waitForLoadState();
+    };
+    try {
+      const client = await registerClient(fx, {
+        client_name: "Browser Agent",
+        redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`],
+      });
+
+      await t.step("sign up twice: two businesses", async () => {
+        for (const business of ["Harbour Café", "Hill Bakery"]) {
+          await page.goto(`${fx.auth}/sign-up`);
+          await page.fill("#email", "owner@example.com");
+          await page.fill("#business", business);
+          await shot(`01-sign-up-${business.startsWith("Harbour") ? "first" : "second"}`);
+          await page.getByRole("button", { name: "Send me the link" }).click();
+          await page.waitForLoadState();
+          assert.match(await page.content(), /Check your e-mail/);
+          await shot("02-check-mail");
+          await openMail();
+        }
+        assert.match(await page.content(), /Hill Bakery/);
+        await shot("03-account");
+      });
+
+      await t.step("signed out, the authorization request leads to sign-in and back", async () => {
+        await context.clearCookies();
+        const { params, verifier } = await authorizeParams(client, {
+          scope: "app.access members.read billing.read",
+        });
+        await page.goto(authorizeUrl(fx, params));
+        assert.equal(new URL(page.url()).pathname, "/sign-in");
+        await page.fill("#email", "owner@example.com");
+        await shot("04-sign-in");
+        await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+        await page.waitForLoadState();
+        const mail = (await fx.outbox.read()).at(-1)!;
+        await page.goto(mail.link);
+        await shot("05-confirm-sign-in");
+        await page.getByRole("button", { name: "Sign in" }).click();
+        await page.waitForLoadState();
+
+        assert.match(await page.content(), /Choose a business/);
+        await shot("06-choose-business");
+        await page.getByLabel(/Hill Bakery/).check();
+        await page.getByRole("button", { name: "Continue" }).click();
+        await page.waitForLoadState();
+
+        const consent = await page.content();
+        assert.match(consent, /Allow access to Hill Bakery\?/);
+        assert.match(consent, /Browser Agent/);
+        await page.getByLabel(/billing\.read/).uncheck();
+        await shot("07-consent");
+        await page.getByRole("button", { name: "Allow" }).click();
+        await page.waitForURL(/\/callback\?/);
+        await shot("08-back-in-the-app");
+
+        const back = new URL(page.url());
+        assert.equal(back.searchParams.get("state"), params.state);
+        assert.equal(back.searchParams.get("iss"), fx.issuer);
+        const { status, json } = await exchange(
+          fx,
+          client,
+          back.searchParams.get("code")!,
+          verifier,
+        );
+        assert.equal(status, 200, JSON.stringify(json));
+        assert.equal(json.scope, "app.access members.read");
+      });
+    } finally {
+      await context.close();
+      await callback.shutdown();
+      await fx.close();
+      await Deno.remove(userDataDir, { recursive: true });
+    }
+  },
+});
