@@ -24,20 +24,23 @@ export function createHostRouter(sites: readonly Site[]): Handler {
     const port = url.port || (url.protocol === "https:" ? "443" : "80");
     byHost.set(`${url.hostname}:${port}`.toLowerCase(), site.handler);
   }
-  return async (request, context) => {
-    const host = request.headers.get("Host")?.toLowerCase() ?? "";
-    const handler = byHost.get(host);
-    if (handler) return await handler(request, context);
-    await request.body?.cancel();
-    if (MCP_PATHS.has(pathOf(request.url))) {
-      return jsonResponse({
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: -32600, message: `Host ${JSON.stringify(host)} is not served here` },
-      }, { status: 403 });
-    }
-    return textResponse(`Misdirected request: host ${JSON.stringify(host)} is not served here\n`, {
-      status: 421,
-    });
+  return (request, context) => {
+    const handler = byHost.get(request.headers.get("Host")?.toLowerCase() ?? "");
+    return handler ? handler(request, context) : _misdirected(request);
   };
+}
+
+async function _misdirected(request: Request): Promise<Response> {
+  const host = request.headers.get("Host")?.toLowerCase() ?? "";
+  await request.body?.cancel();
+  if (MCP_PATHS.has(pathOf(request.url))) {
+    return jsonResponse({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: `Host ${JSON.stringify(host)} is not served here` },
+    }, { status: 403 });
+  }
+  return textResponse(`Misdirected request: host ${JSON.stringify(host)} is not served here\n`, {
+    status: 421,
+  });
 }
