@@ -69,6 +69,11 @@ Deno.test("authorization code flow", async (t) => {
           page.response.headers.get("Content-Security-Policy")!,
           /frame-ancestors 'none'/,
         );
+        // Browsers apply form-action to the redirect that follows the consent post.
+        assert.match(
+          page.response.headers.get("Content-Security-Policy")!,
+          /form-action 'self' https:\/\/client\.example\.com;/,
+        );
         assert.match(page.text, /<dd id="client-name">Test Agent<\/dd>/);
         assert.match(page.text, /dynamic client registration/);
         assert.match(page.text, /<dd id="redirect-host"><code>client.example.com<\/code><\/dd>/);
