@@ -18,6 +18,14 @@ export async function readBodyCapped(
     await request.body?.cancel();
     throw tooLarge();
   }
+  // Deno.serve frames a Content-Length body to exactly that many bytes, so a size declared
+  // within the cap is read in one step, skipping the stream machinery (about a quarter of a
+  // small MCP request's cost). A Request built in-process may lie; it is refused all the same.
+  if (declared !== null && /^\d+$/.test(declared)) {
+    const body = await request.bytes();
+    if (body.byteLength > maxBytes) throw tooLarge();
+    return body;
+  }
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array<ArrayBuffer>[] = [];

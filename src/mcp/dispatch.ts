@@ -159,10 +159,13 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
         return reply(encodeResult(request.id, initializeResult(parsed.params.protocolVersion)));
       }
       case "ping":
-        _params(PingRequestSchema, request);
+        if (request.params !== undefined) _params(PingRequestSchema, request);
         return reply(encodeResult(request.id, "{}"));
       case "tools/list": {
-        const cursor = _params(ListToolsRequestSchema, request).params?.cursor;
+        // The envelope is already checked; only params can still be wrong.
+        const cursor = request.params === undefined
+          ? undefined
+          : _params(ListToolsRequestSchema, request).params?.cursor;
         const page = registry.page(cursor);
         if (page === undefined) {
           throw new JsonRpcError(

@@ -5,11 +5,14 @@ import * as v from "valibot";
 
 export const JSONRPC_VERSION = "2.0";
 
-/** MCP forbids a null id on requests; responses may carry null when the id was unreadable. */
-export const RequestIdSchema = v.union([v.string(), v.pipe(v.number(), v.integer())]);
+/**
+ * MCP forbids a null id on requests; responses may carry null when the id was unreadable.
+ * Integer first: clients mostly number their requests, and a failed branch costs an issue.
+ */
+export const RequestIdSchema = v.union([v.pipe(v.number(), v.integer()), v.string()]);
 export type RequestId = v.InferOutput<typeof RequestIdSchema>;
 
-export const ProgressTokenSchema = v.union([v.string(), v.pipe(v.number(), v.integer())]);
+export const ProgressTokenSchema = v.union([v.pipe(v.number(), v.integer()), v.string()]);
 export type ProgressToken = v.InferOutput<typeof ProgressTokenSchema>;
 
 /** Request `_meta`: MCP lets the client ask for progress notifications here. */
