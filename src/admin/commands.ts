@@ -14,6 +14,7 @@ import {
 } from "../oauth/grants.ts";
 import { createSigningKeys } from "../oauth/signing_keys.ts";
 import type { Store } from "../store/store.ts";
+import { createAuditLog } from "../workspace/audit.ts";
 
 export interface AdminDeps {
   readonly config: Config;
@@ -168,6 +169,27 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
         throw new AdminError(`No registration or live grant for client "${client}"`);
       }
       return { clientId: client, revokedGrants, registrationDeleted };
+    },
+  }),
+  "audit-log": _command({
+    usage: "audit-log --business ID [--limit N]",
+    summary:
+      "The business's audit log, newest first: agent tool calls that changed something and human decisions.",
+    options: v.strictObject({
+      business: IdSchema,
+      limit: v.optional(
+        v.pipe(
+          v.string(),
+          v.regex(/^\d+$/, "must be a whole number"),
+          v.transform(Number),
+          v.minValue(1, "must be at least 1"),
+          v.maxValue(1000, "must be at most 1000"),
+        ),
+        "100",
+      ),
+    }),
+    async run({ business, limit }, { store, now }) {
+      return { entries: await createAuditLog(store, now).list(business, { limit }) };
     },
   }),
   "rotate-signing-key": _command({
