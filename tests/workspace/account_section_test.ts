@@ -25,7 +25,10 @@ Deno.test("account section: connection status per client, audit log for owners o
     });
 
     const forOwner = (await section(f.businessId, "owner")).value;
-    assert.match(forOwner, /client-&lt;1&gt;<\/td>\s*<td data-connection-status="verified">verified/);
+    assert.match(
+      forOwner,
+      /client-&lt;1&gt;<\/td>\s*<td data-connection-status="verified">verified/,
+    );
     assert.match(forOwner, /client-2<\/td>\s*<td data-connection-status="pending">waiting/);
     assert.ok(forOwner.includes("member@example.com (agent)"));
     assert.ok(forOwner.includes("rename_business: Renamed &lt;b&gt;"));
