@@ -41,6 +41,8 @@ const ClaimsSchema = v.object({
   exp: v.number(),
 });
 
+const MAX_VERIFIED = 10_000;
+
 /** How often (at most) a grant's "last used" time is written by verification. */
 const TOUCH_INTERVAL = 60_000;
 
@@ -56,7 +58,19 @@ export function createAccessTokenVerifier(
   const keys = createSigningKeys({ store, now });
   const issuer = issuerOf(config);
   const touched = new Map<string, number>();
+  // Tokens whose signature and claims already verified, by their exact text: an agent sends
+  // the same token for an hour, and ECDSA verification is the expensive part. Expiry and the
+  // grant are still checked on every call. Bounded; the oldest entry goes first.
+  const verified = new Map<string, AccessTokenClaims>();
   return async (jwt) => {
+    const known = verified.get(jwt);
+    if (known) {
+      if (known.exp * 1000 <= now()) {
+        verified.delete(jwt);
+        return { ok: false, description: "The access token has expired" };
+      }
+      return await _grantCheck(known);
+    }
     let payload: unknown;
     try {
       ({ payload } = await jwtVerify(jwt, async (header) => {
@@ -85,6 +99,12 @@ export function createAccessTokenVerifier(
     if (claims.aud !== config.apiUrl) {
       return { ok: false, description: `The access token's audience must be ${config.apiUrl}` };
     }
+    verified.set(jwt, claims);
+    if (verified.size > MAX_VERIFIED) verified.delete(verified.keys().next().value!);
+    return await _grantCheck(claims);
+  };
+
+  async function _grantCheck(claims: AccessTokenClaims): Promise<TokenCheck> {
     const grant = await getGrant(store, claims.gid);
     if (
       !grant || grant.accountId !== claims.sub || grant.businessId !== claims.business ||
@@ -103,7 +123,7 @@ export function createAccessTokenVerifier(
       await touchGrant(store, claims.gid, at);
     }
     return { ok: true, claims };
-  };
+  }
 }
 
 function _describe(error: unknown): string {

@@ -1,0 +1,215 @@
+/**
+ * OAuth section: authorization-code exchanges/s and refreshes/s over HTTP against the
+ * token endpoint of a server process (bench/oauth_server.ts, rate limits off), and
+ * access-token verifications/s of the resource server's verifier in this process (no HTTP:
+ * signature, claims and the grant lookup in the store).
+ * Each exchange spends a distinct pre-issued code; each connection refreshes its own
+ * chain, so every refresh rotates (compare-and-set, sealed answer, new JWT).
+ */
+import { resolveConfig } from "../src/config.ts";
+import { createAccessTokenVerifier } from "../src/oauth/access_token.ts";
+import { issueGrant } from "../src/oauth/grants.ts";
+import { openKvStore } from "../src/store/kv_store.ts";
+import type { BenchSection } from "./main.ts";
+import { table } from "./main.ts";
+import { freePorts, startServerProcess } from "./processes.ts";
+
+interface Prepared {
+  readonly clientId: string;
+  readonly verifier: string;
+  readonly codes: string[];
+  readonly refreshTokens: string[];
+}
+
+interface Measured {
+  readonly perSecond: number;
+  readonly p99Ms: number;
+  readonly errors: number;
+}
+
+/** Codes issued up front: more than the server can exchange in the run (60 s lifetime). */
+const CODES_PER_SECOND = 3_000;
+
+export default {
+  name: "oauth",
+  async run({ seconds, connections }) {
+    const [base, auth, api] = freePorts(3);
+    const dir = await Deno.makeTempDir({ prefix: "vestibule-oauth-bench-" });
+    const codeCount = CODES_PER_SECOND * seconds;
+    const env = {
+      VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
+      VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
+      VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_RATE_LIMITS: "off",
+    };
+    const server = await startServerProcess({
+      command: [
+        Deno.execPath(),
+        "run",
+        "-A",
+        "bench/oauth_server.ts",
+        `${dir}/prepared.json`,
+        String(codeCount),
+        String(connections),
+      ],
+      env,
+      readyUrl: `http://127.0.0.1:${base}/health`,
+    });
+    const rows: string[][] = [];
+    try {
+      const prepared: Prepared = JSON.parse(await Deno.readTextFile(`${dir}/prepared.json`));
+      const tokenUrl = `http://127.0.0.1:${auth}/api/auth/oauth2/token`;
+      const codes = [...prepared.codes];
+      const exchanges = await _drive(seconds, connections, () => {
+        const code = codes.pop();
+        if (code === undefined) return null;
+        return new URLSearchParams({
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: "http://127.0.0.1/cb",
+          client_id: prepared.clientId,
+          code_verifier: prepared.verifier,
+          resource: env.VESTIBULE_API_URL,
+        });
+      }, tokenUrl);
+      if (codes.length === 0) console.log(`note: all ${codeCount} codes were spent before the end`);
+      rows.push(["code exchange (HTTP)", ..._cells(exchanges)]);
+
+      const chains = [...prepared.refreshTokens];
+      let next = 0;
+      const refreshes = await _drive(
+        seconds,
+        connections,
+        (answer, lane) => {
+          if (answer?.refresh_token) chains[lane] = String(answer.refresh_token);
+          return new URLSearchParams({
+            grant_type: "refresh_token",
+            refresh_token: chains[lane]!,
+            client_id: prepared.clientId,
+          });
+        },
+        tokenUrl,
+        () => next++,
+      );
+      rows.push(["refresh with rotation (HTTP)", ..._cells(refreshes)]);
+    } finally {
+      await server.stop();
+    }
+    const verification = await _verifications(seconds);
+    rows.push(["access-token verification, new token", ..._cells(verification.cold)]);
+    rows.push(["access-token verification, same token", ..._cells(verification.warm)]);
+    console.log(
+      `token endpoint: Deno client, ${connections} connections, ${seconds}s per run; ` +
+        `verification: in process, one loop\n`,
+    );
+    console.log(table(["operation", "per second", "p99 ms", "errors"], rows));
+  },
+} satisfies BenchSection;
+
+function _cells(m: Measured): string[] {
+  return [m.perSecond.toFixed(0), m.p99Ms.toFixed(2), String(m.errors)];
+}
+
+/**
+ * `connections` keep-alive loops posting forms until the deadline; `body` makes each
+ * lane's next form from its previous answer (null: the lane stops).
+ */
+async function _drive(
+  seconds: number,
+  connections: number,
+  body: (previous: Record<string, unknown> | null, lane: number) => URLSearchParams | null,
+  url: string,
+  laneOf: () => number = (() => {
+    let n = 0;
+    return () => n++;
+  })(),
+): Promise<Measured> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const loop = async () => {
+    const lane = laneOf();
+    let previous: Record<string, unknown> | null = null;
+    while (performance.now() < deadline) {
+      const form = body(previous, lane);
+      if (form === null) return;
+      const t0 = performance.now();
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: form,
+      });
+      previous = await response.json();
+      latencies.push(performance.now() - t0);
+      if (response.status !== 200) {
+        errors++;
+        previous = null;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, loop));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    perSecond: (latencies.length - errors) / elapsed,
+    p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? NaN,
+    errors,
+  };
+}
+
+/**
+ * The verifier the workspace uses: distinct tokens (each one's first sight: ECDSA, claims,
+ * grant lookup), then one token back to back (signature remembered; expiry and grant still
+ * checked every time).
+ */
+async function _verifications(seconds: number): Promise<{ cold: Measured; warm: Measured }> {
+  const config = resolveConfig({
+    VESTIBULE_AUTH_URL: "http://127.0.0.1:8001",
+    VESTIBULE_API_URL: "http://127.0.0.1:8002",
+  });
+  const store = await openKvStore(":memory:");
+  try {
+    const tokens: string[] = [];
+    for (let i = 0; i < 1_000; i++) {
+      const issued = await issueGrant({ config, store, now: Date.now }, {
+        accountId: "bench",
+        businessId: "bench",
+        clientId: "bench",
+        scopes: ["app.access"],
+      });
+      tokens.push(issued.tokens.access_token);
+    }
+    const verify = createAccessTokenVerifier({ config, store, now: Date.now });
+    const cold = await _loop(tokens.length / 10, (i) => verify(tokens[i]!), tokens.length);
+    const warm = await _loop(seconds, () => verify(tokens[0]!));
+    return { cold, warm };
+  } finally {
+    store.close();
+  }
+}
+
+/** Calls `op` back to back for `seconds` (or `limit` times), timing each call. */
+async function _loop(
+  seconds: number,
+  op: (i: number) => Promise<{ ok: boolean }>,
+  limit = Infinity,
+): Promise<Measured> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  for (let i = 0; i < limit && performance.now() < deadline; i++) {
+    const t0 = performance.now();
+    if (!(await op(i)).ok) errors++;
+    latencies.push(performance.now() - t0);
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    perSecond: latencies.length / elapsed,
+    p99Ms: latencies[Math.floor(latencies.length * 0.99)] ?? NaN,
+    errors,
+  };
+}

@@ -1,0 +1,75 @@
+// The server under test of the oauth section: the real wiring, plus a registered public
+// client, `codes` single-use authorization codes (one PKCE verifier for all) and one
+// refresh token per connection, written as JSON to the path in argv[0].
+// argv: <out.json> <codes> <refresh chains>
+import { createAccounts } from "../src/accounts/accounts.ts";
+import { createAccountServices } from "../src/accounts/services.ts";
+import { createApp } from "../src/app.ts";
+import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { createMetadataDocuments } from "../src/oauth/cimd.ts";
+import { createClients } from "../src/oauth/clients.ts";
+import { issueCode } from "../src/oauth/codes.ts";
+import { issueGrant } from "../src/oauth/grants.ts";
+import { base64url, sha256 } from "../src/oauth/secrets.ts";
+import { serve } from "../src/server.ts";
+import { openKvStore } from "../src/store/kv_store.ts";
+
+const [out, codeCount, chainCount] = [Deno.args[0]!, Number(Deno.args[1]), Number(Deno.args[2])];
+const config = resolveConfig(readEnvironment());
+const log = () => {};
+const now = Date.now;
+const store = await openKvStore(":memory:");
+const services = createAccountServices({ config, store, now, mailLog: log });
+const handler = await createApp({ config, log, now, store, ...services });
+const { account, business } = await createAccounts(store, now).createAccountWithBusiness(
+  "bench@example.com",
+  "Bench",
+);
+const clients = createClients({ store, now, documents: createMetadataDocuments({ config, now }) });
+const { client } = await clients.register({
+  clientName: "Bench client",
+  redirectUris: ["http://127.0.0.1/cb"],
+  grantTypes: ["authorization_code", "refresh_token"],
+  tokenEndpointAuthMethod: "none",
+  scope: null,
+});
+await clients.markUsed(client);
+const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+const challenge = base64url(await sha256(verifier));
+const codes: string[] = [];
+for (let i = 0; i < codeCount; i++) {
+  codes.push(
+    await issueCode(store, {
+      clientId: client.clientId,
+      redirectUri: "http://127.0.0.1/cb",
+      codeChallenge: challenge,
+      resource: config.apiUrl,
+      scopes: ["app.access"],
+      accountId: account.id,
+      businessId: business.id,
+      nonce: null,
+      authTime: now(),
+    }),
+  );
+}
+const refreshTokens: string[] = [];
+for (let i = 0; i < chainCount; i++) {
+  const { tokens } = await issueGrant({ config, store, now }, {
+    accountId: account.id,
+    businessId: business.id,
+    clientId: client.clientId,
+    scopes: ["app.access"],
+    refresh: true,
+  });
+  refreshTokens.push(tokens.refresh_token!);
+}
+await Deno.writeTextFile(
+  out,
+  JSON.stringify({ clientId: client.clientId, verifier, codes, refreshTokens }),
+);
+const server = serve(config.listen, handler, { trustProxy: false });
+Deno.addSignalListener("SIGTERM", async () => {
+  await server.shutdown();
+  store.close();
+  Deno.exit(0);
+});
