@@ -166,6 +166,20 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       assert.ok(list.text.includes("Refund triage"));
     });
 
+    await t.step("/account shows the connection test and, to owners, the audit log", async () => {
+      const setup = await ws.call(token, "get_agent_connection_setup");
+      const { attemptId } = setup.message.result.structuredContent;
+      await ws.call(token, "verify_agent_connection", { attemptId });
+      const page = await owner.get(`${authUrl}/account`);
+      assert.equal(page.status, 200);
+      assert.match(page.text, /test-client<\/td>\s*<td data-connection-status="verified">/);
+      assert.ok(page.text.includes("Audit log"));
+      assert.ok(page.text.includes("approve: Start one run"));
+      const memberPage = await member.get(`${authUrl}/account`);
+      assert.ok(memberPage.text.includes('data-connection-status="verified"'));
+      assert.ok(!memberPage.text.includes("Audit log"));
+    });
+
     await t.step("someone outside the business sees nothing", async () => {
       await ws.accounts.createAccountWithBusiness("stranger@example.com", "Elsewhere");
       const stranger = await signIn(ws, outbox, "stranger@example.com");
