@@ -36,11 +36,15 @@ export async function readOAuthForm(request: Request): Promise<Record<string, st
   return parseUniqueParams(new URLSearchParams(text));
 }
 
-/** Parameters as a record; a repeated one is `invalid_request`. */
+/** Parameters as a record; a repeated one is `invalid_request` (`invalid_target` for resource). */
 export function parseUniqueParams(params: URLSearchParams): Record<string, string> {
   const fields: Record<string, string> = Object.create(null);
   for (const [name, value] of params) {
     if (Object.hasOwn(fields, name)) {
+      // RFC 8707 allows several resources; we serve one, so a second is the wrong target.
+      if (name === "resource") {
+        throw new OAuthError("invalid_target", "resource must be given at most once");
+      }
       throw new OAuthError("invalid_request", `Parameter "${name}" is repeated`);
     }
     fields[name] = value;

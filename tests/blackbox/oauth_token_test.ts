@@ -95,6 +95,21 @@ Deno.test("token endpoint: authorization_code", async (t) => {
           assert.equal(answer.status, 400);
           assert.equal(answer.json.error, "invalid_target");
         }
+        const twice = await obtainCode(owner, fx, client);
+        const doubled = await fetch(`${fx.auth}/api/auth/oauth2/token`, {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams([
+            ["grant_type", "authorization_code"],
+            ["code", twice.code],
+            ["redirect_uri", client.redirectUri],
+            ["client_id", client.clientId],
+            ["code_verifier", twice.verifier],
+            ["resource", fx.server.apiUrl],
+            ["resource", fx.server.apiUrl],
+          ]),
+        });
+        assert.equal((await doubled.json()).error, "invalid_target");
         const { code: c2, verifier: v2 } = await obtainCode(owner, fx, client);
         const omitted = await token(fx, {
           grant_type: "authorization_code",
