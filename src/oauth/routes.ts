@@ -26,7 +26,7 @@ import { createSigningKeys, type SigningKeys } from "./signing_keys.ts";
 import { createTokenEndpoint } from "./token_endpoint.ts";
 import { createTokenSigner } from "./tokens.ts";
 
-export type OAuthDeps = Pick<AppDeps, "config" | "store" | "now" | "log" | "accounts" | "sessions">;
+export type OAuthDeps = Pick<AppDeps, "config" | "store" | "now" | "accounts" | "sessions">;
 
 export interface OAuthOptions {
   /** Fetch and DNS for client metadata documents; the real ones by default. */

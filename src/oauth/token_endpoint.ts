@@ -1,7 +1,6 @@
 /** POST {auth_url}/api/auth/oauth2/token: the HTTP shell around token_grants.ts. */
 import type { Handler } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import type { LogSink } from "../http/request_log.ts";
 import { authenticateClient, claimedClientId } from "./client_auth.ts";
 import type { Clients } from "./clients.ts";
 import { readOAuthForm } from "./form_body.ts";
@@ -12,7 +11,6 @@ export interface TokenEndpointDeps extends TokenGrantDeps {
   readonly clients: Clients;
   /** Keyed by client_id: 120 a minute per client. */
   readonly limiter: RateLimiter;
-  readonly log: LogSink;
 }
 
 export function createTokenEndpoint(deps: TokenEndpointDeps): Handler {
