@@ -1,9 +1,13 @@
 /**
  * Workspace section: `tools/list` on {api_url}/api/mcp with a valid access token (so the
- * JWT, grant and membership checks are in every request) against `tools/list` on the
+ * token, grant and membership checks are in every request) against `tools/list` on the
  * onboarding endpoint, on the same server process (bench/workspace_server.ts, rate limits
  * off). wrk drives both in alternating rounds; the median round is reported.
  * Target (issue 5): workspace >= 0.7x onboarding requests/s.
+ *
+ * Two runs: the default page size (the workspace's first page holds 20 tools and is about
+ * three times the bytes of the onboarding page), and pages of as many tools as the
+ * onboarding catalogue has, which leaves the authentication as the main difference.
  */
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
@@ -20,6 +24,16 @@ const HEADERS = {
 const BODY = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
 
 type Name = "onboarding" | "workspace";
+const NAMES: readonly Name[] = ["onboarding", "workspace"];
+
+interface Run {
+  readonly label: string;
+  readonly bytes: Record<Name, number>;
+  readonly median: Record<Name, LoadResult>;
+  readonly errors: Record<Name, number>;
+  /** Tools on the onboarding endpoint's first page. */
+  readonly onboardingTools: number;
+}
 
 export default {
   name: "workspace",
@@ -27,74 +41,105 @@ export default {
     if (!(await wrkAvailable())) {
       throw new Error("the workspace section needs wrk (apt-get install wrk)");
     }
-    const [base, auth, api] = freePorts(3);
-    const dir = await Deno.makeTempDir({ prefix: "vestibule-workspace-bench-" });
-    const server = await startServerProcess({
-      command: [Deno.execPath(), "run", "-A", "bench/workspace_server.ts", `${dir}/token`],
-      env: {
-        VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
-        VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
-        VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-        VESTIBULE_DATA: ":memory:",
-        VESTIBULE_RATE_LIMITS: "off",
-      },
-      readyUrl: `http://127.0.0.1:${base}/health`,
-    });
-    try {
-      const token = await Deno.readTextFile(`${dir}/token`);
-      const targets: Record<Name, { url: string; headers: Record<string, string> }> = {
-        onboarding: { url: `http://127.0.0.1:${auth}/mcp`, headers: HEADERS },
-        workspace: {
-          url: `http://127.0.0.1:${api}/api/mcp`,
-          headers: { ...HEADERS, Authorization: `Bearer ${token}` },
-        },
-      };
-      const bytes: Record<Name, number> = { onboarding: 0, workspace: 0 };
-      const scripts = {} as Record<Name, string>;
-      for (const name of Object.keys(targets) as Name[]) {
-        const { url, headers } = targets[name];
-        const response = await fetch(url, { method: "POST", headers, body: BODY });
-        if (response.status !== 200) throw new Error(`${name} tools/list: ${response.status}`);
-        bytes[name] = (await response.arrayBuffer()).byteLength;
-        scripts[name] = `${dir}/${name}.lua`;
-        await Deno.writeTextFile(scripts[name], _luaScript(headers));
-      }
-      const runs: Record<Name, LoadResult[]> = { onboarding: [], workspace: [] };
-      for (const name of Object.keys(targets) as Name[]) {
-        await _wrk(targets[name].url, scripts[name], 1, connections);
-      }
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const name of Object.keys(targets) as Name[]) {
-          runs[name].push(await _wrk(targets[name].url, scripts[name], seconds, connections));
-        }
-      }
-      const m = { onboarding: _median(runs.onboarding), workspace: _median(runs.workspace) };
-      const ratio = m.workspace.requestsPerSecond / m.onboarding.requestsPerSecond;
-      console.log(
-        `load: wrk, ${connections} connections, ${seconds}s per run, median of ${ROUNDS} ` +
-          `alternating rounds; first page of tools/list: workspace ${bytes.workspace} bytes, ` +
-          `onboarding ${bytes.onboarding} bytes\n`,
-      );
-      console.log(table(
-        ["endpoint", "req/s", "p99 ms", "errors"],
-        (Object.keys(targets) as Name[]).map((name) => [
+    const runs: Run[] = [];
+    runs.push(await _measure("default page size", undefined, seconds, connections));
+    const pageSize = runs[0]!.onboardingTools;
+    runs.push(await _measure(`pages of ${pageSize} tools`, pageSize, seconds, connections));
+    console.log(
+      `load: wrk, ${connections} connections, ${seconds}s per run, median of ${ROUNDS} ` +
+        `alternating rounds\n`,
+    );
+    const rows: string[][] = [];
+    for (const run of runs) {
+      for (const name of NAMES) {
+        rows.push([
+          run.label,
           name,
-          m[name].requestsPerSecond.toFixed(0),
-          m[name].p99Ms.toFixed(2),
-          String(runs[name].reduce((n, r) => n + r.errors, 0)),
-        ]),
-      ));
+          String(run.bytes[name]),
+          run.median[name].requestsPerSecond.toFixed(0),
+          run.median[name].p99Ms.toFixed(2),
+          String(run.errors[name]),
+        ]);
+      }
+    }
+    console.log(table(["run", "endpoint", "page bytes", "req/s", "p99 ms", "errors"], rows));
+    console.log("");
+    for (const run of runs) {
+      const ratio = run.median.workspace.requestsPerSecond /
+        run.median.onboarding.requestsPerSecond;
       console.log(
-        `\nworkspace/onboarding ${ratio.toFixed(3)} (>= ${TARGET}: ${
+        `${run.label}: workspace/onboarding ${ratio.toFixed(3)} (>= ${TARGET}: ${
           ratio >= TARGET ? "ok" : "BELOW"
         })`,
       );
-    } finally {
-      await server.stop();
-      await Deno.remove(dir, { recursive: true });
     }
   },
 } satisfies BenchSection;
+
+async function _measure(
+  label: string,
+  pageSize: number | undefined,
+  seconds: number,
+  connections: number,
+): Promise<Run> {
+  const [base, auth, api] = freePorts(3);
+  const dir = await Deno.makeTempDir({ prefix: "vestibule-workspace-bench-" });
+  const server = await startServerProcess({
+    command: [Deno.execPath(), "run", "-A", "bench/workspace_server.ts", `${dir}/token`],
+    env: {
+      VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
+      VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
+      VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_RATE_LIMITS: "off",
+      ...(pageSize === undefined ? {} : { VESTIBULE_MCP_PAGE_SIZE: String(pageSize) }),
+    },
+    readyUrl: `http://127.0.0.1:${base}/health`,
+  });
+  try {
+    const token = await Deno.readTextFile(`${dir}/token`);
+    const targets: Record<Name, { url: string; headers: Record<string, string> }> = {
+      onboarding: { url: `http://127.0.0.1:${auth}/mcp`, headers: HEADERS },
+      workspace: {
+        url: `http://127.0.0.1:${api}/api/mcp`,
+        headers: { ...HEADERS, Authorization: `Bearer ${token}` },
+      },
+    };
+    const bytes: Record<Name, number> = { onboarding: 0, workspace: 0 };
+    const scripts = {} as Record<Name, string>;
+    let onboardingTools = 0;
+    for (const name of NAMES) {
+      const { url, headers } = targets[name];
+      const response = await fetch(url, { method: "POST", headers, body: BODY });
+      if (response.status !== 200) throw new Error(`${name} tools/list: ${response.status}`);
+      const text = await response.text();
+      bytes[name] = new TextEncoder().encode(text).byteLength;
+      if (name === "onboarding") onboardingTools = JSON.parse(text).result.tools.length;
+      scripts[name] = `${dir}/${name}.lua`;
+      await Deno.writeTextFile(scripts[name], _luaScript(headers));
+    }
+    const results: Record<Name, LoadResult[]> = { onboarding: [], workspace: [] };
+    for (const name of NAMES) await _wrk(targets[name].url, scripts[name], 1, connections);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const name of NAMES) {
+        results[name].push(await _wrk(targets[name].url, scripts[name], seconds, connections));
+      }
+    }
+    return {
+      label,
+      bytes,
+      onboardingTools,
+      median: { onboarding: _median(results.onboarding), workspace: _median(results.workspace) },
+      errors: {
+        onboarding: results.onboarding.reduce((n, r) => n + r.errors, 0),
+        workspace: results.workspace.reduce((n, r) => n + r.errors, 0),
+      },
+    };
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
 
 function _luaScript(headers: Readonly<Record<string, string>>): string {
   const lines = [`wrk.method = "POST"`, `wrk.body = ${JSON.stringify(BODY)}`];
