@@ -203,6 +203,28 @@ Deno.test("authorize: errors after validation go back with error, state and iss"
       assert.equal(location.searchParams.get("error"), "consent_required");
       assert.equal(location.searchParams.get("iss"), fx.issuer);
     });
+    await t.step("a private-use scheme redirect gets its code, and the CSP allows it", async () => {
+      const native = await registerClient(fx, {
+        redirect_uris: ["com.example.app:/oauth2redirect"],
+      });
+      const { params } = await authorizeParams(native);
+      const page = await owner.get(authorizeUrl(fx, params));
+      assert.match(
+        page.response.headers.get("Content-Security-Policy")!,
+        /form-action 'self' com\.example\.app:;/,
+      );
+      const body = new URLSearchParams({
+        txn: hiddenField(page.text, "txn"),
+        csrf: hiddenField(page.text, "csrf"),
+        scope: "app.access",
+        decision: "allow",
+      });
+      const answer = await postForm(owner, `${fx.auth}/api/auth/oauth2/consent`, body);
+      assert.equal(answer.status, 303);
+      const location = answer.response.headers.get("Location")!;
+      assert.match(location, /^com\.example\.app:\/oauth2redirect\?code=[A-Za-z0-9_-]{43}&state=/);
+      assert.equal(new URL(location).searchParams.get("iss"), fx.issuer);
+    });
     await t.step("the authorization endpoint never answers CORS", async () => {
       const { params } = await authorizeParams(client);
       const response = await fetch(authorizeUrl(fx, params), {
