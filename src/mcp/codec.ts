@@ -70,9 +70,31 @@ export function classifyMessage(value: unknown): Decoded {
   return _invalid(id, INVALID_REQUEST, 'Invalid request: "method" is missing');
 }
 
-/** A success response around a result that is already JSON text (precomputed pages). */
+/** A success response around a result that is already JSON text. */
 export function encodeResult(id: RequestId, resultJson: string): string {
   return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
+const encoder = new TextEncoder();
+const RESULT_HEAD = encoder.encode('{"jsonrpc":"2.0","id":');
+const RESULT_MIDDLE = encoder.encode(',"result":');
+
+/**
+ * The same around a result that is already UTF-8 JSON (precomputed tools/list pages): one
+ * copy of the bytes, instead of building and re-encoding a string per request.
+ */
+export function encodeResultBytes(id: RequestId, result: Uint8Array): Uint8Array<ArrayBuffer> {
+  const idBytes = encoder.encode(JSON.stringify(id));
+  const out = new Uint8Array(
+    RESULT_HEAD.byteLength + idBytes.byteLength + RESULT_MIDDLE.byteLength + result.byteLength + 1,
+  );
+  let at = 0;
+  for (const part of [RESULT_HEAD, idBytes, RESULT_MIDDLE, result]) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  out[at] = 0x7d; // }
+  return out;
 }
 
 export function encodeMessage(message: unknown): string {

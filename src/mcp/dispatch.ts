@@ -2,7 +2,7 @@
 // the transport decides how an outcome travels (202, JSON, or an event stream).
 import * as v from "valibot";
 import type { LogSink } from "../http/request_log.ts";
-import { encodeMessage, encodeResult } from "./codec.ts";
+import { encodeMessage, encodeResult, encodeResultBytes } from "./codec.ts";
 import {
   INTERNAL_ERROR,
   INVALID_PARAMS,
@@ -25,7 +25,7 @@ import {
 } from "./messages.ts";
 import type { ToolRegistry } from "./registry.ts";
 import { type AnyTool, type ToolCallContext, ToolError } from "./tool.ts";
-import { negotiateVersion } from "./versions.ts";
+import { negotiateVersion, SUPPORTED_PROTOCOL_VERSIONS } from "./versions.ts";
 
 export interface ServerInfo {
   readonly name: string;
@@ -46,7 +46,7 @@ export type Send = (message: string) => Promise<void>;
 
 export type Outcome =
   /** One JSON-RPC response, as JSON text. */
-  | { readonly kind: "reply"; readonly body: string }
+  | { readonly kind: "reply"; readonly body: Uint8Array<ArrayBuffer> }
   /**
    * Notifications first, then the response: `run` sends the notifications as they happen and
    * resolves with the response text.
@@ -60,24 +60,18 @@ export interface Dispatcher<A> {
 
 export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
   const { registry, log } = options;
-  const initializeResults = new Map<string, string>();
-  const initializeResult = (version: string): string => {
-    const negotiated = negotiateVersion(version);
-    let text = initializeResults.get(negotiated);
-    if (text === undefined) {
-      const result: InitializeResult = {
-        protocolVersion: negotiated,
-        capabilities: { tools: { listChanged: false } },
-        serverInfo: { ...options.serverInfo },
-        instructions: options.instructions,
-      };
-      text = JSON.stringify(result);
-      initializeResults.set(negotiated, text);
-    }
-    return text;
-  };
-
-  const reply = (body: string): Outcome => ({ kind: "reply", body });
+  const encoder = new TextEncoder();
+  // One answer per supported version, serialized once.
+  const initializeResults = new Map(SUPPORTED_PROTOCOL_VERSIONS.map((version) => {
+    const result: InitializeResult = {
+      protocolVersion: version,
+      capabilities: { tools: { listChanged: false } },
+      serverInfo: { ...options.serverInfo },
+      instructions: options.instructions,
+    };
+    return [version, encoder.encode(JSON.stringify(result))];
+  }));
+  const reply = (text: string): Outcome => ({ kind: "reply", body: encoder.encode(text) });
 
   const internal = (request: JsonRpcRequest, error: unknown): string => {
     log(JSON.stringify({
@@ -156,7 +150,8 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     switch (request.method) {
       case "initialize": {
         const parsed = _params(InitializeRequestSchema, request);
-        return reply(encodeResult(request.id, initializeResult(parsed.params.protocolVersion)));
+        const result = initializeResults.get(negotiateVersion(parsed.params.protocolVersion))!;
+        return { kind: "reply", body: encodeResultBytes(request.id, result) };
       }
       case "ping":
         if (request.params !== undefined) _params(PingRequestSchema, request);
@@ -174,7 +169,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
               "list again without a cursor",
           );
         }
-        return reply(encodeResult(request.id, page));
+        return { kind: "reply", body: encodeResultBytes(request.id, page) };
       }
       case "tools/call":
         return callTool(_params(CallToolRequestSchema, request), auth);

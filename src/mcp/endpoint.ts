@@ -245,12 +245,14 @@ function _mediaType(value: string): string {
 }
 
 function _isJsonMediaType(header: string | null): boolean {
+  if (header === "application/json") return true;
   return header !== null && _mediaType(header) === "application/json";
 }
 
 /** MCP: the client must list both; wildcards do not count, the two types must be named. */
 function _acceptsJsonAndSse(header: string | null): boolean {
   if (header === null) return false;
+  if (header === "application/json, text/event-stream") return true; // what SDK clients send
   const types = header.split(",").map(_mediaType);
   return types.includes("application/json") && types.includes("text/event-stream");
 }
