@@ -26,6 +26,8 @@ export interface Config {
   readonly mcpPageSize: number;
   readonly cimdAllowLoopback: boolean;
   readonly demo: boolean;
+  /** Body cap of the workspace MCP endpoint, in bytes. */
+  readonly workspaceMaxBody: number;
 }
 
 export class ConfigError extends Error {
@@ -47,6 +49,7 @@ const SETTINGS = {
   mcpPageSize: { env: "VESTIBULE_MCP_PAGE_SIZE", default: "20" },
   cimdAllowLoopback: { env: "VESTIBULE_CIMD_ALLOW_LOOPBACK", default: "off" },
   demo: { env: "VESTIBULE_DEMO", default: "off" },
+  workspaceMaxBody: { env: "VESTIBULE_WORKSPACE_MAX_BODY", default: "65536" },
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -132,6 +135,13 @@ const SCHEMAS = {
   ),
   cimdAllowLoopback: SwitchSchema,
   demo: SwitchSchema,
+  workspaceMaxBody: v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "must be a whole number of bytes"),
+    v.transform(Number),
+    v.minValue(1024, "must be at least 1024"),
+    v.maxValue(16 * 1024 * 1024, "must be at most 16777216"),
+  ),
 } satisfies Record<SettingName, v.GenericSchema<string, unknown>>;
 
 type Parsed = { [K in SettingName]: v.InferOutput<(typeof SCHEMAS)[K]> };

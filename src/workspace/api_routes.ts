@@ -7,7 +7,7 @@ import * as v from "valibot";
 import type { AppDeps } from "../app.ts";
 import { PUBLIC_CORS_HEADERS, publicPreflight, trustedOriginHeaders } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
-import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import { createRateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
 import type { RouteTable } from "../http/router.ts";
 import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";
 import { createMcpEndpoint, mcpRoute } from "../mcp/endpoint.ts";
@@ -22,21 +22,10 @@ import { scopeOf } from "../tools/workspace/scoped_tool.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
 import { createWorkspaceServices } from "./services.ts";
 
-/** The default body cap of the workspace endpoint. */
-export const WORKSPACE_MAX_BODY_BYTES = 64 * 1024;
-
 /** DESIGN.md: 600 a minute per token (subject and client). */
 const RATE = { perMinute: 600, burst: 120 } as const;
 
-export interface WorkspaceRoutesOptions {
-  readonly maxBodyBytes?: number;
-  readonly rateLimiter?: RateLimiter;
-}
-
-export async function workspaceApiRoutes(
-  deps: AppDeps,
-  options: WorkspaceRoutesOptions = {},
-): Promise<RouteTable> {
+export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
   const { config } = deps;
   const services = createWorkspaceServices({ ...deps, authUrl: config.authUrl });
   const authenticate = createBearerAuth({
@@ -48,9 +37,8 @@ export async function workspaceApiRoutes(
   const mcp = createMcpEndpoint<WorkspaceAuth>({
     tools: createWorkspaceTools(services),
     config,
-    maxBodyBytes: options.maxBodyBytes ?? WORKSPACE_MAX_BODY_BYTES,
-    rateLimiter: options.rateLimiter ??
-      (config.rateLimits ? createRateLimiter({ ...RATE, now: deps.now }) : UNLIMITED),
+    maxBodyBytes: config.workspaceMaxBody,
+    rateLimiter: config.rateLimits ? createRateLimiter({ ...RATE, now: deps.now }) : UNLIMITED,
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
     instructions:
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",

@@ -244,6 +244,19 @@ Deno.test("workspace transport rules", async (t) => {
   }
 });
 
+Deno.test("the workspace body cap is configurable", async () => {
+  const ws = await startWorkspaceServer({ VESTIBULE_WORKSPACE_MAX_BODY: "20000" });
+  try {
+    const { token } = await ws.token(["app.access"]);
+    const padded = { ...LIST, params: { _meta: { pad: "x".repeat(25_000) } } };
+    const response = await ws.post(token, padded);
+    assert.equal(response.status, 413);
+    assert.match((await response.json()).error.message, /exceeds 20000 bytes/);
+  } finally {
+    await ws.close();
+  }
+});
+
 Deno.test("workspace rate limit is per subject and client", async () => {
   let t = Date.UTC(2026, 0, 1);
   const ws = await startWorkspaceServer({}, { now: () => t });
