@@ -24,6 +24,8 @@ import { createWorkspaceServices } from "./services.ts";
 
 /** DESIGN.md: 600 a minute per token (subject and client). */
 const RATE = { perMinute: 600, burst: 120 } as const;
+/** Signature verifications per client address (tokens not seen in the last second). */
+const VERIFY_RATE = { perMinute: 600, burst: 200 } as const;
 
 export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
   const { config } = deps;
@@ -33,6 +35,9 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
     accounts: deps.accounts,
     verify: createAccessTokenVerifier(deps),
     now: deps.now,
+    verifyLimiter: config.rateLimits
+      ? createRateLimiter({ ...VERIFY_RATE, now: deps.now })
+      : UNLIMITED,
   });
   const mcp = createMcpEndpoint<WorkspaceAuth>({
     tools: createWorkspaceTools(services),
@@ -62,9 +67,25 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
       });
     }
     const cors = origin === null ? {} : trustedOriginHeaders(origin);
-    const outcome = await authenticate(request);
+    const outcome = await authenticate(request, context.clientAddress);
     if (!outcome.ok) {
       await request.body?.cancel();
+      if (outcome.status === 429) {
+        const seconds = outcome.retryAfterSeconds;
+        const body = rpcError(
+          null,
+          TRANSPORT_ERROR,
+          `Too many requests: retry after ${seconds} seconds`,
+        );
+        return new Response(JSON.stringify(body), {
+          status: 429,
+          headers: {
+            ...cors,
+            "Content-Type": "application/json",
+            "Retry-After": String(seconds),
+          },
+        });
+      }
       return _oauthErrorResponse(outcome.status, outcome.body, outcome.challenge, cors);
     }
     const { auth } = outcome;

@@ -6,6 +6,7 @@
  */
 import type { Accounts, Role } from "../accounts/model.ts";
 import type { Config } from "../config.ts";
+import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { TokenCheck } from "../oauth/access_token.ts";
 import type { OAuthError } from "../oauth/wire_schemas.ts";
 
@@ -26,7 +27,9 @@ export type BearerOutcome =
     readonly status: 401 | 403;
     readonly body: OAuthError;
     readonly challenge: string | null;
-  };
+  }
+  /** Too many tokens to verify from one client address. */
+  | { readonly ok: false; readonly status: 429; readonly retryAfterSeconds: number };
 
 export const BASE_SCOPE = "app.access";
 
@@ -56,6 +59,11 @@ export interface BearerDeps {
   readonly accounts: Accounts;
   readonly verify: (jwt: string) => Promise<TokenCheck>;
   readonly now: () => number;
+  /**
+   * Per client address, taken before each signature verification (a token not seen in the
+   * last second): bogus tokens cannot make the server verify signatures without bound.
+   */
+  readonly verifyLimiter: RateLimiter;
 }
 
 /**
@@ -66,8 +74,10 @@ export interface BearerDeps {
 export const DECISION_TTL_MS = 1_000;
 const MAX_DECISIONS = 10_000;
 
-export function createBearerAuth(deps: BearerDeps): (request: Request) => Promise<BearerOutcome> {
-  const { config, accounts, verify, now } = deps;
+export function createBearerAuth(
+  deps: BearerDeps,
+): (request: Request, clientAddress: string) => Promise<BearerOutcome> {
+  const { config, accounts, verify, now, verifyLimiter } = deps;
   const decided = new Map<string, { auth: WorkspaceAuth; until: number }>();
   const unauthorized = (description: string, sent: boolean): BearerOutcome => ({
     ok: false,
@@ -78,7 +88,7 @@ export function createBearerAuth(deps: BearerDeps): (request: Request) => Promis
     challenge: bearerChallenge(config, BASE_SCOPE, sent ? "invalid_token" : undefined),
   });
 
-  return async (request) => {
+  return async (request, clientAddress) => {
     if (new URL(request.url).searchParams.has("access_token")) {
       return unauthorized(
         "Access tokens are accepted only in the Authorization header, never in the query string",
@@ -98,6 +108,10 @@ export function createBearerAuth(deps: BearerDeps): (request: Request) => Promis
     const at = now();
     const remembered = decided.get(jwt);
     if (remembered && remembered.until > at) return { ok: true, auth: remembered.auth };
+    const allowed = verifyLimiter.take(clientAddress);
+    if (!allowed.allowed) {
+      return { ok: false, status: 429, retryAfterSeconds: allowed.retryAfterSeconds };
+    }
     const check = await verify(jwt);
     if (!check.ok) return unauthorized(check.description, true);
     const { claims } = check;

@@ -244,6 +244,28 @@ Deno.test("workspace transport rules", async (t) => {
   }
 });
 
+Deno.test("bogus tokens from one address are rate limited before verification", async () => {
+  const ws = await startWorkspaceServer();
+  try {
+    const { token } = await ws.token(["app.access"]);
+    const bogus = `${token.slice(0, -4)}${token.endsWith("AAAA") ? "BBBB" : "AAAA"}`;
+    let limited: Response | undefined;
+    for (let i = 0; i < 400 && !limited; i++) {
+      const response = await ws.post(bogus, LIST);
+      if (response.status === 429) limited = response;
+      else {
+        assert.equal(response.status, 401);
+        await response.body?.cancel();
+      }
+    }
+    assert.ok(limited, "no 429 within 400 bogus tokens");
+    assert.ok(Number(limited.headers.get("Retry-After")) >= 1);
+    await limited.body?.cancel();
+  } finally {
+    await ws.close();
+  }
+});
+
 Deno.test("the workspace body cap is configurable", async () => {
   const ws = await startWorkspaceServer({ VESTIBULE_WORKSPACE_MAX_BODY: "20000" });
   try {
