@@ -81,6 +81,8 @@ export type DecideResult =
   | { readonly kind: "decided"; readonly gate: Gate };
 
 export interface Gates {
+  /** `{auth_url}/approvals`, where an owner sees every approval of their businesses. */
+  readonly approvalsUrl: string;
   approvalUrl(gateId: string): string;
   view(gate: Gate): GateView;
   /** Records a pending gate, or says why the request cannot be made as it stands. */
@@ -98,7 +100,8 @@ const _gateKey = (id: string) => ["gate", id];
 
 export function createGates(deps: GatesDeps): Gates {
   const { store, now, accounts, audit } = deps;
-  const approvalUrl = (gateId: string) => `${deps.authUrl}/approvals/${gateId}`;
+  const approvalsUrl = `${deps.authUrl}/approvals`;
+  const approvalUrl = (gateId: string) => `${approvalsUrl}/${gateId}`;
 
   const deliver = async (gate: Gate): Promise<Gate> => {
     const result = await _deliverDecision(deps, gate, approvalUrl(gate.id));
@@ -125,6 +128,7 @@ export function createGates(deps: GatesDeps): Gates {
   };
 
   return {
+    approvalsUrl,
     approvalUrl,
     view: (gate) => ({
       gateId: gate.id,

@@ -191,7 +191,7 @@ export function writeTools(services: WorkspaceServices) {
       async handler(_args, { auth }) {
         const account = await accounts.getAccount(auth.accountId);
         if (!account) throw new ToolError("Your account no longer exists");
-        const link = gates.approvalUrl("").replace(/\/$/, "");
+        const link = gates.approvalsUrl;
         try {
           await mailer.send({
             to: account.email,
