@@ -56,7 +56,8 @@ export function approvalRoutes(deps: AppDeps): RouteTable {
 
   /** The gate when the account belongs to its business; null reads as "not found" to others. */
   const visibleGate = async (request: Request, session: Session) => {
-    const gateId = decodeURIComponent(new URL(request.url).pathname.slice("/approvals/".length));
+    // Gate ids are UUIDs: the raw segment is compared as is (never decoded, so never throws).
+    const gateId = new URL(request.url).pathname.slice("/approvals/".length);
     const gate = await gates.get(gateId);
     if (!gate) return null;
     const membership = await accounts.getMembership(session.account.id, gate.businessId);

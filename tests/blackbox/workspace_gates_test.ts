@@ -180,6 +180,13 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       assert.ok(!memberPage.text.includes("Audit log"));
     });
 
+    await t.step("an unknown or malformed approval id is 404", async () => {
+      for (const id of ["no-such-gate", "%E0%A4%A", "%00"]) {
+        const page = await owner.get(`${authUrl}/approvals/${id}`);
+        assert.equal(page.status, 404, id);
+      }
+    });
+
     await t.step("someone outside the business sees nothing", async () => {
       await ws.accounts.createAccountWithBusiness("stranger@example.com", "Elsewhere");
       const stranger = await signIn(ws, outbox, "stranger@example.com");
