@@ -80,7 +80,8 @@ export function approvalPage(email: string, detail: GateDetail): string {
       <p><strong>${gate.summary}</strong></p>
       <dl>
         <dt>Business</dt><dd>${detail.businessName}</dd>
-        <dt>Asked by</dt><dd>${detail.requesterEmail}, through the client ${gate.clientId}</dd>
+        <dt>Asked by</dt><dd>${detail.requesterEmail}, through the client ${gate.clientName} (${gate
+          .clientId})</dd>
         <dt>Tool and permission</dt><dd>${gate.tool} (${gate.scope})</dd>
         <dt>Asked at</dt><dd>${_when(gate.createdAt)}</dd>
         <dt>Status</dt><dd id="gate-status">${_status(gate)}</dd>

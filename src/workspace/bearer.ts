@@ -15,6 +15,8 @@ export interface WorkspaceAuth {
   readonly accountId: string;
   readonly businessId: string;
   readonly clientId: string;
+  /** The grant behind the token (its record names the client as the human saw it). */
+  readonly grantId: string;
   /** Granted scopes in the token's order. */
   readonly scopes: readonly string[];
   readonly role: Role;
@@ -144,6 +146,7 @@ export function createBearerAuth(
       accountId: claims.sub,
       businessId: claims.business,
       clientId: claims.client_id,
+      grantId: claims.gid,
       scopes,
       role: membership.role,
     };

@@ -18,6 +18,8 @@ export interface Gate {
   /** The account whose token asked for it. */
   readonly requestedBy: string;
   readonly clientId: string;
+  /** The client's name as the human saw it at consent. */
+  readonly clientName: string;
   readonly tool: string;
   readonly scope: string;
   readonly action: GateAction;
@@ -69,6 +71,7 @@ export interface GateRequest {
   readonly businessId: string;
   readonly accountId: string;
   readonly clientId: string;
+  readonly clientName: string;
   readonly tool: string;
   readonly scope: string;
   readonly action: GateAction;
@@ -156,6 +159,7 @@ export function createGates(deps: GatesDeps): Gates {
         businessId: request.businessId,
         requestedBy: request.accountId,
         clientId: request.clientId,
+        clientName: request.clientName,
         tool: request.tool,
         scope: request.scope,
         action: request.action,

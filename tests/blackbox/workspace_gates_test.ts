@@ -97,6 +97,7 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       assert.equal(page.status, 200);
       assert.ok(page.text.includes(pending.summary.replaceAll('"', "&quot;")));
       assert.ok(page.text.includes('name="decision" value="approve"'));
+      assert.ok(page.text.includes("through the client test-client (test-client)"));
       assert.ok(page.text.includes('name="decision" value="decline"'));
       const csrf = hiddenField(page.text, "csrf");
       const [first, second] = await Promise.all([

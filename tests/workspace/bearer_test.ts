@@ -75,6 +75,7 @@ Deno.test("bearer authentication", async (t) => {
         accountId: f.memberId,
         businessId: f.businessId,
         clientId: "client-1",
+        grantId: "g",
         scopes: ["app.access", "members.read"],
         role: "member",
       });

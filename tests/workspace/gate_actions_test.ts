@@ -149,6 +149,7 @@ Deno.test("every gate action changes nothing until approved, then exactly what i
           businessId: b,
           accountId: f.memberId,
           clientId: "client-1",
+          clientName: "Client One",
           tool: "test",
           scope: "app.access",
           action: c.action,

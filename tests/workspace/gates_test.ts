@@ -17,6 +17,7 @@ Deno.test("gates", async (t) => {
       businessId: b,
       accountId: f.memberId,
       clientId: "client-1",
+      clientName: "Client One",
       tool: "start_workflow",
       scope: "workflows.run",
       action: { type: "start_workflow", workflowId: "wf-1" },
@@ -46,6 +47,7 @@ Deno.test("gates", async (t) => {
         businessId: b,
         accountId: f.memberId,
         clientId: "client-1",
+        clientName: "Client One",
         tool: "start_workflow",
         scope: "workflows.run",
         action: { type: "start_workflow", workflowId: "nope" },
@@ -137,6 +139,7 @@ Deno.test("gates", async (t) => {
         businessId: b,
         accountId: f.memberId,
         clientId: "client-1",
+        clientName: "Client One",
         tool: "request_access_change",
         scope: "members.request",
         action: {
@@ -164,6 +167,7 @@ Deno.test("gates", async (t) => {
         businessId: b,
         accountId: f.memberId,
         clientId: "client-1",
+        clientName: "Client One",
         tool: "request_access_change",
         scope: "members.request",
         action: {

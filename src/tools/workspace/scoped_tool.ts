@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import { type AnyTool, type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
+import { getGrant } from "../../oauth/grants.ts";
 import type { Scope } from "../../oauth/scopes.ts";
 import type { WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { GateAction } from "../../workspace/gate_actions.ts";
@@ -95,10 +96,12 @@ export async function requestApproval(
   tool: { readonly name: string; readonly scope: Scope },
   action: GateAction,
 ): Promise<PendingApproval> {
+  const grant = await getGrant(services.workspace.store, auth.grantId);
   const result = await services.gates.request({
     businessId: auth.businessId,
     accountId: auth.accountId,
     clientId: auth.clientId,
+    clientName: grant?.clientName ?? auth.clientId,
     tool: tool.name,
     scope: tool.scope,
     action,
