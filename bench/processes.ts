@@ -1,9 +1,17 @@
 /** Servers under test run as child processes, so they never share a thread with the load. */
 
+/** Linux reports CPU time in clock ticks of 1/100 s (USER_HZ). */
+const _CLOCK_TICKS = 100;
+
 export interface ServerProcess {
   readonly pid: number;
   /** Peak resident memory so far (VmHWM from /proc), in KiB; NaN where /proc is absent. */
   peakRssKib(): Promise<number>;
+  /**
+   * CPU time the process has used so far (user + system, from /proc), in seconds; NaN where
+   * /proc is absent. Per request, it barely moves when other work shares the machine.
+   */
+  cpuSeconds(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -47,6 +55,16 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
       try {
         const status = await Deno.readTextFile(`/proc/${child.pid}/status`);
         return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+      } catch {
+        return NaN;
+      }
+    },
+    async cpuSeconds() {
+      try {
+        const stat = await Deno.readTextFile(`/proc/${child.pid}/stat`);
+        // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+        const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        return (Number(fields[11]) + Number(fields[12])) / _CLOCK_TICKS;
       } catch {
         return NaN;
       }

@@ -3,11 +3,13 @@
  * Deno.serve returning the very same bytes, for /health and /index.json. Each server runs
  * in its own process; runs alternate between them, and the median of the rounds is
  * reported. Target (issue 2): Vestibule >= 0.85x the baseline's requests/s on both paths.
+ * On a shared machine requests/s swing with the neighbours' load, so the server's own CPU
+ * time per request is reported too: the steadier measure of what Vestibule adds.
  */
 import type { BenchSection } from "./main.ts";
 import { table } from "./table.ts";
 import { type LoadResult, runLoad } from "./load.ts";
-import { freePorts, startServerProcess } from "./processes.ts";
+import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
 
 const ROUNDS = 3;
 const PATHS = ["/health", "/index.json"] as const;
@@ -30,7 +32,7 @@ export default {
       readyUrl: `${baseUrl}/health`,
     });
     const dir = await Deno.makeTempDir({ prefix: "vestibule-bench-" });
-    let baseline;
+    let baseline: ServerProcess | undefined;
     try {
       // The baseline serves exactly what Vestibule sends (identity encoding, as wrk asks).
       const routes: string[] = [];
@@ -55,26 +57,37 @@ export default {
         readyUrl: `${baselineUrl}/health`,
       });
       const rows: string[][] = [];
+      const measure = async (server: ServerProcess, url: string): Promise<Run> => {
+        const before = await server.cpuSeconds();
+        const result = await runLoad({ url, seconds, connections });
+        const cpu = await server.cpuSeconds() - before;
+        return { ...result, cpuMicros: cpu * 1e6 / (result.requestsPerSecond * seconds) };
+      };
       for (const path of PATHS) {
-        const runs = { baseline: [] as LoadResult[], vestibule: [] as LoadResult[] };
+        const runs = { baseline: [] as Run[], vestibule: [] as Run[] };
         // Warm both up (JIT, connection pools) before anything is measured.
         await runLoad({ url: `${baselineUrl}${path}`, seconds: 1, connections });
         await runLoad({ url: `${baseUrl}${path}`, seconds: 1, connections });
         for (let round = 0; round < ROUNDS; round++) {
-          runs.baseline.push(await runLoad({ url: `${baselineUrl}${path}`, seconds, connections }));
-          runs.vestibule.push(await runLoad({ url: `${baseUrl}${path}`, seconds, connections }));
+          runs.baseline.push(await measure(baseline, `${baselineUrl}${path}`));
+          runs.vestibule.push(await measure(vestibule, `${baseUrl}${path}`));
         }
         const b = _median(runs.baseline);
         const v = _median(runs.vestibule);
         const ratio = v.requestsPerSecond / b.requestsPerSecond;
+        const cpuB = _medianOf(runs.baseline.map((r) => r.cpuMicros));
+        const cpuV = _medianOf(runs.vestibule.map((r) => r.cpuMicros));
         const errors = [...runs.baseline, ...runs.vestibule].reduce((n, r) => n + r.errors, 0);
         rows.push([
           path,
           b.requestsPerSecond.toFixed(0),
           b.p99Ms.toFixed(2),
+          cpuB.toFixed(1),
           v.requestsPerSecond.toFixed(0),
           v.p99Ms.toFixed(2),
+          cpuV.toFixed(1),
           ratio.toFixed(3),
+          (cpuB / cpuV).toFixed(3),
           ratio >= TARGET ? "ok" : "BELOW",
           String(errors),
         ]);
@@ -92,9 +105,12 @@ export default {
           "path",
           "baseline req/s",
           "p99 ms",
+          "CPU us/req",
           "vestibule req/s",
           "p99 ms",
-          "ratio",
+          "CPU us/req",
+          "req/s ratio",
+          "CPU ratio",
           `>= ${TARGET}`,
           "errors",
         ],
@@ -108,8 +124,17 @@ export default {
   },
 } satisfies BenchSection;
 
+interface Run extends LoadResult {
+  /** Server CPU time per request, in microseconds. */
+  readonly cpuMicros: number;
+}
+
+function _medianOf(values: readonly number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
 /** The run with the median requests/s, reported with its own p99. */
-function _median(runs: readonly LoadResult[]): LoadResult {
+function _median<T extends LoadResult>(runs: readonly T[]): T {
   const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
   return sorted[Math.floor(sorted.length / 2)]!;
 }

@@ -22,7 +22,10 @@ export function serve(
       onListen: () => {},
     }, (request, info) =>
       handler(request, {
-        clientAddress: clientAddress(request, info.remoteAddr, options.trustProxy),
+        // Computed on first use: most routes (every public read) never look at it.
+        get clientAddress() {
+          return clientAddress(request, info.remoteAddr, options.trustProxy);
+        },
       }))
   );
   return {

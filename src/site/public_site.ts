@@ -3,18 +3,10 @@ import { PUBLIC_CORS_HEADERS, publicPreflight } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
 import { createRouter, type MethodHandlers } from "../http/router.ts";
 import { DOCUMENT_SECURITY_HEADERS } from "../http/security_headers.ts";
-import { serveStaticAsset, type StaticAsset } from "../http/static_asset.ts";
+import { type StaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { stylesheetHandler } from "../ui/stylesheet.ts";
 import { HEALTH } from "./health.ts";
 import { loadPublicAssets, type PublicAssets } from "./public_assets.ts";
-
-const HEALTH_BODY = new TextEncoder().encode(JSON.stringify(HEALTH));
-const HEALTH_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  "Content-Type": "application/json",
-  "Content-Length": String(HEALTH_BODY.byteLength),
-  "Cache-Control": "no-store",
-  ...PUBLIC_CORS_HEADERS,
-});
 
 const DOCUMENT_CACHE = "public, max-age=300";
 const PUBLIC_METHODS = "GET, HEAD, OPTIONS";
@@ -27,10 +19,18 @@ export async function createPublicSite(
   publicAssets?: PublicAssets,
 ): Promise<Handler> {
   const site = publicAssets ?? await loadPublicAssets(deps.config);
+  // Prepared once and cloned per request (see staticAssetHandler for why).
+  const health = new Response(new TextEncoder().encode(JSON.stringify(HEALTH)), {
+    headers: {
+      "Content-Type": "application/json",
+      "Cache-Control": "no-store",
+      ...PUBLIC_CORS_HEADERS,
+    },
+  });
   return createRouter({
     "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
     "/health": {
-      GET: () => Promise.resolve(new Response(HEALTH_BODY, { headers: HEALTH_HEADERS })),
+      GET: () => Promise.resolve(health.clone()),
       OPTIONS: _preflight,
     },
     "/llms.txt": _document(site.llms),
@@ -51,9 +51,8 @@ function _document(
   asset: StaticAsset,
   headers: Readonly<Record<string, string>> = PUBLIC_CORS_HEADERS,
 ): MethodHandlers {
-  const options = { cacheControl: DOCUMENT_CACHE, headers };
   return {
-    GET: (request) => Promise.resolve(serveStaticAsset(request, asset, options)),
+    GET: staticAssetHandler(asset, { cacheControl: DOCUMENT_CACHE, headers }),
     OPTIONS: _preflight,
   };
 }

@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { createStaticAsset, serveStaticAsset } from "../../src/http/static_asset.ts";
+import {
+  createStaticAsset,
+  serveStaticAsset,
+  staticAssetHandler,
+} from "../../src/http/static_asset.ts";
 
 const options = { cacheControl: "public, max-age=300", headers: { "X-Extra": "1" } };
 const get = (headers: Record<string, string> = {}, method = "GET") =>
@@ -68,4 +72,30 @@ Deno.test("the ETag is a digest of the bytes", async () => {
   const c = await createStaticAsset("other", "text/plain");
   assert.equal(a.etag, b.etag);
   assert.notEqual(a.etag, c.etag);
+});
+
+Deno.test("staticAssetHandler: prepared answers, the same as serveStaticAsset, every time", async (t) => {
+  const asset = await createStaticAsset("y".repeat(3000), "text/plain");
+  const handler = staticAssetHandler(asset, options);
+  const context = { clientAddress: "127.0.0.1" };
+  const cases: [string, Record<string, string>, string][] = [
+    ["identity", {}, "GET"],
+    ["gzip", { "Accept-Encoding": "gzip" }, "GET"],
+    ["HEAD", {}, "HEAD"],
+    ["304 identity", { "If-None-Match": asset.etag }, "GET"],
+    ["304 gzip", { "If-None-Match": asset.gzip!.etag, "Accept-Encoding": "gzip" }, "GET"],
+  ];
+  for (const [name, headers, method] of cases) {
+    await t.step(name, async () => {
+      const expected = serveStaticAsset(get(headers, method), asset, options);
+      const expectedBody = new Uint8Array(await expected.arrayBuffer());
+      // Several requests in a row: the prepared response must never be used up.
+      for (let i = 0; i < 3; i++) {
+        const response = await handler(get(headers, method), context);
+        assert.equal(response.status, expected.status);
+        assert.deepEqual([...response.headers], [...expected.headers]);
+        assert.deepEqual(new Uint8Array(await response.arrayBuffer()), expectedBody);
+      }
+    });
+  }
 });
