@@ -173,7 +173,12 @@ for (const mode of ["json", "sse"] as const) {
             "protected-resource metadata",
             "authorization-server metadata",
           ]);
-          assert.equal(typeof discovery.ok, "boolean");
+          assert.deepEqual(discovery.checks.map((c: { detail: string }) => c.detail), [
+            "ok",
+            "ok",
+            "ok",
+          ]);
+          assert.equal(discovery.ok, true);
         });
       },
     );

@@ -48,7 +48,7 @@ export async function checkDiscovery(
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
       verdict = await judge(response);
-      await response.body?.cancel();
+      if (!response.bodyUsed) await response.body?.cancel();
     } catch (error) {
       verdict = error instanceof DOMException && error.name === "TimeoutError"
         ? `no answer within ${TIMEOUT_MS} ms`
