@@ -104,6 +104,8 @@ const _gateKey = (id: string) => ["gate", id];
 export function createGates(deps: GatesDeps): Gates {
   const { store, now, accounts, audit } = deps;
   const approvalsUrl = `${deps.authUrl}/approvals`;
+  // Orders gates of the same millisecond newest first too.
+  let sequence = 0;
   const approvalUrl = (gateId: string) => `${approvalsUrl}/${gateId}`;
 
   const deliver = async (gate: Gate): Promise<Gate> => {
@@ -154,6 +156,7 @@ export function createGates(deps: GatesDeps): Gates {
     async request(request) {
       const described = await describeAction(deps, request.businessId, request.action);
       if (!described.ok) return described;
+      sequence = (sequence + 1) % LATEST;
       const gate: Gate = {
         id: crypto.randomUUID(),
         businessId: request.businessId,
@@ -178,7 +181,7 @@ export function createGates(deps: GatesDeps): Gates {
         { type: "set", key: _gateKey(gate.id), value: gate },
         {
           type: "set",
-          key: ["ws", gate.businessId, "gate", LATEST - gate.createdAt, gate.id],
+          key: ["ws", gate.businessId, "gate", LATEST - gate.createdAt, LATEST - sequence, gate.id],
           value: gate.id,
         },
         audit.entry({

@@ -183,8 +183,7 @@ Deno.test("gates", async (t) => {
       });
     });
 
-    await t.step("gates are listed newest first", async () => {
-      f.clock.t += 1000;
+    await t.step("gates are listed newest first, within one millisecond too", async () => {
       const workflow = (await f.workspace.workflows.get(b, "wf-1"))!.value;
       await f.workspace.workflows.put(b, { ...workflow, status: "active" });
       const result = await request();
