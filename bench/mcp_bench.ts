@@ -77,6 +77,14 @@ export default {
       const { result } = JSON.parse(new TextDecoder().decode(listBytes));
       if (result?.nextCursor !== undefined) throw new Error("the catalogue must fit one page");
       await Deno.writeFile(`${dir}/tools_list.json`, listBytes);
+      await Deno.writeTextFile(
+        `${dir}/routes.json`,
+        JSON.stringify([{
+          path: "/mcp",
+          headers: [["content-type", "application/json"]],
+          file: `${dir}/tools_list.json`,
+        }]),
+      );
       await Deno.writeTextFile(`${dir}/tools.json`, JSON.stringify(result.tools));
 
       servers.bare = await startServerProcess({
@@ -86,7 +94,7 @@ export default {
           "-A",
           "bench/baseline_server.ts",
           String(barePort),
-          `/mcp|application/json|${dir}/tools_list.json`,
+          `${dir}/routes.json`,
         ],
         readyUrl: urls.bare,
       });
