@@ -1,6 +1,7 @@
 /**
  * Site section: Vestibule (rate limits off, request log to a no-op) against a bare
- * Deno.serve returning the very same bytes, for /health and /index.json. Each server runs
+ * Deno.serve returning the very same bytes (status line, headers and body, prepared once and
+ * cloned per request), for /health and /index.json. Each server runs
  * in its own process; runs alternate between them, and the median of the rounds is
  * reported. Target (issue 2): Vestibule >= 0.85x the baseline's requests/s on both paths.
  * On a shared machine requests/s swing with the neighbours' load, so the server's own CPU
@@ -12,6 +13,8 @@ import { type LoadResult, runLoad } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
 
 const ROUNDS = 3;
+/** Set by Deno.serve itself on every response. */
+const _FRAMING = new Set(["content-length", "date", "transfer-encoding", "connection"]);
 const PATHS = ["/health", "/index.json"] as const;
 const TARGET = 0.85;
 
@@ -34,16 +37,20 @@ export default {
     const dir = await Deno.makeTempDir({ prefix: "vestibule-bench-" });
     let baseline: ServerProcess | undefined;
     try {
-      // The baseline serves exactly what Vestibule sends (identity encoding, as wrk asks).
-      const routes: string[] = [];
+      // The baseline sends exactly what Vestibule sends, headers included, so the difference
+      // is Vestibule's own machinery: Host routing, the route table, request log, validators.
+      const routes = [];
       for (const path of PATHS) {
+        // wrk sends no Accept-Encoding, so both answer with the identity bytes.
         const response = await fetch(`${baseUrl}${path}`, {
           headers: { "Accept-Encoding": "identity" },
         });
         const file = `${dir}/${path.replaceAll("/", "_")}`;
         await Deno.writeFile(file, new Uint8Array(await response.arrayBuffer()));
-        routes.push(`${path}|${response.headers.get("Content-Type")}|${file}`);
+        const headers = [...response.headers].filter(([name]) => !_FRAMING.has(name));
+        routes.push({ path, headers, file });
       }
+      await Deno.writeTextFile(`${dir}/routes.json`, JSON.stringify(routes));
       const baselineUrl = `http://127.0.0.1:${baselinePort}`;
       baseline = await startServerProcess({
         command: [
@@ -52,7 +59,7 @@ export default {
           "-A",
           "bench/baseline_server.ts",
           String(baselinePort),
-          ...routes,
+          `${dir}/routes.json`,
         ],
         readyUrl: `${baselineUrl}/health`,
       });
