@@ -115,12 +115,12 @@ export default {
       for (const method of Object.keys(BODIES) as Method[]) {
         const script = `${dir}/${method.replace("/", "_")}.lua`;
         await Deno.writeTextFile(script, _luaScript(BODIES[method]));
-        const runs: Record<Name, LoadResult[]> = { vestibule: [], sdk: [], bare: [] };
+        const runs: Record<Name, Run[]> = { vestibule: [], sdk: [], bare: [] };
         const order: Name[] = ["bare", "vestibule", "sdk"];
-        for (const name of order) await _wrk(urls[name], script, 1, connections);
+        for (const name of order) await _wrk(servers[name]!, urls[name], script, 1, connections);
         for (let round = 0; round < ROUNDS; round++) {
           for (const name of order) {
-            runs[name].push(await _wrk(urls[name], script, seconds, connections));
+            runs[name].push(await _wrk(servers[name]!, urls[name], script, seconds, connections));
           }
         }
         const m = {
@@ -137,18 +137,21 @@ export default {
             name,
             m[name].requestsPerSecond.toFixed(0),
             m[name].p99Ms.toFixed(2),
+            m[name].cpuMicros.toFixed(1),
             name === "vestibule"
               ? "1.000"
               : (m.vestibule.requestsPerSecond / m[name].requestsPerSecond).toFixed(3),
             String(errors),
           ]);
         }
+        const cpuVsBare = m.bare.cpuMicros / m.vestibule.cpuMicros;
         const lowerP99 = m.vestibule.p99Ms < m.sdk.p99Ms && m.vestibule.p99Ms < m.bare.p99Ms;
         verdicts.push(
           `${method}: ${vsSdk.toFixed(1)}x SDK (>= 100: ${vsSdk >= 100 ? "ok" : "BELOW"}), ` +
             `${vsBare.toFixed(3)}x bare (>= 0.8: ${vsBare >= 0.8 ? "ok" : "BELOW"}), ` +
             `p99 ${m.vestibule.p99Ms.toFixed(2)} ms vs SDK ${m.sdk.p99Ms.toFixed(2)} / bare ` +
-            `${m.bare.p99Ms.toFixed(2)} (lower than both: ${lowerP99 ? "ok" : "NO"})`,
+            `${m.bare.p99Ms.toFixed(2)} (lower than both: ${lowerP99 ? "ok" : "NO"}); ` +
+            `server CPU per request ${cpuVsBare.toFixed(3)}x bare's efficiency`,
         );
       }
       const rss = {
@@ -161,7 +164,9 @@ export default {
         `load: wrk, ${connections} connections, ${seconds}s per run, median of ${ROUNDS} ` +
           `alternating rounds; ${result.tools.length} tools, ${listBytes.byteLength} bytes of tools/list\n`,
       );
-      console.log(table(["method", "server", "req/s", "p99 ms", "vestibule/x", "errors"], rows));
+      console.log(
+        table(["method", "server", "req/s", "p99 ms", "CPU µs/req", "vestibule/x", "errors"], rows),
+      );
       console.log("");
       for (const line of verdicts) console.log(line);
       console.log(
@@ -230,22 +235,32 @@ function _luaScript(body: string): string {
   return lines.join("\n") + "\n";
 }
 
+/** A wrk run, with the server's CPU time per request (steady even when the machine is shared). */
+interface Run extends LoadResult {
+  readonly cpuMicros: number;
+}
+
 async function _wrk(
+  server: ServerProcess,
   url: string,
   script: string,
   seconds: number,
   connections: number,
-): Promise<LoadResult> {
+): Promise<Run> {
+  const cpuBefore = await server.cpuSeconds();
   const output = await new Deno.Command("wrk", {
     args: ["-t1", `-c${connections}`, `-d${seconds}s`, "--latency", "-s", script, url],
     stdout: "piped",
     stderr: "piped",
   }).output();
+  const cpu = (await server.cpuSeconds()) - cpuBefore;
   if (!output.success) throw new Error(`wrk failed: ${new TextDecoder().decode(output.stderr)}`);
-  return { tool: "wrk", ...parseWrkOutput(new TextDecoder().decode(output.stdout)) };
+  const text = new TextDecoder().decode(output.stdout);
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
+  return { tool: "wrk", ...parseWrkOutput(text), cpuMicros: (cpu / requests) * 1e6 };
 }
 
-function _median(runs: readonly LoadResult[]): LoadResult {
+function _median(runs: readonly Run[]): Run {
   const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
   return sorted[Math.floor(sorted.length / 2)]!;
 }

@@ -84,7 +84,7 @@ const RESULT_MIDDLE = encoder.encode(',"result":');
  * copy of the bytes, instead of building and re-encoding a string per request.
  */
 export function encodeResultBytes(id: RequestId, result: Uint8Array): Uint8Array<ArrayBuffer> {
-  const idBytes = encoder.encode(JSON.stringify(id));
+  const idBytes = _asciiBytes(JSON.stringify(id));
   const out = new Uint8Array(
     RESULT_HEAD.byteLength + idBytes.byteLength + RESULT_MIDDLE.byteLength + result.byteLength + 1,
   );
@@ -108,4 +108,15 @@ function _readableId(value: object): RequestId | null {
 
 function _invalid(id: RequestId | null, code: number, message: string): Decoded {
   return { kind: "invalid", error: rpcError(id, code, message) };
+}
+
+/** Most ids are numbers or short ASCII strings: copied by hand, no encoder call. */
+function _asciiBytes(text: string): Uint8Array {
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code > 0x7f) return encoder.encode(text);
+    bytes[i] = code;
+  }
+  return bytes;
 }

@@ -12,14 +12,14 @@ import {
 } from "./errors.ts";
 import { describeIssues } from "./issues.ts";
 import {
-  type CallToolRequest,
-  CallToolRequestSchema,
+  type CallToolParams,
+  CallToolParamsSchema,
   type CallToolResult,
-  InitializeRequestSchema,
+  InitializeParamsSchema,
   type InitializeResult,
   type JsonRpcRequest,
-  ListToolsRequestSchema,
-  PingRequestSchema,
+  ListToolsParamsSchema,
+  ParamsSchema,
   type ProgressNotification,
   type ProgressToken,
 } from "./messages.ts";
@@ -89,7 +89,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       : internal(request, error);
 
   const runTool = async (
-    request: CallToolRequest,
+    request: JsonRpcRequest,
     tool: AnyTool<A>,
     args: unknown,
     context: ToolCallContext<A>,
@@ -119,8 +119,12 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     return encodeResult(request.id, JSON.stringify(result));
   };
 
-  const callTool = async (request: CallToolRequest, auth: A): Promise<Outcome> => {
-    const { name, arguments: args = {}, _meta } = request.params;
+  const callTool = async (
+    request: JsonRpcRequest,
+    params: CallToolParams,
+    auth: A,
+  ): Promise<Outcome> => {
+    const { name, arguments: args = {}, _meta } = params;
     const tool = registry.find(name);
     if (tool === undefined) {
       throw new JsonRpcError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(name)}`);
@@ -149,18 +153,18 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   const route = (request: JsonRpcRequest, auth: A): Outcome | Promise<Outcome> => {
     switch (request.method) {
       case "initialize": {
-        const parsed = _params(InitializeRequestSchema, request);
-        const result = initializeResults.get(negotiateVersion(parsed.params.protocolVersion))!;
+        const params = _params(InitializeParamsSchema, request);
+        const result = initializeResults.get(negotiateVersion(params.protocolVersion))!;
         return { kind: "reply", body: encodeResultBytes(request.id, result) };
       }
       case "ping":
-        if (request.params !== undefined) _params(PingRequestSchema, request);
+        if (request.params !== undefined) _params(ParamsSchema, request);
         return reply(encodeResult(request.id, "{}"));
       case "tools/list": {
         // The envelope is already checked; only params can still be wrong.
         const cursor = request.params === undefined
           ? undefined
-          : _params(ListToolsRequestSchema, request).params?.cursor;
+          : _params(ListToolsParamsSchema, request).cursor;
         const page = registry.page(cursor);
         if (page === undefined) {
           throw new JsonRpcError(
@@ -172,7 +176,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
         return { kind: "reply", body: encodeResultBytes(request.id, page) };
       }
       case "tools/call":
-        return callTool(_params(CallToolRequestSchema, request), auth);
+        return callTool(request, _params(CallToolParamsSchema, request), auth);
       default:
         throw new JsonRpcError(
           METHOD_NOT_FOUND,
@@ -192,14 +196,15 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   };
 }
 
-/** Parses a request against its method's schema; bad params are -32602 naming each field. */
-function _params<S extends v.GenericSchema<unknown, JsonRpcRequest>>(
-  schema: S,
-  request: JsonRpcRequest,
-): v.InferOutput<S> {
-  const parsed = v.safeParse(schema, request);
+/**
+ * Parses the params of a request whose envelope the codec already checked against its
+ * method's params schema; bad params are -32602 naming each field (`"params.cursor"`).
+ */
+function _params<S extends v.GenericSchema>(schema: S, request: JsonRpcRequest): v.InferOutput<S> {
+  const parsed = v.safeParse(schema, request.params);
   if (!parsed.success) {
-    throw new JsonRpcError(INVALID_PARAMS, `Invalid params: ${describeIssues(parsed.issues)}`);
+    const issues = describeIssues(parsed.issues, "params");
+    throw new JsonRpcError(INVALID_PARAMS, `Invalid params: ${issues}`);
   }
   return parsed.output;
 }

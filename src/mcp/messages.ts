@@ -172,6 +172,8 @@ export const CallToolParamsSchema = v.looseObject({
   _meta: v.optional(RequestMetaSchema),
 });
 
+export type CallToolParams = v.InferOutput<typeof CallToolParamsSchema>;
+
 export const CallToolRequestSchema = v.object({
   jsonrpc: v.literal(JSONRPC_VERSION),
   id: RequestIdSchema,
