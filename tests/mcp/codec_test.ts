@@ -117,7 +117,7 @@ Deno.test("codec encodes a precomputed result around any id", () => {
 
 Deno.test("codec encodes a result that is already bytes the same way", () => {
   const result = new TextEncoder().encode('{"tools":["é"]}');
-  for (const id of [7, 'x"y', 0]) {
+  for (const id of [7, 'x"y', 0, "né"]) {
     const text = new TextDecoder().decode(encodeResultBytes(id, result));
     assert.equal(text, encodeResult(id, '{"tools":["é"]}'));
   }
