@@ -41,7 +41,7 @@ function _block(block: Block): string {
       ).join("\n");
     case "example":
       // Fenced off by a labelled quote so the example's own blocks stay whole.
-      return [`> **Example: ${escapeMarkdown(block.title)}**`, ...block.content.map(_block)]
+      return [`> **${escapeMarkdown(block.title)}**`, ...block.content.map(_block)]
         .join("\n\n")
         .split("\n")
         .map((line, i) => i === 0 ? line : line === "" ? ">" : `> ${line}`)

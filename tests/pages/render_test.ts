@@ -136,5 +136,5 @@ Deno.test("Markdown renderer fences code longer than any backtick run inside it"
     },
   ]));
   assert.ok(out.includes("`````md\n```\ninside\n````\n`````"), out);
-  assert.ok(out.includes("> **Example: Illustrative**\n>\n> p\n>\n> ```sh\n> a\n> b\n> ```"), out);
+  assert.ok(out.includes("> **Illustrative**\n>\n> p\n>\n> ```sh\n> a\n> b\n> ```"), out);
 });
