@@ -2,7 +2,7 @@
 // the transport decides how an outcome travels (202, JSON, or an event stream).
 import * as v from "valibot";
 import type { LogSink } from "../http/request_log.ts";
-import { encodeMessage, encodeResult, encodeResultBytes } from "./codec.ts";
+import { encodeMessage, encodeResult } from "./codec.ts";
 import {
   INTERNAL_ERROR,
   INVALID_PARAMS,
@@ -46,7 +46,7 @@ export type Send = (message: string) => Promise<void>;
 
 export type Outcome =
   /** One JSON-RPC response, as JSON text. */
-  | { readonly kind: "reply"; readonly body: Uint8Array<ArrayBuffer> }
+  | { readonly kind: "reply"; readonly body: string }
   /**
    * Notifications first, then the response: `run` sends the notifications as they happen and
    * resolves with the response text.
@@ -60,7 +60,6 @@ export interface Dispatcher<A> {
 
 export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
   const { registry, log } = options;
-  const encoder = new TextEncoder();
   // One answer per supported version, serialized once.
   const initializeResults = new Map(SUPPORTED_PROTOCOL_VERSIONS.map((version) => {
     const result: InitializeResult = {
@@ -69,9 +68,9 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       serverInfo: { ...options.serverInfo },
       instructions: options.instructions,
     };
-    return [version, encoder.encode(JSON.stringify(result))];
+    return [version, JSON.stringify(result)];
   }));
-  const reply = (text: string): Outcome => ({ kind: "reply", body: encoder.encode(text) });
+  const reply = (body: string): Outcome => ({ kind: "reply", body });
 
   const internal = (request: JsonRpcRequest, error: unknown): string => {
     log(JSON.stringify({
@@ -155,7 +154,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       case "initialize": {
         const params = _params(InitializeParamsSchema, request);
         const result = initializeResults.get(negotiateVersion(params.protocolVersion))!;
-        return { kind: "reply", body: encodeResultBytes(request.id, result) };
+        return reply(encodeResult(request.id, result));
       }
       case "ping":
         if (request.params !== undefined) _params(ParamsSchema, request);
@@ -173,7 +172,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
               "list again without a cursor",
           );
         }
-        return { kind: "reply", body: encodeResultBytes(request.id, page) };
+        return reply(encodeResult(request.id, page));
       }
       case "tools/call":
         return callTool(request, _params(CallToolParamsSchema, request), auth);

@@ -12,8 +12,8 @@ export interface ToolRegistry<A> {
   /** The tools/list entries, in the same order. */
   readonly descriptions: readonly ToolDescription[];
   find(name: string): AnyTool<A> | undefined;
-  /** The tools/list result as UTF-8 JSON for a cursor (none: the first page); undefined if forged. */
-  page(cursor: string | undefined): Uint8Array | undefined;
+  /** The tools/list result as JSON text for a cursor (none: the first page); undefined if forged. */
+  page(cursor: string | undefined): string | undefined;
 }
 
 export interface ToolRegistryOptions {
@@ -45,8 +45,7 @@ export function createToolRegistry<A>(
     offsets,
     ...(options.random ? { random: options.random } : {}),
   });
-  const pages = new Map<number, Uint8Array>();
-  const encoder = new TextEncoder();
+  const pages = new Map<number, string>();
   for (const offset of [0, ...offsets]) {
     const next = offset + pageSize < tools.length
       ? cursors.cursorFor(offset + pageSize)
@@ -55,7 +54,7 @@ export function createToolRegistry<A>(
       tools: descriptions.slice(offset, offset + pageSize),
       ...(next === undefined ? {} : { nextCursor: next }),
     };
-    pages.set(offset, encoder.encode(JSON.stringify(result)));
+    pages.set(offset, JSON.stringify(result));
   }
   return {
     tools,

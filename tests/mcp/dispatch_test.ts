@@ -30,7 +30,7 @@ function setup(pageSize = 2) {
     const outcome = await call(method, params, id);
     assert.equal(outcome.kind, "reply");
     return JSON.parse(
-      new TextDecoder().decode((outcome as Extract<Outcome, { kind: "reply" }>).body),
+      (outcome as Extract<Outcome, { kind: "reply" }>).body,
     );
   };
   return { logs, call, reply };

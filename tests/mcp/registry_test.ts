@@ -18,7 +18,7 @@ Deno.test("tool registry", async (t) => {
 
   await t.step("one page when the catalogue fits, without nextCursor", () => {
     const registry = createToolRegistry(TEST_TOOLS, { pageSize: TEST_TOOLS.length });
-    const page = JSON.parse(new TextDecoder().decode(registry.page(undefined)!));
+    const page = JSON.parse(registry.page(undefined)!);
     assert.equal(page.tools.length, TEST_TOOLS.length);
     assert.equal("nextCursor" in page, false);
   });
