@@ -115,3 +115,43 @@ Deno.test("a data path outside ./data is refused with one clear line", async () 
   assert.equal(stderr.split("\n").length, 1, stderr);
   assert.match(stderr, /^vestibule: cannot open VESTIBULE_DATA="\/tmp\/elsewhere\.kv": /);
 });
+
+Deno.test("a bad template stops start-up with one line naming the file and the JSON path", async () => {
+  const flags = await startTaskFlags();
+  // A copy of the project, so the shared static/ stays untouched.
+  const dir = await Deno.makeTempDir({ prefix: "vestibule-template-" });
+  try {
+    for (const name of ["main.ts", "deno.json", "deno.lock"]) {
+      await Deno.copyFile(new URL(name, ROOT), `${dir}/${name}`);
+    }
+    for (const tree of ["src", "static"]) {
+      await _copyTree(new URL(`${tree}/`, ROOT), `${dir}/${tree}`);
+    }
+    const page = JSON.parse(await Deno.readTextFile(`${dir}/static/pages/index.json`));
+    page.content[0].level = 4;
+    await Deno.writeTextFile(`${dir}/static/pages/index.json`, JSON.stringify(page));
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, "main.ts"],
+      cwd: dir,
+      env: { NO_COLOR: "1", ...originsEnv(), VESTIBULE_DATA: ":memory:" },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(output.code, 2);
+    assert.equal(
+      new TextDecoder().decode(output.stderr),
+      "vestibule: template error: static/pages/index.json: $.content[0].level: must be 2 or 3\n",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+async function _copyTree(from: URL, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    if (entry.isDirectory) await _copyTree(new URL(`${entry.name}/`, from), `${to}/${entry.name}`);
+    else if (entry.isFile) await Deno.copyFile(new URL(entry.name, from), `${to}/${entry.name}`);
+  }
+}
