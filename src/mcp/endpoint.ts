@@ -83,10 +83,17 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
         open = false;
       }
     };
-    (async () => {
-      await send(await outcome.run(send));
-      if (open) await writer.close().catch(() => {});
-    })();
+    // run() turns tool failures into JSON-RPC errors itself; anything escaping it is a bug,
+    // which ends the stream rather than the process.
+    outcome.run(send).then(send, (error: unknown) => {
+      options.log(JSON.stringify({
+        level: "error",
+        message: "MCP stream failed",
+        error: error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown",
+      }));
+    }).finally(() => {
+      if (open) writer.close().catch(() => {});
+    });
     return new Response(sse.readable, { headers: _merge(SSE_HEADERS, cors) });
   };
 
