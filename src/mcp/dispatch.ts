@@ -102,7 +102,8 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
           level: "error",
           message: "tool output does not match its schema",
           tool: tool.name,
-          issues: describeIssues(checked.issues),
+          // Paths only: the received values may be account data.
+          fields: checked.issues.map((issue) => v.getDotPath(issue) ?? "(root)"),
         }));
         return encodeMessage(rpcError(request.id, INTERNAL_ERROR, "Internal error"));
       }
