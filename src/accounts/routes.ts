@@ -5,7 +5,7 @@ import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
 import type { RouteTable } from "../http/router.ts";
 import { createFormCsrf } from "./form_csrf.ts";
-import { readForm } from "./form.ts";
+import { readForm } from "../http/form.ts";
 import type { Html } from "../ui/html.ts";
 import type { Role, Session } from "./model.ts";
 import {

@@ -3,8 +3,8 @@
  * Each post carries the transaction id and a CSRF token of the session; the decision
  * consumes the transaction, so a replay (or a second tab) fails.
  */
-import { readBodyCapped } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
+import { readFormWithLists } from "../http/form.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
 import { authorizationRedirect } from "./authorization_request.ts";
@@ -15,13 +15,7 @@ import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { OWNER_ONLY_SCOPES, type Scope } from "./scopes.ts";
 import { chooseBusiness, consumeTransaction, findTransaction } from "./transactions.ts";
 
-const MAX_FORM_BYTES = 8 * 1024;
 const NO_STORE = { "Cache-Control": "no-store" };
-
-interface ConsentForm {
-  readonly fields: Readonly<Record<string, string>>;
-  readonly scopes: readonly string[];
-}
 
 export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
   const issuer = issuerOf(deps.config);
@@ -29,9 +23,10 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
     htmlResponse(authorizationErrorPage(title, message), { status, headers: NO_STORE });
 
   return async (request) => {
-    let form: ConsentForm;
+    // One value per field, except `scope`: one per ticked box.
+    let form: { fields: Record<string, string>; lists: Record<"scope", string[]> };
     try {
-      form = await _readConsentForm(request);
+      form = await readFormWithLists(request, ["scope"]);
     } catch (error) {
       if (error instanceof HttpError) return refuse(error.status, "Bad request", error.message);
       throw error;
@@ -107,7 +102,7 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
     if (!membership) {
       return back({ error: "access_denied", error_description: "Not a member of the business" });
     }
-    const granted = [...new Set(form.scopes)];
+    const granted = [...new Set(form.lists.scope)];
     const foreign = granted.find((s) => !txn.scopes.includes(s));
     if (foreign !== undefined) {
       return refuse(400, "Request refused", `"${foreign}" was not requested by the application.`);
@@ -135,32 +130,4 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
     if (client.ok) await deps.clients.markUsed(client.client);
     return back({ code });
   };
-}
-
-/** The form: one value per field, except `scope`, which is one per ticked box. */
-async function _readConsentForm(request: Request): Promise<ConsentForm> {
-  const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
-  if (type !== "application/x-www-form-urlencoded") {
-    await request.body?.cancel();
-    throw new HttpError(
-      415,
-      "Cannot read form: Content-Type must be application/x-www-form-urlencoded",
-    );
-  }
-  const bytes = await readBodyCapped(request, MAX_FORM_BYTES);
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new HttpError(400, "Cannot read form: the body is not UTF-8");
-  }
-  const fields: Record<string, string> = Object.create(null);
-  const scopes: string[] = [];
-  for (const [name, value] of new URLSearchParams(text)) {
-    if (name === "scope") scopes.push(value);
-    else if (Object.hasOwn(fields, name)) {
-      throw new HttpError(400, `Cannot read form: field "${name}" is repeated`);
-    } else fields[name] = value;
-  }
-  return { fields, scopes };
 }

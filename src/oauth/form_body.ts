@@ -1,4 +1,4 @@
-import { readBodyCapped } from "../http/body.ts";
+import { readFormParams } from "../http/form.ts";
 import { HttpError } from "../http/errors.ts";
 import { OAuthError } from "./oauth_error.ts";
 
@@ -10,30 +10,13 @@ export const MAX_TOKEN_REQUEST_BYTES = 16 * 1024;
  * A repeated parameter is `invalid_request` (RFC 6749 §3.1); so is anything unreadable.
  */
 export async function readOAuthForm(request: Request): Promise<Record<string, string>> {
-  const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
-  if (type !== "application/x-www-form-urlencoded") {
-    await request.body?.cancel();
-    throw new OAuthError(
-      "invalid_request",
-      "Content-Type must be application/x-www-form-urlencoded",
-    );
-  }
-  let bytes: Uint8Array;
   try {
-    bytes = await readBodyCapped(request, MAX_TOKEN_REQUEST_BYTES);
+    return parseUniqueParams(await readFormParams(request, MAX_TOKEN_REQUEST_BYTES));
   } catch (error) {
-    if (error instanceof HttpError) {
-      throw new OAuthError("invalid_request", error.message, error.status);
-    }
-    throw error;
+    if (!(error instanceof HttpError)) throw error;
+    // 413 keeps its status; a wrong media type or undecodable body is a plain bad request.
+    throw new OAuthError("invalid_request", error.message, error.status === 413 ? 413 : 400);
   }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new OAuthError("invalid_request", "The body is not UTF-8");
-  }
-  return parseUniqueParams(new URLSearchParams(text));
 }
 
 /** Parameters as a record; a repeated one is `invalid_request` (`invalid_target` for resource). */

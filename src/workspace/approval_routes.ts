@@ -4,7 +4,7 @@
  * business may read it; anyone else sees nothing. Deciding twice changes nothing twice.
  */
 import * as v from "valibot";
-import { readForm } from "../accounts/form.ts";
+import { readForm } from "../http/form.ts";
 import type { Session } from "../accounts/model.ts";
 import type { AppDeps } from "../app.ts";
 import { HttpError } from "../http/errors.ts";
