@@ -5,15 +5,28 @@
  */
 import { type ClientRecord, type Clients, secretMatches } from "./clients.ts";
 import { OAuthError } from "./oauth_error.ts";
+import type { RateLimiter } from "../http/rate_limiter.ts";
 
 const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="vestibule"' };
 
-/** The client_id a request claims (for rate limiting before authentication). */
-export function claimedClientId(
+/**
+ * Takes one request from the budget of the client the request claims to be, before any
+ * authentication work; over it, 429 with Retry-After.
+ */
+export function chargeClaimedClient(
+  limiter: RateLimiter,
   request: Request,
   fields: Readonly<Record<string, string>>,
-): string {
-  return _basic(request)?.id ?? fields.client_id ?? "";
+): void {
+  const decision = limiter.take(_basic(request)?.id ?? fields.client_id ?? "");
+  if (decision.allowed) return;
+  const seconds = decision.retryAfterSeconds;
+  throw new OAuthError(
+    "temporarily_unavailable",
+    `Too many requests for this client; retry after ${seconds} s`,
+    429,
+    { "Retry-After": String(seconds) },
+  );
 }
 
 export async function authenticateClient(

@@ -7,7 +7,7 @@ import { decodeJwt } from "jose";
 import type { Handler } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { Store } from "../store/store.ts";
-import { authenticateClient, claimedClientId } from "./client_auth.ts";
+import { authenticateClient, chargeClaimedClient } from "./client_auth.ts";
 import type { Clients } from "./clients.ts";
 import { readOAuthForm } from "./form_body.ts";
 import { getGrant, revokeGrant } from "./grants.ts";
@@ -27,15 +27,7 @@ export function createRevocationEndpoint(deps: RevocationDeps): Handler {
   return async (request) => {
     try {
       const fields = await readOAuthForm(request);
-      const decision = deps.limiter.take(claimedClientId(request, fields));
-      if (!decision.allowed) {
-        throw new OAuthError(
-          "temporarily_unavailable",
-          `Too many requests for this client; retry after ${decision.retryAfterSeconds} s`,
-          429,
-          { "Retry-After": String(decision.retryAfterSeconds) },
-        );
-      }
+      chargeClaimedClient(deps.limiter, request, fields);
       const client = await authenticateClient(request, fields, deps.clients);
       const token = fields.token;
       if (token === undefined || token === "") {

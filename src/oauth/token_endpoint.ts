@@ -1,7 +1,7 @@
 /** POST {auth_url}/api/auth/oauth2/token: the HTTP shell around token_grants.ts. */
 import type { Handler } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import { authenticateClient, claimedClientId } from "./client_auth.ts";
+import { authenticateClient, chargeClaimedClient } from "./client_auth.ts";
 import type { Clients } from "./clients.ts";
 import { readOAuthForm } from "./form_body.ts";
 import { OAuthError, oauthErrorResponse, oauthJsonResponse } from "./oauth_error.ts";
@@ -17,15 +17,7 @@ export function createTokenEndpoint(deps: TokenEndpointDeps): Handler {
   return async (request) => {
     try {
       const fields = await readOAuthForm(request);
-      const decision = deps.limiter.take(claimedClientId(request, fields));
-      if (!decision.allowed) {
-        throw new OAuthError(
-          "temporarily_unavailable",
-          `Too many token requests for this client; retry after ${decision.retryAfterSeconds} s`,
-          429,
-          { "Retry-After": String(decision.retryAfterSeconds) },
-        );
-      }
+      chargeClaimedClient(deps.limiter, request, fields);
       const client = await authenticateClient(request, fields, deps.clients);
       const grantType = fields.grant_type;
       if (grantType === undefined) {
