@@ -24,7 +24,7 @@ import {
   type RefreshRecord,
 } from "./refresh_tokens.ts";
 import { canonicalResource } from "./resource.ts";
-import { parseScope } from "./scopes.ts";
+import { OWNER_ONLY_SCOPES, parseScope } from "./scopes.ts";
 import { base64url, hashSecret, open, seal, sha256 } from "./secrets.ts";
 import type { TokenResponse, TokenSigner } from "./tokens.ts";
 
@@ -182,13 +182,17 @@ export async function refreshGrant(
       );
     }
 
-    const scopes = _narrowed(fields.scope, grant.scopes);
+    const requested = _narrowed(fields.scope, grant.scopes);
     _resourceOf(fields, grant.resource, deps.config);
     const membership = await deps.accounts.getMembership(grant.accountId, grant.businessId);
     if (!membership) {
       await revokeGrant(store, grant.id);
       throw new OAuthError("invalid_grant", "The account is no longer a member of the business");
     }
+    // The consent rule, applied again: an owner since demoted keeps only what a member may hold.
+    const scopes = membership.role === "owner"
+      ? requested
+      : requested.filter((s) => !(OWNER_ONLY_SCOPES as ReadonlySet<string>).has(s));
 
     const at = now();
     const endsAt = grantEndsAt(grant, at);

@@ -1,9 +1,11 @@
 // Refresh tokens: rotation, the 30-second identical answer, reuse detection, scope
 // narrowing, lifetimes; and revocation (RFC 7009).
 import assert from "node:assert/strict";
+import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import {
   exchange,
+  jwtPayload,
   type OAuthFixture,
   oauthFixture,
   obtainCode,
@@ -116,6 +118,18 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal(wide.json.error, "invalid_scope");
       const unknown = await refresh(fx, client, back.json.refresh_token, { scope: "root" });
       assert.equal(unknown.json.error, "invalid_scope");
+    });
+    await t.step("an owner demoted to member loses the owner-only scopes on refresh", async () => {
+      const boss = await ownerBrowser(fx, "demoted@example.com");
+      const first = await tokensFor(fx, boss, client, "app.access billing.manage");
+      assert.equal(first.scope, "app.access billing.manage");
+      const claims = jwtPayload(String(first.access_token));
+      const accounts = createAccounts(fx.server.store, fx.clock.now);
+      await accounts.addMember(String(claims.business), "demoted@example.com", "member");
+      const next = await refresh(fx, client, first.refresh_token);
+      assert.equal(next.status, 200, JSON.stringify(next.json));
+      assert.equal(next.json.scope, "app.access");
+      assert.equal(jwtPayload(String(next.json.access_token)).scope, "app.access");
     });
     await t.step(
       "refresh by another client, with another resource, or an unknown token",
