@@ -9,11 +9,17 @@ interface ToolResult {
 }
 
 /** tools/call on {auth_url}/mcp after an initialize, as an MCP client does. */
-async function callTool(authUrl: string, name: string, args: unknown): Promise<ToolResult> {
+async function callTool(
+  authUrl: string,
+  name: string,
+  args: unknown,
+  headers: Record<string, string> = {},
+): Promise<ToolResult> {
   const post = async (body: unknown, version?: string) => {
     const response = await fetch(`${authUrl}/mcp`, {
       method: "POST",
       headers: {
+        ...headers,
         "Content-Type": "application/json",
         Accept: "application/json, text/event-stream",
         ...(version ? { "MCP-Protocol-Version": version } : {}),
@@ -163,6 +169,26 @@ Deno.test("onboarding account tools send mail only when the account holder autho
       assert.equal(limited.isError, true);
       assert.match(limited.content[0]!.text, /too many sign-in or sign-up mails/);
     });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("tool-sent mail is budgeted per client address, like the forms", async () => {
+  const outbox = await tempOutbox();
+  const server = await startTestServer({ VESTIBULE_MAIL: outbox.env, VESTIBULE_TRUST_PROXY: "on" });
+  const send = (i: number, address: string) =>
+    callTool(server.authUrl, "request_sign_in_link", {
+      email: `person${i}@example.com`,
+      accountHolderAuthorized: true,
+    }, { "X-Forwarded-For": address });
+  try {
+    for (let i = 0; i < 30; i++) assert.equal((await send(i, "192.0.2.1")).isError ?? false, false);
+    const limited = await send(30, "192.0.2.1");
+    assert.equal(limited.isError, true);
+    assert.match(limited.content[0]!.text, /too many sign-in or sign-up mails/);
+    const elsewhere = await send(31, "198.51.100.7");
+    assert.equal(elsewhere.isError ?? false, false, "another caller's budget is untouched");
   } finally {
     await server.close();
   }

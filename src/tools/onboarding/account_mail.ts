@@ -4,12 +4,6 @@ import * as v from "valibot";
 import type { LinkRequestOutcome } from "../../accounts/email_links.ts";
 import { ToolError } from "../../mcp/tool.ts";
 
-/**
- * The tool context carries no client address, so tool-sent mail shares one per-address
- * bucket; the per-e-mail limit (shared with the forms) still applies to each address.
- */
-export const TOOL_CLIENT_KEY = "onboarding-mcp";
-
 export const AuthorizedSchema = v.pipe(
   v.optional(v.boolean()),
   v.description(

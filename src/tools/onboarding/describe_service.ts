@@ -1,5 +1,6 @@
 import * as v from "valibot";
 import type { Config } from "../../config.ts";
+import type { OnboardingCaller } from "./tools.ts";
 import { defineTool } from "../../mcp/tool.ts";
 
 const OutputSchema = v.object({
@@ -100,7 +101,7 @@ function _describe(config: Config): Output {
 
 export function describeServiceTool(config: Config) {
   const output = _describe(config);
-  return defineTool<void, Record<string, never>, Output>({
+  return defineTool<OnboardingCaller, Record<string, never>, Output>({
     name: "describe_service",
     title: "Describe the service",
     description:

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { OnboardingCaller } from "./tools.ts";
 import { defineTool } from "../../mcp/tool.ts";
 import {
   type ConnectionGuide,
@@ -26,7 +27,11 @@ const OutputSchema = v.object({
 /** The exact steps to reach the workspace MCP; optionally a live check of the discovery chain. */
 export function getConnectionGuideTool(guide: ConnectionGuide, fetcher: typeof fetch) {
   const text = renderGuideText(guide);
-  return defineTool<void, v.InferOutput<typeof InputSchema>, v.InferOutput<typeof OutputSchema>>({
+  return defineTool<
+    OnboardingCaller,
+    v.InferOutput<typeof InputSchema>,
+    v.InferOutput<typeof OutputSchema>
+  >({
     name: "get_connection_guide",
     title: "Get the workspace connection guide",
     description:

@@ -1,4 +1,5 @@
 import * as v from "valibot";
+import type { OnboardingCaller } from "./tools.ts";
 import { defineTool } from "../../mcp/tool.ts";
 import {
   DEFAULT_SCOPES,
@@ -56,7 +57,7 @@ const TEXT = [
 ].join("\n");
 
 export function listScopesTool() {
-  return defineTool<void, Record<string, never>, Output>({
+  return defineTool<OnboardingCaller, Record<string, never>, Output>({
     name: "list_scopes",
     title: "List the workspace scopes",
     description:

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { EmailLinks } from "../../accounts/email_links.ts";
 import { EmailSchema } from "../../accounts/schemas.ts";
+import type { OnboardingCaller } from "./tools.ts";
 import { defineTool } from "../../mcp/tool.ts";
 import {
   ANNOTATIONS,
@@ -9,11 +10,14 @@ import {
   OutputSchema,
   requireAuthorization,
   sentOrThrow,
-  TOOL_CLIENT_KEY,
 } from "./account_mail.ts";
 
 export function requestSignInLinkTool(emailLinks: EmailLinks) {
-  return defineTool<void, { email: string; accountHolderAuthorized?: boolean | undefined }, Output>(
+  return defineTool<
+    OnboardingCaller,
+    { email: string; accountHolderAuthorized?: boolean | undefined },
+    Output
+  >(
     {
       name: "request_sign_in_link",
       title: "Request a sign-in e-mail",
@@ -25,9 +29,11 @@ export function requestSignInLinkTool(emailLinks: EmailLinks) {
       }),
       output: OutputSchema,
       annotations: ANNOTATIONS,
-      async handler({ email, accountHolderAuthorized }) {
+      async handler({ email, accountHolderAuthorized }, context) {
         requireAuthorization(accountHolderAuthorized, "a sign-in e-mail");
-        sentOrThrow(await emailLinks.requestSignIn({ email, clientAddress: TOOL_CLIENT_KEY }));
+        sentOrThrow(
+          await emailLinks.requestSignIn({ email, clientAddress: context.auth.clientAddress }),
+        );
         return {
           status: "sent",
           email,

@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import type { EmailLinks } from "../../accounts/email_links.ts";
 import { BusinessNameSchema, EmailSchema } from "../../accounts/schemas.ts";
+import type { OnboardingCaller } from "./tools.ts";
 import { defineTool } from "../../mcp/tool.ts";
 import {
   ANNOTATIONS,
@@ -9,12 +10,11 @@ import {
   OutputSchema,
   requireAuthorization,
   sentOrThrow,
-  TOOL_CLIENT_KEY,
 } from "./account_mail.ts";
 
 export function requestSignUpTool(emailLinks: EmailLinks) {
   return defineTool<
-    void,
+    OnboardingCaller,
     { email: string; businessName: string; accountHolderAuthorized?: boolean | undefined },
     Output
   >({
@@ -29,10 +29,14 @@ export function requestSignUpTool(emailLinks: EmailLinks) {
     }),
     output: OutputSchema,
     annotations: ANNOTATIONS,
-    async handler({ email, businessName, accountHolderAuthorized }) {
+    async handler({ email, businessName, accountHolderAuthorized }, context) {
       requireAuthorization(accountHolderAuthorized, "a sign-up e-mail");
       sentOrThrow(
-        await emailLinks.requestSignUp({ email, businessName, clientAddress: TOOL_CLIENT_KEY }),
+        await emailLinks.requestSignUp({
+          email,
+          businessName,
+          clientAddress: context.auth.clientAddress,
+        }),
       );
       return {
         status: "sent",

@@ -7,7 +7,7 @@ import type { RouteTable } from "../../http/router.ts";
 import { createStaticAsset, serveStaticAsset } from "../../http/static_asset.ts";
 import { createMcpEndpoint, mcpRoute } from "../../mcp/endpoint.ts";
 import { loadConnectionGuide, renderGuidePage, renderGuideText } from "./connection_guide.ts";
-import { createOnboardingTools } from "./tools.ts";
+import { createOnboardingTools, type OnboardingCaller } from "./tools.ts";
 
 /** Spec §8. */
 export const ONBOARDING_MAX_BODY_BYTES = 16 * 1024;
@@ -19,7 +19,7 @@ export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
   const { config } = deps;
   const guide = await loadConnectionGuide(config);
   const tools = createOnboardingTools({ app: deps, guide, fetch: globalThis.fetch });
-  const mcp = createMcpEndpoint<void>({
+  const mcp = createMcpEndpoint<OnboardingCaller>({
     tools,
     config,
     maxBodyBytes: ONBOARDING_MAX_BODY_BYTES,
@@ -33,7 +33,8 @@ export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
   const page = await createStaticAsset(renderGuidePage(guide), "text/html; charset=utf-8");
   return {
     "/mcp": mcpRoute(
-      (request, context) => mcp(request, context, undefined, context.clientAddress),
+      (request, context) =>
+        mcp(request, context, { clientAddress: context.clientAddress }, context.clientAddress),
       config,
     ),
     "/llms.txt": {

@@ -9,6 +9,12 @@ import { listScopesTool } from "./list_scopes.ts";
 import { requestSignInLinkTool } from "./request_sign_in_link.ts";
 import { requestSignUpTool } from "./request_sign_up.ts";
 
+/** What the onboarding endpoint knows of its anonymous caller. */
+export interface OnboardingCaller {
+  /** Budgets the mail the account tools send, as the forms are budgeted. */
+  readonly clientAddress: string;
+}
+
 export interface OnboardingToolDeps {
   readonly app: AppDeps;
   readonly guide: ConnectionGuide;
@@ -16,7 +22,7 @@ export interface OnboardingToolDeps {
   readonly fetch: typeof fetch;
 }
 
-export function createOnboardingTools(deps: OnboardingToolDeps): AnyTool<void>[] {
+export function createOnboardingTools(deps: OnboardingToolDeps): AnyTool<OnboardingCaller>[] {
   return [
     getConnectionGuideTool(deps.guide, deps.fetch),
     listScopesTool(),
