@@ -72,6 +72,10 @@ Deno.test("authorize: errors before the client is known are shown, never redirec
         assert.equal(page.status, 400);
         assert.equal(page.response.headers.get("Location"), null);
         assert.match(page.response.headers.get("Content-Type")!, /text\/html/);
+        assert.match(
+          page.response.headers.get("Content-Security-Policy")!,
+          /frame-ancestors 'none'/,
+        );
         assert.match(page.text, message);
       });
     }
@@ -111,6 +115,12 @@ Deno.test("authorize: errors after validation go back with error, state and iss"
       [
         "missing PKCE",
         { code_challenge: null, code_challenge_method: null },
+        "invalid_request",
+        /code_challenge is required/,
+      ],
+      [
+        "a method without a challenge",
+        { code_challenge: null },
         "invalid_request",
         /code_challenge is required/,
       ],
@@ -328,6 +338,7 @@ Deno.test("consent form attacks", async (t) => {
       const { params } = await authorizeParams(client);
       const page = await multi.get(authorizeUrl(fx, params));
       assert.match(page.text, /Choose a business/);
+      assert.match(page.response.headers.get("Content-Security-Policy")!, /frame-ancestors 'none'/);
       const answer = await postForm(
         multi,
         consentUrl,

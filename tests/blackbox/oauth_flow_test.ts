@@ -3,6 +3,8 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
+import { SCOPE_MEANINGS, SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
+import { escapeHtml } from "../../src/ui/html.ts";
 import { Browser, followLink, hiddenField } from "./accounts_browser.ts";
 import {
   authorizeParams,
@@ -15,6 +17,7 @@ import {
   obtainCode,
   ownerBrowser,
   registerClient,
+  token,
 } from "./oauth_helpers.ts";
 
 Deno.test("authorization code flow", async (t) => {
@@ -95,6 +98,42 @@ Deno.test("authorization code flow", async (t) => {
         assert.match(page.text, /<button type="submit" name="decision" value="deny">/);
       },
     );
+
+    await t.step("every requested scope is listed with its meaning, ticked", async () => {
+      const { params } = await authorizeParams(client, { scope: SUPPORTED_SCOPES.join(" ") });
+      const page = await owner.get(authorizeUrl(fx, params));
+      assert.equal(page.status, 200);
+      // The spec's own words for the scope every client starts with.
+      assert.ok(page.text.includes(
+        "<code>app.access</code>: read workflows and business data; create, restart and " +
+          "verify the agent connection test for the business",
+      ));
+      for (const scope of SUPPORTED_SCOPES) {
+        assert.ok(
+          page.text.includes(`<code>${scope}</code>: ${escapeHtml(SCOPE_MEANINGS[scope])}`),
+          `${scope} and its meaning`,
+        );
+      }
+      assert.deepEqual(enabledScopes(page.text), SUPPORTED_SCOPES);
+    });
+
+    await t.step("aud is exactly the canonical resource, however it was spelled", async () => {
+      const api = fx.server.apiUrl;
+      const { code, verifier } = await obtainCode(owner, fx, client, { resource: `${api}/` });
+      const first = await exchange(fx, client, code, verifier, {
+        resource: api.replace("http://", "HTTP://"),
+      });
+      assert.equal(first.status, 200, JSON.stringify(first.json));
+      assert.equal(jwtPayload(String(first.json.access_token)).aud, api);
+      const next = await token(fx, {
+        grant_type: "refresh_token",
+        refresh_token: String(first.json.refresh_token),
+        client_id: client.clientId,
+        resource: `${api}/`,
+      });
+      assert.equal(next.status, 200, JSON.stringify(next.json));
+      assert.equal(jwtPayload(String(next.json.access_token)).aud, api);
+    });
 
     await t.step("allow redirects with code, state and iss; the code buys tokens", async () => {
       const { code, verifier, state, location } = await obtainCode(owner, fx, client, {
@@ -209,6 +248,28 @@ Deno.test("business selection and member consent", async (t) => {
         String(jwtPayload(String(json.access_token)).business),
       );
       assert.equal(business?.name, "South Shop");
+    });
+
+    await t.step("the business survives prompt=consent and every refresh", async () => {
+      const { code, verifier } = await obtainCode(owner, fx, client, { prompt: "consent" }, {
+        business: "South Shop",
+      });
+      const { status, json } = await exchange(fx, client, code, verifier);
+      assert.equal(status, 200, JSON.stringify(json));
+      const accounts = createAccounts(fx.server.store, fx.clock.now);
+      const south = String(jwtPayload(String(json.access_token)).business);
+      assert.equal((await accounts.getBusiness(south))?.name, "South Shop");
+      let refreshToken = json.refresh_token;
+      for (let i = 0; i < 2; i++) {
+        const next = await token(fx, {
+          grant_type: "refresh_token",
+          refresh_token: String(refreshToken),
+          client_id: client.clientId,
+        });
+        assert.equal(next.status, 200, JSON.stringify(next.json));
+        assert.equal(jwtPayload(String(next.json.access_token)).business, south);
+        refreshToken = next.json.refresh_token;
+      }
     });
 
     await t.step("a member sees owner-only scopes disabled with the reason", async () => {

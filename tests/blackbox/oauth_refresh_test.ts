@@ -145,6 +145,40 @@ Deno.test("refresh tokens", async (t) => {
         assert.equal((await refresh(fx, client, first.refresh_token)).status, 200, "still usable");
       },
     );
+    await t.step("codes, tokens and secrets are stored hashed and never logged", async () => {
+      const confidential = await registerClient(fx, {
+        token_endpoint_auth_method: "client_secret_post",
+      });
+      const { code, verifier } = await obtainCode(owner, fx, confidential, {
+        scope: "openid app.access",
+      });
+      const first = await exchange(fx, confidential, code, verifier, {
+        client_secret: confidential.secret!,
+      });
+      assert.equal(first.status, 200, JSON.stringify(first.json));
+      // Rotated, and the answer kept for the 30-second retry window.
+      const next = await refresh(fx, confidential, first.json.refresh_token, {
+        client_secret: confidential.secret!,
+      });
+      assert.equal(next.status, 200, JSON.stringify(next.json));
+      const secrets = [
+        code,
+        confidential.secret!,
+        ...[first.json, next.json].flatMap((answer) =>
+          ["access_token", "refresh_token", "id_token"].map((name) => String(answer[name]))
+        ),
+      ];
+      const stored: string[] = [];
+      for await (const entry of fx.server.store.list([])) {
+        stored.push(JSON.stringify(entry.key), JSON.stringify(entry.value));
+      }
+      const logs = fx.server.logs.join("\n");
+      for (const secret of secrets) {
+        assert.ok(!stored.some((text) => text.includes(secret)), "a secret in the store");
+        assert.ok(!logs.includes(secret), "a secret in the log");
+      }
+    });
+
     await t.step("without offline_access the grant ends after 24 hours", async () => {
       let current = await tokensFor(fx, owner, client);
       for (let i = 0; i < 3; i++) {
