@@ -119,6 +119,9 @@ Deno.test("authorization-server metadata", async (t) => {
       await trusted.body?.cancel();
       assert.equal(trusted.headers.get("Access-Control-Allow-Origin"), fx.server.baseUrl);
       assert.equal(trusted.headers.get("Access-Control-Allow-Credentials"), null);
+      for (const name of ["WWW-Authenticate", "Retry-After"]) {
+        assert.match(trusted.headers.get("Access-Control-Expose-Headers")!, new RegExp(name));
+      }
       const stranger = await post("https://evil.example");
       await stranger.body?.cancel();
       assert.equal(stranger.headers.get("Access-Control-Allow-Origin"), null);
@@ -138,6 +141,16 @@ Deno.test("authorization-server metadata", async (t) => {
       });
       await preflight.body?.cancel();
       assert.equal(preflight.headers.get("Access-Control-Allow-Origin"), "*");
+      const answer = await fetch(`${auth}/api/auth/oauth2/register`, {
+        method: "POST",
+        headers: { Origin: "https://agent.example", "Content-Type": "application/json" },
+        body: JSON.stringify({ redirect_uris: ["https://agent.example/cb"] }),
+      });
+      await answer.body?.cancel();
+      assert.equal(answer.status, 201);
+      assert.equal(answer.headers.get("Access-Control-Allow-Origin"), "*");
+      assert.equal(answer.headers.get("Access-Control-Allow-Credentials"), null);
+      assert.match(answer.headers.get("Access-Control-Expose-Headers")!, /Retry-After/);
     });
   } finally {
     await fx.close();

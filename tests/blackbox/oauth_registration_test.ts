@@ -154,6 +154,12 @@ Deno.test("registration is rate limited per address", async () => {
     const limited = await register(fx, { redirect_uris: ["https://a.example/cb"] });
     assert.equal(limited.status, 429);
     assert.ok(Number(limited.response.headers.get("Retry-After")) >= 1);
+    // 20 a minute: a minute later exactly 20 more.
+    fx.clock.advance(60_000);
+    for (let i = 0; i < 20; i++) {
+      assert.equal((await register(fx, { redirect_uris: ["https://a.example/cb"] })).status, 201);
+    }
+    assert.equal((await register(fx, { redirect_uris: ["https://a.example/cb"] })).status, 429);
   } finally {
     await fx.close();
   }
