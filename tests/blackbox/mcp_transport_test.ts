@@ -1,5 +1,6 @@
 // The onboarding MCP endpoint over real HTTP: every transport rule, status and body.
 import assert from "node:assert/strict";
+import { manualClock } from "../store/store_contract.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { INITIALIZE, MCP_HEADERS, mcpPost, rawExchange, readMessages, rpc } from "./mcp_helpers.ts";
 
@@ -291,6 +292,27 @@ Deno.test("onboarding MCP: rate limit per client address", async () => {
     }
     assert.deepEqual(statuses.slice(0, 100), Array(100).fill(200));
   });
+});
+
+Deno.test("onboarding MCP: 300 a minute per client address once the burst is spent", async () => {
+  const clock = manualClock(Date.now());
+  const server = await startTestServer({}, { now: clock.now });
+  const mcp = `${server.authUrl}/mcp`;
+  const statusOf = async () => {
+    const response = await mcpPost(mcp, PING);
+    await response.body?.cancel();
+    return response.status;
+  };
+  try {
+    for (let i = 0; i < 100; i++) assert.equal(await statusOf(), 200);
+    assert.equal(await statusOf(), 429);
+    // Ten seconds at 300 a minute buy exactly 50 requests.
+    clock.advance(10_000);
+    for (let i = 0; i < 50; i++) assert.equal(await statusOf(), 200, `request ${i}`);
+    assert.equal(await statusOf(), 429);
+  } finally {
+    await server.close();
+  }
 });
 
 Deno.test("onboarding MCP: rate limits switched off answer every request", async () => {

@@ -133,6 +133,7 @@ Deno.test("authorization code flow", async (t) => {
       });
       assert.equal(next.status, 200, JSON.stringify(next.json));
       assert.equal(jwtPayload(String(next.json.access_token)).aud, api);
+      assert.equal(jwtPayload(String(next.json.access_token)).iss, fx.issuer);
     });
 
     await t.step("allow redirects with code, state and iss; the code buys tokens", async () => {

@@ -203,6 +203,23 @@ Deno.test("workspace transport rules", async (t) => {
       assert.match((await response.json()).error.message, /not trusted/);
     });
 
+    await t.step("an unknown Host (DNS rebinding) is 403 even with a valid token", async () => {
+      const body = JSON.stringify(LIST);
+      const conn = await Deno.connect({
+        hostname: "127.0.0.1",
+        port: Number(new URL(ws.server.apiUrl).port),
+      });
+      await conn.write(new TextEncoder().encode(
+        `POST /api/mcp HTTP/1.1\r\nHost: rebound.example\r\nAuthorization: Bearer ${token}\r\n` +
+          `Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+          `MCP-Protocol-Version: ${PROTOCOL_VERSION}\r\nContent-Length: ${body.length}\r\n` +
+          `Connection: close\r\n\r\n${body}`,
+      ));
+      const text = new TextDecoder().decode(await new Response(conn.readable).arrayBuffer());
+      assert.match(text, /^HTTP\/1\.1 403/);
+      assert.doesNotMatch(text, /"result"/);
+    });
+
     await t.step("GET is 405 with Allow: POST", async () => {
       const response = await fetch(`${ws.server.apiUrl}/api/mcp`, {
         headers: { Authorization: `Bearer ${token}` },

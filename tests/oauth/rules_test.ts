@@ -18,6 +18,8 @@ Deno.test("redirect URI matching is exact except the loopback port", async (t) =
     ["http://localhost/cb?a=b", "http://localhost:9/cb?a=b", true],
     ["http://localhost/cb", "http://127.0.0.1:9/cb", false],
     ["http://127.0.0.1/cb", "http://127.0.0.1:9/cb?x", false],
+    ["http://127.0.0.1/cb", "https://127.0.0.1:9/cb", false],
+    ["http://[::1]/cb", "http://[::1]:9/cb/", false],
     ["http://127.0.0.1/cb", "http://127.0.0.1.evil.example:9/cb", false],
     ["http://127.0.0.1/cb", "http://127.0.0.1:9@evil.example/cb", false],
     ["com.example.app:/cb", "com.example.app:/cb", true],
