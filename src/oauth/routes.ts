@@ -13,7 +13,7 @@ import { createMetadataDocuments, type MetadataDocumentDeps } from "./cimd.ts";
 import { createClients } from "./clients.ts";
 import { createConsentEndpoint } from "./consent.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
-import { createMetadataHandler, metadataPaths } from "./metadata.ts";
+import { checkMetadataRoutes, createMetadataHandler, metadataPaths } from "./metadata.ts";
 import {
   publicPreflightHandler,
   trustedPreflightHandler,
@@ -64,7 +64,7 @@ export async function createOAuthRoutes(
   const jwks: Handler = async () =>
     jsonResponse(await keys.jwks(), { headers: { "Cache-Control": "public, max-age=300" } });
 
-  return {
+  const routes: RouteTable = {
     ...metadataRoutes,
     [OAUTH_PATHS.jwks]: {
       GET: withPublicCors(jwks),
@@ -96,6 +96,8 @@ export async function createOAuthRoutes(
       OPTIONS: trustedPreflightHandler("POST", config),
     },
   };
+  await checkMetadataRoutes(config, routes);
+  return routes;
 }
 
 /** The grant of an access token we signed, even an expired one (revoking it is harmless). */

@@ -1,5 +1,9 @@
 // Discovery: the one metadata document at every location, JWKS, and CORS of the endpoints.
 import assert from "node:assert/strict";
+import { createAccountServices } from "../../src/accounts/services.ts";
+import type { RouteTable } from "../../src/http/router.ts";
+import { checkMetadataRoutes, createMetadataHandler } from "../../src/oauth/metadata.ts";
+import { createOAuthRoutes } from "../../src/oauth/routes.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { oauthFixture } from "./oauth_helpers.ts";
 
@@ -151,6 +155,41 @@ Deno.test("authorization-server metadata", async (t) => {
       assert.equal(answer.headers.get("Access-Control-Allow-Origin"), "*");
       assert.equal(answer.headers.get("Access-Control-Allow-Credentials"), null);
       assert.match(answer.headers.get("Access-Control-Expose-Headers")!, /Retry-After/);
+    });
+  } finally {
+    await fx.close();
+  }
+});
+
+Deno.test("the start-up self-check asks the route table for every location", async (t) => {
+  const fx = await oauthFixture();
+  const { config, store } = fx.server;
+  const routes = await createOAuthRoutes({
+    config,
+    store,
+    now: fx.clock.now,
+    ...createAccountServices({ config, store, now: fx.clock.now, mailLog: () => {} }),
+  });
+  const refused = (table: RouteTable, why: RegExp) =>
+    assert.rejects(() => checkMetadataRoutes(config, table), why);
+  try {
+    await t.step("the real table passes", async () => {
+      await checkMetadataRoutes(config, routes);
+    });
+    await t.step("a location serving another document stops start-up", async () => {
+      const other = await createMetadataHandler({ ...config, authUrl: "https://other.example" });
+      await refused(
+        { ...routes, [LOCATIONS[2]!]: { GET: other } },
+        /\/\.well-known\/openid-configuration\/api\/auth serves another document/,
+      );
+    });
+    await t.step("a location nobody serves stops start-up", async () => {
+      const { [LOCATIONS[3]!]: _gone, ...rest } = routes;
+      await refused(rest, /nothing answers GET \/api\/auth\/\.well-known\/openid-configuration/);
+    });
+    await t.step("an endpoint the document names but nobody serves stops start-up", async () => {
+      const { "/api/auth/oauth2/revoke": _gone, ...rest } = routes;
+      await refused(rest, /revocation_endpoint .* is not served/);
     });
   } finally {
     await fx.close();
