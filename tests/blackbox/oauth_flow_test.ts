@@ -222,6 +222,12 @@ Deno.test("authorization code flow", async (t) => {
       assert.equal(again.json.error, "invalid_grant");
       assert.match(String(again.json.error_description), /already used/);
       assert.equal((await verify(String(first.json.access_token))).ok, false);
+      const refreshed = await token(fx, {
+        grant_type: "refresh_token",
+        refresh_token: String(first.json.refresh_token),
+        client_id: client.clientId,
+      });
+      assert.equal(refreshed.json.error, "invalid_grant", "its refresh token died too");
     });
   } finally {
     await fx.close();

@@ -35,21 +35,26 @@ Deno.test("token endpoint: authorization_code", async (t) => {
       assert.equal(right.json.error, "invalid_grant");
       assert.match(String(right.json.error_description), /unknown or has expired/);
     });
-    await t.step("a missing or malformed verifier is invalid_grant", async () => {
-      for (const bad of [null, "short", "é".repeat(43)]) {
-        const { code } = await obtainCode(owner, fx, client);
-        const fields: Record<string, string> = {
-          grant_type: "authorization_code",
-          code,
-          redirect_uri: client.redirectUri,
-          client_id: client.clientId,
-        };
-        if (bad !== null) fields.code_verifier = bad;
-        const answer = await token(fx, fields);
-        assert.equal(answer.json.error, "invalid_grant");
-        assert.match(String(answer.json.error_description), /code_verifier is required/);
-      }
-    });
+    await t.step(
+      "a missing or malformed verifier is invalid_grant and burns the code",
+      async () => {
+        for (const bad of [null, "short", "é".repeat(43)]) {
+          const { code, verifier } = await obtainCode(owner, fx, client);
+          const fields: Record<string, string> = {
+            grant_type: "authorization_code",
+            code,
+            redirect_uri: client.redirectUri,
+            client_id: client.clientId,
+          };
+          if (bad !== null) fields.code_verifier = bad;
+          const answer = await token(fx, fields);
+          assert.equal(answer.json.error, "invalid_grant");
+          assert.match(String(answer.json.error_description), /code_verifier is required/);
+          const late = await exchange(fx, client, code, verifier);
+          assert.match(String(late.json.error_description), /unknown or has expired/);
+        }
+      },
+    );
     await t.step("a code used by another client", async () => {
       const { code, verifier } = await obtainCode(owner, fx, client);
       const stolen = await exchange(fx, other, code, verifier, {
