@@ -193,6 +193,9 @@ export async function refreshGrant(
     const scopes = membership.role === "owner"
       ? requested
       : requested.filter((s) => !(OWNER_ONLY_SCOPES as ReadonlySet<string>).has(s));
+    if (scopes.length === 0) {
+      throw new OAuthError("invalid_scope", "None of the requested scopes can still be granted");
+    }
 
     const at = now();
     const endsAt = grantEndsAt(grant, at);

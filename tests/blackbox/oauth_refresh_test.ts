@@ -130,6 +130,11 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal(next.status, 200, JSON.stringify(next.json));
       assert.equal(next.json.scope, "app.access");
       assert.equal(jwtPayload(String(next.json.access_token)).scope, "app.access");
+      const nothing = await refresh(fx, client, next.json.refresh_token, {
+        scope: "billing.manage",
+      });
+      assert.equal(nothing.status, 400, "no token without any scope");
+      assert.equal(nothing.json.error, "invalid_scope");
     });
     await t.step(
       "refresh by another client, with another resource, or an unknown token",
