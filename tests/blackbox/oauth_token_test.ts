@@ -300,3 +300,22 @@ Deno.test("token endpoint is rate limited per client", async () => {
     await fx.close();
   }
 });
+
+Deno.test("with rate limits switched off, token and registration answer every request", async () => {
+  const fx = await oauthFixture({ VESTIBULE_RATE_LIMITS: "off" });
+  try {
+    // registerClient asserts 201 each time: past the default 20 a minute.
+    for (let i = 0; i < 30; i++) await registerClient(fx);
+    const client = await registerClient(fx);
+    for (let i = 0; i < 130; i++) {
+      const answer = await token(fx, {
+        grant_type: "authorization_code",
+        code: "x",
+        client_id: client.clientId,
+      });
+      assert.equal(answer.status, 400, `attempt ${i}`);
+    }
+  } finally {
+    await fx.close();
+  }
+});
