@@ -367,6 +367,20 @@ Deno.test("consent form attacks", async (t) => {
       assert.equal(answer.status, 403);
       assert.match(answer.text, /Only an owner can grant/);
     });
+    await t.step("a hostile client name is shown as text; no name is said so", async () => {
+      const hostile = await registerClient(fx, { client_name: '<img src=x onerror="alert(1)">' });
+      const { params } = await authorizeParams(hostile);
+      const page = await owner.get(authorizeUrl(fx, params));
+      assert.match(
+        page.text,
+        /<dd id="client-name">&lt;img src=x onerror=&quot;alert\(1\)&quot;&gt;<\/dd>/,
+      );
+      assert.doesNotMatch(page.text, /<img/);
+      const nameless = await registerClient(fx, { client_name: undefined });
+      const unnamed = await owner.get(authorizeUrl(fx, (await authorizeParams(nameless)).params));
+      assert.match(unnamed.text, /<dd id="client-name">An unnamed application<\/dd>/);
+    });
+
     await t.step("oversized and malformed consent bodies", async () => {
       const huge = await postForm(
         owner,
