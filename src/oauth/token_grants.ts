@@ -109,6 +109,12 @@ export async function exchangeCode(
   } catch (error) {
     await burn(error as OAuthError);
   }
+  // The account may have left the business since it consented: nothing to grant then.
+  if (!await deps.accounts.getMembership(bound.accountId, bound.businessId)) {
+    await burn(
+      new OAuthError("invalid_grant", "The account is no longer a member of the business"),
+    );
+  }
 
   const openid = bound.scopes.includes("openid")
     ? {

@@ -1,5 +1,6 @@
 // The token endpoint: code exchange rules, client authentication, request hygiene.
 import assert from "node:assert/strict";
+import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import {
   exchange,
@@ -146,6 +147,21 @@ Deno.test("token endpoint: authorization_code", async (t) => {
         for (const win of wins) {
           assert.equal((await verify(String(win.json.access_token))).ok, false);
         }
+      },
+    );
+    await t.step(
+      "a code whose account left the business in the meantime buys nothing",
+      async () => {
+        const leaver = await ownerBrowser(fx, "leaver@example.com", "Leaving Ltd");
+        const { code, verifier } = await obtainCode(leaver, fx, client);
+        const accounts = createAccounts(fx.server.store, fx.clock.now);
+        const account = (await accounts.findAccountByEmail("leaver@example.com"))!;
+        const [membership] = await accounts.listBusinessesOf(account.id);
+        await accounts.removeMember(membership!.business.id, account.id);
+        const answer = await exchange(fx, client, code, verifier);
+        assert.equal(answer.status, 400);
+        assert.equal(answer.json.error, "invalid_grant");
+        assert.equal(answer.json.access_token, undefined);
       },
     );
     await t.step("unknown client is invalid_client (401)", async () => {
