@@ -23,13 +23,14 @@ export function withRequestLog(handler: Handler, log: LogSink): Handler {
         headers: { "Content-Type": "text/plain; charset=utf-8" },
       });
     } finally {
-      log(JSON.stringify({
-        method: request.method,
-        host: request.headers.get("Host") ?? "",
-        path: pathOf(request.url),
-        status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-      }));
+      // Written by hand: the same text JSON.stringify gives for this object, with only the
+      // request's strings escaped; stringifying a fresh object cost more than routing (bench site).
+      const ms = Math.round((performance.now() - started) * 100) / 100;
+      log(
+        `{"method":${JSON.stringify(request.method)},"host":${
+          JSON.stringify(request.headers.get("Host") ?? "")
+        },"path":${JSON.stringify(pathOf(request.url))},"status":${status},"ms":${ms}}`,
+      );
     }
   };
 }
