@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError, flagName, resolveConfig } from "../src/config.ts";
+import { ConfigError, DEFAULT_RATE_LIMITS, flagName, resolveConfig } from "../src/config.ts";
 
 Deno.test("defaults: three loopback origins, one listener each, KV under ./data", () => {
   const config = resolveConfig({});
@@ -15,7 +15,7 @@ Deno.test("defaults: three loopback origins, one listener each, KV under ./data"
   assert.deepEqual(config.mail, { kind: "log" });
   assert.deepEqual(config.trustedOrigins, [config.baseUrl, config.authUrl, config.apiUrl]);
   assert.equal(config.trustProxy, false);
-  assert.equal(config.rateLimits, true);
+  assert.equal(config.rateLimits, DEFAULT_RATE_LIMITS);
   assert.equal(config.mcpResponse, "json");
   assert.equal(config.mcpPageSize, 20);
   assert.ok(Object.isFrozen(config));
@@ -49,7 +49,7 @@ Deno.test("VESTIBULE_LISTEN lets origins share a listener; flags win over variab
     { hostname: "::1", port: 9001 },
   ]);
   assert.deepEqual(config.mail, { kind: "file", path: "/tmp/outbox.jsonl" });
-  assert.equal(config.rateLimits, false);
+  assert.equal(config.rateLimits, null);
   assert.equal(config.demo, true);
   assert.equal(config.mcpPageSize, 5);
 });
@@ -108,6 +108,24 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
       /^VESTIBULE_TRUSTED_ORIGINS=/,
     ],
     ["empty data", { VESTIBULE_DATA: "" }, [], /^VESTIBULE_DATA="": must not be empty$/],
+    [
+      "rate limit syntax",
+      { VESTIBULE_RATE_LIMITS: "token=fast" },
+      [],
+      /^VESTIBULE_RATE_LIMITS="token=fast": must be on, off, or NAME=COUNT\[\/MINUTES\]\[:BURST\]/,
+    ],
+    [
+      "rate limit name",
+      { VESTIBULE_RATE_LIMITS: "tokens=5" },
+      [],
+      /^VESTIBULE_RATE_LIMITS="tokens=5": names a rate limit other than onboarding, registration,/,
+    ],
+    [
+      "rate limit of zero",
+      { VESTIBULE_RATE_LIMITS: "mail=0" },
+      [],
+      /^VESTIBULE_RATE_LIMITS="mail=0": every rate must be above 0/,
+    ],
     ["flag value", {}, ["--base-url=ftp://x"], /^--base-url="ftp:\/\/x": must use http or https$/],
     ["unknown flag", {}, ["--verbose"], /^--verbose: unknown flag$/],
   ];
@@ -126,4 +144,14 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
 Deno.test("flag names mirror the variables", () => {
   assert.equal(flagName("VESTIBULE_BASE_URL"), "--base-url");
   assert.equal(flagName("VESTIBULE_CIMD_ALLOW_LOOPBACK"), "--cimd-allow-loopback");
+});
+
+Deno.test("VESTIBULE_RATE_LIMITS overrides single limits and keeps the other defaults", () => {
+  const { rateLimits } = resolveConfig({
+    VESTIBULE_RATE_LIMITS: "token=60, mail=10/15, onboarding=1000:50",
+  });
+  assert.deepEqual(rateLimits?.token, { perMinute: 60, burst: 60 });
+  assert.deepEqual(rateLimits?.mail, { perMinute: 10 / 15, burst: 10 });
+  assert.deepEqual(rateLimits?.onboarding, { perMinute: 1000, burst: 50 });
+  assert.deepEqual(rateLimits?.registration, DEFAULT_RATE_LIMITS.registration);
 });

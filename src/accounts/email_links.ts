@@ -1,5 +1,5 @@
 import type { Config } from "../config.ts";
-import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import { configuredRateLimiter, type RateLimiter } from "../http/rate_limiter.ts";
 import type { Store } from "../store/store.ts";
 import type { Mailer } from "./mailer.ts";
 import type { Accounts } from "./model.ts";
@@ -42,15 +42,14 @@ export interface EmailLinks {
 
 const _key = (digest: string) => ["accounts", "email_link", digest];
 
-/** Spec: sign-in and sign-up mail 5 per 15 minutes per e-mail; 30 per 15 minutes per address. */
+/** DESIGN.md: sign-in and sign-up mail per e-mail, and per client address. */
 function _limiters(
   config: Config,
   now: () => number,
 ): { email: RateLimiter; address: RateLimiter } {
-  if (!config.rateLimits) return { email: UNLIMITED, address: UNLIMITED };
   return {
-    email: createRateLimiter({ perMinute: 5 / 15, burst: 5, now }),
-    address: createRateLimiter({ perMinute: 30 / 15, burst: 30, now }),
+    email: configuredRateLimiter(config.rateLimits, "mail", now),
+    address: configuredRateLimiter(config.rateLimits, "mail-address", now),
   };
 }
 

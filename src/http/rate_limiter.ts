@@ -1,3 +1,5 @@
+import type { RateLimitName, RateLimits } from "../config.ts";
+
 /** Whether a request may proceed, and if not, when to come back. */
 export type RateDecision = { readonly allowed: true } | {
   readonly allowed: false;
@@ -45,6 +47,15 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       };
     },
   };
+}
+
+/** The limiter configured under `name`, or UNLIMITED when rate limits are off. */
+export function configuredRateLimiter(
+  limits: RateLimits | null,
+  name: RateLimitName,
+  now: () => number,
+): RateLimiter {
+  return limits ? createRateLimiter({ ...limits[name], now }) : UNLIMITED;
 }
 
 /** For benchmarks (VESTIBULE_RATE_LIMITS=off). */

@@ -9,7 +9,7 @@
  */
 import type { Config } from "../config.ts";
 import { isLoopbackHost } from "../config.ts";
-import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import { configuredRateLimiter } from "../http/rate_limiter.ts";
 import { classifyAddress } from "./addresses.ts";
 import { type ClientMetadata, parseClientMetadata } from "./client_metadata.ts";
 
@@ -41,10 +41,8 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
   const resolveDns = deps.resolveDns ??
     ((host: string, type: "A" | "AAAA") => Deno.resolveDns(host, type));
   const cache = new Map<string, { result: DocumentLookup; until: number }>();
-  // Per origin: 10 fetches a minute, bursts of 5 (cache hits are free).
-  const budget: RateLimiter = config.rateLimits
-    ? createRateLimiter({ perMinute: 10, burst: 5, now })
-    : UNLIMITED;
+  // Per origin (cache hits are free).
+  const budget = configuredRateLimiter(config.rateLimits, "cimd", now);
 
   const remember = (clientId: string, result: DocumentLookup, ms: number) => {
     if (ms <= 0) return;

@@ -6,7 +6,7 @@ import { decodeJwt, jwtVerify } from "jose";
 import type { AppDeps } from "../app.ts";
 import type { Handler } from "../http/handler.ts";
 import { jsonResponse } from "../http/responses.ts";
-import { createRateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import { configuredRateLimiter } from "../http/rate_limiter.ts";
 import type { RouteTable } from "../http/router.ts";
 import { createAuthorizeEndpoint } from "./authorize.ts";
 import { createMetadataDocuments, type MetadataDocumentDeps } from "./cimd.ts";
@@ -49,9 +49,7 @@ export async function createOAuthRoutes(
     ...(options.resolveDns ? { resolveDns: options.resolveDns } : {}),
   });
   const clients = createClients({ store, now, documents });
-  const limit = (perMinute: number, burst: number) =>
-    config.rateLimits ? createRateLimiter({ perMinute, burst, now }) : UNLIMITED;
-  const tokenLimiter = limit(120, 120);
+  const tokenLimiter = configuredRateLimiter(config.rateLimits, "token", now);
   const authorizeDeps = { ...deps, clients };
 
   const metadata = withPublicCors(await createMetadataHandler(config));
@@ -73,7 +71,10 @@ export async function createOAuthRoutes(
     [OAUTH_PATHS.authorize]: { GET: createAuthorizeEndpoint(authorizeDeps) },
     [OAUTH_PATHS.consent]: { POST: createConsentEndpoint(authorizeDeps) },
     [OAUTH_PATHS.register]: {
-      POST: withPublicCors(createRegistrationEndpoint({ clients, limiter: limit(20, 20) })),
+      POST: withPublicCors(createRegistrationEndpoint({
+        clients,
+        limiter: configuredRateLimiter(config.rateLimits, "registration", now),
+      })),
       OPTIONS: publicPreflightHandler("POST"),
     },
     [OAUTH_PATHS.token]: {

@@ -7,7 +7,7 @@ import * as v from "valibot";
 import type { AppDeps } from "../app.ts";
 import { PUBLIC_CORS_HEADERS, publicPreflight, trustedOriginHeaders } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
-import { createRateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
+import { configuredRateLimiter } from "../http/rate_limiter.ts";
 import type { RouteTable } from "../http/router.ts";
 import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";
 import { createMcpEndpoint, mcpRoute } from "../mcp/endpoint.ts";
@@ -22,11 +22,6 @@ import { scopeOf } from "../tools/workspace/scoped_tool.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
 import { createWorkspaceServices } from "./services.ts";
 
-/** DESIGN.md: 600 a minute per token (subject and client). */
-const RATE = { perMinute: 600, burst: 120 } as const;
-/** Signature verifications per client address (tokens not seen in the last second). */
-const VERIFY_RATE = { perMinute: 600, burst: 200 } as const;
-
 export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
   const { config } = deps;
   const services = createWorkspaceServices({ ...deps, authUrl: config.authUrl });
@@ -35,15 +30,13 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
     accounts: deps.accounts,
     verify: createAccessTokenVerifier(deps),
     now: deps.now,
-    verifyLimiter: config.rateLimits
-      ? createRateLimiter({ ...VERIFY_RATE, now: deps.now })
-      : UNLIMITED,
+    verifyLimiter: configuredRateLimiter(config.rateLimits, "workspace-verify", deps.now),
   });
   const mcp = createMcpEndpoint<WorkspaceAuth>({
     tools: createWorkspaceTools(services),
     config,
     maxBodyBytes: config.workspaceMaxBody,
-    rateLimiter: config.rateLimits ? createRateLimiter({ ...RATE, now: deps.now }) : UNLIMITED,
+    rateLimiter: configuredRateLimiter(config.rateLimits, "workspace", deps.now),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
     instructions:
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",

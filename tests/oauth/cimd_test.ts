@@ -1,4 +1,5 @@
 // Client metadata document fetching with injected fetch and DNS: the SSRF defences.
+import { DEFAULT_RATE_LIMITS } from "../../src/config.ts";
 import assert from "node:assert/strict";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { manualClock } from "../store/store_contract.ts";
@@ -20,7 +21,10 @@ function setup(options: {
   const clock = manualClock();
   const calls: { url: string; init?: RequestInit }[] = [];
   const documents = createMetadataDocuments({
-    config: { cimdAllowLoopback: false, rateLimits: options.rateLimits ?? false },
+    config: {
+      cimdAllowLoopback: false,
+      rateLimits: options.rateLimits ? DEFAULT_RATE_LIMITS : null,
+    },
     now: clock.now,
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
       calls.push({ url: String(input), ...(init ? { init } : {}) });

@@ -2,7 +2,7 @@
 // /llms.txt (text) and /agents (HTML), all from the one guide source.
 import type { AppDeps } from "../../app.ts";
 import { HTML_SECURITY_HEADERS } from "../../http/security_headers.ts";
-import { createRateLimiter, UNLIMITED } from "../../http/rate_limiter.ts";
+import { configuredRateLimiter } from "../../http/rate_limiter.ts";
 import type { RouteTable } from "../../http/router.ts";
 import { createStaticAsset, serveStaticAsset } from "../../http/static_asset.ts";
 import { createMcpEndpoint, mcpRoute } from "../../mcp/endpoint.ts";
@@ -12,9 +12,6 @@ import { createOnboardingTools, type OnboardingCaller } from "./tools.ts";
 /** Spec §8. */
 export const ONBOARDING_MAX_BODY_BYTES = 16 * 1024;
 
-/** DESIGN.md: 300 a minute per address, bursts of 100. */
-const RATE = { perMinute: 300, burst: 100 } as const;
-
 export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
   const { config } = deps;
   const guide = await loadConnectionGuide(config);
@@ -23,7 +20,7 @@ export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
     tools,
     config,
     maxBodyBytes: ONBOARDING_MAX_BODY_BYTES,
-    rateLimiter: config.rateLimits ? createRateLimiter({ ...RATE, now: deps.now }) : UNLIMITED,
+    rateLimiter: configuredRateLimiter(config.rateLimits, "onboarding", deps.now),
     serverInfo: { name: "vestibule-onboarding", title: "Vestibule onboarding", version: "1.0.0" },
     instructions:
       `Public onboarding for Vestibule; it grants no business access. Call get_connection_guide for the exact steps to reach the OAuth-protected workspace MCP at ${guide.workspaceMcpUrl}, list_scopes for the scopes, describe_service for what is offered.`,
