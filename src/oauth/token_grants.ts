@@ -2,7 +2,7 @@
  * The two grants of the token endpoint as functions from parameters to a token response
  * or an OAuthError (the HTTP shell is token_endpoint.ts).
  */
-import type { Accounts } from "../accounts/model.ts";
+import type { Accounts, Role } from "../accounts/model.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../store/store.ts";
 import type { ClientRecord } from "./clients.ts";
@@ -109,10 +109,17 @@ export async function exchangeCode(
   } catch (error) {
     await burn(error as OAuthError);
   }
-  // The account may have left the business since it consented: nothing to grant then.
-  if (!await deps.accounts.getMembership(bound.accountId, bound.businessId)) {
+  // The account may have left the business, or lost its ownership, since it consented.
+  const membership = await deps.accounts.getMembership(bound.accountId, bound.businessId);
+  if (!membership) {
     await burn(
       new OAuthError("invalid_grant", "The account is no longer a member of the business"),
+    );
+  }
+  const scopes = _grantableTo(membership!.role, bound.scopes);
+  if (scopes.length === 0) {
+    await burn(
+      new OAuthError("invalid_grant", "None of the consented scopes can still be granted"),
     );
   }
 
@@ -127,7 +134,7 @@ export async function exchangeCode(
     businessId: bound.businessId,
     clientId: client.clientId,
     clientName: client.clientName ?? client.clientId,
-    scopes: bound.scopes,
+    scopes,
     resource: bound.resource,
     refreshable: client.grantTypes.includes("refresh_token"),
     authTime: bound.authTime,
@@ -195,10 +202,7 @@ export async function refreshGrant(
       await revokeGrant(store, grant.id);
       throw new OAuthError("invalid_grant", "The account is no longer a member of the business");
     }
-    // The consent rule, applied again: an owner since demoted keeps only what a member may hold.
-    const scopes = membership.role === "owner"
-      ? requested
-      : requested.filter((s) => !(OWNER_ONLY_SCOPES as ReadonlySet<string>).has(s));
+    const scopes = _grantableTo(membership.role, requested);
     if (scopes.length === 0) {
       throw new OAuthError("invalid_scope", "None of the requested scopes can still be granted");
     }
@@ -270,4 +274,10 @@ async function _identityClaims(
   if (scopes.includes("email")) claims.email = account.email;
   if (scopes.includes("profile") && account.name !== "") claims.name = account.name;
   return claims;
+}
+
+/** The consent rule, applied again: an owner since demoted keeps only what a member may hold. */
+function _grantableTo(role: Role, scopes: readonly string[]): string[] {
+  const ownerOnly: ReadonlySet<string> = OWNER_ONLY_SCOPES;
+  return role === "owner" ? [...scopes] : scopes.filter((s) => !ownerOnly.has(s));
 }

@@ -4,6 +4,7 @@ import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import {
   exchange,
+  jwtPayload,
   oauthFixture,
   obtainCode,
   ownerBrowser,
@@ -162,6 +163,23 @@ Deno.test("token endpoint: authorization_code", async (t) => {
         assert.equal(answer.status, 400);
         assert.equal(answer.json.error, "invalid_grant");
         assert.equal(answer.json.access_token, undefined);
+      },
+    );
+    await t.step(
+      "a code whose account was demoted in the meantime buys only what a member may hold",
+      async () => {
+        const boss = await ownerBrowser(fx, "briefly-owner@example.com", "Demotion Ltd");
+        const { code, verifier } = await obtainCode(boss, fx, client, {
+          scope: "app.access billing.manage",
+        });
+        const accounts = createAccounts(fx.server.store, fx.clock.now);
+        const account = (await accounts.findAccountByEmail("briefly-owner@example.com"))!;
+        const [membership] = await accounts.listBusinessesOf(account.id);
+        await accounts.addMember(membership!.business.id, account.email, "member");
+        const answer = await exchange(fx, client, code, verifier);
+        assert.equal(answer.status, 200, JSON.stringify(answer.json));
+        assert.equal(answer.json.scope, "app.access");
+        assert.equal(jwtPayload(String(answer.json.access_token)).scope, "app.access");
       },
     );
     await t.step("unknown client is invalid_client (401)", async () => {
