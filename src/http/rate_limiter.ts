@@ -37,8 +37,9 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
       bucket.at = t;
       buckets.set(key, bucket);
       if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
-      if (bucket.tokens >= 1) {
-        bucket.tokens -= 1;
+      // Fractional rates (5 per 15 minutes) leave float dust: 4.999… tokens is 5.
+      if (bucket.tokens >= 1 - 1e-9) {
+        bucket.tokens = Math.max(0, bucket.tokens - 1);
         return { allowed: true };
       }
       return {

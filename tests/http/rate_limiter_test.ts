@@ -30,6 +30,16 @@ Deno.test("token bucket: memory is bounded; forgotten keys return with a full bu
   assert.equal(limiter.take("a").allowed, true);
 });
 
+Deno.test("token bucket: a fractional rate refills whole tokens on time", () => {
+  let t = 0;
+  const limiter = createRateLimiter({ perMinute: 5 / 15, burst: 5, now: () => t });
+  for (let i = 0; i < 5; i++) assert.equal(limiter.take("k").allowed, true);
+  assert.equal(limiter.take("k").allowed, false);
+  t += 15 * 60_000;
+  for (let i = 0; i < 5; i++) assert.equal(limiter.take("k").allowed, true, `token ${i}`);
+  assert.equal(limiter.take("k").allowed, false);
+});
+
 Deno.test("UNLIMITED always allows", () => {
   for (let i = 0; i < 1000; i++) assert.equal(UNLIMITED.take("x").allowed, true);
 });
