@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { INVALID_REQUEST, PARSE_ERROR, rpcError } from "./errors.ts";
 import { describeIssues } from "./issues.ts";
 import {
+  JSONRPC_VERSION,
   type JsonRpcNotification,
   JsonRpcNotificationSchema,
   type JsonRpcRequest,
@@ -43,6 +44,7 @@ export function classifyMessage(value: unknown): Decoded {
   if (typeof value !== "object" || value === null) {
     return _invalid(null, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object");
   }
+  if (_isPlainRequest(value)) return { kind: "request", request: value };
   const id = _readableId(value);
   // valibot's object schemas accept arrays; MCP params are always an object.
   if (Array.isArray((value as { params?: unknown }).params)) {
@@ -81,6 +83,26 @@ export function encodeResult(id: RequestId, resultJson: string): string {
 
 export function encodeMessage(message: unknown): string {
   return JSON.stringify(message);
+}
+
+const _REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
+
+/**
+ * The usual request, checked without valibot: only the four keys of a request, version
+ * "2.0", an integer or string id, a string method, and no params or params of plain keys
+ * without `_meta`. JsonRpcRequestSchema accepts exactly such a value and outputs an equal copy;
+ * anything else, valid or not, goes through the schema, so errors read the same.
+ */
+function _isPlainRequest(value: object): value is JsonRpcRequest {
+  const message = value as Record<string, unknown>;
+  for (const key in message) if (!_REQUEST_KEYS.has(key)) return false;
+  const { id, params } = message;
+  return message["jsonrpc"] === JSONRPC_VERSION &&
+    (typeof id === "string" || Number.isInteger(id)) &&
+    typeof message["method"] === "string" &&
+    (params === undefined ||
+      (typeof params === "object" && params !== null && !Array.isArray(params) &&
+        !("_meta" in params)));
 }
 
 function _readableId(value: object): RequestId | null {
