@@ -10,7 +10,7 @@ import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";
 import { issueCode } from "../src/oauth/codes.ts";
 import { issueGrant } from "../src/oauth/grants.ts";
-import { base64url, sha256 } from "../src/oauth/secrets.ts";
+import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 

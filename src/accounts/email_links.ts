@@ -3,7 +3,7 @@ import { configuredRateLimiter, type RateLimiter } from "../http/rate_limiter.ts
 import type { Store } from "../store/store.ts";
 import type { Mailer } from "./mailer.ts";
 import type { Accounts } from "./model.ts";
-import { randomToken, sha256Hex } from "./secrets.ts";
+import { hashSecret, randomSecret } from "../secrets.ts";
 
 /** How long a sign-in or sign-up link can be used. */
 export const LINK_LIFETIME_MS = 15 * 60 * 1000;
@@ -68,14 +68,14 @@ export function createEmailLinks(
 
   /** The token travels in the query: the request log records paths only. */
   const issue = async (record: LinkRecord): Promise<string> => {
-    const token = randomToken();
-    await store.set(_key(await sha256Hex(token)), record, { expireIn: LINK_LIFETIME_MS });
+    const token = randomSecret();
+    await store.set(_key(await hashSecret(token)), record, { expireIn: LINK_LIFETIME_MS });
     return `${config.authUrl}/sign-in/verify?token=${token}`;
   };
 
   const lookup = async (token: string) =>
     /^[A-Za-z0-9_-]{43}$/.test(token)
-      ? await store.get<LinkRecord>(_key(await sha256Hex(token)))
+      ? await store.get<LinkRecord>(_key(await hashSecret(token)))
       : null;
 
   return {

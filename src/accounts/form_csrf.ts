@@ -1,6 +1,6 @@
 import type { Config } from "../config.ts";
 import { cookieName, readCookie, setCookie } from "./cookies.ts";
-import { constantTimeEqual, hmacToken, randomToken } from "./secrets.ts";
+import { constantTimeEqual, hmacToken, randomSecret } from "../secrets.ts";
 
 const LIFETIME_SECONDS = 24 * 60 * 60;
 
@@ -21,7 +21,7 @@ export function createFormCsrf(config: Config): FormCsrf {
   return {
     async issue(request, purpose) {
       const existing = readCookie(request, name);
-      const secret = existing ?? randomToken();
+      const secret = existing ?? randomSecret();
       return {
         token: await hmacToken(secret, purpose),
         setCookie: existing ? null : setCookie(config, name, secret, LIFETIME_SECONDS),

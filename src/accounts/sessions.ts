@@ -3,7 +3,7 @@ import type { Store } from "../store/store.ts";
 import { clearCookie, cookieName, readCookie, setCookie } from "./cookies.ts";
 import type { Accounts, Session, Sessions } from "./model.ts";
 import { hasControlCharacters } from "./schemas.ts";
-import { constantTimeEqual, hmacToken, randomToken, sha256Hex } from "./secrets.ts";
+import { constantTimeEqual, hashSecret, hmacToken, randomSecret } from "../secrets.ts";
 
 /** How long a browser stays signed in. */
 export const SESSION_LIFETIME_MS = 14 * 24 * 60 * 60 * 1000;
@@ -35,7 +35,7 @@ export function createSessions(
     async current(request) {
       const raw = readCookie(request, name);
       if (!raw) return null;
-      const id = await sha256Hex(raw);
+      const id = await hashSecret(raw);
       const entry = await store.get<SessionRecord>(_key(id));
       if (!entry) return null;
       const account = await accounts.getAccount(entry.value.accountId);
@@ -62,9 +62,9 @@ export function createSessions(
     },
 
     async start(accountId) {
-      const raw = randomToken();
-      const value: SessionRecord = { accountId, csrfSecret: randomToken(), createdAt: now() };
-      await store.set(_key(await sha256Hex(raw)), value, { expireIn: SESSION_LIFETIME_MS });
+      const raw = randomSecret();
+      const value: SessionRecord = { accountId, csrfSecret: randomSecret(), createdAt: now() };
+      await store.set(_key(await hashSecret(raw)), value, { expireIn: SESSION_LIFETIME_MS });
       return setCookie(config, name, raw, SESSION_LIFETIME_MS / 1000);
     },
 

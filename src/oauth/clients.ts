@@ -6,7 +6,7 @@ import type { Key, Store } from "../store/store.ts";
 import type { AuthMethod, ClientMetadata, GrantType } from "./client_metadata.ts";
 import type { MetadataDocuments } from "./cimd.ts";
 import { LIFETIMES } from "./issuer.ts";
-import { constantTimeEqual, hashSecret, randomSecret } from "./secrets.ts";
+import { constantTimeEqual, hashSecret, randomSecret } from "../secrets.ts";
 
 export interface ClientRecord {
   readonly clientId: string;

@@ -5,7 +5,7 @@
  */
 import type { Key, Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
-import { hashSecret, randomSecret } from "./secrets.ts";
+import { hashSecret, randomSecret } from "../secrets.ts";
 
 export interface CodeBinding {
   readonly clientId: string;

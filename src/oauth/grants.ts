@@ -18,7 +18,7 @@ import type { Config } from "../config.ts";
 import type { Key, Mutation, Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
 import { newRefreshToken } from "./refresh_tokens.ts";
-import { randomSecret } from "./secrets.ts";
+import { randomSecret } from "../secrets.ts";
 import { createSigningKeys } from "./signing_keys.ts";
 import { createTokenSigner, type TokenResponse, type TokenSigner } from "./tokens.ts";
 

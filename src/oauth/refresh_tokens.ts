@@ -5,7 +5,7 @@
  * and nobody reading the store can read it.
  */
 import type { Key, Mutation } from "../store/store.ts";
-import { hashSecret, randomSecret, type SealedBox } from "./secrets.ts";
+import { hashSecret, randomSecret, type SealedBox } from "../secrets.ts";
 
 export type RefreshRecord =
   | { readonly state: "current"; readonly gid: string; readonly clientId: string }

@@ -13,7 +13,7 @@ import { readOAuthForm } from "./form_body.ts";
 import { getGrant, revokeGrant } from "./grants.ts";
 import { OAuthError, oauthErrorResponse } from "./oauth_error.ts";
 import { refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
-import { hashSecret } from "./secrets.ts";
+import { hashSecret } from "../secrets.ts";
 
 export interface RevocationDeps {
   readonly store: Store;

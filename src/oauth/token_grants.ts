@@ -25,7 +25,7 @@ import {
 } from "./refresh_tokens.ts";
 import { canonicalResource } from "./resource.ts";
 import { OWNER_ONLY_SCOPES, parseScope } from "./scopes.ts";
-import { base64url, hashSecret, open, seal, sha256 } from "./secrets.ts";
+import { base64url, hashSecret, open, seal, sha256 } from "../secrets.ts";
 import type { TokenResponse, TokenSigner } from "./tokens.ts";
 
 export interface TokenGrantDeps {

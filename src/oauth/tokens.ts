@@ -7,7 +7,7 @@ import type { Config } from "../config.ts";
 import type { AccessTokenClaims } from "./access_token.ts";
 import { issuerOf, LIFETIMES } from "./issuer.ts";
 import { formatScope } from "./scopes.ts";
-import { randomSecret } from "./secrets.ts";
+import { randomSecret } from "../secrets.ts";
 import type { SigningKeys } from "./signing_keys.ts";
 
 /** The body of a successful token response (RFC 6749 §5.1). */

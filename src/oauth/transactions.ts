@@ -6,7 +6,7 @@
  */
 import type { Entry, Key, Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
-import { hashSecret, randomSecret } from "./secrets.ts";
+import { hashSecret, randomSecret } from "../secrets.ts";
 
 export interface Transaction {
   readonly clientId: string;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createSessions, safeReturnTo } from "../../src/accounts/sessions.ts";
-import { sha256Hex } from "../../src/accounts/secrets.ts";
+import { hashSecret } from "../../src/secrets.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { manualClock } from "../store/store_contract.ts";
@@ -58,8 +58,8 @@ Deno.test("session ids are stored hashed and expire after 14 days", async () => 
     for await (const entry of store.list(["accounts", "session"])) {
       keys.push(String(entry.key.at(-1)));
     }
-    assert.deepEqual(keys, [await sha256Hex(raw)]);
-    assert.equal((await sessions.current(withCookie(cookie)))?.id, await sha256Hex(raw));
+    assert.deepEqual(keys, [await hashSecret(raw)]);
+    assert.equal((await sessions.current(withCookie(cookie)))?.id, await hashSecret(raw));
     clock.advance(14 * 24 * 60 * 60 * 1000);
     assert.equal(await sessions.current(withCookie(cookie)), null);
   } finally {

@@ -1,7 +1,7 @@
 /**
- * Random secrets, their hashes, and the small symmetric box the refresh window needs.
- * Secrets, codes and tokens are stored only as SHA-256 hashes (they carry 256 bits of
- * entropy, so an unsalted hash is not guessable).
+ * Random secrets, their hashes, HMAC tags, and the small symmetric box the refresh window
+ * needs. Secrets, codes, links, session ids and tokens leave the server once; the store keeps
+ * only their SHA-256 (they carry 256 bits of entropy, so an unsalted hash is not guessable).
  */
 const encoder = new TextEncoder();
 
@@ -29,6 +29,18 @@ export async function sha256(text: string): Promise<Uint8Array<ArrayBuffer>> {
 /** The storage key of a secret: base64url(SHA-256(secret)). */
 export async function hashSecret(secret: string): Promise<string> {
   return base64url(await sha256(secret));
+}
+
+/** HMAC-SHA256 of `message` under `secret`, base64url. */
+export async function hmacToken(secret: string, message: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return base64url(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message))));
 }
 
 /** Compares two strings in time independent of where they differ. */
