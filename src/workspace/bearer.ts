@@ -91,7 +91,9 @@ export function createBearerAuth(
   });
 
   return async (request, clientAddress) => {
-    if (new URL(request.url).searchParams.has("access_token")) {
+    // Only a URL with a query can carry one: most requests skip parsing the URL.
+    const url = request.url;
+    if (url.includes("?") && new URL(url).searchParams.has("access_token")) {
       return unauthorized(
         "Access tokens are accepted only in the Authorization header, never in the query string",
         true,
