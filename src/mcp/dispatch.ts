@@ -153,9 +153,8 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   const route = (request: JsonRpcRequest, auth: A): Outcome | Promise<Outcome> => {
     switch (request.method) {
       case "initialize": {
-        const requested = _plainInitializeVersion(request.params) ??
-          _params(InitializeParamsSchema, request).protocolVersion;
-        const result = initializeResults.get(negotiateVersion(requested))!;
+        const params = _params(InitializeParamsSchema, request);
+        const result = initializeResults.get(negotiateVersion(params.protocolVersion))!;
         return reply(encodeResult(request.id, result));
       }
       case "ping":
@@ -215,28 +214,6 @@ function _params<S extends v.GenericSchema>(schema: S, request: JsonRpcRequest):
     throw new JsonRpcError(INVALID_PARAMS, `Invalid params: ${issues}`);
   }
   return parsed.output;
-}
-
-/**
- * The protocol version of the usual initialize params, checked without valibot: a string
- * version, a capabilities object, and clientInfo with string name, version and optional title,
- * no `_meta`. InitializeParamsSchema accepts all of these; for anything else (undefined here)
- * the schema decides, so its errors read the same.
- */
-function _plainInitializeVersion(params: unknown): string | undefined {
-  if (!_isPlainObject(params) || "_meta" in params) return undefined;
-  const { protocolVersion, capabilities, clientInfo } = params as Record<string, unknown>;
-  if (typeof protocolVersion !== "string" || !_isPlainObject(capabilities)) return undefined;
-  if (!_isPlainObject(clientInfo)) return undefined;
-  const { name, version, title } = clientInfo as Record<string, unknown>;
-  return typeof name === "string" && typeof version === "string" &&
-      (title === undefined || typeof title === "string")
-    ? protocolVersion
-    : undefined;
-}
-
-function _isPlainObject(value: unknown): value is object {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function _errorResult(text: string): CallToolResult {

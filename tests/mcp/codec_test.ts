@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { classifyMessage, decodeMessage, encodeResult } from "../../src/mcp/codec.ts";
 import { INVALID_REQUEST, PARSE_ERROR } from "../../src/mcp/errors.ts";
+import { JsonRpcRequestSchema } from "../../src/mcp/messages.ts";
+import * as v from "valibot";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -109,4 +111,41 @@ Deno.test("codec encodes a precomputed result around any id", () => {
   });
   assert.equal(encodeResult(5, "{}"), '{"jsonrpc":"2.0","id":5,"result":{}}');
   assert.deepEqual(JSON.parse(encodeResult("né", "{}")).id, "né");
+});
+
+Deno.test("codec: every request it accepts is exactly what JsonRpcRequestSchema accepts", () => {
+  // The usual envelope skips valibot; this walks the shapes around it so that the shortcut
+  // can never accept, or alter, what the schema would not.
+  const ids = [1, 0, -7, 2 ** 53, 1.5, "a", "", null, true, {}, undefined];
+  const methods = ["tools/list", "", 5, undefined];
+  const params = [undefined, {}, { cursor: "x" }, { _meta: {} }, { _meta: 5 }, [], null, "p"];
+  const versions = ["2.0", "1.0", 2, undefined];
+  const extras = [{}, { extra: 1 }, { result: {} }];
+  let accepted = 0;
+  for (const id of ids) {
+    for (const method of methods) {
+      for (const param of params) {
+        for (const jsonrpc of versions) {
+          for (const extra of extras) {
+            const message: Record<string, unknown> = { ...extra };
+            if (jsonrpc !== undefined) message.jsonrpc = jsonrpc;
+            if (id !== undefined) message.id = id;
+            if (method !== undefined) message.method = method;
+            if (param !== undefined) message.params = param;
+            const decoded = classifyMessage(structuredClone(message));
+            const schema = v.safeParse(JsonRpcRequestSchema, structuredClone(message));
+            const label = JSON.stringify(message);
+            if (decoded.kind === "request") {
+              accepted++;
+              assert.ok(schema.success, label);
+              assert.deepEqual(decoded.request, schema.output, label);
+            } else if (schema.success && !Array.isArray(message.params)) {
+              assert.fail(`the schema accepts what the codec refused: ${label}`);
+            }
+          }
+        }
+      }
+    }
+  }
+  assert.ok(accepted > 0);
 });
