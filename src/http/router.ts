@@ -2,10 +2,20 @@ import type { Handler } from "./handler.ts";
 import { textResponse, withoutBody } from "./responses.ts";
 import { pathOf } from "./url_path.ts";
 
-export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+export type Method = (typeof METHODS)[number];
 
-/** Handlers of one path by method. HEAD comes from GET; OPTIONS, when not given, from the table. */
-export type MethodHandlers = Partial<Record<Method, Handler>>;
+/** Answers a method the path does not serve, given the path's Allow value. */
+export type MethodNotAllowed = (request: Request, allow: string) => Response | Promise<Response>;
+
+/**
+ * Handlers of one path by method. HEAD comes from GET; OPTIONS, when not given, from the table.
+ * `methodNotAllowed` replaces the router's 405 for this path (the MCP endpoints answer it with
+ * a JSON-RPC body).
+ */
+export type MethodHandlers = Partial<Record<Method, Handler>> & {
+  readonly methodNotAllowed?: MethodNotAllowed;
+};
 
 /**
  * Exact paths, plus prefixes written `/approvals/*` (one or more further characters, no
@@ -17,15 +27,27 @@ export interface RouterOptions {
   /** Answer for an unknown path; plain-text 404 by default. */
   readonly notFound?: Handler;
   /** Answer for a known path with another method, given the Allow value; plain 405 by default. */
-  readonly methodNotAllowed?: (request: Request, allow: string) => Response;
+  readonly methodNotAllowed?: MethodNotAllowed;
+}
+
+/** A path's handlers, looked up in a Map: a method named `constructor` finds nothing. */
+interface _Route {
+  readonly handlers: ReadonlyMap<string, Handler>;
+  readonly allow: string;
+  readonly methodNotAllowed: MethodNotAllowed | undefined;
 }
 
 export function createRouter(table: RouteTable, options: RouterOptions = {}): Handler {
-  const exact = new Map<string, MethodHandlers>();
-  const prefixes: [string, MethodHandlers][] = [];
+  const exact = new Map<string, _Route>();
+  const prefixes: [string, _Route][] = [];
   for (const [path, handlers] of Object.entries(table)) {
-    if (path.endsWith("/*")) prefixes.push([path.slice(0, -1), handlers]);
-    else exact.set(path, handlers);
+    const route: _Route = {
+      handlers: new Map(METHODS.flatMap((m) => (handlers[m] ? [[m, handlers[m]!] as const] : []))),
+      allow: allowedMethods(handlers),
+      methodNotAllowed: handlers.methodNotAllowed,
+    };
+    if (path.endsWith("/*")) prefixes.push([path.slice(0, -1), route]);
+    else exact.set(path, route);
   }
   const notFound = options.notFound ??
     (() => Promise.resolve(textResponse("Not found\n", { status: 404 })));
@@ -33,45 +55,45 @@ export function createRouter(table: RouteTable, options: RouterOptions = {}): Ha
     ((_request: Request, allow: string) =>
       textResponse("Method not allowed\n", { status: 405, headers: { Allow: allow } }));
 
-  const lookup = (pathname: string): MethodHandlers | undefined => {
+  const lookup = (pathname: string): _Route | undefined => {
     const found = exact.get(pathname);
     if (found) return found;
-    for (const [prefix, handlers] of prefixes) {
+    for (const [prefix, route] of prefixes) {
       const rest = pathname.slice(prefix.length);
-      if (pathname.startsWith(prefix) && rest !== "" && !rest.includes("/")) return handlers;
+      if (pathname.startsWith(prefix) && rest !== "" && !rest.includes("/")) return route;
     }
     return undefined;
   };
 
   // Not async: the common path hands the handler's own promise back, one microtask less.
   return (request, context) => {
-    const handlers = lookup(pathOf(request.url));
-    if (!handlers) return notFound(request, context);
+    const route = lookup(pathOf(request.url));
+    if (!route) return notFound(request, context);
     const method = request.method;
-    if (method === "HEAD" && handlers.GET) {
-      return handlers.GET(request, context).then((response) => withoutBody(response));
+    const get = route.handlers.get("GET");
+    if (method === "HEAD" && get) {
+      return get(request, context).then((response) => withoutBody(response));
     }
-    const handler = handlers[method as Method];
+    const handler = route.handlers.get(method);
     if (handler) return handler(request, context);
-    return _refuse(request, handlers, methodNotAllowed);
+    return _refuse(request, route, route.methodNotAllowed ?? methodNotAllowed);
   };
 }
 
 async function _refuse(
   request: Request,
-  handlers: MethodHandlers,
-  methodNotAllowed: (request: Request, allow: string) => Response,
+  route: _Route,
+  methodNotAllowed: MethodNotAllowed,
 ): Promise<Response> {
-  const allow = allowedMethods(handlers);
   await request.body?.cancel();
   if (request.method === "OPTIONS") {
-    return new Response(null, { status: 204, headers: { Allow: allow } });
+    return new Response(null, { status: 204, headers: { Allow: route.allow } });
   }
-  return methodNotAllowed(request, allow);
+  return await methodNotAllowed(request, route.allow);
 }
 
 export function allowedMethods(handlers: MethodHandlers): string {
-  const methods = Object.keys(handlers);
+  const methods: string[] = METHODS.filter((m) => handlers[m]);
   if (handlers.GET) methods.splice(methods.indexOf("GET") + 1, 0, "HEAD");
   if (!handlers.OPTIONS) methods.push("OPTIONS");
   return methods.join(", ");

@@ -186,13 +186,13 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
 
 /**
  * The route entry of an MCP path: POST to `post`, CORS preflight for trusted origins, and
- * every other method 405 with `Allow: POST` and a JSON-RPC body.
+ * every other method 405 with `Allow: POST, OPTIONS` and a JSON-RPC body.
  */
 export function mcpRoute(post: Handler, config: Config): MethodHandlers {
   const trusted = new Set(config.trustedOrigins);
-  const notAllowed: Handler = (request) =>
+  const notAllowed = (request: Request, allow: string) =>
     _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
-      Allow: "POST",
+      Allow: allow,
     });
   const preflight: Handler = (request) => {
     const origin = request.headers.get("Origin");
@@ -221,10 +221,7 @@ export function mcpRoute(post: Handler, config: Config): MethodHandlers {
   return {
     POST: post,
     OPTIONS: preflight,
-    GET: notAllowed,
-    PUT: notAllowed,
-    PATCH: notAllowed,
-    DELETE: notAllowed,
+    methodNotAllowed: notAllowed,
   };
 }
 

@@ -104,16 +104,25 @@ Deno.test("onboarding MCP: every transport error status carries a JSON-RPC body"
   await withServer(
     { VESTIBULE_TRUSTED_ORIGINS: "https://console.example.com" },
     async (server, mcp) => {
-      await t.step("GET is 405 with Allow: POST", async () => {
+      await t.step("GET is 405 with Allow: POST, OPTIONS", async () => {
         const response = await fetch(mcp);
-        assert.equal(response.headers.get("Allow"), "POST");
+        assert.equal(response.headers.get("Allow"), "POST, OPTIONS");
         await assertRpcError(response, 405, /use POST/);
       });
+
+      await t.step(
+        "a method nobody routes (PROPFIND) is 405 with a JSON-RPC body too",
+        async () => {
+          const response = await fetch(mcp, { method: "PROPFIND" });
+          assert.equal(response.headers.get("Allow"), "POST, OPTIONS");
+          await assertRpcError(response, 405, /PROPFIND is not supported; use POST/);
+        },
+      );
 
       await t.step("HEAD is 405 without a body", async () => {
         const response = await fetch(mcp, { method: "HEAD" });
         assert.equal(response.status, 405);
-        assert.equal(response.headers.get("Allow"), "POST");
+        assert.equal(response.headers.get("Allow"), "POST, OPTIONS");
       });
 
       await t.step("a form body is 415", async () => {

@@ -225,7 +225,7 @@ Deno.test("workspace transport rules", async (t) => {
         headers: { Authorization: `Bearer ${token}` },
       });
       assert.equal(response.status, 405);
-      assert.equal(response.headers.get("Allow"), "POST");
+      assert.equal(response.headers.get("Allow"), "POST, OPTIONS");
       await response.body?.cancel();
     });
 

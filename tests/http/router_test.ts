@@ -55,3 +55,30 @@ Deno.test("router: custom answers for 404 and 405", async () => {
   assert.equal(await (await call(router, "/b")).text(), "custom 404");
   assert.equal(await (await call(router, "/a", "POST")).text(), "allow GET, HEAD, OPTIONS");
 });
+
+Deno.test("router: method names are never looked up on the prototype", async (t) => {
+  const router = createRouter({ "/a": { GET: text("a") } });
+  for (const method of ["constructor", "toString", "hasOwnProperty", "__proto__", "PROPFIND"]) {
+    await t.step(method, async () => {
+      const response = await call(router, "/a", method);
+      assert.equal(response.status, 405);
+      assert.equal(response.headers.get("Allow"), "GET, HEAD, OPTIONS");
+      await response.body?.cancel();
+    });
+  }
+});
+
+Deno.test("router: a path may answer other methods itself", async () => {
+  const router = createRouter({
+    "/rpc": {
+      POST: text("ok"),
+      methodNotAllowed: (request, allow) =>
+        new Response(`${request.method} refused; allow ${allow}`, { status: 405 }),
+    },
+    "/plain": { GET: text("p") },
+  });
+  const refused = await call(router, "/rpc", "PUT");
+  assert.equal(await refused.text(), "PUT refused; allow POST, OPTIONS");
+  assert.equal((await call(router, "/rpc", "OPTIONS")).status, 204, "OPTIONS stays derived");
+  assert.equal(await (await call(router, "/plain", "PUT")).text(), "Method not allowed\n");
+});

@@ -1,5 +1,6 @@
 // The transport without a socket: every rule of the Streamable HTTP endpoint, in-process.
 import assert from "node:assert/strict";
+import { createRouter } from "../../src/http/router.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMcpEndpoint, mcpRoute } from "../../src/mcp/endpoint.ts";
@@ -38,12 +39,11 @@ function setup(
       }
       : {}),
   });
-  const route = mcpRoute((r, c) => endpoint(r, c, "alice", c.clientAddress), config);
+  const router = createRouter({
+    [new URL(URL_).pathname]: mcpRoute((r, c) => endpoint(r, c, "alice", c.clientAddress), config),
+  });
   const context = { clientAddress: "192.0.2.1" };
-  return (init: RequestInit & { method?: string }) => {
-    const method = (init.method ?? "POST") as keyof typeof route;
-    return route[method]!(new Request(URL_, init), context);
-  };
+  return (init: RequestInit) => router(new Request(URL_, { method: "POST", ...init }), context);
 }
 
 const HEADERS = {
@@ -143,7 +143,7 @@ Deno.test("endpoint: transport errors carry a JSON-RPC body", async (t) => {
       const body = await rpcError(response);
       assert.equal(body.id, null);
       assert.match(body.error.message, c.message);
-      if (c.status === 405) assert.equal(response.headers.get("Allow"), "POST");
+      if (c.status === 405) assert.equal(response.headers.get("Allow"), "POST, OPTIONS");
       if (c.status === 413) assert.equal(response.headers.get("Connection"), "close");
     });
   }
