@@ -198,6 +198,17 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
       assert.equal((await ws.accounts.getBusiness(b))?.name, "Acme Trail");
     });
 
+    await t.step(
+      "a misspelt argument is an isError result naming it, not silently dropped",
+      async () => {
+        const { status, message } = await ws.call(token, "rename_business", { nmae: "Typo Ltd" });
+        assert.equal(status, 200);
+        assert.equal(message.result.isError, true);
+        assert.match(message.result.content[0].text, /nmae/);
+        assert.equal((await ws.accounts.getBusiness(b))?.name, "Acme Trail", "nothing changed");
+      },
+    );
+
     await t.step("disable_trigger and configure_pack write through", async () => {
       assert.equal((await call("disable_trigger", { triggerId: "trg-1" })).trigger.enabled, false);
       const { pack } = await call("configure_pack", {

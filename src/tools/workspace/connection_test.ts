@@ -55,7 +55,7 @@ export function connectionTestTools(services: WorkspaceServices) {
       description:
         "Creates or restarts the connection test for this business and client and returns the attempt, its steps and nextAction, the call to make next. A verified attempt is returned as is unless restart is true. Starts no workflow and spends nothing.",
       scope: "app.access",
-      input: v.object({
+      input: v.strictObject({
         restart: v.optional(
           v.pipe(v.boolean(), v.description("Start a new attempt even when one is verified.")),
           false,
@@ -104,7 +104,7 @@ export function connectionTestTools(services: WorkspaceServices) {
       description:
         "Verifies the exact attempt that get_agent_connection_setup returned. It must belong to this business and client and be neither expired nor superseded.",
       scope: "app.access",
-      input: v.object({ attemptId: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) }),
+      input: v.strictObject({ attemptId: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) }),
       output: VerifyOutputSchema,
       annotations: {
         readOnlyHint: false,

@@ -24,7 +24,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Asks an owner to approve one run of a paid or live workflow. Nothing starts until they approve at approvalUrl. Never use this to test connectivity: use get_agent_connection_setup.",
       scope: "workflows.run",
-      input: v.object({ workflowId: Id("The workflow to run once.") }),
+      input: v.strictObject({ workflowId: Id("The workflow to run once.") }),
       output: PendingApprovalSchema,
       annotations: GATED,
       handler: (args, { auth }) =>
@@ -39,7 +39,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares an event trigger that starts a workflow, for a human to confirm. Nothing is created until an owner approves.",
       scope: "triggers.manage",
-      input: v.object({
+      input: v.strictObject({
         name: Text(100, "A name for the trigger."),
         event: v.picklist(TRIGGER_EVENTS),
         workflowId: Id("The workflow the trigger starts."),
@@ -58,7 +58,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares connecting a new business service, or reconnecting or disconnecting an existing one (connectionId), for an owner to approve.",
       scope: "connections.manage",
-      input: v.object({
+      input: v.strictObject({
         change: v.picklist(["connect", "reconnect", "disconnect"]),
         kind: v.picklist(CONNECTION_KINDS),
         connectionId: v.optional(Id("The existing connection, for reconnect and disconnect.")),
@@ -79,7 +79,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares connecting a helpdesk, or detaching the workspace's workload from one (connectionId), for the business owner's review.",
       scope: "connections.helpdesk.request",
-      input: v.object({
+      input: v.strictObject({
         change: v.picklist(["setup", "detach"]),
         connectionId: v.optional(Id("The helpdesk connection to detach.")),
         service: Text(100, "The helpdesk product."),
@@ -106,7 +106,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares connecting an inbox, or reconnecting or detaching one (connectionId), for human review and consent.",
       scope: "connections.mailbox.request",
-      input: v.object({
+      input: v.strictObject({
         change: v.picklist(["setup", "reconnect", "detach"]),
         connectionId: v.optional(Id("The inbox connection to reconnect or detach.")),
         address: v.pipe(Email, v.description("The inbox address.")),
@@ -136,7 +136,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares inviting someone, changing a member's role, or removing a member, for an owner to confirm.",
       scope: "members.request",
-      input: v.object({
+      input: v.strictObject({
         change: v.picklist(["invite", "change_role", "remove"]),
         email: Email,
         role: v.optional(v.picklist(["owner", "member"]), "member"),
@@ -155,7 +155,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares activity controls and bounded automatic-action authority (a daily count and a per-action amount) for an owner to review.",
       scope: "automation.request",
-      input: v.object({
+      input: v.strictObject({
         activities: v.pipe(
           v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(64)), v.boolean()),
           v.check((a) => Object.keys(a).length <= 50, "at most 50 activities"),
@@ -181,7 +181,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares an agent skill draft; a human reviews it and installs it by approving.",
       scope: "skills.draft",
-      input: v.object({
+      input: v.strictObject({
         name: Text(100, "The skill's name."),
         description: Text(500, "What the skill does."),
         instructions: Text(8_000, "The skill's instructions, as the agent will follow them."),
@@ -200,7 +200,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "For an external write whose outcome is unknown (list_external_writes), prepares recording it as applied or not applied, or retrying it, for a human to confirm.",
       scope: "effects.request",
-      input: v.object({
+      input: v.strictObject({
         effectId: Id("The external write."),
         resolution: v.picklist(["applied", "not_applied", "retry"]),
       }),
@@ -218,7 +218,7 @@ export function gatedTools(services: WorkspaceServices) {
       description:
         "Prepares a change of plan, seats or payment method for an owner to approve. Nothing is charged or changed before that.",
       scope: "billing.manage",
-      input: v.object({
+      input: v.strictObject({
         plan: v.optional(v.picklist(PLANS)),
         seats: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10_000))),
         paymentMethod: v.optional(Text(100, "A description of the new payment method.")),

@@ -20,7 +20,7 @@ import type { WorkspaceServices } from "../../workspace/services.ts";
 import { NO_SUBSCRIPTION } from "../../workspace/workspace.ts";
 import { GateViewSchema, READ, scopedTool } from "./scoped_tool.ts";
 
-const NoInput = v.object({});
+const NoInput = v.strictObject({});
 
 /** Events a trigger can listen to (the eligible configurations of `triggers.read`). */
 export const TRIGGER_EVENTS = [
@@ -77,7 +77,7 @@ export function readTools(services: WorkspaceServices) {
       title: "List workflow runs",
       description: "Runs of the business's workflows, newest first; optionally of one workflow.",
       scope: "app.access",
-      input: v.object({
+      input: v.strictObject({
         workflowId: v.optional(
           v.pipe(v.string(), v.maxLength(100), v.description("Only this workflow's runs.")),
         ),
@@ -148,7 +148,7 @@ export function readTools(services: WorkspaceServices) {
       description:
         "The status of a pending approval (gate) of this business: pending, approved or declined, and what happened.",
       scope: "app.access",
-      input: v.object({
+      input: v.strictObject({
         gateId: v.pipe(
           v.string(),
           v.minLength(1),

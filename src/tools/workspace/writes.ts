@@ -43,7 +43,7 @@ export function writeTools(services: WorkspaceServices) {
       title: "Rename the business",
       description: "Changes only the business display name.",
       scope: "business.name",
-      input: v.object({
+      input: v.strictObject({
         name: v.pipe(
           v.string(),
           v.trim(),
@@ -73,7 +73,7 @@ export function writeTools(services: WorkspaceServices) {
       description:
         "Disables an event trigger so it no longer starts its workflow. Creating or re-enabling one needs a human (request_trigger_creation).",
       scope: "triggers.manage",
-      input: v.object({ triggerId: Id("The trigger to disable.") }),
+      input: v.strictObject({ triggerId: Id("The trigger to disable.") }),
       output: v.object({ trigger: TriggerSchema }),
       annotations: OVERWRITES,
       async handler(args, { auth }) {
@@ -96,7 +96,7 @@ export function writeTools(services: WorkspaceServices) {
       description:
         "Enables, disables, upgrades to the latest version, or changes settings of a vertical pack.",
       scope: "packs.manage",
-      input: v.object({
+      input: v.strictObject({
         packId: Id("The pack to configure."),
         enabled: v.optional(v.boolean()),
         upgrade: v.optional(v.pipe(v.boolean(), v.description("Move to the latest version."))),
@@ -139,7 +139,7 @@ export function writeTools(services: WorkspaceServices) {
       title: "Read my notification settings",
       description: "Your own approval notification settings in this business.",
       scope: "notifications.manage",
-      input: v.object({}),
+      input: v.strictObject({}),
       output: NotificationSettingsSchema,
       annotations: READ,
       async handler(_args, { auth }) {
@@ -153,7 +153,7 @@ export function writeTools(services: WorkspaceServices) {
       description:
         "Changes your own approval notification settings: whether decisions are e-mailed to you, and the chat-workspace account linked to you.",
       scope: "notifications.manage",
-      input: v.object({
+      input: v.strictObject({
         approvalEmails: v.optional(v.boolean()),
         chatAccount: v.optional(
           v.nullable(v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(100))),
@@ -185,7 +185,7 @@ export function writeTools(services: WorkspaceServices) {
       title: "Send myself a test notification",
       description: "E-mails you a test approval notification, to check your settings.",
       scope: "notifications.manage",
-      input: v.object({}),
+      input: v.strictObject({}),
       output: v.object({ sentTo: v.string() }),
       annotations: { ...ADDS, openWorldHint: true },
       async handler(_args, { auth }) {
@@ -217,7 +217,7 @@ export function writeTools(services: WorkspaceServices) {
       description:
         "Stops all automatic actions at once. Activity controls are left as they are: a disabled activity stays disabled.",
       scope: "automation.revoke",
-      input: v.object({}),
+      input: v.strictObject({}),
       output: AutomationSchema,
       annotations: OVERWRITES,
       async handler(_args, { auth }) {
@@ -243,7 +243,7 @@ export function writeTools(services: WorkspaceServices) {
       description:
         "A dry run: what the workflow would read and do, and what a real run would cost. Nothing is started, written or billed.",
       scope: "workflows.simulate",
-      input: v.object({ workflowId: Id("The workflow to simulate.") }),
+      input: v.strictObject({ workflowId: Id("The workflow to simulate.") }),
       output: v.object({
         workflowId: v.string(),
         wouldStart: v.boolean(),
@@ -278,7 +278,7 @@ export function writeTools(services: WorkspaceServices) {
       title: "Start a private conversation",
       description: "Creates one of your private agent conversations in this business.",
       scope: "agent.sessions",
-      input: v.object({ title: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)) }),
+      input: v.strictObject({ title: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)) }),
       output: ConversationSchema,
       annotations: ADDS,
       async handler(args, { auth }) {
@@ -296,7 +296,7 @@ export function writeTools(services: WorkspaceServices) {
       title: "List my private conversations",
       description: "Your private agent conversations in this business; nobody else's.",
       scope: "agent.sessions",
-      input: v.object({}),
+      input: v.strictObject({}),
       output: v.object({ conversations: v.array(ConversationSchema) }),
       annotations: READ,
       async handler(_args, { auth }) {
@@ -308,7 +308,7 @@ export function writeTools(services: WorkspaceServices) {
       title: "Add to a private conversation",
       description: "Appends a message to one of your private conversations.",
       scope: "agent.sessions",
-      input: v.object({
+      input: v.strictObject({
         conversationId: Id("The conversation."),
         role: v.picklist(["user", "agent"]),
         text: v.pipe(v.string(), v.minLength(1), v.maxLength(8_000)),
@@ -344,7 +344,7 @@ export function writeTools(services: WorkspaceServices) {
       description:
         "Retries delivery of an existing human decision on an approval to its requester. Changes nothing else; a pending approval has nothing to deliver.",
       scope: "gates.redeliver",
-      input: v.object({ gateId: Id("The approval whose decision to deliver again.") }),
+      input: v.strictObject({ gateId: Id("The approval whose decision to deliver again.") }),
       output: GateViewSchema,
       annotations: ADDS,
       async handler(args, { auth }) {
