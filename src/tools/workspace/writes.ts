@@ -278,7 +278,9 @@ export function writeTools(services: WorkspaceServices) {
       title: "Start a private conversation",
       description: "Creates one of your private agent conversations in this business.",
       scope: "agent.sessions",
-      input: v.strictObject({ title: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)) }),
+      input: v.strictObject({
+        title: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200)),
+      }),
       output: ConversationSchema,
       annotations: ADDS,
       async handler(args, { auth }) {
