@@ -2,7 +2,6 @@
 // forms and the e-mail outbox.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import { SCOPE_MEANINGS, SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { escapeHtml } from "../../src/ui/html.ts";
 import { Browser, followLink, hiddenField } from "./accounts_browser.ts";
@@ -22,11 +21,7 @@ import {
 
 Deno.test("authorization code flow", async (t) => {
   const fx = await oauthFixture();
-  const verify = createAccessTokenVerifier({
-    config: fx.server.config,
-    store: fx.server.store,
-    now: fx.clock.now,
-  });
+  const { verify } = fx;
   try {
     const client = await registerClient(fx);
     const owner = await ownerBrowser(fx, "owner@example.com", "Acme Bakery");

@@ -1,6 +1,7 @@
 // Shared steps of the OAuth black-box tests: a server with an outbox and a manual clock,
 // a signed-in browser, registration, the consent dance, and token requests.
 import assert from "node:assert/strict";
+import { createAccessTokenVerifier, type TokenCheck } from "../../src/oauth/access_token.ts";
 import { manualClock } from "../store/store_contract.ts";
 import { Browser, hiddenField, signUpThroughForms, tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
@@ -11,6 +12,8 @@ export interface OAuthFixture {
   readonly issuer: string;
   readonly outbox: Awaited<ReturnType<typeof tempOutbox>>;
   readonly clock: ReturnType<typeof manualClock>;
+  /** The resource server's own verifier, on the fixture's clock. */
+  readonly verify: (jwt: string) => Promise<TokenCheck>;
   close(): Promise<void>;
 }
 
@@ -27,6 +30,11 @@ export async function oauthFixture(env: Record<string, string> = {}): Promise<OA
     issuer: `${server.authUrl}/api/auth`,
     outbox,
     clock,
+    verify: createAccessTokenVerifier({
+      config: server.config,
+      store: server.store,
+      now: clock.now,
+    }),
     close: () => server.close(),
   };
 }

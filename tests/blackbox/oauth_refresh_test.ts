@@ -2,7 +2,6 @@
 // narrowing, lifetimes; and revocation (RFC 7009).
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import {
   exchange,
   jwtPayload,
@@ -41,11 +40,7 @@ function refresh(fx: OAuthFixture, client: TestClient, refreshToken: unknown, ex
 
 Deno.test("refresh tokens", async (t) => {
   const fx = await oauthFixture();
-  const verify = createAccessTokenVerifier({
-    config: fx.server.config,
-    store: fx.server.store,
-    now: fx.clock.now,
-  });
+  const { verify } = fx;
   try {
     const client = await registerClient(fx);
     const other = await registerClient(fx, { client_name: "Other" });
@@ -225,11 +220,7 @@ Deno.test("refresh tokens", async (t) => {
 
 Deno.test("revocation (RFC 7009)", async (t) => {
   const fx = await oauthFixture();
-  const verify = createAccessTokenVerifier({
-    config: fx.server.config,
-    store: fx.server.store,
-    now: fx.clock.now,
-  });
+  const { verify } = fx;
   const revoke = (client: TestClient, tokenValue: unknown, hint?: string) => {
     const body = new URLSearchParams({ token: String(tokenValue), client_id: client.clientId });
     if (hint) body.set("token_type_hint", hint);

@@ -1,7 +1,6 @@
 // The token endpoint: code exchange rules, client authentication, request hygiene.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import {
   exchange,
   jwtPayload,
@@ -14,11 +13,7 @@ import {
 
 Deno.test("token endpoint: authorization_code", async (t) => {
   const fx = await oauthFixture();
-  const verify = createAccessTokenVerifier({
-    config: fx.server.config,
-    store: fx.server.store,
-    now: fx.clock.now,
-  });
+  const { verify } = fx;
   try {
     const client = await registerClient(fx);
     const other = await registerClient(fx, { client_name: "Other" });
