@@ -8,6 +8,14 @@ export interface ToolAnnotations {
   readonly openWorldHint?: boolean;
 }
 
+/** Reads: nothing changes, asking twice is the same, and nothing outside is touched. */
+export const READ: ToolAnnotations = Object.freeze({
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+});
+
 /** Per-call context. `A` is what the endpoint's authentication produced (void on onboarding). */
 export interface ToolCallContext<A> {
   readonly auth: A;

@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { Config } from "../../config.ts";
 import type { OnboardingCaller } from "./tools.ts";
-import { defineTool } from "../../mcp/tool.ts";
+import { defineTool, READ } from "../../mcp/tool.ts";
 
 const OutputSchema = v.object({
   name: v.string(),
@@ -108,12 +108,7 @@ export function describeServiceTool(config: Config) {
       "What Vestibule is, its public documents and endpoints, what is and is not offered, and which decisions stay with humans.",
     input: v.strictObject({}),
     output: OutputSchema,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: READ,
     handler: () => Promise.resolve(output),
   });
 }

@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { OnboardingCaller } from "./tools.ts";
-import { defineTool } from "../../mcp/tool.ts";
+import { defineTool, READ } from "../../mcp/tool.ts";
 import {
   type ConnectionGuide,
   ConnectionGuideSchema,
@@ -38,12 +38,7 @@ export function getConnectionGuideTool(guide: ConnectionGuide, fetcher: typeof f
       "The exact steps an agent follows to reach the OAuth-protected workspace MCP: its URL, the discovery documents, the scope to start with (app.access), the human sign-in and consent, and the next action. Grants no access.",
     input: InputSchema,
     output: OutputSchema,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: READ,
     reportsProgress: true,
     async handler(args, context) {
       if (!args.checkDiscovery) return guide;

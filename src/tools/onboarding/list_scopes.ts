@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { OnboardingCaller } from "./tools.ts";
-import { defineTool } from "../../mcp/tool.ts";
+import { defineTool, READ } from "../../mcp/tool.ts";
 import {
   DEFAULT_SCOPES,
   OWNER_ONLY_SCOPES,
@@ -64,12 +64,7 @@ export function listScopesTool() {
       "Every OAuth scope of the workspace with its meaning, whether its tools only prepare a decision a human confirms, and whether only a business owner can grant it.",
     input: v.strictObject({}),
     output: OutputSchema,
-    annotations: {
-      readOnlyHint: true,
-      destructiveHint: false,
-      idempotentHint: true,
-      openWorldHint: false,
-    },
+    annotations: READ,
     handler: () => Promise.resolve(OUTPUT),
     text: () => TEXT,
   });

@@ -3,6 +3,7 @@
  * scope (`members.read`, `triggers.read`, `billing.read`). None changes anything.
  */
 import * as v from "valibot";
+import { READ } from "../../mcp/tool.ts";
 import { ToolError } from "../../mcp/tool.ts";
 import {
   ConnectionSchema,
@@ -18,7 +19,7 @@ import {
 } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { NO_SUBSCRIPTION } from "../../workspace/workspace.ts";
-import { GateViewSchema, READ, scopedTool } from "./scoped_tool.ts";
+import { GateViewSchema, scopedTool } from "./scoped_tool.ts";
 
 const NoInput = v.strictObject({});
 

@@ -32,14 +32,6 @@ export function scopeOf(tool: AnyTool<WorkspaceAuth>): string {
   return String(tool.meta?.[SCOPE_META_KEY]);
 }
 
-/** Reads: nothing changes, asking twice is the same. */
-export const READ: ToolAnnotations = Object.freeze({
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-});
-
 /**
  * Gated writes only record a request for a human; the change happens on approval, so the
  * call itself destroys nothing, and each call makes a new request.

@@ -3,6 +3,7 @@
  * Anything that spends money or changes access is a gated tool instead (gated.ts).
  */
 import * as v from "valibot";
+import { READ } from "../../mcp/tool.ts";
 import { ToolError } from "../../mcp/tool.ts";
 import {
   type Automation,
@@ -15,7 +16,7 @@ import {
 } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS } from "../../workspace/workspace.ts";
-import { auditCall, GateViewSchema, READ, scopedTool } from "./scoped_tool.ts";
+import { auditCall, GateViewSchema, scopedTool } from "./scoped_tool.ts";
 
 const Id = (what: string) =>
   v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
