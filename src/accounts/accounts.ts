@@ -1,5 +1,5 @@
-import type { Account, Accounts, Business, Membership, Role } from "./model.ts";
-import type { Mutation, Store } from "../store/store.ts";
+import type { Account, Accounts, Business, Membership, MembershipPlan, Role } from "./model.ts";
+import type { AtomicCheck, Mutation, Store } from "../store/store.ts";
 
 /** Thrown for a business or account that does not exist (admin and tools report it). */
 export class AccountsError extends Error {
@@ -8,7 +8,10 @@ export class AccountsError extends Error {
 
 /**
  * Key layout. Memberships are written both ways in one commit so that "my businesses"
- * and "its members" are each one prefix listing.
+ * and "its members" are each one prefix listing. Every such commit also rewrites the
+ * business's roster record, whose version thereby stands for all its memberships: a
+ * decision read from the member list checks that one key (a check per member would also
+ * miss members added meanwhile, and Deno KV allows at most 100 checks per commit).
  */
 const K = {
   account: (id: string) => ["accounts", "account", id],
@@ -23,6 +26,7 @@ const K = {
   memberships: (accountId: string) => ["accounts", "membership", accountId],
   member: (businessId: string, accountId: string) => ["accounts", "member", businessId, accountId],
   members: (businessId: string) => ["accounts", "member", businessId],
+  roster: (businessId: string) => ["accounts", "roster", businessId],
 } as const;
 
 interface RoleRecord {
@@ -48,6 +52,27 @@ export function createAccounts(store: Store, now: () => number): Accounts {
     createdAt: now(),
   });
 
+  /** A new account for a normalized address, and the writes that create it with its index. */
+  const newAccount = (address: string) => {
+    const account: Account = {
+      id: crypto.randomUUID(),
+      email: address,
+      name: address.slice(0, address.indexOf("@")),
+      createdAt: now(),
+    };
+    const mutations: Mutation[] = [
+      { type: "set", key: K.account(account.id), value: account },
+      { type: "set", key: K.email(address), value: account.id },
+    ];
+    return { account, mutations };
+  };
+
+  const rosterChanged = (businessId: string): Mutation => ({
+    type: "set",
+    key: K.roster(businessId),
+    value: { changedAt: now() },
+  });
+
   const membershipMutations = (
     accountId: string,
     businessId: string,
@@ -55,6 +80,13 @@ export function createAccounts(store: Store, now: () => number): Accounts {
   ): Mutation[] => [
     { type: "set", key: K.membership(accountId, businessId), value: { role } },
     { type: "set", key: K.member(businessId, accountId), value: { role } },
+    rosterChanged(businessId),
+  ];
+
+  const removalMutations = (accountId: string, businessId: string): Mutation[] => [
+    { type: "delete", key: K.membership(accountId, businessId) },
+    { type: "delete", key: K.member(businessId, accountId) },
+    rosterChanged(businessId),
   ];
 
   /**
@@ -69,19 +101,22 @@ export function createAccounts(store: Store, now: () => number): Accounts {
     for (;;) {
       const existing = await findAccountByEmail(address);
       if (existing) return { account: existing, created: false };
-      const account: Account = {
-        id: crypto.randomUUID(),
-        email: address,
-        name: address.slice(0, address.indexOf("@")),
-        createdAt: now(),
-      };
+      const { account, mutations } = newAccount(address);
       const ok = await store.commit([{ key: K.email(address), version: null }], [
-        { type: "set", key: K.account(account.id), value: account },
-        { type: "set", key: K.email(address), value: account.id },
+        ...mutations,
         ...extra(account),
       ]);
       if (ok) return { account, created: true };
     }
+  };
+
+  const readMembership = async (accountId: string, businessId: string) => {
+    const key = K.membership(accountId, businessId);
+    const entry = await store.get<RoleRecord>(key);
+    const membership: Membership | null = entry
+      ? { accountId, businessId, role: entry.value.role }
+      : null;
+    return { membership, check: { key, version: entry?.version ?? null } };
   };
 
   const createBusiness = async (ownerId: string, name: string): Promise<Business> => {
@@ -134,15 +169,60 @@ export function createAccounts(store: Store, now: () => number): Accounts {
     },
 
     async removeMember(businessId, accountId) {
-      await store.commit([], [
-        { type: "delete", key: K.membership(accountId, businessId) },
-        { type: "delete", key: K.member(businessId, accountId) },
-      ]);
+      await store.commit([], removalMutations(accountId, businessId));
     },
 
-    async getMembership(accountId, businessId): Promise<Membership | null> {
-      const entry = await store.get<RoleRecord>(K.membership(accountId, businessId));
-      return entry ? { accountId, businessId, role: entry.value.role } : null;
+    getMembership: async (accountId, businessId) =>
+      (await readMembership(accountId, businessId)).membership,
+
+    readMembership,
+
+    async planMembershipChange(businessId, { change, email, role }): Promise<MembershipPlan> {
+      const address = normalize(email);
+      // The roster's version is read before the members, so a change in between fails the check.
+      const roster = await store.get(K.roster(businessId));
+      const index = await store.get<string>(K.email(address));
+      const checks: AtomicCheck[] = [
+        { key: K.roster(businessId), version: roster?.version ?? null },
+        { key: K.email(address), version: index?.version ?? null },
+      ];
+      let target: Role | null = null;
+      let owners = 0;
+      for await (const entry of store.list<RoleRecord>(K.members(businessId))) {
+        if (entry.value.role === "owner") owners++;
+        if (index && entry.key.at(-1) === index.value) target = entry.value.role;
+      }
+      if (change === "invite") {
+        if (target) return { ok: false, reason: `${address} is already a member`, checks };
+        // A new address gets its account in the same commit (the index check keeps it unique).
+        const created = index ? null : newAccount(address);
+        const accountId = index?.value ?? created!.account.id;
+        return {
+          ok: true,
+          checks,
+          mutations: [
+            ...(created?.mutations ?? []),
+            ...membershipMutations(accountId, businessId, role),
+          ],
+        };
+      }
+      if (!index || !target) {
+        return { ok: false, reason: `${address} is not a member of this business`, checks };
+      }
+      if (target === "owner" && owners === 1 && (change === "remove" || role !== "owner")) {
+        return {
+          ok: false,
+          reason: `${address} is the only owner; add another owner first`,
+          checks,
+        };
+      }
+      return {
+        ok: true,
+        checks,
+        mutations: change === "remove"
+          ? removalMutations(index.value, businessId)
+          : membershipMutations(index.value, businessId, role),
+      };
     },
 
     async listBusinessesOf(accountId) {

@@ -2,6 +2,8 @@
  * Accounts, businesses and memberships: the records every part reads.
  * Implemented by src/accounts/accounts.ts over the Store.
  */
+import type { AtomicCheck, Mutation } from "../store/store.ts";
+
 export type Role = "owner" | "member";
 
 export interface Account {
@@ -23,6 +25,25 @@ export interface Membership {
   readonly role: Role;
 }
 
+/** A change of a business's members that an owner approves (an access-change gate). */
+export interface MembershipChange {
+  readonly change: "invite" | "change_role" | "remove";
+  readonly email: string;
+  readonly role: Role;
+}
+
+/**
+ * The writes of a membership change, or why it cannot apply. Either way `checks` cover every
+ * record the answer was read from: committed with them, it applies only while still true.
+ */
+export type MembershipPlan =
+  | {
+    readonly ok: true;
+    readonly checks: readonly AtomicCheck[];
+    readonly mutations: readonly Mutation[];
+  }
+  | { readonly ok: false; readonly reason: string; readonly checks: readonly AtomicCheck[] };
+
 export interface Accounts {
   getAccount(id: string): Promise<Account | null>;
   findAccountByEmail(email: string): Promise<Account | null>;
@@ -39,6 +60,13 @@ export interface Accounts {
   addMember(businessId: string, email: string, role: Role): Promise<Membership>;
   removeMember(businessId: string, accountId: string): Promise<void>;
   getMembership(accountId: string, businessId: string): Promise<Membership | null>;
+  /** The membership (or null) with the check that it is unchanged when a decision on it commits. */
+  readMembership(
+    accountId: string,
+    businessId: string,
+  ): Promise<{ membership: Membership | null; check: AtomicCheck }>;
+  /** Plans a change under the rule that a business keeps at least one owner. */
+  planMembershipChange(businessId: string, change: MembershipChange): Promise<MembershipPlan>;
   /** The account's businesses with its role in each, by business name. */
   listBusinessesOf(accountId: string): Promise<{ business: Business; role: Role }[]>;
   listMembers(businessId: string): Promise<{ account: Account; role: Role }[]>;

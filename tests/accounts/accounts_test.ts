@@ -68,6 +68,31 @@ Deno.test("accounts, businesses and memberships", async (t) => {
       await assert.rejects(() => accounts.createBusiness("no-such-account", "X"), AccountsError);
     });
 
+    await t.step("a membership plan goes stale when the business's members change", async () => {
+      const { business } = await accounts.createAccountWithBusiness("dora@example.com", "Dora");
+      const { business: other } = await accounts.createAccountWithBusiness(
+        "eve@example.com",
+        "E",
+      );
+      await accounts.addMember(business.id, "fay@example.com", "owner");
+      const plan = () =>
+        accounts.planMembershipChange(business.id, {
+          change: "remove",
+          email: "fay@example.com",
+          role: "member",
+        });
+      const stale = await plan();
+      assert.ok(stale.ok);
+      await accounts.addMember(business.id, "gus@example.com", "member");
+      assert.equal(await store.commit(stale.checks, stale.mutations), false);
+      const current = await plan();
+      assert.ok(current.ok);
+      await accounts.addMember(other.id, "gus@example.com", "member");
+      assert.equal(await store.commit(current.checks, current.mutations), true, "other business");
+      const after = await plan();
+      assert.equal(!after.ok && after.reason, "fay@example.com is not a member of this business");
+    });
+
     await t.step("renameBusiness renames, and answers null for an unknown id", async () => {
       const { business } = await accounts.createAccountWithBusiness("carol@example.com", "Old");
       assert.equal((await accounts.renameBusiness(business.id, " New "))?.name, "New");
