@@ -1,11 +1,12 @@
 /**
  * What a gated tool asks a human to approve, and how an approved request is applied.
- * `planAction` reads the current records and returns the writes with the versions they
- * were computed from, so the gate's decision and its effect commit together, exactly once.
+ * `planAction` reads the current records and returns the writes, or why there are none,
+ * with the versions of everything it read: the gate's decision, its effect and its audit
+ * entry commit together, exactly once, and only while what the decision read still holds.
  */
 import * as v from "valibot";
 import type { Accounts } from "../accounts/model.ts";
-import type { AtomicCheck, Mutation } from "../store/store.ts";
+import type { AtomicCheck, Entry, Key, Mutation } from "../store/store.ts";
 import {
   type Automation,
   type Connection,
@@ -79,7 +80,10 @@ export interface PlanDeps {
   readonly now: () => number;
 }
 
-/** The writes of an approved action, or why it can no longer be applied. */
+/**
+ * The writes of an approved action, or why it can no longer be applied; either way with
+ * the checks that the records it was read from are unchanged.
+ */
 export type Plan =
   | {
     readonly ok: true;
@@ -87,10 +91,8 @@ export type Plan =
     readonly mutations: readonly Mutation[];
     /** What happened, in words, for the gate and the audit log. */
     readonly outcome: string;
-    /** Changes outside the store's commit (memberships), run once after the decision commits. */
-    readonly after?: () => Promise<void>;
   }
-  | { readonly ok: false; readonly reason: string };
+  | { readonly ok: false; readonly reason: string; readonly checks: readonly AtomicCheck[] };
 
 export const PLAN_PRICES: Readonly<Record<(typeof PLANS)[number], number>> = {
   none: 0,
@@ -100,6 +102,12 @@ export const PLAN_PRICES: Readonly<Record<(typeof PLANS)[number], number>> = {
 };
 
 const _money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/** The check that a record read at `key` (or found absent) is still as it was read. */
+const _unchanged = (key: Key, entry: Entry<unknown> | null): AtomicCheck => ({
+  key,
+  version: entry?.version ?? null,
+});
 
 /**
  * Exactly what approving would do, in the words the owner reads on the approval page.
@@ -111,7 +119,7 @@ export async function describeAction(
   action: GateAction,
 ): Promise<{ ok: true; summary: string } | { ok: false; reason: string }> {
   const plan = await planAction(deps, businessId, action, { accountId: "", gateId: "" });
-  if (!plan.ok) return plan;
+  if (!plan.ok) return { ok: false, reason: plan.reason };
   return { ok: true, summary: plan.outcome };
 }
 
@@ -125,9 +133,10 @@ export async function planAction(
   switch (action.type) {
     case "start_workflow": {
       const workflow = await workspace.workflows.get(businessId, action.workflowId);
-      if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}` };
+      const checks = [_unchanged(workspace.workflows.key(businessId, action.workflowId), workflow)];
+      if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}`, checks };
       if (workflow.value.status !== "active") {
-        return { ok: false, reason: `Workflow ${workflow.value.name} is paused` };
+        return { ok: false, reason: `Workflow ${workflow.value.name} is paused`, checks };
       }
       const run: Run = {
         id: crypto.randomUUID(),
@@ -138,7 +147,6 @@ export async function planAction(
         approvedBy: approval.accountId,
         gateId: approval.gateId,
       };
-      const checks: AtomicCheck[] = [{ key: workflow.key, version: workflow.version }];
       const mutations: Mutation[] = [
         { type: "set", key: workspace.runs.key(businessId, run.id), value: run },
       ];
@@ -146,10 +154,7 @@ export async function planAction(
       if (workflow.value.kind === "paid") {
         const subscription = await workspace.subscription.get(businessId);
         const current = subscription?.value ?? NO_SUBSCRIPTION;
-        checks.push({
-          key: workspace.subscription.key(businessId),
-          version: subscription?.version ?? null,
-        });
+        checks.push(_unchanged(workspace.subscription.key(businessId), subscription));
         mutations.push({
           type: "set",
           key: workspace.subscription.key(businessId),
@@ -167,7 +172,8 @@ export async function planAction(
     }
     case "create_trigger": {
       const workflow = await workspace.workflows.get(businessId, action.workflowId);
-      if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}` };
+      const checks = [_unchanged(workspace.workflows.key(businessId, action.workflowId), workflow)];
+      if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}`, checks };
       const trigger: Trigger = {
         id: crypto.randomUUID(),
         name: action.name,
@@ -177,7 +183,7 @@ export async function planAction(
       };
       return {
         ok: true,
-        checks: [{ key: workflow.key, version: workflow.version }],
+        checks,
         mutations: [{
           type: "set",
           key: workspace.triggers.key(businessId, trigger.id),
@@ -209,21 +215,29 @@ export async function planAction(
         };
       }
       if (action.connectionId === null) {
-        return { ok: false, reason: `To ${action.change}, name the connection (connectionId)` };
+        return {
+          ok: false,
+          reason: `To ${action.change}, name the connection (connectionId)`,
+          checks: [],
+        };
       }
       const existing = await workspace.connections.get(businessId, action.connectionId);
-      if (!existing) return { ok: false, reason: `No connection ${action.connectionId}` };
+      const checks = [
+        _unchanged(workspace.connections.key(businessId, action.connectionId), existing),
+      ];
+      if (!existing) return { ok: false, reason: `No connection ${action.connectionId}`, checks };
       if (existing.value.kind !== action.kind) {
         return {
           ok: false,
           reason:
             `Connection ${action.connectionId} is a ${existing.value.kind} connection, not ${action.kind}`,
+          checks,
         };
       }
       const status = action.change === "disconnect" ? "disconnected" : "connected";
       return {
         ok: true,
-        checks: [{ key: existing.key, version: existing.version }],
+        checks,
         mutations: [{
           type: "set",
           key: existing.key,
@@ -235,44 +249,25 @@ export async function planAction(
       };
     }
     case "change_access": {
-      const members = await accounts.listMembers(businessId);
-      const member = members.find((m) => m.account.email.toLowerCase() === action.email);
-      const owners = members.filter((m) => m.role === "owner");
-      const losesLastOwner = member?.role === "owner" && owners.length === 1 &&
-        (action.change === "remove" || action.role !== "owner");
-      if (action.change !== "invite" && !member) {
-        return { ok: false, reason: `${action.email} is not a member of this business` };
-      }
-      if (action.change !== "invite" && losesLastOwner) {
-        return { ok: false, reason: `${action.email} is the only owner; add another owner first` };
-      }
-      if (action.change === "invite" && member) {
-        return { ok: false, reason: `${action.email} is already a member` };
-      }
+      const membership = await accounts.planMembershipChange(businessId, action);
+      if (!membership.ok) return membership;
+      const { checks, mutations } = membership;
       if (action.change === "remove") {
-        const accountId = member!.account.id;
-        return {
-          ok: true,
-          checks: [],
-          mutations: [],
-          outcome: `Remove ${action.email} from the business`,
-          after: () => accounts.removeMember(businessId, accountId),
-        };
+        return { ok: true, checks, mutations, outcome: `Remove ${action.email} from the business` };
       }
       if (action.change === "change_role") {
         return {
           ok: true,
-          checks: [],
-          mutations: [],
+          checks,
+          mutations,
           outcome: `Change the role of ${action.email} to ${action.role}`,
-          after: async () => void await accounts.addMember(businessId, action.email, action.role),
         };
       }
       const invitationId = crypto.randomUUID();
       return {
         ok: true,
-        checks: [],
-        mutations: [{
+        checks,
+        mutations: [...mutations, {
           type: "set",
           key: workspace.invitations.key(businessId, invitationId),
           value: {
@@ -284,7 +279,6 @@ export async function planAction(
           },
         }],
         outcome: `Invite ${action.email} as ${action.role === "owner" ? "an owner" : "a member"}`,
-        after: async () => void await accounts.addMember(businessId, action.email, action.role),
       };
     }
     case "grant_automation": {
@@ -298,7 +292,7 @@ export async function planAction(
       const limits = action.automaticActions;
       return {
         ok: true,
-        checks: [{ key: workspace.automation.key(businessId), version: existing?.version ?? null }],
+        checks: [_unchanged(workspace.automation.key(businessId), existing)],
         mutations: [{ type: "set", key: workspace.automation.key(businessId), value: automation }],
         outcome: `Set activity controls (enabled: ${enabled.join(", ") || "none"}) and ` +
           (limits.enabled
@@ -326,9 +320,14 @@ export async function planAction(
     }
     case "reconcile_effect": {
       const effect = await workspace.effects.get(businessId, action.effectId);
-      if (!effect) return { ok: false, reason: `No external write ${action.effectId}` };
+      const checks = [_unchanged(workspace.effects.key(businessId, action.effectId), effect)];
+      if (!effect) return { ok: false, reason: `No external write ${action.effectId}`, checks };
       if (effect.value.status !== "unknown") {
-        return { ok: false, reason: `External write ${action.effectId} is already reconciled` };
+        return {
+          ok: false,
+          reason: `External write ${action.effectId} is already reconciled`,
+          checks,
+        };
       }
       const status = action.resolution === "retry" ? "retried" : action.resolution;
       const words = {
@@ -338,14 +337,18 @@ export async function planAction(
       }[action.resolution];
       return {
         ok: true,
-        checks: [{ key: effect.key, version: effect.version }],
+        checks,
         mutations: [{ type: "set", key: effect.key, value: { ...effect.value, status } }],
         outcome: `${words} the external write "${effect.value.description}"`,
       };
     }
     case "change_billing": {
       if (action.plan === null && action.seats === null && action.paymentMethod === null) {
-        return { ok: false, reason: "Name at least one of plan, seats or paymentMethod" };
+        return {
+          ok: false,
+          reason: "Name at least one of plan, seats or paymentMethod",
+          checks: [],
+        };
       }
       const existing = await workspace.subscription.get(businessId);
       const current = existing?.value ?? NO_SUBSCRIPTION;
@@ -367,10 +370,7 @@ export async function planAction(
       const sentence = parts.join(", ");
       return {
         ok: true,
-        checks: [{
-          key: workspace.subscription.key(businessId),
-          version: existing?.version ?? null,
-        }],
+        checks: [_unchanged(workspace.subscription.key(businessId), existing)],
         mutations: [{ type: "set", key: workspace.subscription.key(businessId), value: next }],
         outcome: `${sentence.charAt(0).toUpperCase()}${
           sentence.slice(1)

@@ -1,8 +1,9 @@
 /**
  * Human approval gates. A gated tool records what exactly would happen and stops; an owner
  * approves or declines on the approval page; an approval applies the change in the same
- * commit that moves the gate out of `pending`, so it happens once however often it is
- * approved. The decision is then delivered to the requester (and can be redelivered).
+ * commit that moves the gate out of `pending` and audits it, so it happens once however
+ * often it is approved, and wholly or not at all. The decision is then delivered to the
+ * requester (and can be redelivered).
  */
 import * as v from "valibot";
 import type { Mailer } from "../accounts/mailer.ts";
@@ -216,8 +217,8 @@ export function createGates(deps: GatesDeps): Gates {
         const entry = await store.get<Gate>(_gateKey(gateId));
         if (!entry) return { kind: "not_found" };
         const gate = entry.value;
-        const membership = await accounts.getMembership(accountId, gate.businessId);
-        if (membership?.role !== "owner") return { kind: "forbidden" };
+        const decider = await accounts.readMembership(accountId, gate.businessId);
+        if (decider.membership?.role !== "owner") return { kind: "forbidden" };
         if (gate.status !== "pending") return { kind: "already_decided", gate };
 
         const plan = decision === "approve"
@@ -237,8 +238,11 @@ export function createGates(deps: GatesDeps): Gates {
           applied,
           outcome,
         };
+        // The decision stands only as read: the gate still pending, the decider still an
+        // owner, the records the plan read unchanged (two approvals each removing one of two
+        // owners must not both pass the last-owner rule).
         const ok = await store.commit(
-          [{ key: entry.key, version: entry.version }, ...(plan?.ok ? plan.checks : [])],
+          [{ key: entry.key, version: entry.version }, decider.check, ...(plan?.checks ?? [])],
           [
             { type: "set", key: entry.key, value: decided },
             ...(plan?.ok ? plan.mutations : []),
@@ -255,7 +259,6 @@ export function createGates(deps: GatesDeps): Gates {
         );
         // A failed commit means the gate or a record it reads changed: decide again from scratch.
         if (!ok) continue;
-        if (plan?.ok && plan.after) await plan.after();
         return { kind: "decided", gate: await deliver(decided) };
       }
     },
