@@ -1,6 +1,8 @@
 // The server under test of the oauth section: the real wiring, plus a registered public
 // client, `codes` single-use authorization codes (one PKCE verifier for all) and one
-// refresh token per connection, written as JSON to the path in argv[0].
+// refresh token per connection, written as JSON to the path in argv[0]. A grant is one per
+// account, business and client, so the codes go round a set of accounts and each refresh
+// chain has an account of its own: concurrent requests do not replace each other's grant.
 // argv: <out.json> <codes> <refresh chains>
 import { createAccounts } from "../src/accounts/accounts.ts";
 import { createAccountServices } from "../src/accounts/services.ts";
@@ -21,10 +23,18 @@ const now = Date.now;
 const store = await openKvStore(":memory:");
 const services = createAccountServices({ config, store, now, mailLog: log });
 const handler = await createApp({ config, log, now, store, ...services });
-const { account, business } = await createAccounts(store, now).createAccountWithBusiness(
-  "bench@example.com",
-  "Bench",
-);
+const accounts = createAccounts(store, now);
+const { business } = await accounts.createAccountWithBusiness("bench@example.com", "Bench");
+const members = async (prefix: string) => {
+  const ids: string[] = [];
+  for (let i = 0; i < chainCount; i++) {
+    ids.push(
+      (await accounts.addMember(business.id, `${prefix}-${i}@example.com`, "member")).accountId,
+    );
+  }
+  return ids;
+};
+const [codeAccounts, chainAccounts] = [await members("code"), await members("chain")];
 const clients = createClients({ store, now, documents: createMetadataDocuments({ config, now }) });
 const { client } = await clients.register({
   clientName: "Bench client",
@@ -45,7 +55,7 @@ for (let i = 0; i < codeCount; i++) {
       codeChallenge: challenge,
       resource: config.apiUrl,
       scopes: ["app.access"],
-      accountId: account.id,
+      accountId: codeAccounts[i % chainCount]!,
       businessId: business.id,
       nonce: null,
       authTime: now(),
@@ -55,7 +65,7 @@ for (let i = 0; i < codeCount; i++) {
 const refreshTokens: string[] = [];
 for (let i = 0; i < chainCount; i++) {
   const { tokens } = await issueGrant({ config, store, now }, {
-    accountId: account.id,
+    accountId: chainAccounts[i]!,
     businessId: business.id,
     clientId: client.clientId,
     scopes: ["app.access"],

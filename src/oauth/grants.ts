@@ -2,6 +2,10 @@
  * Grants: what one account, in one business, allowed one client. Tokens name their grant
  * (`gid`); revoking the grant kills every token of it within one verification.
  *
+ * One account, business and client hold one grant: a new grant replaces the previous one in
+ * the same commit (see `prepareGrant`), so a step-up consent widens (or narrows) what the
+ * client holds instead of adding a second grant, and the old tokens stop working.
+ *
  * For tests (and anything else that needs a real token without the browser dance):
  *
  *   import { issueGrant } from "../../src/oauth/grants.ts";
@@ -15,7 +19,7 @@
  * The store must be the one the server under test uses (TestServer.store).
  */
 import type { Config } from "../config.ts";
-import type { Key, Mutation, Store } from "../store/store.ts";
+import type { AtomicCheck, Key, Mutation, Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
 import { newRefreshToken } from "./refresh_tokens.ts";
 import { randomSecret } from "../secrets.ts";
@@ -55,6 +59,18 @@ const clientIndexKey = (clientId: string, gid: string): Key => [
   gid,
 ];
 const lastUsedKey = (gid: string): Key => ["oauth", "grant_used", gid];
+/**
+ * The id of the latest grant of an account, business and client. Every new grant rewrites it
+ * and its commit checks the version read before: of two grants prepared at the same moment
+ * over the same predecessors, only one commits.
+ */
+const latestGrantKey = (accountId: string, businessId: string, clientId: string): Key => [
+  "oauth",
+  "latest_grant",
+  accountId,
+  businessId,
+  clientId,
+];
 
 /** When the grant ends if it is not used again: its idle limit, capped by its total limit. */
 export function grantEndsAt(grant: GrantRecord, now: number): number {
@@ -89,12 +105,20 @@ export interface GrantInput {
 export interface PreparedGrant {
   readonly grant: GrantRecord;
   readonly response: TokenResponse;
+  /** The new grant and its first refresh token; the end of the grant(s) it replaces. */
   readonly mutations: Mutation[];
+  /** To commit with the caller's own: they fail if another grant replaced the same ones. */
+  readonly checks: AtomicCheck[];
 }
 
-/** A new grant and its first tokens, as writes the caller commits with its own checks. */
+/**
+ * A new grant and its first tokens, as writes the caller commits with its own checks. It
+ * replaces whatever the account, business and client held before: the new consent's scopes
+ * are the grant's scopes (wider or narrower), its lifetimes count from now, and the old
+ * grant's access and refresh tokens die with its record.
+ */
 export async function prepareGrant(
-  deps: { signer: TokenSigner; now: () => number },
+  deps: { store: Store; signer: TokenSigner; now: () => number },
   input: GrantInput,
 ): Promise<PreparedGrant> {
   const now = deps.now();
@@ -111,7 +135,20 @@ export async function prepareGrant(
     createdAt: now,
     authTime: input.authTime,
   };
-  const mutations = grantMutations(grant, now);
+  const latest = latestGrantKey(grant.accountId, grant.businessId, grant.clientId);
+  const seen = await deps.store.get<string>(latest);
+  const mutations: Mutation[] = [];
+  // Every live grant of the three, not only the latest: grants made before this rule held.
+  for (const old of await _grantsOfAccount(deps.store, grant.accountId, grant.businessId)) {
+    if (old.clientId === grant.clientId) mutations.push(..._endMutations(old));
+  }
+  mutations.push(...grantMutations(grant, now), {
+    type: "set",
+    key: latest,
+    value: grant.id,
+    // The longest the grant can live: the key never outlasts it by much, nor ends before it.
+    expireIn: grant.offline ? LIFETIMES.offlineTotal : LIFETIMES.session,
+  });
   const endsAt = grantEndsAt(grant, now);
   const access = await deps.signer.accessToken({
     grantId: grant.id,
@@ -141,7 +178,7 @@ export async function prepareGrant(
     });
     response = { ...response, id_token: idToken };
   }
-  return { grant, response, mutations };
+  return { grant, response, mutations, checks: [{ key: latest, version: seen?.version ?? null }] };
 }
 
 export interface IssueGrantInput {
@@ -164,7 +201,7 @@ export async function issueGrant(
     keys: createSigningKeys(deps),
     now: deps.now,
   });
-  const prepared = await prepareGrant({ signer, now: deps.now }, {
+  const prepared = await prepareGrant({ store: deps.store, signer, now: deps.now }, {
     accountId: input.accountId,
     businessId: input.businessId,
     clientId: input.clientId,
@@ -174,7 +211,9 @@ export async function issueGrant(
     refreshable: input.refresh ?? false,
     authTime: deps.now(),
   });
-  if (!await deps.store.commit([], prepared.mutations)) throw new Error("Cannot store the grant");
+  if (!await deps.store.commit(prepared.checks, prepared.mutations)) {
+    throw new Error("Cannot store the grant");
+  }
   return { grantId: prepared.grant.id, tokens: prepared.response };
 }
 
@@ -186,14 +225,19 @@ export async function getGrant(store: Store, gid: string): Promise<GrantRecord |
 export async function revokeGrant(store: Store, gid: string): Promise<boolean> {
   const entry = await store.get<GrantRecord>(grantKey(gid));
   if (!entry) return false;
-  const grant = entry.value;
-  await store.commit([], [
+  await store.commit([], _endMutations(entry.value));
+  return true;
+}
+
+/** The deletes that end a grant (its refresh tokens then find no grant and are refused). */
+function _endMutations(grant: GrantRecord): Mutation[] {
+  const gid = grant.id;
+  return [
     { type: "delete", key: grantKey(gid) },
     { type: "delete", key: accountIndexKey(grant.accountId, gid) },
     { type: "delete", key: clientIndexKey(grant.clientId, gid) },
     { type: "delete", key: lastUsedKey(gid) },
-  ]);
-  return true;
+  ];
 }
 
 /** Records that a grant was used (token verification or refresh); cheap and conflict-free. */
@@ -223,17 +267,10 @@ export async function listGrantsOfAccount(
   businessId?: string,
 ): Promise<GrantSummary[]> {
   const out: GrantSummary[] = [];
-  for await (const index of store.list<string>(["oauth", "grants_of_account", accountId])) {
-    if (businessId !== undefined && index.value !== businessId) continue;
-    const gid = String(index.key.at(-1));
-    const grant = await getGrant(store, gid);
-    if (!grant) {
-      await store.delete(index.key); // the grant expired: drop its index too
-      continue;
-    }
-    const lastUsed = await store.get<number>(lastUsedKey(gid));
+  for (const grant of await _grantsOfAccount(store, accountId, businessId)) {
+    const lastUsed = await store.get<number>(lastUsedKey(grant.id));
     out.push({
-      grantId: gid,
+      grantId: grant.id,
       businessId: grant.businessId,
       clientId: grant.clientId,
       clientName: grant.clientName,
@@ -243,6 +280,21 @@ export async function listGrantsOfAccount(
     });
   }
   return out.sort((a, b) => b.createdAt - a.createdAt);
+}
+
+async function _grantsOfAccount(
+  store: Store,
+  accountId: string,
+  businessId?: string,
+): Promise<GrantRecord[]> {
+  const out: GrantRecord[] = [];
+  for await (const index of store.list<string>(["oauth", "grants_of_account", accountId])) {
+    if (businessId !== undefined && index.value !== businessId) continue;
+    const grant = await getGrant(store, String(index.key.at(-1)));
+    if (grant) out.push(grant);
+    else await store.delete(index.key); // the grant expired: drop its index too
+  }
+  return out;
 }
 
 /** Every live grant of a client (admin listing). */

@@ -129,29 +129,36 @@ export async function exchangeCode(
       claims: await _identityClaims(deps.accounts, bound.accountId, bound.scopes),
     }
     : undefined;
-  const prepared = await prepareGrant(deps, {
-    accountId: bound.accountId,
-    businessId: bound.businessId,
-    clientId: client.clientId,
-    clientName: client.clientName ?? client.clientId,
-    scopes,
-    resource: bound.resource,
-    refreshable: client.grantTypes.includes("refresh_token"),
-    authTime: bound.authTime,
-    ...(openid ? { openid } : {}),
-  });
-  const used: CodeRecord = { state: "used", gid: prepared.grant.id };
-  const ok = await store.commit([{ key, version: entry.version }], [
-    ...prepared.mutations,
-    { type: "set", key, value: used, expireIn: LIFETIMES.usedCode },
-  ]);
-  if (!ok) {
-    // Another request used the code at the same moment: that is a replay too.
+  // The consent takes effect here, not when the human allowed it: a code never exchanged
+  // (abandoned, or stolen and failing PKCE) leaves the client's current grant untouched.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const prepared = await prepareGrant(deps, {
+      accountId: bound.accountId,
+      businessId: bound.businessId,
+      clientId: client.clientId,
+      clientName: client.clientName ?? client.clientId,
+      scopes,
+      resource: bound.resource,
+      refreshable: client.grantTypes.includes("refresh_token"),
+      authTime: bound.authTime,
+      ...(openid ? { openid } : {}),
+    });
+    const used: CodeRecord = { state: "used", gid: prepared.grant.id };
+    const ok = await store.commit([{ key, version: entry.version }, ...prepared.checks], [
+      ...prepared.mutations,
+      { type: "set", key, value: used, expireIn: LIFETIMES.usedCode },
+    ]);
+    if (ok) return prepared.response;
     const now = await store.get<CodeRecord>(key);
-    if (now?.value.state === "used") await revokeGrant(store, now.value.gid);
-    throw new OAuthError("invalid_grant", "The authorization code was already used");
+    if (now?.version !== entry.version) {
+      // Another request used the code at the same moment: that is a replay too.
+      if (now?.value.state === "used") await revokeGrant(store, now.value.gid);
+      throw new OAuthError("invalid_grant", "The authorization code was already used");
+    }
+    // Another code of the same account, business and client was exchanged at the same
+    // moment: prepare again, replacing the grant that one made.
   }
-  return prepared.response;
+  throw new OAuthError("invalid_grant", "The client's grant is being replaced concurrently");
 }
 
 /**

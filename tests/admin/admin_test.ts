@@ -27,6 +27,7 @@ Deno.test("admin commands", async (t) => {
   const json = (text: string) => JSON.parse(text);
   try {
     let businessId = "";
+    let secondBusinessId = "";
     await t.step("create-business creates the owner and the business", async () => {
       const result = await run("create-business", "--owner", "Boss@Example.com", "--name=Boss Co");
       assert.equal(result.code, 0, result.err);
@@ -38,6 +39,7 @@ Deno.test("admin commands", async (t) => {
         (await run("create-business", "--owner", "boss@example.com", "--name", "Two")).out,
       );
       assert.equal(again.account.id, account.id, "the same account gets a second business");
+      secondBusinessId = again.business.id;
     });
 
     await t.step("add-member adds a member (creating the account) and lists it", async () => {
@@ -103,21 +105,23 @@ Deno.test("admin commands", async (t) => {
       async () => {
         const accounts = createAccounts(store, now);
         const boss = (await accounts.findAccountByEmail("boss@example.com"))!;
-        const issue = (clientId: string) =>
+        const issue = (clientId: string, business = businessId) =>
           issueGrant({ config, store, now }, {
             accountId: boss.id,
-            businessId,
+            businessId: business,
             clientId,
             scopes: ["app.access"],
           });
-        const one = await issue("client-a");
-        const two = await issue("client-a");
+        const replaced = await issue("client-a");
+        const two = await issue("client-a", secondBusinessId);
         const three = await issue("client-b");
+        const one = await issue("client-a"); // one grant per account, business and client
         const byClient = json((await run("list-grants", "--client", "client-a")).out);
         assert.deepEqual(
           byClient.grants.map((g: { id: string }) => g.id).sort(),
           [one.grantId, two.grantId].sort(),
         );
+        assert.equal(await getGrant(store, replaced.grantId), null);
         const byEmail = json((await run("list-grants", "--email", "boss@example.com")).out);
         assert.equal(byEmail.grants.length, 3);
 

@@ -185,6 +185,7 @@ for (const mode of ["json", "sse"] as const) {
       });
 
       await t.step("after the human grants it, the same client may call the tool", async () => {
+        const stale = provider.tokens()!.access_token;
         const code = await authorizeAsHuman(provider.authorizationUrls.at(-1)!);
         await transport.finishAuth(code);
         assert.equal(provider.tokens()?.scope, "app.access members.read");
@@ -192,6 +193,10 @@ for (const mode of ["json", "sse"] as const) {
         assert.notEqual(members.isError, true, JSON.stringify(members));
         const { members: list } = members.structuredContent as { members: { email: string }[] };
         assert.deepEqual(list.map((m) => m.email), ["owner@example.com"]);
+        // The step-up widened the client's one grant: the earlier token is rotated out.
+        assert.equal((await fx.verify(stale)).ok, false);
+        const account = await human.get(`${authUrl}/account`);
+        assert.equal(account.text.match(/aria-label="Revoke SDK interop agent"/g)?.length, 1);
       });
     } finally {
       await client.close();
