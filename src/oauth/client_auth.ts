@@ -67,20 +67,28 @@ export async function authenticateClient(
     throw new OAuthError("invalid_client", found.description, 401, basic ? BASIC_CHALLENGE : {});
   }
   const client = found.client;
-  const secret = basic?.secret ?? fields.client_secret;
-  if (client.tokenEndpointAuthMethod === "none") {
-    if (secret !== undefined) {
-      throw new OAuthError("invalid_client", "This client is public and has no secret", 401);
-    }
-    return client;
-  }
-  if (secret === undefined || !await secretMatches(client, secret)) {
+  // RFC 7591 §2: the registered token_endpoint_auth_method is binding; checked before the
+  // secret, so a request in the wrong form learns nothing about the secret it carries.
+  const registered = client.tokenEndpointAuthMethod;
+  const used = basic
+    ? "client_secret_basic"
+    : fields.client_secret !== undefined
+    ? "client_secret_post"
+    : "none";
+  // RFC 6749 §5.2: a Basic attempt gets the Basic challenge; so does a client registered for
+  // Basic, the 401 naming the scheme it supports.
+  const challenge = basic || registered === "client_secret_basic" ? BASIC_CHALLENGE : {};
+  if (used !== registered) {
     throw new OAuthError(
       "invalid_client",
-      "Client authentication failed",
+      `This client is registered for token_endpoint_auth_method "${registered}", not "${used}"`,
       401,
-      basic ? BASIC_CHALLENGE : {},
+      challenge,
     );
+  }
+  if (registered === "none") return client;
+  if (!await secretMatches(client, basic?.secret ?? fields.client_secret ?? "")) {
+    throw new OAuthError("invalid_client", "Client authentication failed", 401, challenge);
   }
   return client;
 }
