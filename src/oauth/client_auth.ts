@@ -5,29 +5,8 @@
  */
 import { type ClientRecord, type Clients, secretMatches } from "./clients.ts";
 import { OAuthError } from "./oauth_error.ts";
-import type { RateLimiter } from "../http/rate_limiter.ts";
 
 const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="vestibule"' };
-
-/**
- * Takes one request from the budget of the client the request claims to be, before any
- * authentication work; over it, 429 with Retry-After.
- */
-export function chargeClaimedClient(
-  limiter: RateLimiter,
-  request: Request,
-  fields: Readonly<Record<string, string>>,
-): void {
-  const decision = limiter.take(_basic(request)?.id ?? fields.client_id ?? "");
-  if (decision.allowed) return;
-  const seconds = decision.retryAfterSeconds;
-  throw new OAuthError(
-    "temporarily_unavailable",
-    `Too many requests for this client; retry after ${seconds} s`,
-    429,
-    { "Retry-After": String(seconds) },
-  );
-}
 
 export async function authenticateClient(
   request: Request,

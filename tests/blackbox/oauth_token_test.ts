@@ -353,30 +353,6 @@ Deno.test("token endpoint: the registered authentication method is the only one"
   }
 });
 
-Deno.test("token endpoint is rate limited per client", async () => {
-  const fx = await oauthFixture({ VESTIBULE_RATE_LIMITS: "on" });
-  try {
-    const client = await registerClient(fx);
-    const other = await registerClient(fx);
-    const attempt = (id: string) =>
-      token(fx, { grant_type: "authorization_code", code: "x", client_id: id });
-    for (let i = 0; i < 120; i++) assert.equal((await attempt(client.clientId)).status, 400);
-    const limited = await attempt(client.clientId);
-    assert.equal(limited.status, 429);
-    assert.ok(Number(limited.response.headers.get("Retry-After")) >= 1);
-    assert.equal(limited.response.headers.get("Cache-Control"), "no-store");
-    assert.equal((await attempt(other.clientId)).status, 400, "other clients are unaffected");
-    // 120 a minute: half a minute buys exactly 60 more.
-    fx.clock.advance(30_000);
-    for (let i = 0; i < 60; i++) {
-      assert.equal((await attempt(client.clientId)).status, 400, `attempt ${i} after 30 s`);
-    }
-    assert.equal((await attempt(client.clientId)).status, 429);
-  } finally {
-    await fx.close();
-  }
-});
-
 Deno.test("with rate limits switched off, token and registration answer every request", async () => {
   const fx = await oauthFixture({ VESTIBULE_RATE_LIMITS: "off" });
   try {
