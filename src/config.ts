@@ -35,6 +35,7 @@ export const RATE_LIMIT_NAMES = [
   "onboarding",
   "registration",
   "token",
+  "token-failure",
   "mail",
   "mail-address",
   "workspace",
@@ -58,8 +59,10 @@ export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
   "onboarding": { perMinute: 300, burst: 100 },
   /** Dynamic client registration, per client address. */
   "registration": { perMinute: 20, burst: 20 },
-  /** Token and revocation endpoints, per client. */
+  /** Token and revocation requests a client proved are its own, per client. */
   "token": { perMinute: 120, burst: 120 },
+  /** Token and revocation requests that failed before that proof, per client address. */
+  "token-failure": { perMinute: 60, burst: 60 },
   /** Sign-in and sign-up mail, per e-mail address: 5 per 15 minutes. */
   "mail": { perMinute: 5 / 15, burst: 5 },
   /** Sign-in and sign-up mail, per client address: 30 per 15 minutes. */

@@ -17,7 +17,16 @@ export interface RateLimitOptions {
 }
 
 export interface RateLimiter {
+  /** Spends one token of `key` if it has one. */
   take(key: string): RateDecision;
+  /** What `take` would decide, spending nothing. */
+  check(key: string): RateDecision;
+  /**
+   * Spends one token of `key` whether or not it has one, for a request let in by `check`
+   * that turned out to count. Requests let in together may overdraw the bucket (down to
+   * minus one burst); the debt is paid back before `key` is allowed again.
+   */
+  charge(key: string): void;
 }
 
 /**
@@ -28,24 +37,35 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const { perMinute, burst, maxKeys = 10_000, now = Date.now } = options;
   const perMs = perMinute / 60_000;
   const buckets = new Map<string, { tokens: number; at: number }>();
+  // The bucket of `key`, refilled up to now and moved to the LRU's recent end.
+  const refilled = (key: string) => {
+    const t = now();
+    const bucket = buckets.get(key) ?? { tokens: burst, at: t };
+    buckets.delete(key);
+    bucket.tokens = Math.min(burst, bucket.tokens + (t - bucket.at) * perMs);
+    bucket.at = t;
+    buckets.set(key, bucket);
+    if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
+    return bucket;
+  };
+  const decide = (tokens: number): RateDecision =>
+    // Fractional rates (5 per 15 minutes) leave float dust: 4.999… tokens is 5.
+    tokens >= 1 - 1e-9
+      ? { allowed: true }
+      : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) };
   return {
     take(key) {
-      const t = now();
-      const bucket = buckets.get(key) ?? { tokens: burst, at: t };
-      buckets.delete(key);
-      bucket.tokens = Math.min(burst, bucket.tokens + (t - bucket.at) * perMs);
-      bucket.at = t;
-      buckets.set(key, bucket);
-      if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
-      // Fractional rates (5 per 15 minutes) leave float dust: 4.999… tokens is 5.
-      if (bucket.tokens >= 1 - 1e-9) {
-        bucket.tokens = Math.max(0, bucket.tokens - 1);
-        return { allowed: true };
-      }
-      return {
-        allowed: false,
-        retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000)),
-      };
+      const bucket = refilled(key);
+      const decision = decide(bucket.tokens);
+      if (decision.allowed) bucket.tokens = Math.max(0, bucket.tokens - 1);
+      return decision;
+    },
+    check(key) {
+      return decide(refilled(key).tokens);
+    },
+    charge(key) {
+      const bucket = refilled(key);
+      bucket.tokens = Math.max(-burst, bucket.tokens - 1);
     },
   };
 }
@@ -60,4 +80,8 @@ export function configuredRateLimiter(
 }
 
 /** For benchmarks (VESTIBULE_RATE_LIMITS=off). */
-export const UNLIMITED: RateLimiter = Object.freeze({ take: () => ({ allowed: true as const }) });
+export const UNLIMITED: RateLimiter = Object.freeze({
+  take: () => ({ allowed: true as const }),
+  check: () => ({ allowed: true as const }),
+  charge: () => {},
+});

@@ -5,29 +5,8 @@
  */
 import { type ClientRecord, type Clients, secretMatches } from "./clients.ts";
 import { OAuthError } from "./oauth_error.ts";
-import type { RateLimiter } from "../http/rate_limiter.ts";
 
 const BASIC_CHALLENGE = { "WWW-Authenticate": 'Basic realm="vestibule"' };
-
-/**
- * Takes one request from the budget of the client the request claims to be, before any
- * authentication work; over it, 429 with Retry-After.
- */
-export function chargeClaimedClient(
-  limiter: RateLimiter,
-  request: Request,
-  fields: Readonly<Record<string, string>>,
-): void {
-  const decision = limiter.take(_basic(request)?.id ?? fields.client_id ?? "");
-  if (decision.allowed) return;
-  const seconds = decision.retryAfterSeconds;
-  throw new OAuthError(
-    "temporarily_unavailable",
-    `Too many requests for this client; retry after ${seconds} s`,
-    429,
-    { "Retry-After": String(seconds) },
-  );
-}
 
 export async function authenticateClient(
   request: Request,
@@ -67,20 +46,28 @@ export async function authenticateClient(
     throw new OAuthError("invalid_client", found.description, 401, basic ? BASIC_CHALLENGE : {});
   }
   const client = found.client;
-  const secret = basic?.secret ?? fields.client_secret;
-  if (client.tokenEndpointAuthMethod === "none") {
-    if (secret !== undefined) {
-      throw new OAuthError("invalid_client", "This client is public and has no secret", 401);
-    }
-    return client;
-  }
-  if (secret === undefined || !await secretMatches(client, secret)) {
+  // RFC 7591 §2: the registered token_endpoint_auth_method is binding; checked before the
+  // secret, so a request in the wrong form learns nothing about the secret it carries.
+  const registered = client.tokenEndpointAuthMethod;
+  const used = basic
+    ? "client_secret_basic"
+    : fields.client_secret !== undefined
+    ? "client_secret_post"
+    : "none";
+  // RFC 6749 §5.2: a Basic attempt gets the Basic challenge; so does a client registered for
+  // Basic, the 401 naming the scheme it supports.
+  const challenge = basic || registered === "client_secret_basic" ? BASIC_CHALLENGE : {};
+  if (used !== registered) {
     throw new OAuthError(
       "invalid_client",
-      "Client authentication failed",
+      `This client is registered for token_endpoint_auth_method "${registered}", not "${used}"`,
       401,
-      basic ? BASIC_CHALLENGE : {},
+      challenge,
     );
+  }
+  if (registered === "none") return client;
+  if (!await secretMatches(client, basic?.secret ?? fields.client_secret ?? "")) {
+    throw new OAuthError("invalid_client", "Client authentication failed", 401, challenge);
   }
   return client;
 }

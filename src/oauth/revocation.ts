@@ -5,55 +5,47 @@
  */
 import { decodeJwt } from "jose";
 import type { Handler } from "../http/handler.ts";
-import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { Store } from "../store/store.ts";
-import { authenticateClient, chargeClaimedClient } from "./client_auth.ts";
+import { createClientEndpoint, type TokenBudgets } from "./client_endpoint.ts";
 import type { Clients } from "./clients.ts";
-import { readOAuthForm } from "./form_body.ts";
 import { getGrant, revokeGrant } from "./grants.ts";
-import { OAuthError, oauthErrorResponse } from "./oauth_error.ts";
+import { OAuthError } from "./oauth_error.ts";
 import { refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
 import { hashSecret } from "../secrets.ts";
 
 export interface RevocationDeps {
   readonly store: Store;
   readonly clients: Clients;
-  readonly limiter: RateLimiter;
+  readonly budgets: TokenBudgets;
   /** Verifies an access token's signature and issuer (expiry ignored: revoking an expired one is fine). */
   readonly accessTokenGrant: (jwt: string) => Promise<string | null>;
 }
 
 export function createRevocationEndpoint(deps: RevocationDeps): Handler {
-  return async (request) => {
-    try {
-      const fields = await readOAuthForm(request);
-      chargeClaimedClient(deps.limiter, request, fields);
-      const client = await authenticateClient(request, fields, deps.clients);
-      const token = fields.token;
-      if (token === undefined || token === "") {
-        throw new OAuthError("invalid_request", "token is required");
-      }
-      const hint = fields.token_type_hint;
-      if (hint !== undefined && hint !== "refresh_token" && hint !== "access_token") {
-        throw new OAuthError(
-          "unsupported_token_type",
-          `token_type_hint ${JSON.stringify(hint)} is not supported`,
-        );
-      }
-      const gid = await _grantOf(deps, token);
-      if (gid !== null) {
-        const grant = await getGrant(deps.store, gid);
-        if (grant && grant.clientId !== client.clientId) {
-          throw new OAuthError("unauthorized_client", "The token was issued to another client");
-        }
-        if (grant) await revokeGrant(deps.store, gid);
-      }
-      return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
-    } catch (error) {
-      if (error instanceof OAuthError) return oauthErrorResponse(error);
-      throw error;
+  return createClientEndpoint(deps, async ({ client, fields, admit }) => {
+    const token = fields.token;
+    if (token === undefined || token === "") {
+      throw new OAuthError("invalid_request", "token is required");
     }
-  };
+    const hint = fields.token_type_hint;
+    if (hint !== undefined && hint !== "refresh_token" && hint !== "access_token") {
+      throw new OAuthError(
+        "unsupported_token_type",
+        `token_type_hint ${JSON.stringify(hint)} is not supported`,
+      );
+    }
+    const gid = await _grantOf(deps, token);
+    const grant = gid === null ? null : await getGrant(deps.store, gid);
+    if (grant) {
+      if (grant.clientId !== client.clientId) {
+        throw new OAuthError("unauthorized_client", "The token was issued to another client");
+      }
+      // A token of its own proves a public client; an unknown one proves nothing.
+      admit();
+      await revokeGrant(deps.store, grant.id);
+    }
+    return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
+  });
 }
 
 async function _grantOf(deps: RevocationDeps, token: string): Promise<string | null> {

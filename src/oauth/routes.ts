@@ -49,7 +49,10 @@ export async function createOAuthRoutes(
     ...(options.resolveDns ? { resolveDns: options.resolveDns } : {}),
   });
   const clients = createClients({ store, now, documents });
-  const tokenLimiter = configuredRateLimiter(config.rateLimits, "token", now);
+  const budgets = {
+    client: configuredRateLimiter(config.rateLimits, "token", now),
+    failure: configuredRateLimiter(config.rateLimits, "token-failure", now),
+  };
   const authorizeDeps = { ...deps, clients };
 
   const metadata = withPublicCors(await createMetadataHandler(config));
@@ -79,7 +82,7 @@ export async function createOAuthRoutes(
     },
     [OAUTH_PATHS.token]: {
       POST: withTrustedCors(
-        createTokenEndpoint({ ...deps, signer, clients, limiter: tokenLimiter }),
+        createTokenEndpoint({ ...deps, signer, clients, budgets }),
         config,
       ),
       OPTIONS: trustedPreflightHandler("POST", config),
@@ -89,7 +92,7 @@ export async function createOAuthRoutes(
         createRevocationEndpoint({
           store,
           clients,
-          limiter: tokenLimiter,
+          budgets,
           accessTokenGrant: _accessTokenGrant(keys, issuerOf(config)),
         }),
         config,

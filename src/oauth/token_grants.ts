@@ -50,11 +50,18 @@ function _resourceOf(fields: Fields, bound: string, config: Config): void {
   }
 }
 
+/**
+ * `admit` marks the request as the client's own once the grant proves it (client_endpoint.ts),
+ * and may refuse it (429) before anything is committed.
+ */
+type Admit = () => void;
+
 /** RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.6) and resource (RFC 8707 §2.2). */
 export async function exchangeCode(
   deps: TokenGrantDeps,
   client: ClientRecord,
   fields: Fields,
+  admit: Admit,
 ): Promise<TokenResponse> {
   const { store } = deps;
   const code = fields.code;
@@ -104,6 +111,8 @@ export async function exchangeCode(
   if (base64url(await sha256(verifier!)) !== bound.codeChallenge) {
     await burn(new OAuthError("invalid_grant", "code_verifier does not match the code_challenge"));
   }
+  // The code and its verifier prove the client (RFC 7636 §1); a refusal here leaves the code.
+  admit();
   try {
     _resourceOf(fields, bound.resource, deps.config);
   } catch (error) {
@@ -170,6 +179,7 @@ export async function refreshGrant(
   deps: TokenGrantDeps,
   client: ClientRecord,
   fields: Fields,
+  admit: Admit,
 ): Promise<TokenResponse> {
   const { store, now } = deps;
   const token = fields.refresh_token;
@@ -193,7 +203,10 @@ export async function refreshGrant(
     if (record.state === "rotated") {
       if (now() - record.rotatedAt <= LIFETIMES.refreshRetryWindow) {
         const answer = await open(token, REFRESH_ANSWER_PURPOSE, record.answer);
-        if (answer !== null) return JSON.parse(answer) as TokenResponse;
+        if (answer !== null) {
+          admit();
+          return JSON.parse(answer) as TokenResponse;
+        }
       }
       await revokeGrant(store, grant.id);
       throw new OAuthError(
@@ -202,6 +215,8 @@ export async function refreshGrant(
       );
     }
 
+    // A current refresh token of a live grant proves the client; a refusal leaves it current.
+    admit();
     const requested = _narrowed(fields.scope, grant.scopes);
     _resourceOf(fields, grant.resource, deps.config);
     const membership = await deps.accounts.getMembership(grant.accountId, grant.businessId);

@@ -40,6 +40,30 @@ Deno.test("token bucket: a fractional rate refills whole tokens on time", () => 
   assert.equal(limiter.take("k").allowed, false);
 });
 
+Deno.test("token bucket: check spends nothing; charge spends, into a debt paid back first", () => {
+  let now = 0;
+  const limiter = createRateLimiter({ perMinute: 60, burst: 2, now: () => now });
+  for (let i = 0; i < 5; i++) assert.deepEqual(limiter.check("a"), { allowed: true });
+  // Three requests let in together, all charged: one more than the bucket held.
+  for (let i = 0; i < 3; i++) limiter.charge("a");
+  assert.deepEqual(limiter.check("a"), { allowed: false, retryAfterSeconds: 2 });
+  now += 1000;
+  assert.equal(limiter.check("a").allowed, false, "the debt is paid back first");
+  now += 1000;
+  assert.deepEqual(limiter.check("a"), { allowed: true });
+  for (let i = 0; i < 10; i++) limiter.charge("a");
+  assert.deepEqual(
+    limiter.check("a"),
+    { allowed: false, retryAfterSeconds: 3 },
+    "the debt is at most one burst",
+  );
+  assert.deepEqual(limiter.take("b"), { allowed: true }, "keys are independent");
+});
+
 Deno.test("UNLIMITED always allows", () => {
-  for (let i = 0; i < 1000; i++) assert.equal(UNLIMITED.take("x").allowed, true);
+  for (let i = 0; i < 1000; i++) {
+    UNLIMITED.charge("x");
+    assert.equal(UNLIMITED.take("x").allowed, true);
+    assert.equal(UNLIMITED.check("x").allowed, true);
+  }
 });
