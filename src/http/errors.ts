@@ -4,7 +4,7 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly headers: HeadersInit = {},
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }

@@ -5,8 +5,8 @@ export type LogSink = (line: string) => void;
 
 /**
  * One JSON line per request: method, host, path without query (queries may carry codes),
- * status and duration. Unexpected errors become a bare 500 and a log line without details
- * of the request body.
+ * status and duration. Unexpected errors become a bare 500 and an error line with the stack
+ * (for the operator; never in a response) but without details of the request body.
  */
 export function withRequestLog(handler: Handler, log: LogSink): Handler {
   return async (request, context) => {
@@ -17,7 +17,7 @@ export function withRequestLog(handler: Handler, log: LogSink): Handler {
       status = response.status;
       return response;
     } catch (error) {
-      log(JSON.stringify({ level: "error", message: "unhandled", error: _describe(error) }));
+      log(JSON.stringify({ level: "error", message: "unhandled", ...describeError(error) }));
       return new Response("Internal server error\n", {
         status: 500,
         headers: { "Content-Type": "text/plain; charset=utf-8" },
@@ -35,6 +35,15 @@ export function withRequestLog(handler: Handler, log: LogSink): Handler {
   };
 }
 
-function _describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown";
+/**
+ * The fields an error log line carries about an unexpected error: `error` (`name: message`)
+ * and, for an Error, its `stack`, which is what finds the bug. Server-side only: a response
+ * never carries either.
+ */
+export function describeError(error: unknown): { error: string; stack?: string } {
+  if (!(error instanceof Error)) return { error: "non-error thrown" };
+  const described = `${error.name}: ${error.message}`;
+  return error.stack === undefined
+    ? { error: described }
+    : { error: described, stack: error.stack };
 }

@@ -1,7 +1,7 @@
 // Pure dispatch: one decoded JSON-RPC message in, one outcome out. Knows nothing of HTTP;
 // the transport decides how an outcome travels (202, JSON, or an event stream).
 import * as v from "valibot";
-import type { LogSink } from "../http/request_log.ts";
+import { describeError, type LogSink } from "../http/request_log.ts";
 import { encodeMessage, encodeResult } from "./codec.ts";
 import {
   INTERNAL_ERROR,
@@ -77,7 +77,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       level: "error",
       message: "MCP request failed",
       method: request.method,
-      error: error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown",
+      ...describeError(error),
     }));
     return encodeMessage(rpcError(request.id, INTERNAL_ERROR, "Internal error"));
   };

@@ -7,7 +7,7 @@ import { trustedOriginHeaders } from "../http/cors.ts";
 import { HttpError } from "../http/errors.ts";
 import type { Handler, RequestContext } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import type { LogSink } from "../http/request_log.ts";
+import { describeError, type LogSink } from "../http/request_log.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, type Outcome, type ServerInfo } from "./dispatch.ts";
@@ -89,7 +89,7 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
       options.log(JSON.stringify({
         level: "error",
         message: "MCP stream failed",
-        error: error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown",
+        ...describeError(error),
       }));
     }).finally(() => {
       if (open) writer.close().catch(() => {});

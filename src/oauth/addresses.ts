@@ -31,25 +31,55 @@ function _classifyV6(address: string): AddressKind {
   if (groups === null) return "private";
   if (groups.every((g) => g === 0)) return "private";
   if (groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1) return "loopback";
-  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::/96) carry an IPv4 address.
-  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
-  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b &&
-    groups.slice(2, 6).every((g) => g === 0);
-  if (mapped || nat64) {
-    const [hi, lo] = [groups[6]!, groups[7]!];
-    return _classifyV4(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-  }
-  const first = groups[0]!;
+  const embedding = _classifyEmbedding(groups);
+  if (embedding !== null) return embedding;
+  const first = groups[0];
   if ((first & 0xfe00) === 0xfc00) return "private"; // fc00::/7 unique local
   if ((first & 0xffc0) === 0xfe80) return "private"; // fe80::/10 link-local
   if ((first & 0xff00) === 0xff00) return "private"; // multicast
   if (first === 0x2001 && groups[1] === 0x0db8) return "private"; // documentation
   if (first === 0x0100 && groups.slice(1, 4).every((g) => g === 0)) return "private"; // discard
-  if (groups.slice(0, 6).every((g) => g === 0)) return "private"; // IPv4-compatible, deprecated
   return "public";
 }
 
-function _expandV6(address: string): number[] | null {
+/**
+ * An IPv6 form that carries IPv4 addresses is judged by them, since a packet to it can end
+ * up at them (the worst one wins); null for an address that embeds none.
+ */
+function _classifyEmbedding(groups: Groups): AddressKind | null {
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups;
+  const v4 = (hi: number, lo: number) =>
+    _classifyV4(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+  const zeroTo96 = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
+  // ::ffff:0:0/96 IPv4-mapped (RFC 4291 §2.5.5.2); 64:ff9b::/96 NAT64 (RFC 6052 §2.1).
+  if (zeroTo96 && g5 === 0xffff) return v4(g6, g7);
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) {
+    return v4(g6, g7);
+  }
+  // 64:ff9b:1::/48 local-use NAT64 (RFC 8215): not globally reachable, and where the IPv4
+  // address sits depends on the operator's prefix length.
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 1) return "private";
+  // ::/96 IPv4-compatible (RFC 4291 §2.5.5.1): deprecated and no longer routed, so a public
+  // IPv4 address does not make it public.
+  if (zeroTo96 && g5 === 0) return v4(g6, g7) === "loopback" ? "loopback" : "private";
+  // 2002::/16 6to4 (RFC 3056 §2): the IPv4 address is bits 16–47.
+  if (g0 === 0x2002) return v4(g1, g2);
+  // 2001::/32 Teredo (RFC 4380 §4): the server's IPv4 address is bits 32–63, the client's
+  // is bits 96–127 with every bit inverted.
+  if (g0 === 0x2001 && g1 === 0) return _worst(v4(g2, g3), v4(~g6 & 0xffff, ~g7 & 0xffff));
+  return null;
+}
+
+const _SEVERITY: readonly AddressKind[] = ["public", "loopback", "private"];
+
+function _worst(a: AddressKind, b: AddressKind): AddressKind {
+  return _SEVERITY.indexOf(a) >= _SEVERITY.indexOf(b) ? a : b;
+}
+
+/** The eight 16-bit groups of an IPv6 address. */
+type Groups = [number, number, number, number, number, number, number, number];
+
+function _expandV6(address: string): Groups | null {
   let text = address;
   const v4 = text.match(/(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/);
   if (v4) {
@@ -67,5 +97,5 @@ function _expandV6(address: string): number[] | null {
   if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
   const all = [...head, ...Array(halves.length === 2 ? missing : 0).fill("0"), ...tail];
   if (all.some((g) => !/^[0-9a-f]{1,4}$/i.test(g))) return null;
-  return all.map((g) => parseInt(g, 16));
+  return all.map((g) => parseInt(g, 16)) as Groups;
 }

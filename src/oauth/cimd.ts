@@ -9,6 +9,7 @@
  */
 import type { Config } from "../config.ts";
 import { isLoopbackHost } from "../config.ts";
+import { readCapped } from "../http/body.ts";
 import { configuredRateLimiter } from "../http/rate_limiter.ts";
 import { classifyAddress } from "./addresses.ts";
 import { type ClientMetadata, parseClientMetadata } from "./client_metadata.ts";
@@ -87,16 +88,20 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
           : `answered ${response.status}`;
         return { ok: false, description: `The client metadata document ${what}` };
       }
-      const body = await _readCapped(response, MAX_DOCUMENT_BYTES);
-      if (body === null) {
+      // Read under the same signal as the fetch: a body that trickles, resets or breaks its
+      // framing ends within the time budget as "could not be fetched".
+      const body = await readCapped(response, MAX_DOCUMENT_BYTES);
+      if (!body.ok) {
         return {
           ok: false,
-          description: `The client metadata document exceeds ${MAX_DOCUMENT_BYTES} bytes`,
+          description: body.problem === "too-large"
+            ? `The client metadata document exceeds ${MAX_DOCUMENT_BYTES} bytes`
+            : "The client metadata document could not be fetched",
         };
       }
       let json: unknown;
       try {
-        json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+        json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body.bytes));
       } catch {
         return { ok: false, description: "The client metadata document is not JSON" };
       }
@@ -166,35 +171,6 @@ async function _addressProblem(
     return `The client_id host ${bare} resolves to a ${kind} address, which is not fetched`;
   }
   return null;
-}
-
-async function _readCapped(response: Response, max: number): Promise<Uint8Array | null> {
-  const declared = Number(response.headers.get("Content-Length") ?? "0");
-  if (declared > max) {
-    await response.body?.cancel();
-    return null;
-  }
-  if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }
 
 /** Honours no-store / no-cache / max-age, within [0, 24 h]; five minutes when silent. */

@@ -15,7 +15,12 @@ export async function readOAuthForm(request: Request): Promise<Record<string, st
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
     // 413 keeps its status; a wrong media type or undecodable body is a plain bad request.
-    throw new OAuthError("invalid_request", error.message, error.status === 413 ? 413 : 400);
+    throw new OAuthError(
+      "invalid_request",
+      error.message,
+      error.status === 413 ? 413 : 400,
+      error.headers,
+    );
   }
 }
 

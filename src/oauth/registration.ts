@@ -37,14 +37,17 @@ export function createRegistrationEndpoint(
           415,
         );
       }
+      let bytes: Uint8Array;
+      try {
+        bytes = await readBodyCapped(request, MAX_REGISTRATION_BYTES);
+      } catch (error) {
+        if (!(error instanceof HttpError)) throw error;
+        throw new OAuthError("invalid_client_metadata", error.message, error.status, error.headers);
+      }
       let json: unknown;
       try {
-        const bytes = await readBodyCapped(request, MAX_REGISTRATION_BYTES);
         json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-      } catch (error) {
-        if (error instanceof HttpError) {
-          throw new OAuthError("invalid_client_metadata", error.message, error.status);
-        }
+      } catch {
         throw new OAuthError("invalid_client_metadata", "The body is not a JSON object");
       }
       const parsed = parseClientMetadata(json);

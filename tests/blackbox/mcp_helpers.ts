@@ -64,13 +64,16 @@ export async function rpc(
 
 /**
  * Sends raw bytes over HTTP/1.1 and reads one response (Content-Length framed), so tests see
- * what a fetch client hides: that the answer comes before the request body is finished.
+ * what a fetch client hides: that the answer comes before the request body is finished, or
+ * what a request cut short gets (`closeWrite`: the client stops sending, mid-body if the
+ * parts say so, and only listens).
  */
 export async function rawExchange(
   url: string,
   parts: readonly (string | Uint8Array)[],
-  deadlineMs = 5000,
+  options: { readonly deadlineMs?: number; readonly closeWrite?: boolean } = {},
 ): Promise<string> {
+  const { deadlineMs = 5000, closeWrite = false } = options;
   const { hostname, port } = new URL(url);
   const conn = await Deno.connect({ hostname, port: Number(port) });
   const encoder = new TextEncoder();
@@ -98,6 +101,7 @@ export async function rawExchange(
     // The server may answer before it has read everything we send; that is what we test.
     await conn.write(typeof part === "string" ? encoder.encode(part) : part).catch(() => 0);
   }
+  if (closeWrite) await conn.closeWrite();
   await Promise.race([reading, deadline]);
   clearTimeout(timer);
   conn.close();

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readBodyCapped } from "../../src/http/body.ts";
+import { readBodyCapped, readCapped } from "../../src/http/body.ts";
 import { HttpError } from "../../src/http/errors.ts";
 
 function chunked(chunks: string[]): Request {
@@ -46,4 +46,52 @@ Deno.test("readBodyCapped stops reading at the cap: later chunks are never pulle
   const request = new Request("http://x.test/", { method: "POST", body: stream });
   await assert.rejects(readBodyCapped(request, 5), HttpError);
   assert.ok(pulled <= 3, `pulled ${pulled}`);
+});
+
+/** A body that sends `sent`, then breaks off the way a reset connection does. */
+function brokenOff(sent: string): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(sent));
+      controller.error(new TypeError("error reading a body from connection"));
+    },
+  });
+}
+
+Deno.test("readBodyCapped refuses a body cut short with 400, announced or chunked", async () => {
+  const announced = new Request("http://x.test/", {
+    method: "POST",
+    body: brokenOff("email="),
+    headers: { "Content-Length": "1000" },
+  });
+  const chunkedBody = new Request("http://x.test/", { method: "POST", body: brokenOff("email=") });
+  for (const request of [announced, chunkedBody]) {
+    await assert.rejects(readBodyCapped(request, 4096), (error: unknown) => {
+      assert.ok(error instanceof HttpError);
+      assert.equal(error.status, 400);
+      assert.equal(error.message, "Cannot read request body: it ended before it was complete");
+      assert.deepEqual(error.headers, { Connection: "close" });
+      return true;
+    });
+  }
+});
+
+Deno.test("readCapped reads fetched responses under the same cap", async (t) => {
+  await t.step("a whole body", async () => {
+    const read = await readCapped(new Response(new Blob(["abcd"]).stream()), 4);
+    assert.ok(read.ok);
+    assert.equal(new TextDecoder().decode(read.bytes), "abcd");
+  });
+  await t.step("too large, announced or streamed", async () => {
+    const announced = new Response("12345", { headers: { "Content-Length": "5" } });
+    for (const response of [announced, new Response(new Blob(["12345"]).stream())]) {
+      assert.deepEqual(await readCapped(response, 4), { ok: false, problem: "too-large" });
+    }
+  });
+  await t.step("a stream that breaks off is incomplete, not an exception", async () => {
+    assert.deepEqual(await readCapped(new Response(brokenOff("{")), 4096), {
+      ok: false,
+      problem: "incomplete",
+    });
+  });
 });

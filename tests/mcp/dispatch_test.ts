@@ -216,7 +216,9 @@ Deno.test("dispatcher: tools/call", async (t) => {
       id: 5,
       error: { code: INTERNAL_ERROR, message: "Internal error" },
     });
-    assert.ok(logs.some((line) => line.includes('"level":"error"') && line.includes("tools/call")));
+    const line = JSON.parse(logs.find((l) => l.includes('"level":"error"'))!);
+    assert.equal(line.method, "tools/call");
+    assert.match(line.stack, /\n\s+at .*fixtures\.ts:\d+:\d+/, "the stack points at the tool");
   });
 
   await t.step("output that breaks its own schema is -32603, never sent", async () => {

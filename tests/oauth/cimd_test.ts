@@ -62,6 +62,13 @@ Deno.test("metadata documents: SSRF defences", async (t) => {
     ],
     ["loopback without the switch", {}, "https://127.0.0.1/c.json", /loopback address/],
     ["an IPv6 literal in a private range", {}, "https://[fd00::1]/c.json", /private address/],
+    ["a 6to4 literal of 127.0.0.1", {}, "https://[2002:7f00:1::]/c.json", /loopback address/],
+    [
+      "a Teredo address whose client is private",
+      { dns: { "client.example": ["2001:0:808:808::f5ff:fffe"] } },
+      URL_,
+      /private address/,
+    ],
     ["http", {}, "http://client.example/c.json", /must be an https URL/],
     ["no path", {}, "https://client.example/", /must have a path/],
     ["userinfo", {}, "https://u:p@client.example/c.json", /userinfo/],

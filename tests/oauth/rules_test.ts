@@ -98,6 +98,36 @@ Deno.test("address classification refuses everything but public unicast", async 
   }
 });
 
+Deno.test("address classification judges IPv6 forms by the IPv4 addresses they embed", async (t) => {
+  const cases: [address: string, kind: string, why: string][] = [
+    ["::ffff:8.8.8.8", "public", "IPv4-mapped"],
+    ["0:0:0:0:0:ffff:7f00:1", "loopback", "IPv4-mapped, written out"],
+    ["::ffff:10.0.0.1", "private", "IPv4-mapped"],
+    ["64:ff9b::8.8.8.8", "public", "NAT64"],
+    ["64:ff9b::7f00:1", "loopback", "NAT64"],
+    ["64:ff9b::c0a8:101", "private", "NAT64 of 192.168.1.1"],
+    ["64:ff9b:1::8.8.8.8", "private", "local-use NAT64 is never public"],
+    ["64:ff9b:1:808:8:800::", "private", "local-use NAT64, /48 layout"],
+    ["::127.0.0.1", "loopback", "IPv4-compatible"],
+    ["::10.0.0.1", "private", "IPv4-compatible"],
+    ["::8.8.8.8", "private", "IPv4-compatible is deprecated, never public"],
+    ["2002:7f00:1::", "loopback", "6to4 of 127.0.0.1 (the report)"],
+    ["2002:7F00:0001::1", "loopback", "6to4, upper case"],
+    ["2002:a00:1::1", "private", "6to4 of 10.0.0.1"],
+    ["2002:a9fe:a9fe:1::1", "private", "6to4 of 169.254.169.254"],
+    ["2002:808:808::1", "public", "6to4 of 8.8.8.8"],
+    ["2001:0:808:808::f7f7:f7f7", "public", "Teredo: server and client 8.8.8.8"],
+    ["2001:0:808:808::80ff:fffe", "loopback", "Teredo: client 127.0.0.1, inverted"],
+    ["2001:0:808:808::3f57:fefe", "private", "Teredo: client 192.168.1.1, inverted"],
+    ["2001:0:a00:1::f7f7:f7f7", "private", "Teredo: server 10.0.0.1"],
+    ["2001:0:7f00:1::f5ff:fffe", "private", "Teredo: server loopback, client 10.0.0.1"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "private", "RFC 4380's example: client 192.0.2.45"],
+  ];
+  for (const [address, kind, why] of cases) {
+    await t.step(`${address} (${why})`, () => assert.equal(classifyAddress(address), kind));
+  }
+});
+
 Deno.test("scope parsing keeps catalogue order and names the unknown", () => {
   assert.deepEqual(parseScope("members.read  app.access app.access"), {
     ok: true,
