@@ -38,7 +38,10 @@ async function onTheWire(
 
 Deno.test("HEAD answers carry the GET's header fields, Content-Length included, on every GET route", async (t) => {
   const outbox = await tempOutbox();
-  const server = await startTestServer({ VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off" });
+  const server = await startTestServer({
+    VESTIBULE_MAIL: outbox.env,
+    VESTIBULE_RATE_LIMITS: "off",
+  });
   try {
     const browser = new Browser();
     await signUpThroughForms(browser, server.authUrl, outbox, "head@example.com", "Head Ltd");
