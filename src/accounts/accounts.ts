@@ -132,6 +132,7 @@ export function createAccounts(store: Store, now: () => number): Accounts {
   return {
     getAccount,
     findAccountByEmail,
+    hasAccount: async (email) => (await store.get(K.email(normalize(email)))) !== null,
     getBusiness,
 
     async createAccountWithBusiness(email, businessName) {

@@ -1,7 +1,7 @@
 import type { Config } from "../config.ts";
 import { configuredRateLimiter, type RateLimiter } from "../http/rate_limiter.ts";
 import type { Store } from "../store/store.ts";
-import type { Mailer } from "./mailer.ts";
+import type { Mail, Mailer } from "./mailer.ts";
 import type { Accounts } from "./model.ts";
 import { hashSecret, randomSecret } from "../secrets.ts";
 
@@ -98,27 +98,12 @@ export function createEmailLinks(
     async requestSignIn({ email, clientAddress, returnTo = "/account" }) {
       const outcome = allow(email, clientAddress);
       if (!outcome.sent) return outcome;
-      if (!(await accounts.findAccountByEmail(email))) {
-        const link = `${config.authUrl}/sign-up`;
-        await mailer.send({
-          to: email,
-          subject: "Sign in to Vestibule",
-          text: `Someone asked to sign in to Vestibule as ${email}, but this address has no ` +
-            `account.\n\nTo create one, sign up here:\n${link}\n\n` +
-            `If this was not you, ignore this mail.\n`,
-          link,
-        });
-        return outcome;
-      }
+      // The same work either way (one read, one link record, one mail), so neither the page
+      // nor the time it takes tells whether the address has an account. The record of an
+      // address without one is never mailed and expires unused.
+      const known = await accounts.hasAccount(email);
       const link = await issue({ kind: "sign_in", email, returnTo });
-      await mailer.send({
-        to: email,
-        subject: "Sign in to Vestibule",
-        text: `Someone asked to sign in to Vestibule as ${email}.\n\n` +
-          `To sign in, open this link within 15 minutes and press the button. ` +
-          `It works once:\n${link}\n\nIf this was not you, ignore this mail.\n`,
-        link,
-      });
+      await mailer.send(known ? _signInMail(email, link) : _noAccountMail(email, config.authUrl));
       return outcome;
     },
 
@@ -134,5 +119,29 @@ export function createEmailLinks(
       ]);
       return ok ? entry.value : null;
     },
+  };
+}
+
+function _signInMail(email: string, link: string): Mail {
+  return {
+    to: email,
+    subject: "Sign in to Vestibule",
+    text: `Someone asked to sign in to Vestibule as ${email}.\n\n` +
+      `To sign in, open this link within 15 minutes and press the button. ` +
+      `It works once:\n${link}\n\nIf this was not you, ignore this mail.\n`,
+    link,
+  };
+}
+
+/** Same subject as a sign-in mail; links to sign-up, with no sign-in token. */
+function _noAccountMail(email: string, authUrl: string): Mail {
+  const link = `${authUrl}/sign-up`;
+  return {
+    to: email,
+    subject: "Sign in to Vestibule",
+    text: `Someone asked to sign in to Vestibule as ${email}, but this address has no ` +
+      `account.\n\nTo create one, sign up here:\n${link}\n\n` +
+      `If this was not you, ignore this mail.\n`,
+    link,
   };
 }

@@ -47,6 +47,8 @@ export type MembershipPlan =
 export interface Accounts {
   getAccount(id: string): Promise<Account | null>;
   findAccountByEmail(email: string): Promise<Account | null>;
+  /** One read, whatever the answer: sign-in must not take longer for a known address. */
+  hasAccount(email: string): Promise<boolean>;
   /** A new account owning a new business (sign-up, admin). */
   createAccountWithBusiness(
     email: string,

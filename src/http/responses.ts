@@ -22,8 +22,16 @@ export function htmlResponse(html: string, init: ResponseInit = {}): Response {
   return new Response(encoder.encode(html), { ...init, headers });
 }
 
-/** The same response without a body, as HEAD and 304 need it. */
-export function withoutBody(response: Response, status = response.status): Response {
-  response.body?.cancel();
-  return new Response(null, { status, headers: response.headers });
+/**
+ * The answer to HEAD, made from the answer to GET: the same status and header fields,
+ * Content-Length included (RFC 9110 §9.3.2), and no body. Deno.serve states the length of a
+ * body it sends, but says `Content-Length: 0` for a response without one, so a length the GET
+ * answer leaves to the runtime is counted here (GET routes answer from memory, never a stream).
+ */
+export async function headResponse(get: Response): Promise<Response> {
+  if (get.body === null) return get;
+  const headers = new Headers(get.headers);
+  if (headers.has("Content-Length")) await get.body.cancel();
+  else headers.set("Content-Length", String((await get.arrayBuffer()).byteLength));
+  return new Response(null, { status: get.status, statusText: get.statusText, headers });
 }

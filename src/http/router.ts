@@ -1,5 +1,5 @@
 import type { Handler } from "./handler.ts";
-import { textResponse, withoutBody } from "./responses.ts";
+import { headResponse, textResponse } from "./responses.ts";
 import { pathOf } from "./url_path.ts";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
@@ -72,7 +72,7 @@ export function createRouter(table: RouteTable, options: RouterOptions = {}): Ha
     const method = request.method;
     const get = route.handlers.get("GET");
     if (method === "HEAD" && get) {
-      return get(request, context).then((response) => withoutBody(response));
+      return get(request, context).then(headResponse);
     }
     const handler = route.handlers.get(method);
     if (handler) return handler(request, context);

@@ -58,5 +58,5 @@ function _document(
 }
 
 function _preflight(): Promise<Response> {
-  return Promise.resolve(publicPreflight(PUBLIC_METHODS, "*"));
+  return Promise.resolve(publicPreflight(PUBLIC_METHODS));
 }

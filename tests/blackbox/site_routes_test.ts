@@ -216,6 +216,13 @@ Deno.test("public website on {base_url}", async (t) => {
       for (const [scope, meaning] of Object.entries(SCOPE_MEANINGS)) {
         assert.ok(lists.includes(`${scope}: ${meaning}.`), scope);
       }
+      assert.ok(
+        lists.some((item) =>
+          item.startsWith("To get more scopes, send a new authorization request, never a refresh.")
+        ),
+        "how to get more scopes",
+      );
+      assert.ok(code.some((c) => c.includes("after trying upscoping")), "the SDK pitfall");
     });
 
     await t.step(

@@ -35,11 +35,16 @@ Deno.test("router: exact paths, prefixes, 404, 405 with Allow, HEAD and OPTIONS"
     assert.equal(response.headers.get("Allow"), "GET, HEAD, POST, OPTIONS");
     assert.equal((await call(router, "/only-post")).headers.get("Allow"), "POST, OPTIONS");
   });
-  await t.step("HEAD comes from GET, without a body", async () => {
-    const response = await call(router, "/a", "HEAD");
-    assert.equal(response.status, 200);
-    assert.equal(response.body, null);
-  });
+  await t.step(
+    "HEAD comes from GET: its fields, Content-Length included, without a body",
+    async () => {
+      const response = await call(router, "/a", "HEAD");
+      assert.equal(response.status, 200);
+      assert.equal(response.body, null);
+      assert.equal(response.headers.get("Content-Type"), "text/plain;charset=UTF-8");
+      assert.equal(response.headers.get("Content-Length"), "1", "RFC 9110 §9.3.2");
+    },
+  );
   await t.step("OPTIONS is derived: 204 with Allow", async () => {
     const response = await call(router, "/a", "OPTIONS");
     assert.equal(response.status, 204);

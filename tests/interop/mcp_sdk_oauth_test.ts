@@ -6,71 +6,17 @@
 // meets the step-up challenge for a tool outside its scopes.
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import {
-  type OAuthClientProvider,
-  UnauthorizedError,
-} from "@modelcontextprotocol/sdk/client/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
 import { consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
-
-/** What a real agent keeps between runs, in memory; records where it would send the human. */
-class MemoryProvider implements OAuthClientProvider {
-  #client: OAuthClientInformationMixed | undefined;
-  #tokens: OAuthTokens | undefined;
-  #verifier = "";
-  states: string[] = [];
-  authorizationUrls: URL[] = [];
-
-  constructor(readonly redirectUrl: string) {}
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "SDK interop agent",
-      redirect_uris: [this.redirectUrl],
-      // No refresh_token grant: a step-up must come back to the human, not be refreshed away.
-      grant_types: ["authorization_code"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  state() {
-    const state = crypto.randomUUID();
-    this.states.push(state);
-    return state;
-  }
-  clientInformation() {
-    return this.#client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.#client = info;
-  }
-  tokens() {
-    return this.#tokens;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.#tokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.#verifier = verifier;
-  }
-  codeVerifier() {
-    return this.#verifier;
-  }
-}
+import { MemoryProvider } from "./memory_provider.ts";
 
 for (const mode of ["json", "sse"] as const) {
   Deno.test(`MCP SDK client with OAuth against the workspace endpoint (${mode})`, async (t) => {
     const fx = await oauthFixture({ VESTIBULE_MCP_RESPONSE: mode });
     const { apiUrl, authUrl } = fx.server;
     const mcpUrl = new URL(`${apiUrl}/api/mcp`);
+    // No refresh_token grant: a step-up must come back to the human, not be refreshed away.
     const provider = new MemoryProvider("http://127.0.0.1:8976/callback");
     const seen: string[] = [];
     const recordingFetch = async (input: string | URL | Request, init?: RequestInit) => {

@@ -50,6 +50,20 @@ Deno.test("connection guide: text and HTML say the same things", async () => {
   assert.match(html, /<a href="https:\/\/auth\.example\.com\/sign-up">Sign up<\/a>/);
 });
 
+Deno.test("connection guide: more scopes come from a new authorization request, not a refresh", async () => {
+  const guide = await loadConnectionGuide(config);
+  const stepUp = guide.steps.find((step) => step.text.includes('error="insufficient_scope"'));
+  assert.ok(stepUp, "a step answers the insufficient_scope challenge");
+  assert.match(stepUp.title, /new authorization request, never a refresh/);
+  assert.match(stepUp.text, /send a new authorization request .* with scope set to that list/);
+  // The official SDK's pitfall, named with its workaround.
+  assert.match(stepUp.text, /SDK 1\.32\.2/);
+  assert.match(stepUp.text, /"Server returned 403 after trying upscoping"/);
+  assert.match(stepUp.text, /forget the stored tokens .* call auth\(provider, \{ serverUrl: /);
+  assert.ok(renderGuideText(guide).includes(stepUp.text), "in /llms.txt and the tool's text");
+  assert.ok(renderGuidePage(guide).includes("never a refresh"), "on /agents");
+});
+
 Deno.test("connection guide: the page escapes what the template says", () => {
   const hostile = TEMPLATE.replace(
     '"title": "Connect an agent to the Vestibule workspace"',

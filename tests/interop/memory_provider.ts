@@ -1,0 +1,61 @@
+// The OAuth client provider the MCP SDK interop tests hand to the SDK: what a real agent keeps
+// between runs, in memory, and where it would send the human.
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth.js";
+
+export class MemoryProvider implements OAuthClientProvider {
+  #client: OAuthClientInformationMixed | undefined;
+  #tokens: OAuthTokens | undefined;
+  #verifier = "";
+  states: string[] = [];
+  authorizationUrls: URL[] = [];
+
+  constructor(
+    readonly redirectUrl: string,
+    readonly grantTypes: readonly string[] = ["authorization_code"],
+  ) {}
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: "SDK interop agent",
+      redirect_uris: [this.redirectUrl],
+      grant_types: [...this.grantTypes],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  state() {
+    const state = crypto.randomUUID();
+    this.states.push(state);
+    return state;
+  }
+  clientInformation() {
+    return this.#client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.#client = info;
+  }
+  tokens() {
+    return this.#tokens;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.#tokens = tokens;
+  }
+  /** The step-up workaround the connection guide gives: keep the client, drop the tokens. */
+  forgetTokens() {
+    this.#tokens = undefined;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrls.push(url);
+  }
+  saveCodeVerifier(verifier: string) {
+    this.#verifier = verifier;
+  }
+  codeVerifier() {
+    return this.#verifier;
+  }
+}
