@@ -27,8 +27,11 @@ export interface MetadataDocumentDeps {
   readonly config: Pick<Config, "cimdAllowLoopback" | "rateLimits">;
   readonly now: () => number;
   readonly fetch?: typeof fetch;
-  readonly resolveDns?: (host: string, type: "A" | "AAAA") => Promise<string[]>;
+  readonly resolveDns?: ResolveDns;
 }
+
+/** `Deno.resolveDns`'s shape: the lookup ends when `signal` aborts. */
+type ResolveDns = (host: string, type: "A" | "AAAA", signal: AbortSignal) => Promise<string[]>;
 
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
 const FETCH_TIMEOUT_MS = 5_000;
@@ -39,8 +42,8 @@ const MAX_CACHED = 1_000;
 export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDocuments {
   const { config, now } = deps;
   const doFetch = deps.fetch ?? fetch;
-  const resolveDns = deps.resolveDns ??
-    ((host: string, type: "A" | "AAAA") => Deno.resolveDns(host, type));
+  const resolveDns: ResolveDns = deps.resolveDns ??
+    ((host, type, signal) => Deno.resolveDns(host, type, { signal }));
   const cache = new Map<string, { result: DocumentLookup; until: number }>();
   // Per origin (cache hits are free).
   const budget = configuredRateLimiter(config.rateLimits, "cimd", now);
@@ -64,10 +67,13 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
       if (!budget.take(url.origin).allowed) {
         return { ok: false, description: `Too many metadata document fetches from ${url.origin}` };
       }
+      // One time budget for the lookup, the fetch and the body: a slow resolver is no way
+      // around it.
+      const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
       const addressProblem = await _addressProblem(
         url.hostname,
         config.cimdAllowLoopback,
-        resolveDns,
+        (host, type) => resolveDns(host, type, signal),
       );
       if (addressProblem) return { ok: false, description: addressProblem };
 
@@ -75,7 +81,7 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
       try {
         response = await doFetch(clientId, {
           redirect: "manual",
-          signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+          signal,
           headers: { Accept: "application/json" },
         });
       } catch {

@@ -20,6 +20,7 @@ function setup(options: {
 } = {}) {
   const clock = manualClock();
   const calls: { url: string; init?: RequestInit }[] = [];
+  const dnsSignals: AbortSignal[] = [];
   const documents = createMetadataDocuments({
     config: {
       cimdAllowLoopback: false,
@@ -30,12 +31,13 @@ function setup(options: {
       calls.push({ url: String(input), ...(init ? { init } : {}) });
       return await (options.respond ?? (() => new Response(doc())))(String(input), init);
     }) as typeof fetch,
-    resolveDns: (host, type) => {
+    resolveDns: (host, type, signal) => {
+      dnsSignals.push(signal);
       const all = options.dns?.[host] ?? ["93.184.216.34"];
       return Promise.resolve(all.filter((a) => (type === "AAAA") === a.includes(":")));
     },
   });
-  return { documents, calls, clock };
+  return { documents, calls, clock, dnsSignals };
 }
 
 Deno.test("metadata documents: SSRF defences", async (t) => {
@@ -46,6 +48,15 @@ Deno.test("metadata documents: SSRF defences", async (t) => {
     assert.equal(calls[0]!.init?.redirect, "manual");
     assert.ok(calls[0]!.init?.signal instanceof AbortSignal);
   });
+  await t.step(
+    "the DNS lookup spends the fetch's time budget, not a budget of its own",
+    async () => {
+      const { documents, calls, dnsSignals } = setup();
+      await documents.resolve(URL_);
+      assert.equal(dnsSignals.length, 2);
+      for (const signal of dnsSignals) assert.equal(signal, calls[0]!.init?.signal);
+    },
+  );
   const refused: [string, Parameters<typeof setup>[0], string, RegExp][] = [
     ["a private address", { dns: { "client.example": ["10.0.0.5"] } }, URL_, /private address/],
     [
