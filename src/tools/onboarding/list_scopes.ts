@@ -13,8 +13,9 @@ import {
  * Scopes whose tools only prepare something a human then decides (DESIGN.md: money, access
  * changes, skill installation and runtime approvals are human decisions).
  */
-const PREPARES_HUMAN_DECISION: ReadonlySet<Scope> = new Set<Scope>([
+export const PREPARES_HUMAN_DECISION: ReadonlySet<Scope> = new Set<Scope>([
   "workflows.run",
+  "connections.manage",
   "skills.draft",
   "connections.helpdesk.request",
   "connections.mailbox.request",

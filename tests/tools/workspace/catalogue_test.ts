@@ -3,7 +3,8 @@ import { createToolRegistry } from "../../../src/mcp/registry.ts";
 import type { AnyTool } from "../../../src/mcp/tool.ts";
 import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
 import { createWorkspaceTools } from "../../../src/tools/workspace/catalogue.ts";
-import { scopeOf } from "../../../src/tools/workspace/scoped_tool.ts";
+import { GATED, scopeOf } from "../../../src/tools/workspace/scoped_tool.ts";
+import { PREPARES_HUMAN_DECISION } from "../../../src/tools/onboarding/list_scopes.ts";
 import type { WorkspaceAuth } from "../../../src/workspace/bearer.ts";
 import { createFixture } from "../../workspace/fixtures.ts";
 
@@ -32,6 +33,14 @@ Deno.test("workspace catalogue", async (t) => {
         assert.ok(tool.description.endsWith(`Requires scope ${scope}.`), tool.name);
       }
     });
+
+    await t.step(
+      "list_scopes says which scopes prepare a human decision: those with a gated tool",
+      () => {
+        const gated = new Set(tools.filter((t) => t.annotations === GATED).map(scopeOf));
+        assert.deepEqual([...PREPARES_HUMAN_DECISION].sort(), [...gated].sort());
+      },
+    );
 
     await t.step("every delegated scope of spec §5 has at least one tool", () => {
       const covered = new Set(tools.map(scopeOf));
