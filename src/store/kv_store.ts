@@ -1,3 +1,4 @@
+import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
 import {
   type AtomicCheck,
   type Entry,
@@ -32,14 +33,18 @@ function _backoff(attempt: number): Promise<void> | null {
 
 /**
  * Deno KV backend: a file (SQLite, crash-safe transactions) or `:memory:`.
- * `now` is injected so expiry is testable without sleeping.
+ * `now` is injected so expiry is testable without sleeping. The file and the files SQLite keeps
+ * beside it (`-wal`, `-shm`, created with the file's mode) are owner-only.
  */
 export async function openKvStore(
   path: string,
   now: () => number = Date.now,
   pause: BusyPause = _backoff,
 ): Promise<Store> {
-  if (path !== ":memory:") await _ensureParentDirectory(path);
+  if (path !== ":memory:") {
+    for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
+    await ensurePrivateFile(path);
+  }
   const kv = await Deno.openKv(path);
   const whenFree = <T>(write: () => Promise<T>) => _retryWhenBusy(write, pause);
   const live = (stored: Stored | null): stored is Stored =>
@@ -131,9 +136,4 @@ async function _retryWhenBusy<T>(write: () => Promise<T>, pause: BusyPause): Pro
       await paused;
     }
   }
-}
-
-async function _ensureParentDirectory(path: string): Promise<void> {
-  const slash = path.lastIndexOf("/");
-  if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
 }
