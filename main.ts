@@ -1,7 +1,7 @@
 import { createAccountServices } from "./src/accounts/services.ts";
 import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
-import { ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
+import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
 import { serve } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
@@ -11,6 +11,7 @@ async function main(): Promise<number> {
   let config;
   try {
     config = resolveConfig(readEnvironment(), Deno.args);
+    checkGrantedPaths(config, ["dataPath", "mail"]);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`vestibule: configuration error: ${error.message}`);
@@ -34,8 +35,7 @@ async function main(): Promise<number> {
   try {
     store = await openKvStore(config.dataPath);
   } catch (error) {
-    // Typically the path lies outside ./data, which `deno task start` may not touch, or the
-    // file is open to group or others.
+    // A file group or others may read, or one the system will not let this user open.
     console.error(
       `vestibule: cannot open VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${
         (error as Error).message

@@ -1,7 +1,14 @@
 // The real entry point as a child process: with exactly the permissions of `deno task start`,
 // it answers, shuts down on SIGTERM, and refuses bad configuration with one clear line.
 import assert from "node:assert/strict";
-import { copyProject, mainCommand, originsEnv, ROOT, startTaskFlags } from "./main_process.ts";
+import {
+  copyProject,
+  mainCommand,
+  originsEnv,
+  ROOT,
+  startTaskFlags,
+  startup,
+} from "./main_process.ts";
 
 Deno.test("`deno task start` flags: serves /health from a KV file under ./data, stops on SIGTERM", async () => {
   const flags = await startTaskFlags();
@@ -74,14 +81,33 @@ Deno.test("a bad setting stops start-up with one line naming it", async (t) => {
   }
 });
 
-Deno.test("a data path outside ./data is refused with one clear line", async () => {
+Deno.test("a data or mail path outside what the start task may write is refused with one line", async (t) => {
   const flags = await startTaskFlags();
-  const output = await mainCommand(flags, { ...originsEnv(), VESTIBULE_DATA: "/tmp/elsewhere.kv" })
-    .output();
-  assert.equal(output.code, 2);
-  const stderr = new TextDecoder().decode(output.stderr).trimEnd();
-  assert.equal(stderr.split("\n").length, 1, stderr);
-  assert.match(stderr, /^vestibule: cannot open VESTIBULE_DATA="\/tmp\/elsewhere\.kv": /);
+  const cases = [
+    {
+      env: { VESTIBULE_DATA: "/tmp/elsewhere.kv" },
+      line: 'VESTIBULE_DATA="/tmp/elsewhere.kv": this process may not read and write ' +
+        "/tmp/elsewhere.kv",
+    },
+    {
+      env: { VESTIBULE_MAIL: "file:/tmp/outbox.jsonl" },
+      line: 'VESTIBULE_MAIL="file:/tmp/outbox.jsonl": this process may not read and write ' +
+        "/tmp/outbox.jsonl",
+    },
+  ];
+  for (const c of cases) {
+    await t.step(Object.keys(c.env)[0]!, async () => {
+      const outcome = await startup(mainCommand(flags, { ...originsEnv(), ...c.env }));
+      assert.ok(!outcome.listened, "refused before listening");
+      assert.equal(outcome.code, 2);
+      assert.equal(outcome.stdout, "");
+      assert.equal(
+        outcome.stderr,
+        `vestibule: configuration error: ${c.line}; it must lie in a directory given to ` +
+          "--allow-read and --allow-write (./data for deno task start)\n",
+      );
+    });
+  }
 });
 
 Deno.test("a bad template stops start-up with one line naming the file and the JSON path", async () => {
