@@ -1,7 +1,8 @@
 import { createAccountServices } from "./src/accounts/services.ts";
 import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
-import { ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
+import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
+import { ensurePrivateFile } from "./src/private_files.ts";
 import { serve } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
@@ -10,17 +11,31 @@ async function main(): Promise<number> {
   let config;
   try {
     config = resolveConfig(readEnvironment(), Deno.args);
+    checkGrantedPaths(config, ["dataPath", "mail"]);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`vestibule: configuration error: ${error.message}`);
     return 2;
   }
   const log = (line: string) => console.log(line);
+  if (config.mail.kind === "file") {
+    // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
+    try {
+      await ensurePrivateFile(config.mail.path);
+    } catch (error) {
+      console.error(
+        `vestibule: cannot open VESTIBULE_MAIL=${JSON.stringify(`file:${config.mail.path}`)}: ${
+          (error as Error).message
+        }`,
+      );
+      return 2;
+    }
+  }
   let store;
   try {
     store = await openKvStore(config.dataPath);
   } catch (error) {
-    // Typically the path lies outside ./data, which `deno task start` may not touch.
+    // A file group or others may read, or one the system will not let this user open.
     console.error(
       `vestibule: cannot open VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${
         (error as Error).message

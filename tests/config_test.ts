@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { ConfigError, DEFAULT_RATE_LIMITS, flagName, resolveConfig } from "../src/config.ts";
+import {
+  checkGrantedPaths,
+  ConfigError,
+  DEFAULT_RATE_LIMITS,
+  flagName,
+  resolveConfig,
+} from "../src/config.ts";
 
 Deno.test("defaults: three loopback origins, one listener each, KV under ./data", () => {
   const config = resolveConfig({});
@@ -154,4 +160,28 @@ Deno.test("VESTIBULE_RATE_LIMITS overrides single limits and keeps the other def
   assert.deepEqual(rateLimits?.mail, { perMinute: 10 / 15, burst: 10 });
   assert.deepEqual(rateLimits?.onboarding, { perMinute: 1000, burst: 50 });
   assert.deepEqual(rateLimits?.registration, DEFAULT_RATE_LIMITS.registration);
+});
+
+Deno.test("checkGrantedPaths asks for read and write on each path the process uses", () => {
+  const config = resolveConfig({
+    VESTIBULE_DATA: "data/v.kv",
+    VESTIBULE_MAIL: "file:/srv/outbox.jsonl",
+  });
+  const asked: string[] = [];
+  const underData = (name: "read" | "write", path: string) => {
+    asked.push(`${name} ${path}`);
+    return path.startsWith("data/");
+  };
+  checkGrantedPaths(config, ["dataPath"], underData);
+  assert.deepEqual(asked, ["read data/v.kv", "write data/v.kv"], "the admin CLI sends no mail");
+  assert.throws(
+    () => checkGrantedPaths(config, ["dataPath", "mail"], underData),
+    new ConfigError(
+      'VESTIBULE_MAIL="file:/srv/outbox.jsonl": this process may not read and write ' +
+        "/srv/outbox.jsonl; it must lie in a directory given to --allow-read and --allow-write " +
+        "(./data for deno task start)",
+    ),
+  );
+  const inMemory = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+  checkGrantedPaths(inMemory, ["dataPath", "mail"], () => assert.fail("nothing to check"));
 });

@@ -1,5 +1,6 @@
 import type { MailConfig } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
+import { ensurePrivateParent } from "../private_files.ts";
 
 export interface Mail {
   readonly to: string;
@@ -16,8 +17,8 @@ export interface Mailer {
 /**
  * `log`: one JSON line per mail, link included, on the given sink — for local development
  * only, since whoever reads the log can follow the link. `file:PATH`: one JSON object a line
- * appended to PATH (the outbox tests and local tools read). Appends are serialised so
- * concurrent mails never interleave.
+ * appended to PATH (the outbox tests and local tools read), owner-only like every file holding
+ * live links. Appends are serialised so concurrent mails never interleave.
  */
 export function createMailer(config: MailConfig, log: LogSink): Mailer {
   if (config.kind === "log") {
@@ -32,7 +33,7 @@ export function createMailer(config: MailConfig, log: LogSink): Mailer {
   let directoryReady: Promise<void> | null = null;
   return {
     send(mail) {
-      directoryReady ??= _ensureParentDirectory(config.path);
+      directoryReady ??= ensurePrivateParent(config.path);
       const line = JSON.stringify({
         to: mail.to,
         subject: mail.subject,
@@ -40,15 +41,10 @@ export function createMailer(config: MailConfig, log: LogSink): Mailer {
         link: mail.link,
       }) + "\n";
       const written = queue.then(() => directoryReady).then(() =>
-        Deno.writeTextFile(config.path, line, { append: true })
+        Deno.writeTextFile(config.path, line, { append: true, mode: 0o600 })
       );
       queue = written.catch(() => {});
       return written;
     },
   };
-}
-
-async function _ensureParentDirectory(path: string): Promise<void> {
-  const slash = path.lastIndexOf("/");
-  if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
 }

@@ -1,5 +1,5 @@
 // `deno task admin …` and `vestibule admin …`: configuration, store, one command, exit status.
-import { ConfigError, readEnvironment, resolveConfig } from "../config.ts";
+import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "../config.ts";
 import { openKvStore } from "../store/kv_store.ts";
 import { runAdminCommand } from "./commands.ts";
 
@@ -10,6 +10,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
   let config;
   try {
     config = resolveConfig(readEnvironment(), args.slice(0, split));
+    checkGrantedPaths(config, ["dataPath"]);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`vestibule admin: configuration error: ${error.message}`);

@@ -13,7 +13,7 @@ import {
   revokeGrant,
 } from "../oauth/grants.ts";
 import { createSigningKeys } from "../oauth/signing_keys.ts";
-import type { Store } from "../store/store.ts";
+import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog } from "../workspace/audit.ts";
 
 export interface AdminDeps {
@@ -252,6 +252,11 @@ export async function runAdminCommand(args: readonly string[], deps: AdminDeps):
     if (error instanceof AdminUsageError) {
       deps.err(`vestibule admin ${name}: ${error.message}\nUsage: ${command.usage}`);
       return 2;
+    }
+    if (error instanceof StoreBusyError) {
+      // The server (or another command) kept the store locked through every retry.
+      deps.err(`vestibule admin ${name}: ${error.message}; try again`);
+      return 1;
     }
     if (!(error instanceof AdminError || error instanceof AccountsError)) throw error;
     deps.err(`vestibule admin ${name}: ${error.message}`);

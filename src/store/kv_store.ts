@@ -1,4 +1,13 @@
-import type { AtomicCheck, Entry, Key, Mutation, SetOptions, Store } from "./store.ts";
+import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
+import {
+  type AtomicCheck,
+  type Entry,
+  type Key,
+  type Mutation,
+  type SetOptions,
+  type Store,
+  StoreBusyError,
+} from "./store.ts";
 
 /** What is kept under each key: the value and its own expiry, since KV's expireIn is lazy. */
 interface Stored {
@@ -7,12 +16,37 @@ interface Stored {
 }
 
 /**
- * Deno KV backend: a file (SQLite, crash-safe transactions) or `:memory:`.
- * `now` is injected so expiry is testable without sleeping.
+ * What to do before retry number `attempt` of a write SQLite found busy (another process
+ * writing): wait for the returned promise, or give up on null. Tests inject their own.
  */
-export async function openKvStore(path: string, now: () => number = Date.now): Promise<Store> {
-  if (path !== ":memory:") await _ensureParentDirectory(path);
+export type BusyPause = (attempt: number) => Promise<void> | null;
+
+/** Retries of one write; the pauses double from 10 ms up to 250 ms: about 4 s in all. */
+const BUSY_RETRIES = 20;
+
+/** The default pause, randomly shortened so that two processes fall out of step. */
+function _backoff(attempt: number): Promise<void> | null {
+  if (attempt > BUSY_RETRIES) return null;
+  const delay = Math.min(10 * 2 ** (attempt - 1), 250) * (0.5 + Math.random() / 2);
+  return new Promise((resolve) => setTimeout(resolve, delay));
+}
+
+/**
+ * Deno KV backend: a file (SQLite, crash-safe transactions) or `:memory:`.
+ * `now` is injected so expiry is testable without sleeping. The file and the files SQLite keeps
+ * beside it (`-wal`, `-shm`, created with the file's mode) are owner-only.
+ */
+export async function openKvStore(
+  path: string,
+  now: () => number = Date.now,
+  pause: BusyPause = _backoff,
+): Promise<Store> {
+  if (path !== ":memory:") {
+    for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
+    await ensurePrivateFile(path);
+  }
   const kv = await Deno.openKv(path);
+  const whenFree = <T>(write: () => Promise<T>) => _retryWhenBusy(write, pause);
   const live = (stored: Stored | null): stored is Stored =>
     stored !== null && (stored.exp === null || stored.exp > now());
   const wrap = (value: unknown, expireIn: number | undefined): Stored => ({
@@ -23,6 +57,29 @@ export async function openKvStore(path: string, now: () => number = Date.now): P
     expireIn: number | undefined,
   ) => (expireIn === undefined ? undefined : { expireIn });
 
+  const commitOnce = async (checks: readonly AtomicCheck[], mutations: readonly Mutation[]) => {
+    const op = kv.atomic();
+    for (const check of checks) {
+      if (check.version === null) {
+        // An expired record still occupies its key in KV: absent means absent-or-expired.
+        const current = await kv.get<Stored>(check.key as Deno.KvKey);
+        op.check({
+          key: check.key as Deno.KvKey,
+          versionstamp: live(current.value) ? null : current.versionstamp,
+        });
+        if (live(current.value)) return false;
+      } else {
+        op.check({ key: check.key as Deno.KvKey, versionstamp: check.version });
+      }
+    }
+    for (const m of mutations) {
+      if (m.type === "set") {
+        op.set(m.key as Deno.KvKey, wrap(m.value, m.expireIn), kvOptions(m.expireIn));
+      } else op.delete(m.key as Deno.KvKey);
+    }
+    return (await op.commit()).ok;
+  };
+
   return {
     async get<T>(key: Key): Promise<Entry<T> | null> {
       const entry = await kv.get<Stored>(key as Deno.KvKey);
@@ -30,32 +87,15 @@ export async function openKvStore(path: string, now: () => number = Date.now): P
       return { key, value: entry.value.v as T, version: entry.versionstamp! };
     },
     async set(key: Key, value: unknown, options: SetOptions = {}) {
-      await kv.set(key as Deno.KvKey, wrap(value, options.expireIn), kvOptions(options.expireIn));
+      await whenFree(() =>
+        kv.set(key as Deno.KvKey, wrap(value, options.expireIn), kvOptions(options.expireIn))
+      );
     },
     async delete(key: Key) {
-      await kv.delete(key as Deno.KvKey);
+      await whenFree(() => kv.delete(key as Deno.KvKey));
     },
-    async commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]) {
-      const op = kv.atomic();
-      for (const check of checks) {
-        if (check.version === null) {
-          // An expired record still occupies its key in KV: absent means absent-or-expired.
-          const current = await kv.get<Stored>(check.key as Deno.KvKey);
-          op.check({
-            key: check.key as Deno.KvKey,
-            versionstamp: live(current.value) ? null : current.versionstamp,
-          });
-          if (live(current.value)) return false;
-        } else {
-          op.check({ key: check.key as Deno.KvKey, versionstamp: check.version });
-        }
-      }
-      for (const m of mutations) {
-        if (m.type === "set") {
-          op.set(m.key as Deno.KvKey, wrap(m.value, m.expireIn), kvOptions(m.expireIn));
-        } else op.delete(m.key as Deno.KvKey);
-      }
-      return (await op.commit()).ok;
+    commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]) {
+      return whenFree(() => commitOnce(checks, mutations));
     },
     async *list<T>(prefix: Key, options: { readonly limit?: number } = {}) {
       let count = 0;
@@ -71,7 +111,29 @@ export async function openKvStore(path: string, now: () => number = Date.now): P
   };
 }
 
-async function _ensureParentDirectory(path: string): Promise<void> {
-  const slash = path.lastIndexOf("/");
-  if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true });
+/**
+ * Runs a write, again after a pause while SQLite says "database is locked". Deno KV retries its
+ * reads itself but hands an atomic write's SQLITE_BUSY to the caller: a commit whose checks
+ * read first cannot be upgraded to a write transaction while another connection writes, and
+ * SQLite says so at once, without waiting (sqlite.org/lang_transaction.html §2.1); a plain
+ * write gives up after a 5-second busy timeout. Either way nothing was written, so the whole
+ * write runs again, checks included.
+ */
+async function _retryWhenBusy<T>(write: () => Promise<T>, pause: BusyPause): Promise<T> {
+  for (let attempts = 1;; attempts++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof TypeError && error.message.includes("database is locked"))) {
+        throw error;
+      }
+      const paused = pause(attempts);
+      if (paused === null) {
+        throw new StoreBusyError(
+          `the store stayed locked by another process through ${attempts} attempts`,
+        );
+      }
+      await paused;
+    }
+  }
 }

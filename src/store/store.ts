@@ -28,6 +28,14 @@ export type Mutation =
   | { readonly type: "set"; readonly key: Key; readonly value: unknown; readonly expireIn?: number }
   | { readonly type: "delete"; readonly key: Key };
 
+/**
+ * The store stayed locked by another process (the admin CLI, a second server) through every
+ * retry of an operation. A request that meets it is a 500; an admin command says so in one line.
+ */
+export class StoreBusyError extends Error {
+  override name = "StoreBusyError";
+}
+
 export interface Store {
   get<T>(key: Key): Promise<Entry<T> | null>;
   set(key: Key, value: unknown, options?: SetOptions): Promise<void>;

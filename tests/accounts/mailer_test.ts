@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createMailer } from "../../src/accounts/mailer.ts";
 
-Deno.test("the file mailer appends one JSON object a line, even when sends overlap", async () => {
+Deno.test("the file mailer appends one JSON object a line, owner-only, even when sends overlap", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/mail/outbox.jsonl`;
   try {
@@ -18,6 +18,11 @@ Deno.test("the file mailer appends one JSON object a line, even when sends overl
     const mails = lines.map((l) => JSON.parse(l));
     assert.deepEqual(Object.keys(mails[0]), ["to", "subject", "text", "link"]);
     assert.deepEqual(new Set(mails.map((m) => m.to)).size, 20);
+    if (Deno.build.os !== "windows") {
+      // The links in it sign in: whatever the umask, only the owner may read it.
+      assert.equal((await Deno.stat(`${dir}/mail`)).mode! & 0o777, 0o700);
+      assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -7,6 +7,7 @@ import { createClients } from "../../src/oauth/clients.ts";
 import { getGrant, issueGrant } from "../../src/oauth/grants.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
+import { StoreBusyError } from "../../src/store/store.ts";
 
 Deno.test("admin commands", async (t) => {
   const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
@@ -170,6 +171,28 @@ Deno.test("admin commands", async (t) => {
       assert.ok(published.includes(kid) && published.includes(before), published.join());
       assert.equal((await createSigningKeys({ store, now }).current()).kid, kid);
     });
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("an admin command that finds the store locked says so in one line", async () => {
+  const store = await openKvStore(":memory:");
+  const busy = new StoreBusyError("the store stayed locked by another process through 21 attempts");
+  const err: string[] = [];
+  try {
+    const code = await runAdminCommand(["rotate-signing-key"], {
+      config: resolveConfig({ VESTIBULE_DATA: ":memory:" }),
+      store: { ...store, commit: () => Promise.reject(busy) },
+      now: Date.now,
+      out: (s) => assert.fail(`no result expected: ${s}`),
+      err: (s) => err.push(s),
+    });
+    assert.equal(code, 1);
+    assert.deepEqual(err, [
+      "vestibule admin rotate-signing-key: the store stayed locked by another process through " +
+      "21 attempts; try again",
+    ]);
   } finally {
     store.close();
   }

@@ -31,6 +31,8 @@ export function freePorts(count: number): number[] {
 export interface TestServerOptions {
   /** The server's clock (store expiry, links, rate limits); Date.now by default. */
   readonly now?: () => number;
+  /** Wraps the server's store, e.g. to make it fail. */
+  readonly wrapStore?: (store: Store) => Store;
 }
 
 export async function startTestServer(
@@ -47,7 +49,8 @@ export async function startTestServer(
     ...env,
   });
   const logs: string[] = [];
-  const store = await openKvStore(":memory:", now);
+  const opened = await openKvStore(":memory:", now);
+  const store = options.wrapStore?.(opened) ?? opened;
   const log = (line: string) => logs.push(line);
   const services = createAccountServices({ config, store, now, mailLog: log });
   const handler = await createApp({ config, log, now, store, ...services });

@@ -1,47 +1,21 @@
 // The real entry point as a child process: with exactly the permissions of `deno task start`,
 // it answers, shuts down on SIGTERM, and refuses bad configuration with one clear line.
 import assert from "node:assert/strict";
-import { freePorts } from "./harness.ts";
-
-const ROOT = new URL("../../", import.meta.url);
-
-/** The Deno flags of the `start` task, read from deno.json so the test cannot drift from it. */
-async function startTaskFlags(): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
-  const words: string[] = config.tasks.start.split(/\s+/);
-  assert.deepEqual(words.slice(0, 2), ["deno", "run"]);
-  assert.equal(words.at(-1), "main.ts");
-  const flags = words.slice(2, -1);
-  assert.ok(!flags.some((f) => f === "-A" || f.startsWith("--allow-all")), "never -A");
-  return flags;
-}
-
-function originsEnv(): Record<string, string> {
-  const [base, auth, api] = freePorts(3);
-  return {
-    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
-    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
-    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-  };
-}
-
-function spawn(flags: string[], env: Record<string, string>, args: string[] = []) {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "main.ts", ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", ...env },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  });
-}
+import {
+  copyProject,
+  mainCommand,
+  originsEnv,
+  ROOT,
+  startTaskFlags,
+  startup,
+} from "./main_process.ts";
 
 Deno.test("`deno task start` flags: serves /health from a KV file under ./data, stops on SIGTERM", async () => {
   const flags = await startTaskFlags();
   const env = originsEnv();
   const dataFile = `./data/process-test-${crypto.randomUUID()}.kv`;
-  const child = spawn(flags, { ...env, VESTIBULE_DATA: dataFile, VESTIBULE_MAIL: "log" }).spawn();
+  const child = mainCommand(flags, { ...env, VESTIBULE_DATA: dataFile, VESTIBULE_MAIL: "log" })
+    .spawn();
   const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let output = "";
   try {
@@ -94,7 +68,8 @@ Deno.test("a bad setting stops start-up with one line naming it", async (t) => {
   ];
   for (const c of cases) {
     await t.step(c.name, async () => {
-      const output = await spawn(flags, { ...originsEnv(), ...c.env }, c.args).output();
+      const output = await mainCommand(flags, { ...originsEnv(), ...c.env }, { args: c.args })
+        .output();
       assert.equal(output.code, 2);
       const stderr = new TextDecoder().decode(output.stderr);
       const lines = stderr.trimEnd().split("\n");
@@ -106,37 +81,45 @@ Deno.test("a bad setting stops start-up with one line naming it", async (t) => {
   }
 });
 
-Deno.test("a data path outside ./data is refused with one clear line", async () => {
+Deno.test("a data or mail path outside what the start task may write is refused with one line", async (t) => {
   const flags = await startTaskFlags();
-  const output = await spawn(flags, { ...originsEnv(), VESTIBULE_DATA: "/tmp/elsewhere.kv" })
-    .output();
-  assert.equal(output.code, 2);
-  const stderr = new TextDecoder().decode(output.stderr).trimEnd();
-  assert.equal(stderr.split("\n").length, 1, stderr);
-  assert.match(stderr, /^vestibule: cannot open VESTIBULE_DATA="\/tmp\/elsewhere\.kv": /);
+  const cases = [
+    {
+      env: { VESTIBULE_DATA: "/tmp/elsewhere.kv" },
+      line: 'VESTIBULE_DATA="/tmp/elsewhere.kv": this process may not read and write ' +
+        "/tmp/elsewhere.kv",
+    },
+    {
+      env: { VESTIBULE_MAIL: "file:/tmp/outbox.jsonl" },
+      line: 'VESTIBULE_MAIL="file:/tmp/outbox.jsonl": this process may not read and write ' +
+        "/tmp/outbox.jsonl",
+    },
+  ];
+  for (const c of cases) {
+    await t.step(Object.keys(c.env)[0]!, async () => {
+      const outcome = await startup(mainCommand(flags, { ...originsEnv(), ...c.env }));
+      assert.ok(!outcome.listened, "refused before listening");
+      assert.equal(outcome.code, 2);
+      assert.equal(outcome.stdout, "");
+      assert.equal(
+        outcome.stderr,
+        `vestibule: configuration error: ${c.line}; it must lie in a directory given to ` +
+          "--allow-read and --allow-write (./data for deno task start)\n",
+      );
+    });
+  }
 });
 
 Deno.test("a bad template stops start-up with one line naming the file and the JSON path", async () => {
   const flags = await startTaskFlags();
   // A copy of the project, so the shared static/ stays untouched.
-  const dir = await Deno.makeTempDir({ prefix: "vestibule-template-" });
+  const dir = await copyProject();
   try {
-    for (const name of ["main.ts", "deno.json", "deno.lock"]) {
-      await Deno.copyFile(new URL(name, ROOT), `${dir}/${name}`);
-    }
-    for (const tree of ["src", "static"]) {
-      await _copyTree(new URL(`${tree}/`, ROOT), `${dir}/${tree}`);
-    }
     const page = JSON.parse(await Deno.readTextFile(`${dir}/static/pages/index.json`));
     page.content[0].level = 4;
     await Deno.writeTextFile(`${dir}/static/pages/index.json`, JSON.stringify(page));
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, "main.ts"],
+    const output = await mainCommand(flags, { ...originsEnv(), VESTIBULE_DATA: ":memory:" }, {
       cwd: dir,
-      env: { NO_COLOR: "1", ...originsEnv(), VESTIBULE_DATA: ":memory:" },
-      clearEnv: true,
-      stdout: "piped",
-      stderr: "piped",
     }).output();
     assert.equal(output.code, 2);
     assert.equal(
@@ -147,11 +130,3 @@ Deno.test("a bad template stops start-up with one line naming the file and the J
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-async function _copyTree(from: URL, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const entry of Deno.readDir(from)) {
-    if (entry.isDirectory) await _copyTree(new URL(`${entry.name}/`, from), `${to}/${entry.name}`);
-    else if (entry.isFile) await Deno.copyFile(new URL(entry.name, from), `${to}/${entry.name}`);
-  }
-}

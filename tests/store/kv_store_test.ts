@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { openKvStore } from "../../src/store/kv_store.ts";
+import { StoreBusyError } from "../../src/store/store.ts";
+import { holdWriteLock, type LockHolder } from "./lock_holder.ts";
 import { manualClock, storeContract } from "./store_contract.ts";
 
 Deno.test("kv store (:memory:) passes the store contract", async (t) => {
@@ -84,6 +86,55 @@ Deno.test("kv store: a process killed mid-writes leaves every commit whole", asy
       store.close();
     }
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kv store: a write waits while another process holds the file, then goes through", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/busy.kv`;
+  let holder: LockHolder | null = null;
+  const pauses: number[] = [];
+  // The first pause ends the other process's write; the retry then finds the file free.
+  const store = await openKvStore(path, Date.now, (attempt) => {
+    pauses.push(attempt);
+    return attempt === 1 ? holder!.release() : null;
+  });
+  try {
+    await store.set(["before"], 1);
+    holder = await holdWriteLock(path);
+    // A checked commit reads first: SQLite refuses its upgrade to a write at once.
+    const ok = await store.commit([{ key: ["first"], version: null }], [
+      { type: "set", key: ["first"], value: "mine" },
+    ]);
+    assert.equal(ok, true);
+    assert.deepEqual(pauses, [1], "the write met the lock once");
+    assert.equal((await store.get(["first"]))?.value, "mine");
+  } finally {
+    await holder?.release();
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("kv store: a write gives up with StoreBusyError when the file stays locked", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/busy.kv`;
+  const store = await openKvStore(
+    path,
+    Date.now,
+    (attempt) => attempt < 3 ? Promise.resolve() : null,
+  );
+  await store.set(["before"], 1);
+  const holder = await holdWriteLock(path);
+  try {
+    await assert.rejects(
+      store.commit([{ key: ["k"], version: null }], [{ type: "set", key: ["k"], value: 1 }]),
+      new StoreBusyError("the store stayed locked by another process through 3 attempts"),
+    );
+  } finally {
+    await holder.release();
+    store.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -1,0 +1,45 @@
+/**
+ * Files only the owner may touch: the store (it holds the signing key's private half) and the
+ * mail outbox (live sign-in links). Created 0600 in directories created 0700, whatever the
+ * umask; an existing one that group or others may access is refused, like ssh refuses a key
+ * file, since whoever could read it may already hold its secrets.
+ */
+export class PrivateFileError extends Error {
+  override name = "PrivateFileError";
+}
+
+/** Creates the missing directories above `path`, owner-only. Existing ones are left as they are. */
+export async function ensurePrivateParent(path: string): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true, mode: 0o700 });
+}
+
+/** Creates `path` (and its directories) owner-only when missing; refuses it when too open. */
+export async function ensurePrivateFile(path: string): Promise<void> {
+  await ensurePrivateParent(path);
+  // Neither truncates nor moves an existing file; `mode` applies only when it is created.
+  const file = await Deno.open(path, { append: true, create: true, mode: 0o600 });
+  try {
+    _refuseOpen(path, (await file.stat()).mode);
+  } finally {
+    file.close();
+  }
+}
+
+/** Refuses `path` when it exists and group or others may access it. */
+export async function refuseOpenFile(path: string): Promise<void> {
+  try {
+    _refuseOpen(path, (await Deno.stat(path)).mode);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+/** `mode` is null where the system has no Unix modes (Windows). */
+function _refuseOpen(path: string, mode: number | null): void {
+  if (mode === null || (mode & 0o077) === 0) return;
+  const octal = (mode & 0o777).toString(8).padStart(4, "0");
+  throw new PrivateFileError(
+    `${path} is open to group or others (mode ${octal}); make it owner-only: chmod 600 ${path}`,
+  );
+}
