@@ -65,12 +65,20 @@ for (const mode of ["json", "sse"]) {
       failing = false;
       const again = await register();
       assert.equal(again.status, 201, await again.text());
-      // One line for each failed request, naming the error and nothing of the request.
-      assert.deepEqual(server.logs.filter((line) => line.includes('"level":"error"')), [
-        '{"level":"error","message":"unhandled","error":"TypeError: database is locked"}',
-        '{"level":"error","message":"MCP request failed","method":"tools/call",' +
-        '"error":"TypeError: database is locked"}',
+      // One line for each failed request, naming the error (with its stack, for the operator)
+      // and nothing of the request.
+      const errors = server.logs.filter((line) => line.includes('"level":"error"'))
+        .map((line) => JSON.parse(line));
+      assert.deepEqual(errors.map(({ stack: _, ...rest }) => rest), [
+        { level: "error", message: "unhandled", error: "TypeError: database is locked" },
+        {
+          level: "error",
+          message: "MCP request failed",
+          method: "tools/call",
+          error: "TypeError: database is locked",
+        },
       ]);
+      for (const line of errors) assert.match(line.stack, /^TypeError: database is locked\n/);
     } finally {
       await server.close();
     }
