@@ -1,0 +1,110 @@
+// Shared parts of the property-based fuzz tests: one seed per run, hostile text, and the
+// checks every HTTP answer must pass whatever was sent.
+import assert from "node:assert/strict";
+import fc from "fast-check";
+
+/**
+ * Every property runs from this seed, so a run is reproducible: fast-check prints the seed
+ * and the path of a failing case, and `FUZZ_SEED=<seed>` replays it.
+ */
+export const FUZZ_SEED = _integerFromEnv("FUZZ_SEED", 20250808);
+/** `FUZZ_SCALE=10` runs ten times as many cases, for a longer hunt by hand. */
+const FUZZ_SCALE = _integerFromEnv("FUZZ_SCALE", 1);
+
+/** fast-check parameters: the run's seed and `runs` cases (times FUZZ_SCALE). */
+export function fuzzRuns<T>(runs: number): fc.Parameters<T> {
+  return { seed: FUZZ_SEED, numRuns: runs * FUZZ_SCALE };
+}
+
+/** Characters that break markup, URLs, headers, JSON and parsers, mixed into text. */
+const HOSTILE_PIECES = [
+  "<",
+  ">",
+  "&",
+  '"',
+  "'",
+  "<script>alert(1)</script>",
+  "</code></pre>",
+  '"><img src=x onerror=alert(1)>',
+  "&amp;",
+  "\\",
+  "`",
+  "\n",
+  "\r\n",
+  "\t",
+  "\u0000",
+  "\u2028",
+  "\ud800",
+  "\ufeff",
+  "é",
+  "😀",
+  "%",
+  "%00",
+  "%zz",
+  "#",
+  "?",
+  "/",
+  "..",
+  ":",
+  "@",
+  "*",
+  " ",
+  "+",
+  "=",
+  "__proto__",
+  "constructor",
+];
+
+/** Short text, often carrying pieces of markup, escapes and odd code points. */
+export const hostileText: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ maxLength: 20 }),
+  fc.string({ unit: "binary", maxLength: 10 }),
+  fc.array(fc.oneof(fc.constantFrom(...HOSTILE_PIECES), fc.string({ maxLength: 4 })), {
+    maxLength: 6,
+  }).map((parts) => parts.join("")),
+);
+
+/**
+ * The body of a response, read to the end but refused past `maxBytes`: a bounded request
+ * must get a bounded answer.
+ */
+export async function readBounded(response: Response, maxBytes: number): Promise<string> {
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      assert.fail(`the response body exceeds ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+/** No 5xx, whatever was sent: the server either answers or refuses precisely. */
+export function assertNoServerError(response: Response, allowed: readonly number[]): void {
+  assert.ok(
+    allowed.includes(response.status),
+    `status ${response.status} is not one of ${allowed.join(", ")}`,
+  );
+}
+
+function _integerFromEnv(name: string, fallback: number): number {
+  const raw = Deno.env.get(name);
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^-?\d+$/.test(raw)) {
+    throw new Error(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
