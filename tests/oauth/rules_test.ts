@@ -62,6 +62,12 @@ Deno.test("resource canonicalisation", async (t) => {
     ["https://api.example.com.evil/", false],
     ["https://api.example.com:8443/", false],
     ["api.example.com", false],
+    // URL parsing drops tabs, line breaks and trailing spaces and reads "\\" as "/"; the
+    // raw value is no URI.
+    ["https://api.example.com\\", false],
+    ["https://api.example.com\t", false],
+    ["https://api.example.com ", false],
+    ["https://api.ex\nample.com/", false],
   ];
   for (const [raw, ok] of cases) {
     await t.step(String(raw), () => {
