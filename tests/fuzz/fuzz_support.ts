@@ -2,6 +2,7 @@
 // checks every HTTP answer must pass whatever was sent.
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import type { TestApp } from "../blackbox/harness.ts";
 
 /**
  * Every property runs from this seed, so a run is reproducible: fast-check prints the seed
@@ -90,6 +91,15 @@ export async function readBounded(response: Response, maxBytes: number): Promise
     offset += chunk.byteLength;
   }
   return new TextDecoder().decode(bytes);
+}
+
+/** A request to the in-process app, with the `Host` of `url` as a client would send it. */
+export function sendTo(app: TestApp) {
+  return (url: string, init: RequestInit = {}): Promise<Response> => {
+    const headers = new Headers(init.headers);
+    headers.set("Host", new URL(url).host);
+    return app.handler(new Request(url, { ...init, headers }), { clientAddress: "192.0.2.1" });
+  };
 }
 
 /** No 5xx, whatever was sent: the server either answers or refuses precisely. */

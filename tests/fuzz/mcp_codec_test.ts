@@ -6,58 +6,10 @@ import { decodeMessage, encodeMessage, encodeResult } from "../../src/mcp/codec.
 import { INVALID_REQUEST, PARSE_ERROR } from "../../src/mcp/errors.ts";
 import { JsonRpcRequestSchema, RequestIdSchema, RpcErrorSchema } from "../../src/mcp/messages.ts";
 import { fuzzRuns, hostileText } from "./fuzz_support.ts";
+import { bodyOf, messageLike, requestId } from "./json_rpc_arbitraries.ts";
 
 const encoder = new TextEncoder();
-
-/** Valid request ids: integers (up to the doubles' safe range and beyond) and strings. */
-const requestId = fc.oneof(
-  fc.integer(),
-  fc.maxSafeInteger(),
-  fc.constantFrom(0, -1, 2 ** 53, 1e21),
-  hostileText,
-);
-
-/** Anything a client could put where a field belongs. */
-const anyValue: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
-  fc.constantFrom(null, true, 0.5, -0, 1e308, "", "2.0", [], {}),
-  hostileText,
-);
-
-const params = fc.oneof(
-  fc.dictionary(hostileText, anyValue, { maxKeys: 4 }),
-  fc.record({ _meta: fc.oneof(anyValue, fc.record({ progressToken: requestId })) }),
-  fc.record({ cursor: anyValue }),
-  fc.record({ name: hostileText, arguments: anyValue }),
-  anyValue,
-);
-
-/** Objects shaped like JSON-RPC messages, each field present or not, right or wrong. */
-const messageLike = fc.record({
-  jsonrpc: fc.oneof({ weight: 4, arbitrary: fc.constant("2.0") }, anyValue),
-  id: fc.oneof({ weight: 3, arbitrary: requestId }, anyValue),
-  method: fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom("initialize", "ping", "tools/list", "tools/call") },
-    hostileText,
-    anyValue,
-  ),
-  params,
-  result: anyValue,
-  error: fc.oneof(fc.record({ code: fc.integer(), message: hostileText }), anyValue),
-  extra: anyValue,
-}, { requiredKeys: [] });
-
-/** Bodies a client could send: messages, other JSON, broken JSON, arbitrary bytes. */
-const body: fc.Arbitrary<Uint8Array> = fc.oneof(
-  { weight: 4, arbitrary: messageLike.map((m) => encoder.encode(JSON.stringify(m))) },
-  fc.json({ maxDepth: 3 }).map((text) => encoder.encode(text)),
-  messageLike.chain((m) => {
-    const text = JSON.stringify(m);
-    return fc.nat(text.length).map((cut) => encoder.encode(text.slice(0, cut)));
-  }),
-  fc.uint8Array({ maxLength: 64 }),
-  messageLike.map((m) => encoder.encode("\ufeff" + JSON.stringify(m))),
-);
+const body = bodyOf(messageLike);
 
 function _parsesAsJson(bytes: Uint8Array): { ok: true; value: unknown } | { ok: false } {
   try {
