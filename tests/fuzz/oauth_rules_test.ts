@@ -149,6 +149,7 @@ Deno.test("fuzz resource: anything but the origin, a trailing slash and case is 
 
 Deno.test("fuzz resource: canonicalisation is idempotent and yields only the configured value", () => {
   const raw = fc.oneof(
+    fc.constantFrom(...API_URLS).map((url) => url.replace(/:\/\/[^.:]+/, "://other")),
     fc.constantFrom(...API_URLS).chain((apiUrl) =>
       fc.tuple(sameResource(apiUrl), suffix).map(([a, b]) => a + b)
     ),
@@ -159,6 +160,7 @@ Deno.test("fuzz resource: canonicalisation is idempotent and yields only the con
     fc.property(fc.constantFrom(...API_URLS), raw, (apiUrl, value) => {
       const check = canonicalResource(value, { apiUrl });
       if (!check.ok) return;
+      assert.equal(new URL(value).origin, apiUrl, `${JSON.stringify(value)} names another origin`);
       assert.equal(check.resource, apiUrl);
       assert.deepEqual(canonicalResource(check.resource, { apiUrl }), check);
     }),
