@@ -27,29 +27,40 @@ const params = fc.oneof(
   anyValue,
 );
 
-/** Objects shaped like JSON-RPC messages, each field present or not, right or wrong. */
-export const messageLike: fc.Arbitrary<Record<string, unknown>> = fc.record({
-  jsonrpc: fc.oneof({ weight: 4, arbitrary: fc.constant("2.0") }, anyValue),
-  id: fc.oneof({ weight: 3, arbitrary: requestId }, anyValue),
-  method: fc.oneof(
-    {
-      weight: 3,
-      arbitrary: fc.constantFrom(
-        "initialize",
-        "ping",
-        "tools/list",
-        "tools/call",
-        "notifications/initialized",
-      ),
-    },
-    hostileText,
-    anyValue,
-  ),
+/** Requests with at most the four request keys, each right or a little wrong. */
+const nearRequest = fc.record({
+  jsonrpc: fc.oneof({ weight: 5, arbitrary: fc.constant("2.0") }, anyValue),
+  id: fc.oneof({ weight: 2, arbitrary: requestId }, fc.double(), anyValue),
+  method: fc.oneof({ weight: 3, arbitrary: hostileText }, anyValue),
   params,
-  result: anyValue,
-  error: fc.oneof(fc.record({ code: fc.integer(), message: hostileText }), anyValue),
-  extra: anyValue,
-}, { requiredKeys: [] });
+}, { requiredKeys: ["jsonrpc", "id", "method"] });
+
+/** Objects shaped like JSON-RPC messages, each field present or not, right or wrong. */
+export const messageLike: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
+  nearRequest,
+  fc.record({
+    jsonrpc: fc.oneof({ weight: 4, arbitrary: fc.constant("2.0") }, anyValue),
+    id: fc.oneof({ weight: 3, arbitrary: requestId }, anyValue),
+    method: fc.oneof(
+      {
+        weight: 3,
+        arbitrary: fc.constantFrom(
+          "initialize",
+          "ping",
+          "tools/list",
+          "tools/call",
+          "notifications/initialized",
+        ),
+      },
+      hostileText,
+      anyValue,
+    ),
+    params,
+    result: anyValue,
+    error: fc.oneof(fc.record({ code: fc.integer(), message: hostileText }), anyValue),
+    extra: anyValue,
+  }, { requiredKeys: [] }),
+);
 
 /** Bodies a client could send: `messages` as JSON, other JSON, broken JSON, arbitrary bytes. */
 export function bodyOf(messages: fc.Arbitrary<unknown>): fc.Arbitrary<Uint8Array> {

@@ -326,6 +326,7 @@ Deno.test("fuzz token endpoint: correct requests succeed, the rest fail precisel
   try {
     await fc.assert(
       fc.asyncProperty(cases, async ({ client, grant, redirectUri, mutations }) => {
+        fx.app.logs.length = 0; // a failed case may leave its lines behind
         const { fields, headers } = _clientAuth(client);
         if (grant === "authorization_code") {
           const code = await issueCode(fx.app.store, {
@@ -423,6 +424,7 @@ Deno.test("fuzz revocation: only the grant's own client revokes it, and answers 
   try {
     await fc.assert(
       fc.asyncProperty(cases, async ({ client, owner, kind, hint, mutations }) => {
+        fx.app.logs.length = 0;
         const { grantId, tokens } = await _grant(fx, owner);
         const { fields, headers } = _clientAuth(client);
         fields.push([
@@ -520,6 +522,7 @@ Deno.test("fuzz registration: valid metadata registers, anything else is refused
   try {
     await fc.assert(
       fc.asyncProperty(cases, async (mutations) => {
+        fx.app.logs.length = 0;
         let metadata: Json = {
           client_name: "Fuzz agent",
           redirect_uris: [REDIRECT_URIS[0]],
@@ -581,7 +584,16 @@ Deno.test("fuzz authorize: errors go only to a registered redirect URI, with sta
   const client = fx.clients[0]!;
   const cases = fc.record({
     signedIn: fc.boolean(),
-    redirectUri: fc.constantFrom(...REDIRECT_URIS, "http://127.0.0.1:51234/cb"),
+    // What the client presents, and whether it is registered (a loopback port may vary).
+    redirect: fc.constantFrom(
+      ...REDIRECT_URIS.map((uri) => ({ uri, registered: true })),
+      { uri: "http://127.0.0.1:51234/cb", registered: true },
+      { uri: "http://127.0.0.1:65536/cb", registered: false },
+      { uri: "https://client.example.com/cb?tenant=2", registered: false },
+    ),
+    state: fc.oneof(fc.constant("st-1"), hostileText),
+    // prompt=none ends in an error redirect, where the state must come back unchanged.
+    promptNone: fc.boolean(),
     mutations: _mutations(
       [
         "response_type",
@@ -613,16 +625,18 @@ Deno.test("fuzz authorize: errors go only to a registered redirect URI, with sta
   });
   try {
     await fc.assert(
-      fc.asyncProperty(cases, async ({ signedIn, redirectUri, mutations }) => {
+      fc.asyncProperty(cases, async ({ signedIn, redirect, state, promptNone, mutations }) => {
+        fx.app.logs.length = 0;
         const base: Shaped = {
           fields: [
             ["response_type", "code"],
             ["client_id", client.id],
-            ["redirect_uri", redirectUri],
+            ["redirect_uri", redirect.uri],
             ["code_challenge", CHALLENGE],
             ["code_challenge_method", "S256"],
-            ["state", "st-1"],
+            ["state", state],
             ["scope", "app.access"],
+            ...(promptNone ? [["prompt", "none"] as [string, string]] : []),
           ],
           headers: signedIn ? { Cookie: fx.cookie } : {},
           raw: null,
@@ -637,7 +651,14 @@ Deno.test("fuzz authorize: errors go only to a registered redirect URI, with sta
         const sent = new URL(url).searchParams;
         const location = response.headers.get("Location");
         const cookie = shaped.headers.Cookie === fx.cookie;
-        if (mutations.length === 0) assert.equal(response.status, signedIn ? 200 : 302);
+        if (mutations.length === 0 && !redirect.registered) assert.equal(response.status, 400);
+        if (mutations.length === 0 && redirect.registered) {
+          assert.equal(response.status, signedIn && !promptNone ? 200 : 302);
+          if (promptNone) {
+            const error = new URL(location!).searchParams.get("error");
+            assert.equal(error, signedIn ? "consent_required" : "login_required");
+          }
+        }
         if (response.status !== 302) {
           assert.equal(location, null);
           assert.match(response.headers.get("Content-Type") ?? "", /^text\/html/);
