@@ -6,8 +6,10 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { decodeJwt } from "jose";
 import { issueCode } from "../../src/oauth/codes.ts";
+import { MAX_TOKEN_REQUEST_BYTES } from "../../src/oauth/form_body.ts";
 import { getGrant, issueGrant } from "../../src/oauth/grants.ts";
 import { redirectUriMatches, redirectUriProblem } from "../../src/oauth/redirect_uri.ts";
+import { MAX_REGISTRATION_BYTES } from "../../src/oauth/registration.ts";
 import { createTestApp, type TestApp } from "../blackbox/harness.ts";
 import { b64url } from "../blackbox/oauth_helpers.ts";
 import { assertNoServerError, fuzzRuns, hostileText, readBounded, sendTo } from "./fuzz_support.ts";
@@ -692,3 +694,76 @@ function _withoutQuery(uri: string): string {
   const url = new URL(uri);
   return `${url.origin === "null" ? url.protocol : url.origin}${url.pathname}`;
 }
+
+Deno.test("fuzz OAuth bodies: over the cap is 413 with an OAuth error, however it is sent", async (t) => {
+  const fx = await _fixture();
+  const endpoints = [
+    { path: "token", type: FORM_TYPE, cap: MAX_TOKEN_REQUEST_BYTES, error: "invalid_request" },
+    { path: "revoke", type: FORM_TYPE, cap: MAX_TOKEN_REQUEST_BYTES, error: "invalid_request" },
+    {
+      path: "register",
+      type: "application/json",
+      cap: MAX_REGISTRATION_BYTES,
+      error: "invalid_client_metadata",
+    },
+  ];
+  try {
+    for (const { path, type, cap, error } of endpoints) {
+      await t.step(path, async () => {
+        const size = fc.oneof(
+          fc.integer({ min: cap - 64, max: cap + 64 }),
+          fc.integer({ min: 32, max: 4 * cap }),
+        );
+        const framing = fc.constantFrom("Content-Length", "stream", "string");
+        await fc.assert(
+          fc.asyncProperty(
+            size,
+            framing,
+            fc.integer({ min: 1, max: 8192 }),
+            async (n, how, chunk) => {
+              fx.app.logs.length = 0;
+              // A body of the right type padded to n bytes: a field, or JSON white space.
+              const text = type === FORM_TYPE
+                ? `client_id=nope&pad=${"x".repeat(n - 19)}`
+                : `{"redirect_uris":[]}${" ".repeat(n - 20)}`;
+              const bytes = new TextEncoder().encode(text);
+              assert.equal(bytes.length, n);
+              const headers: Record<string, string> = { "Content-Type": type };
+              let body: BodyInit = text;
+              if (how === "Content-Length") headers["Content-Length"] = String(n);
+              if (how === "stream") {
+                let offset = 0;
+                body = new ReadableStream<Uint8Array>({
+                  pull(controller) {
+                    if (offset >= bytes.length) return controller.close();
+                    controller.enqueue(bytes.slice(offset, offset += chunk));
+                  },
+                });
+              }
+              const response = await fx.send(`${fx.auth}/api/auth/oauth2/${path}`, {
+                method: "POST",
+                headers,
+                body,
+              });
+              const answer = JSON.parse(await readBounded(response, MAX_ANSWER_BYTES));
+              _checkLogs(fx, []);
+              if (n > cap) {
+                assert.equal(response.status, 413);
+                assert.deepEqual(answer, {
+                  error,
+                  error_description: `Cannot read request body: exceeds ${cap} bytes`,
+                });
+              } else {
+                // Read whole and refused for what it says: an unknown client, no redirect URI.
+                assert.equal(response.status, path === "register" ? 400 : 401);
+              }
+            },
+          ),
+          fuzzRuns(150),
+        );
+      });
+    }
+  } finally {
+    fx.app.store.close();
+  }
+});
