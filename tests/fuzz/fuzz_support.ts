@@ -103,7 +103,7 @@ export function sendTo(app: TestApp) {
 }
 
 /** No 5xx, whatever was sent: the server either answers or refuses precisely. */
-export function assertNoServerError(response: Response, allowed: readonly number[]): void {
+export function assertStatusIn(response: Response, allowed: readonly number[]): void {
   assert.ok(
     allowed.includes(response.status),
     `status ${response.status} is not one of ${allowed.join(", ")}`,

@@ -68,11 +68,17 @@ Deno.test("fuzz codec: the fast path accepts exactly the requests the schema acc
 });
 
 Deno.test("fuzz codec: a request survives encoding and decoding", () => {
+  // valibot never copies these keys (against prototype pollution), so neither does the codec.
+  const uncopied = new Set(["__proto__", "constructor", "prototype"]);
   const request = fc.record({
     jsonrpc: fc.constant("2.0" as const),
     id: requestId,
     method: hostileText,
-    params: fc.dictionary(hostileText, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
+    params: fc.dictionary(
+      hostileText.filter((key) => !uncopied.has(key)),
+      fc.jsonValue({ maxDepth: 2 }),
+      { maxKeys: 4 },
+    ),
   }, { requiredKeys: ["jsonrpc", "id", "method"] });
   fc.assert(
     fc.property(request, (sent) => {

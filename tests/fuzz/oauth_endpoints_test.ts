@@ -12,7 +12,7 @@ import { redirectUriMatches, redirectUriProblem } from "../../src/oauth/redirect
 import { MAX_REGISTRATION_BYTES } from "../../src/oauth/registration.ts";
 import { createTestApp, type TestApp } from "../blackbox/harness.ts";
 import { b64url } from "../blackbox/oauth_helpers.ts";
-import { assertNoServerError, fuzzRuns, hostileText, readBounded, sendTo } from "./fuzz_support.ts";
+import { assertStatusIn, fuzzRuns, hostileText, readBounded, sendTo } from "./fuzz_support.ts";
 
 const MAX_ANSWER_BYTES = 64 * 1024;
 const VERIFIER = "fuzz-verifier-0123456789-abcdefghijklmnopqrstuvwxyz";
@@ -258,11 +258,12 @@ function _formValues(fx: Fixture, extra: readonly string[]): fc.Arbitrary<string
 
 /**
  * Secret values of a form request: none of them may come back in an error or a log. One
- * that is also part of another field (which an error may name) cannot be told apart.
+ * that is also part of a field name or another field's value (which an error may name)
+ * cannot be told apart.
  */
 function _secretsOf(shaped: Shaped): string[] {
   const secret = new Set(["code", "code_verifier", "refresh_token", "client_secret", "token"]);
-  const named = shaped.fields.filter(([name]) => !secret.has(name)).flat();
+  const named = shaped.fields.flatMap(([name, value]) => secret.has(name) ? [name] : [name, value]);
   return shaped.fields
     .filter(([name, value]) => secret.has(name) && value.length >= 8)
     .map(([, value]) => value)
@@ -358,7 +359,7 @@ Deno.test("fuzz token endpoint: correct requests succeed, the rest fail precisel
           `${fx.auth}/api/auth/oauth2/token`,
           _formRequest(shaped),
         );
-        assertNoServerError(response, [200, 400, 401, 413, 415]);
+        assertStatusIn(response, [200, 400, 401, 413, 415]);
         const text = await readBounded(response, MAX_ANSWER_BYTES);
         const secrets = _secretsOf(shaped);
         _checkLogs(fx, secrets);
@@ -440,7 +441,7 @@ Deno.test("fuzz revocation: only the grant's own client revokes it, and answers 
           `${fx.auth}/api/auth/oauth2/revoke`,
           _formRequest(shaped),
         );
-        assertNoServerError(response, [200, 400, 401, 413, 415]);
+        assertStatusIn(response, [200, 400, 401, 413, 415]);
         const text = await readBounded(response, MAX_ANSWER_BYTES);
         const secrets = _secretsOf(shaped);
         _checkLogs(fx, secrets);
@@ -544,7 +545,7 @@ Deno.test("fuzz registration: valid metadata registers, anything else is refused
           headers: { "Content-Type": type },
           body: raw ?? JSON.stringify(metadata),
         });
-        assertNoServerError(response, [201, 400, 413, 415]);
+        assertStatusIn(response, [201, 400, 413, 415]);
         const text = await readBounded(response, MAX_ANSWER_BYTES);
         _checkLogs(fx, []);
         if (mutations.length === 0) assert.equal(response.status, 201, text);
@@ -647,7 +648,7 @@ Deno.test("fuzz authorize: errors go only to a registered redirect URI, with sta
         const query = shaped.raw ?? new URLSearchParams(shaped.fields).toString();
         const url = `${fx.auth}/api/auth/oauth2/authorize?${query}`;
         const response = await fx.send(url, { headers: shaped.headers });
-        assertNoServerError(response, [200, 302, 400]);
+        assertStatusIn(response, [200, 302, 400]);
         const text = await readBounded(response, MAX_ANSWER_BYTES);
         _checkLogs(fx, []);
         const sent = new URL(url).searchParams;
