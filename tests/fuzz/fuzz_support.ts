@@ -65,6 +65,50 @@ export const hostileText: fc.Arbitrary<string> = fc.oneof(
   }).map((parts) => parts.join("")),
 );
 
+/** Header values a client can send (a Headers object refuses control characters). */
+export const headerText: fc.Arbitrary<string> = hostileText.map((s) =>
+  s.replace(/[^\x20-\x7e]/g, "").trim()
+);
+
+/** Body sizes just around a cap and anywhere up to four times it. */
+export function sizesAround(cap: number, min: number): fc.Arbitrary<number> {
+  return fc.oneof(
+    fc.integer({ min: cap - 64, max: cap + 64 }),
+    fc.integer({ min, max: 4 * cap }),
+  );
+}
+
+/** How a body travels: with Content-Length, as a stream of chunks, or as a string. */
+export const framing = fc.record({
+  how: fc.constantFrom("Content-Length", "stream", "string"),
+  chunk: fc.integer({ min: 1, max: 8192 }),
+});
+
+/** `text` as a request body framed as `how` says, with `headers` added. */
+export function framedBody(
+  text: string,
+  { how, chunk }: { how: string; chunk: number },
+  headers: Record<string, string>,
+): RequestInit {
+  const bytes = new TextEncoder().encode(text);
+  if (how === "Content-Length") {
+    return {
+      method: "POST",
+      headers: { ...headers, "Content-Length": String(bytes.length) },
+      body: text,
+    };
+  }
+  if (how === "string") return { method: "POST", headers, body: text };
+  let offset = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (offset >= bytes.length) return controller.close();
+      controller.enqueue(bytes.slice(offset, offset += chunk));
+    },
+  });
+  return { method: "POST", headers, body };
+}
+
 /**
  * The body of a response, read to the end but refused past `maxBytes`: a bounded request
  * must get a bounded answer.

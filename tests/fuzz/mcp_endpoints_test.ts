@@ -8,7 +8,17 @@ import { issueGrant } from "../../src/oauth/grants.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { DEMO_OWNER_EMAIL } from "../../src/workspace/demo.ts";
 import { createTestApp, type TestApp } from "../blackbox/harness.ts";
-import { assertStatusIn, fuzzRuns, hostileText, readBounded, sendTo } from "./fuzz_support.ts";
+import {
+  assertStatusIn,
+  framedBody,
+  framing,
+  fuzzRuns,
+  headerText,
+  hostileText,
+  readBounded,
+  sendTo,
+  sizesAround,
+} from "./fuzz_support.ts";
 import { anyValue, bodyOf, messageLike, requestId } from "./json_rpc_arbitraries.ts";
 
 const TRUSTED_ORIGIN = "https://app.example.com";
@@ -206,9 +216,6 @@ function _messages(endpoint: Endpoint, known: readonly string[]): fc.Arbitrary<u
   );
 }
 
-/** Header values a client can send (a Headers object refuses control characters). */
-const headerText = hostileText.map((s) => s.replace(/[^\x20-\x7e]/g, "").trim());
-
 const headerChanges = fc.record({
   "Content-Type": fc.oneof(
     fc.constantFrom("application/json; charset=utf-8", "APPLICATION/JSON", "text/plain", ""),
@@ -307,47 +314,24 @@ Deno.test("fuzz MCP endpoints: a body over the cap is 413, however it is sent", 
       await t.step(name, async () => {
         const endpoint = fx[name];
         const cap = endpoint.maxBodyBytes;
-        const size = fc.oneof(
-          fc.integer({ min: cap - 64, max: cap + 64 }),
-          fc.integer({ min: ping.length, max: 4 * cap }),
-        );
-        const framing = fc.constantFrom("Content-Length", "stream", "string");
         await fc.assert(
-          fc.asyncProperty(
-            size,
-            framing,
-            fc.integer({ min: 1, max: 8192 }),
-            async (n, how, chunk) => {
-              fx.app.logs.length = 0;
-              // Trailing white space keeps the JSON valid at every size.
-              const text = ping + " ".repeat(n - ping.length);
-              const bytes = new TextEncoder().encode(text);
-              const headers: Record<string, string> = { ...endpoint.headers };
-              let body: BodyInit = text;
-              if (how === "Content-Length") headers["Content-Length"] = String(n);
-              if (how === "stream") {
-                let offset = 0;
-                body = new ReadableStream<Uint8Array>({
-                  pull(controller) {
-                    if (offset >= bytes.length) return controller.close();
-                    controller.enqueue(bytes.slice(offset, offset += chunk));
-                  },
-                });
-              }
-              const response = await fx.send(endpoint.url, { method: "POST", headers, body });
-              const answer = JSON.parse(await readBounded(response, MAX_ANSWER_BYTES));
-              if (n > cap) {
-                assert.equal(response.status, 413);
-                assert.equal(
-                  answer.error.message,
-                  `Cannot read request body: exceeds ${cap} bytes`,
-                );
-              } else {
-                assert.equal(response.status, 200);
-                assert.deepEqual(answer, { jsonrpc: "2.0", id: 1, result: {} });
-              }
-            },
-          ),
+          fc.asyncProperty(sizesAround(cap, ping.length), framing, async (n, frame) => {
+            fx.app.logs.length = 0;
+            // Trailing white space keeps the JSON valid at every size.
+            const text = ping + " ".repeat(n - ping.length);
+            const response = await fx.send(endpoint.url, framedBody(text, frame, endpoint.headers));
+            const answer = JSON.parse(await readBounded(response, MAX_ANSWER_BYTES));
+            if (n > cap) {
+              assert.equal(response.status, 413);
+              assert.equal(
+                answer.error.message,
+                `Cannot read request body: exceeds ${cap} bytes`,
+              );
+            } else {
+              assert.equal(response.status, 200);
+              assert.deepEqual(answer, { jsonrpc: "2.0", id: 1, result: {} });
+            }
+          }),
           fuzzRuns(300),
         );
       });
