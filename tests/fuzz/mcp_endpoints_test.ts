@@ -297,7 +297,7 @@ Deno.test("fuzz MCP endpoints: anything posted gets a result or a precise error"
             fx.app.logs.length = 0; // a failed case may leave its lines behind
             await _checkAnswer(fx, await _post(fx, endpoint, body, headers), body);
           }),
-          fuzzRuns(1500),
+          fuzzRuns(1000),
         );
       });
     }
@@ -404,7 +404,7 @@ Deno.test("fuzz workspace bearer check: only the issued token passes, and no cre
           for (const line of logs) assert.ok(!line.includes(sent), "the credential is logged");
         }
       }),
-      fuzzRuns(1500),
+      fuzzRuns(1000),
     );
   } finally {
     fx.app.store.close();

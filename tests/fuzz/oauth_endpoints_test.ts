@@ -382,7 +382,7 @@ Deno.test("fuzz token endpoint: correct requests succeed, the rest fail precisel
         assert.equal(decodeJwt(body.access_token).aud, api);
         assert.equal(typeof body.scope, "string");
       }),
-      fuzzRuns(1000),
+      fuzzRuns(800),
     );
   } finally {
     fx.app.store.close();
@@ -568,7 +568,7 @@ Deno.test("fuzz registration: valid metadata registers, anything else is refused
         for (const uri of body.redirect_uris) assert.equal(redirectUriProblem(uri), null, uri);
         assert.equal(body.client_secret === undefined, body.token_endpoint_auth_method === "none");
       }),
-      fuzzRuns(1000),
+      fuzzRuns(800),
     );
   } finally {
     fx.app.store.close();
@@ -691,7 +691,7 @@ Deno.test("fuzz authorize: errors go only to a registered redirect URI, with sta
         else assert.equal(target.searchParams.get("state"), null);
         assert.ok(AUTHORIZATION_ERRORS.has(target.searchParams.get("error")!), location);
       }),
-      fuzzRuns(1000),
+      fuzzRuns(800),
     );
   } finally {
     fx.app.store.close();
