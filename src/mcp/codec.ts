@@ -102,7 +102,13 @@ function _isPlainRequest(value: object): value is JsonRpcRequest {
     typeof message["method"] === "string" &&
     (params === undefined ||
       (typeof params === "object" && params !== null && !Array.isArray(params) &&
-        !("_meta" in params)));
+        !("_meta" in params) && !_hasUncopiedKey(params)));
+}
+
+/** Keys valibot leaves out of its copies; JSON.parse makes `"__proto__"` an own key. */
+function _hasUncopiedKey(params: object): boolean {
+  return Object.hasOwn(params, "__proto__") || Object.hasOwn(params, "constructor") ||
+    Object.hasOwn(params, "prototype");
 }
 
 function _readableId(value: object): RequestId | null {

@@ -50,8 +50,14 @@ export function redirectUriProblem(raw: string): string | null {
  */
 export function redirectUriMatches(registered: string, presented: string): boolean {
   if (registered === presented) return true;
-  const a = registered.match(LOOPBACK_REDIRECT);
-  const b = presented.match(LOOPBACK_REDIRECT);
+  const a = _loopbackPrefix(registered);
+  const b = _loopbackPrefix(presented);
   if (!a || !b) return false;
   return a[1] === b[1] && registered.slice(a[0].length) === presented.slice(b[0].length);
+}
+
+/** The loopback scheme, host and port of `uri`, when the port is one (RFC 6335 §6: ≤ 65535). */
+function _loopbackPrefix(uri: string): RegExpMatchArray | null {
+  const match = uri.match(LOOPBACK_REDIRECT);
+  return match && Number(match[2]?.slice(1) ?? 0) <= 65535 ? match : null;
 }

@@ -19,7 +19,9 @@ export function canonicalResource(
   if (raw.includes("#") || raw.includes("?") || !URL.canParse(raw)) return refuse;
   const url = new URL(raw);
   if (url.username !== "" || url.password !== "" || url.pathname !== "/") return refuse;
-  // The raw path must be empty or a single "/" (URL parsing would fold "/." and "/%2e").
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]+\/?$/i.test(raw)) return refuse;
+  // The raw path must be empty or a single "/" (URL parsing would fold "/." and "/%2e"), and
+  // the authority only URI characters (RFC 3986 §3.2): URL parsing drops tabs, line breaks
+  // and trailing spaces, and reads "\" as "/".
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[\w.~%!$&'()*+,;=:@[\]-]+\/?$/i.test(raw)) return refuse;
   return url.origin === config.apiUrl ? { ok: true, resource: config.apiUrl } : refuse;
 }

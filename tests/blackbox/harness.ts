@@ -1,7 +1,8 @@
 // Starts the real server in-process on free loopback ports, the way main.ts wires it.
-import { createAccountServices } from "../../src/accounts/services.ts";
+import { type AccountServices, createAccountServices } from "../../src/accounts/services.ts";
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
+import type { Handler } from "../../src/http/handler.ts";
 import { serve } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -35,10 +36,19 @@ export interface TestServerOptions {
   readonly wrapStore?: (store: Store) => Store;
 }
 
-export async function startTestServer(
+/** The whole app as one in-process handler, wired like main.ts, before anything listens. */
+export interface TestApp extends AccountServices {
+  readonly config: Config;
+  readonly handler: Handler;
+  /** Log lines the app wrote (requests and mail). */
+  readonly logs: string[];
+  readonly store: Store;
+}
+
+export async function createTestApp(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
-): Promise<TestServer> {
+): Promise<TestApp> {
   const now = options.now ?? Date.now;
   const [base, auth, api] = freePorts(3);
   const config = resolveConfig({
@@ -54,6 +64,14 @@ export async function startTestServer(
   const log = (line: string) => logs.push(line);
   const services = createAccountServices({ config, store, now, mailLog: log });
   const handler = await createApp({ config, log, now, store, ...services });
+  return { config, handler, logs, store, ...services };
+}
+
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: TestServerOptions = {},
+): Promise<TestServer> {
+  const { config, handler, logs, store } = await createTestApp(env, options);
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
   return {
     config,

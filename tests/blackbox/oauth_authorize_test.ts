@@ -98,6 +98,9 @@ Deno.test("authorize: errors before the client is known are shown, never redirec
       const other =
         (await authorizeParams(loopback, { redirect_uri: "http://localhost:51234/cb" })).params;
       assert.equal((await owner.get(authorizeUrl(fx, other))).status, 400);
+      const noPort =
+        (await authorizeParams(loopback, { redirect_uri: "http://127.0.0.1:65536/cb" })).params;
+      assert.equal((await owner.get(authorizeUrl(fx, noPort))).status, 400);
     });
   } finally {
     await fx.close();

@@ -118,7 +118,20 @@ Deno.test("codec: every request it accepts is exactly what JsonRpcRequestSchema 
   // can never accept, or alter, what the schema would not.
   const ids = [1, 0, -7, 2 ** 53, 1.5, "a", "", null, true, {}, undefined];
   const methods = ["tools/list", "", 5, undefined];
-  const params = [undefined, {}, { cursor: "x" }, { _meta: {} }, { _meta: 5 }, [], null, "p"];
+  const params = [
+    undefined,
+    {},
+    { cursor: "x" },
+    { _meta: {} },
+    { _meta: 5 },
+    [],
+    null,
+    "p",
+    // Keys valibot never copies; JSON.parse makes "__proto__" an own key.
+    JSON.parse('{"__proto__":{}}'),
+    { constructor: 1 },
+    { prototype: 1 },
+  ];
   const versions = ["2.0", "1.0", 2, undefined];
   const extras = [{}, { extra: 1 }, { result: {} }];
   let accepted = 0;

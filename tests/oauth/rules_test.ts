@@ -22,6 +22,10 @@ Deno.test("redirect URI matching is exact except the loopback port", async (t) =
     ["http://[::1]/cb", "http://[::1]:9/cb/", false],
     ["http://127.0.0.1/cb", "http://127.0.0.1.evil.example:9/cb", false],
     ["http://127.0.0.1/cb", "http://127.0.0.1:9@evil.example/cb", false],
+    ["http://127.0.0.1/cb", "http://127.0.0.1:65535/cb", true],
+    // Not a port (RFC 6335 §6): the redirect could not even be built.
+    ["http://127.0.0.1/cb", "http://127.0.0.1:65536/cb", false],
+    ["http://localhost:2/cb", "http://localhost:99999/cb", false],
     ["com.example.app:/cb", "com.example.app:/cb", true],
   ];
   for (const [registered, presented, expected] of cases) {
@@ -58,6 +62,12 @@ Deno.test("resource canonicalisation", async (t) => {
     ["https://api.example.com.evil/", false],
     ["https://api.example.com:8443/", false],
     ["api.example.com", false],
+    // URL parsing drops tabs, line breaks and trailing spaces and reads "\\" as "/"; the
+    // raw value is no URI.
+    ["https://api.example.com\\", false],
+    ["https://api.example.com\t", false],
+    ["https://api.example.com ", false],
+    ["https://api.ex\nample.com/", false],
   ];
   for (const [raw, ok] of cases) {
     await t.step(String(raw), () => {
