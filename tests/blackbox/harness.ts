@@ -51,7 +51,7 @@ export async function startTestServer(
   const log = (line: string) => logs.push(line);
   const services = createAccountServices({ config, store, now, mailLog: log });
   const handler = await createApp({ config, log, now, store, ...services });
-  const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
+  const server = serve(config, handler, log);
   return {
     config,
     baseUrl: config.baseUrl,

@@ -1,29 +1,7 @@
 // The real entry point as a child process: with exactly the permissions of `deno task start`,
 // it answers, shuts down on SIGTERM, and refuses bad configuration with one clear line.
 import assert from "node:assert/strict";
-import { freePorts } from "./harness.ts";
-
-const ROOT = new URL("../../", import.meta.url);
-
-/** The Deno flags of the `start` task, read from deno.json so the test cannot drift from it. */
-async function startTaskFlags(): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
-  const words: string[] = config.tasks.start.split(/\s+/);
-  assert.deepEqual(words.slice(0, 2), ["deno", "run"]);
-  assert.equal(words.at(-1), "main.ts");
-  const flags = words.slice(2, -1);
-  assert.ok(!flags.some((f) => f === "-A" || f.startsWith("--allow-all")), "never -A");
-  return flags;
-}
-
-function originsEnv(): Record<string, string> {
-  const [base, auth, api] = freePorts(3);
-  return {
-    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
-    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
-    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-  };
-}
+import { originsEnv, ROOT, startTaskFlags } from "./process_helpers.ts";
 
 function spawn(flags: string[], env: Record<string, string>, args: string[] = []) {
   return new Deno.Command(Deno.execPath(), {
