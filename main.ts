@@ -55,7 +55,7 @@ async function main(): Promise<number> {
     store.close();
     return 2;
   }
-  const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
+  const server = serve(config, handler, log);
   log(JSON.stringify({
     message: "listening",
     listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),

@@ -77,7 +77,7 @@ await Deno.writeTextFile(
   out,
   JSON.stringify({ clientId: client.clientId, verifier, codes, refreshTokens }),
 );
-const server = serve(config.listen, handler, { trustProxy: false });
+const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
   store.close();

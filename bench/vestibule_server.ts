@@ -12,7 +12,7 @@ const log = () => {};
 const store = await openKvStore(config.dataPath);
 const services = createAccountServices({ config, store, now: Date.now, mailLog: log });
 const handler = await createApp({ config, log, now: Date.now, store, ...services });
-const server = serve(config.listen, handler, { trustProxy: false });
+const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
   store.close();

@@ -24,7 +24,7 @@ const { tokens } = await issueGrant({ config, store, now: Date.now }, {
   scopes: ["app.access"],
 });
 await Deno.writeTextFile(Deno.args[0]!, tokens.access_token);
-const server = serve(config.listen, handler, { trustProxy: false });
+const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
   store.close();

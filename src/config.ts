@@ -29,6 +29,12 @@ export interface Config {
   readonly demo: boolean;
   /** Body cap of the workspace MCP endpoint, in bytes. */
   readonly workspaceMaxBody: number;
+  /** Open connections per process; one more closes the one waiting longest for a request. */
+  readonly maxConnections: number;
+  /** A new connection's first request head, or a request's body and answer, within this many ms. */
+  readonly readTimeoutMs: number;
+  /** A keep-alive connection waiting for its next request is closed after this many ms. */
+  readonly idleTimeoutMs: number;
 }
 
 export const RATE_LIMIT_NAMES = [
@@ -95,6 +101,9 @@ const SETTINGS = {
   cimdAllowLoopback: { env: "VESTIBULE_CIMD_ALLOW_LOOPBACK", default: "off" },
   demo: { env: "VESTIBULE_DEMO", default: "off" },
   workspaceMaxBody: { env: "VESTIBULE_WORKSPACE_MAX_BODY", default: "65536" },
+  maxConnections: { env: "VESTIBULE_MAX_CONNECTIONS", default: "1000" },
+  readTimeoutMs: { env: "VESTIBULE_READ_TIMEOUT", default: "10" },
+  idleTimeoutMs: { env: "VESTIBULE_IDLE_TIMEOUT", default: "5" },
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -156,6 +165,15 @@ const MailSchema = v.union([
   ),
 ], "must be log or file:PATH");
 
+/** Seconds, decimals allowed (`0.5`), as milliseconds. */
+const SecondsSchema = v.pipe(
+  v.string(),
+  v.regex(/^\d+(\.\d{1,3})?$/, "must be a number of seconds"),
+  v.transform((s) => Math.round(Number(s) * 1000)),
+  v.minValue(100, "must be at least 0.1"),
+  v.maxValue(3_600_000, "must be at most 3600"),
+);
+
 const SCHEMAS = {
   baseUrl: OriginSchema,
   authUrl: OriginSchema,
@@ -197,6 +215,15 @@ const SCHEMAS = {
     v.minValue(1024, "must be at least 1024"),
     v.maxValue(16 * 1024 * 1024, "must be at most 16777216"),
   ),
+  maxConnections: v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "must be a whole number"),
+    v.transform(Number),
+    v.minValue(1, "must be at least 1"),
+    v.maxValue(1_000_000, "must be at most 1000000"),
+  ),
+  readTimeoutMs: SecondsSchema,
+  idleTimeoutMs: SecondsSchema,
 } satisfies Record<SettingName, v.GenericSchema<string, unknown>>;
 
 type Parsed = { [K in SettingName]: v.InferOutput<(typeof SCHEMAS)[K]> };

@@ -1,26 +1,218 @@
-import type { ListenAddress } from "./config.ts";
+// The listeners. Deno.serve (2.9.6) can neither survive a failed accept (out of descriptors
+// its accept loop rejects and the process exits), nor cap connections, nor time out a request
+// that never completes or an idle keep-alive connection (issue 8). So connections are accepted
+// here, counted and timed by a ConnectionPool, and each is handed to the HTTP engine behind
+// Deno.serve (hyper) through `serveHttpOnConnection`, the per-connection entry point Deno's own
+// node:http is built on: the same parser and the same cost per request as Deno.serve.
+import type { Config, ListenAddress } from "./config.ts";
 import { clientAddress } from "./http/client_address.ts";
+import { type Closable, ConnectionPool } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";
+import type { LogSink } from "./http/request_log.ts";
 
 export interface RunningServer {
   /** The bound addresses, with the real port when 0 was asked for. */
   readonly addresses: readonly Deno.NetAddr[];
-  /** Stops accepting, lets in-flight requests finish, and resolves when all listeners are closed. */
+  /**
+   * Stops accepting, closes connections waiting for a request, lets requests in flight finish,
+   * and resolves when every connection is closed.
+   */
   shutdown(): Promise<void>;
+}
+
+export type ServeConfig = Pick<
+  Config,
+  "listen" | "trustProxy" | "maxConnections" | "readTimeoutMs" | "idleTimeoutMs"
+>;
+
+/** What `serveHttpOnConnection` passes a handler besides the request. */
+interface ConnectionRequestInfo {
+  /** Settles once the answer has been sent (or the connection went away). */
+  readonly completed: Promise<void>;
+}
+
+/**
+ * Serves HTTP on one accepted connection until it closes or `signal` aborts. Aborting closes
+ * the socket at once, failing a request body still being read.
+ */
+type ServeOnConnection = (
+  conn: Deno.Conn,
+  signal: AbortSignal,
+  handler: (request: Request, info: ConnectionRequestInfo) => Promise<Response>,
+  onError: (error: unknown) => Response,
+  onListen: () => void,
+) => { readonly finished: Promise<void> };
+
+/** The longest pause between accept attempts while they fail. */
+const MAX_ACCEPT_PAUSE_MS = 1000;
+
+/**
+ * Deno's per-connection server, not part of its public API: looked up once, and when a
+ * future Deno lacks it, start-up says so and serves with plain Deno.serve.
+ */
+export function connectionServer(): ServeOnConnection | null {
+  const deno = Deno as unknown as { internal?: symbol } & Record<symbol, unknown>;
+  const internal = deno.internal === undefined ? undefined : deno[deno.internal];
+  const serve = (internal as { serveHttpOnConnection?: unknown } | undefined)
+    ?.serveHttpOnConnection;
+  return typeof serve === "function" ? serve as ServeOnConnection : null;
 }
 
 /** Binds every listen address to the one handler; sites are told apart by Host. */
 export function serve(
-  listen: readonly ListenAddress[],
+  config: ServeConfig,
   handler: Handler,
-  options: { readonly trustProxy: boolean },
+  log: LogSink,
+  options: { readonly now?: () => number; readonly serveOnConnection?: ServeOnConnection | null } =
+    {},
 ): RunningServer {
-  const servers = listen.map((address) =>
-    Deno.serve({
-      hostname: address.hostname,
-      port: address.port,
-      onListen: () => {},
-    }, (request, info) => handler(request, new _LazyContext(request, info, options.trustProxy)))
+  const serveOnConnection = options.serveOnConnection === undefined
+    ? connectionServer()
+    : options.serveOnConnection;
+  if (serveOnConnection === null) {
+    log(JSON.stringify({
+      level: "warn",
+      message: "this Deno has no per-connection server: no connection cap and no deadlines",
+      deno: Deno.version.deno,
+    }));
+    return _plainServe(config, handler);
+  }
+  const pool = new ConnectionPool<_Connection>(config, options.now ?? Date.now);
+  const served = new Set<Promise<void>>();
+  let stopping = false;
+  const onError = () => new Response(null, { status: 500 });
+
+  const onConnection = (conn: Deno.TcpConn) => {
+    const connection = new _Connection();
+    if (stopping || !pool.admit(connection)) return conn.close();
+    conn.setNoDelay(true);
+    const peer = conn.remoteAddr;
+    const answered = () => {
+      if (--connection.inFlight > 0) return;
+      if (stopping) {
+        pool.release(connection);
+        connection.close();
+      } else pool.idle(connection);
+    };
+    const { finished } = serveOnConnection(
+      conn,
+      connection.signal,
+      (request, info) => {
+        connection.inFlight++;
+        info.completed.then(answered, answered);
+        const answer = handler(request, new _LazyContext(request, peer, config.trustProxy));
+        if (request.body === null) pool.busy(connection);
+        else {
+          pool.reading(connection);
+          // Registered before the engine sees the answer, so it runs before `answered`.
+          answer.then(() => connection.inFlight > 0 && pool.busy(connection), () => {});
+        }
+        return answer;
+      },
+      onError,
+      () => {},
+    );
+    const done = finished.catch(() => {}).finally(() => {
+      connection.done = true;
+      pool.release(connection);
+      served.delete(done);
+    });
+    served.add(done);
+  };
+
+  const listeners = config.listen.map(_listen);
+  const accepting = listeners.map((listener) => _accept(listener, onConnection, pool, log));
+  // Deadlines are checked together, often enough for them to hold to about a second.
+  const sweep = Math.min(1000, config.readTimeoutMs / 2, config.idleTimeoutMs / 2);
+  const sweeper = setInterval(() => pool.sweep(), sweep);
+  globalThis.addEventListener("error", _dropVanishedSocketErrors);
+  return {
+    addresses: listeners.map((l) => l.addr),
+    async shutdown() {
+      stopping = true;
+      for (const listener of listeners) listener.close();
+      await Promise.all(accepting);
+      pool.closeWaiting();
+      await Promise.all(served);
+      clearInterval(sweeper);
+      globalThis.removeEventListener("error", _dropVanishedSocketErrors);
+    },
+  };
+}
+
+/** One accepted connection: closing it aborts the engine's work on it. */
+class _Connection implements Closable {
+  readonly #abort = new AbortController();
+  readonly signal = this.#abort.signal;
+  /** Requests whose answer is not sent yet (one at a time on HTTP/1.1). */
+  inFlight = 0;
+  /** The engine is done with it (the peer closed, or it was aborted). */
+  done = false;
+  close(): void {
+    if (!this.done) this.#abort.abort();
+  }
+}
+
+/**
+ * A peer may close its connection in the very instant the pool closes it, before `finished`
+ * tells us: the engine's abort listener then finds the socket gone and throws BadResource from
+ * inside the event dispatch, which would end the process. Nothing is lost; that one error is
+ * dropped while the server runs.
+ */
+function _dropVanishedSocketErrors(event: ErrorEvent): void {
+  if (event.error instanceof Deno.errors.BadResource) event.preventDefault();
+}
+
+function _listen(address: ListenAddress): Deno.TcpListener {
+  return Deno.listen({ hostname: address.hostname, port: address.port, transport: "tcp" });
+}
+
+/**
+ * Accepts until the listener is closed. A failed accept never ends the loop: out of
+ * descriptors, the connection that has waited longest for a request is closed to make room;
+ * when none is waiting, accepting pauses and retries, so the server serves again as soon as
+ * descriptors free up. One log line per run of failures.
+ */
+async function _accept(
+  listener: Deno.TcpListener,
+  onConnection: (conn: Deno.TcpConn) => void,
+  pool: ConnectionPool<_Connection>,
+  log: LogSink,
+): Promise<void> {
+  let pause = 0;
+  let failing = false;
+  for (;;) {
+    let conn: Deno.TcpConn;
+    try {
+      conn = await listener.accept();
+    } catch (error) {
+      if (error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted) {
+        return;
+      }
+      if (!failing) {
+        log(JSON.stringify({ level: "error", message: "accept failed", error: String(error) }));
+        failing = true;
+      }
+      const code = (error as { code?: string }).code;
+      if ((code === "EMFILE" || code === "ENFILE") && pool.closeOldestWaiting()) continue;
+      pause = Math.min(MAX_ACCEPT_PAUSE_MS, Math.max(10, pause * 2));
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      continue;
+    }
+    pause = 0;
+    failing = false;
+    onConnection(conn);
+  }
+}
+
+/** The fallback: Deno.serve as before, without the pool's protections. */
+function _plainServe(config: ServeConfig, handler: Handler): RunningServer {
+  const servers = config.listen.map((address) =>
+    Deno.serve(
+      { hostname: address.hostname, port: address.port, onListen: () => {} },
+      (request, info) =>
+        handler(request, new _LazyContext(request, info.remoteAddr, config.trustProxy)),
+    )
   );
   return {
     addresses: servers.map((s) => s.addr),
@@ -38,15 +230,14 @@ export function serve(
 class _LazyContext {
   #address: string | undefined;
   readonly #request: Request;
-  /** remoteAddr is itself computed on access. */
-  readonly #info: Deno.ServeHandlerInfo;
+  readonly #peer: Deno.Addr;
   readonly #trustProxy: boolean;
-  constructor(request: Request, info: Deno.ServeHandlerInfo, trustProxy: boolean) {
+  constructor(request: Request, peer: Deno.Addr, trustProxy: boolean) {
     this.#request = request;
-    this.#info = info;
+    this.#peer = peer;
     this.#trustProxy = trustProxy;
   }
   get clientAddress(): string {
-    return this.#address ??= clientAddress(this.#request, this.#info.remoteAddr, this.#trustProxy);
+    return this.#address ??= clientAddress(this.#request, this.#peer, this.#trustProxy);
   }
 }

@@ -24,7 +24,20 @@ Deno.test("defaults: three loopback origins, one listener each, KV under ./data"
   assert.equal(config.rateLimits, DEFAULT_RATE_LIMITS);
   assert.equal(config.mcpResponse, "json");
   assert.equal(config.mcpPageSize, 20);
+  assert.equal(config.maxConnections, 1000);
+  assert.equal(config.readTimeoutMs, 10_000);
+  assert.equal(config.idleTimeoutMs, 5_000);
   assert.ok(Object.isFrozen(config));
+});
+
+Deno.test("connection cap and deadlines: a whole number, and seconds with decimals", () => {
+  const config = resolveConfig(
+    { VESTIBULE_MAX_CONNECTIONS: "50", VESTIBULE_READ_TIMEOUT: "0.25" },
+    ["--idle-timeout=75"],
+  );
+  assert.equal(config.maxConnections, 50);
+  assert.equal(config.readTimeoutMs, 250);
+  assert.equal(config.idleTimeoutMs, 75_000);
 });
 
 Deno.test("origins are normalised and https hosts listen on every interface", () => {
@@ -114,6 +127,24 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
       /^VESTIBULE_TRUSTED_ORIGINS=/,
     ],
     ["empty data", { VESTIBULE_DATA: "" }, [], /^VESTIBULE_DATA="": must not be empty$/],
+    [
+      "connection cap",
+      { VESTIBULE_MAX_CONNECTIONS: "0" },
+      [],
+      /^VESTIBULE_MAX_CONNECTIONS="0": must be at least 1$/,
+    ],
+    [
+      "deadline unit",
+      { VESTIBULE_READ_TIMEOUT: "10s" },
+      [],
+      /^VESTIBULE_READ_TIMEOUT="10s": must be a number of seconds$/,
+    ],
+    [
+      "deadline too short",
+      {},
+      ["--idle-timeout=0.05"],
+      /^--idle-timeout="0.05": must be at least 0.1$/,
+    ],
     [
       "rate limit syntax",
       { VESTIBULE_RATE_LIMITS: "token=fast" },

@@ -72,7 +72,7 @@ export async function startTestServer(
   options: TestServerOptions = {},
 ): Promise<TestServer> {
   const { config, handler, logs, store } = await createTestApp(env, options);
-  const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
+  const server = serve(config, handler, (line) => logs.push(line));
   return {
     config,
     baseUrl: config.baseUrl,

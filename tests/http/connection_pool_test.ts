@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { ConnectionPool } from "../../src/http/connection_pool.ts";
+
+class FakeConnection {
+  closed = false;
+  constructor(readonly name: string) {}
+  close() {
+    this.closed = true;
+  }
+}
+
+function setup(maxConnections = 3) {
+  let clock = 1_000;
+  const pool = new ConnectionPool<FakeConnection>(
+    { maxConnections, readTimeoutMs: 10_000, idleTimeoutMs: 5_000 },
+    () => clock,
+  );
+  const open = (name: string) => {
+    const connection = new FakeConnection(name);
+    return { connection, admitted: pool.admit(connection) };
+  };
+  return { pool, open, advance: (ms: number) => (clock += ms), now: () => clock };
+}
+
+const closed = (...connections: FakeConnection[]) =>
+  connections.filter((c) => c.closed).map((c) => c.name);
+
+Deno.test("at the cap, a new connection closes the one that has waited longest", () => {
+  const { pool, open } = setup(3);
+  const a = open("a").connection;
+  const b = open("b").connection;
+  const c = open("c").connection;
+  pool.busy(a); // a's request is in: the handler runs
+  const d = open("d");
+  assert.equal(d.admitted, true);
+  assert.deepEqual(closed(a, b, c), ["b"]);
+  assert.equal(pool.size, 3);
+  pool.idle(c); // c answered and waits again: now the newest waiting one
+  open("e");
+  assert.deepEqual(closed(a, b, c, d.connection), ["b", "d"]);
+});
+
+Deno.test("with every connection busy, a new one is refused and nothing is closed", () => {
+  const { pool, open } = setup(2);
+  const a = open("a").connection;
+  const b = open("b").connection;
+  pool.busy(a);
+  pool.reading(b); // reading a body: not waiting, not closed to make room
+  const c = open("c");
+  assert.equal(c.admitted, false);
+  assert.deepEqual(closed(a, b), []);
+  assert.equal(pool.closeOldestWaiting(), false);
+  pool.release(a);
+  assert.equal(open("d").admitted, true);
+});
+
+Deno.test("deadlines: the read deadline covers the first head and a body, the idle one keep-alive", () => {
+  const { pool, open, advance } = setup(10);
+  const head = open("head").connection; // accepted at 1000, no head by 11000
+  const body = open("body").connection;
+  advance(2_000);
+  pool.reading(body); // a request with a body at 3000: body and answer by 13000
+  const busy = open("busy").connection;
+  pool.busy(busy);
+  const idle = open("idle").connection;
+  pool.busy(idle);
+  advance(4_000);
+  pool.idle(idle); // answered at 7000: its next head by 12000
+  advance(3_999); // 10999
+  pool.sweep();
+  assert.deepEqual(closed(head, body, busy, idle), []);
+  advance(1); // 11000
+  pool.sweep();
+  assert.deepEqual(closed(head, body, busy, idle), ["head"]);
+  advance(1_000); // 12000
+  pool.sweep();
+  assert.deepEqual(closed(head, body, busy, idle), ["head", "idle"]);
+  advance(1_000); // 13000
+  pool.sweep();
+  assert.deepEqual(closed(head, body, busy, idle), ["head", "body", "idle"]);
+  advance(60_000);
+  pool.sweep();
+  assert.equal(pool.size, 1, "only the busy connection is left");
+});
+
+Deno.test("shutdown closes the waiting connections and leaves requests in flight", () => {
+  const { pool, open } = setup(10);
+  const waiting = open("waiting").connection;
+  const reading = open("reading").connection;
+  pool.reading(reading);
+  const busy = open("busy").connection;
+  pool.busy(busy);
+  const idle = open("idle").connection;
+  pool.idle(idle);
+  pool.closeWaiting();
+  assert.deepEqual(closed(waiting, reading, busy, idle), ["waiting", "idle"]);
+  pool.release(waiting); // the connection's own loop forgets it again: harmless
+  assert.equal(pool.size, 2);
+});
