@@ -1,6 +1,7 @@
 // Issue 8: connections that stall, and more of them than the process has descriptors for.
 import assert from "node:assert/strict";
-import { startTestServer } from "./harness.ts";
+import { createTestApp, startTestServer } from "./harness.ts";
+import { connectionServer, serve } from "../../src/server.ts";
 import { originsEnv, ROOT, startTaskFlags } from "./main_process.ts";
 
 const encoder = new TextEncoder();
@@ -159,4 +160,24 @@ Deno.test("VESTIBULE_READ_TIMEOUT and VESTIBULE_IDLE_TIMEOUT close stalled and i
   } finally {
     await server.close();
   }
+});
+
+Deno.test("a Deno without the per-connection server gets a warning and plain Deno.serve", async () => {
+  const app = await createTestApp();
+  const logs: string[] = [];
+  const server = serve(app.config, app.handler, (line) => logs.push(line), {
+    serveOnConnection: null,
+  });
+  try {
+    assert.match(logs[0]!, /"level":"warn","message":"this Deno has no per-connection server/);
+    const response = await fetch(`${app.config.baseUrl}/health`);
+    assert.equal(await response.text(), HEALTH);
+  } finally {
+    await server.shutdown();
+    app.store.close();
+  }
+});
+
+Deno.test("this Deno has the per-connection server the connection limits are built on", () => {
+  assert.equal(typeof connectionServer(), "function");
 });
