@@ -38,6 +38,9 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
     maxBodyBytes: config.workspaceMaxBody,
     rateLimiter: configuredRateLimiter(config.rateLimits, "workspace", deps.now),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
+    // Behind a token: today every token sees the whole catalogue, but what it may see could
+    // come to depend on the grant, so no cache may share it across authorization contexts.
+    cacheScope: "private",
     instructions:
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,

@@ -118,7 +118,28 @@ Deno.test("codec: every request it accepts is exactly what JsonRpcRequestSchema 
   // can never accept, or alter, what the schema would not.
   const ids = [1, 0, -7, 2 ** 53, 1.5, "a", "", null, true, {}, undefined];
   const methods = ["tools/list", "", 5, undefined];
-  const params = [undefined, {}, { cursor: "x" }, { _meta: {} }, { _meta: 5 }, [], null, "p"];
+  const params = [
+    undefined,
+    {},
+    { cursor: "x" },
+    { _meta: {} },
+    { _meta: 5 },
+    { _meta: [] },
+    { _meta: null },
+    { _meta: { progressToken: 3 } },
+    { _meta: { progressToken: "t" } },
+    { _meta: { progressToken: 1.5 } },
+    { _meta: { progressToken: null } },
+    {
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    },
+    [],
+    null,
+    "p",
+  ];
   const versions = ["2.0", "1.0", 2, undefined];
   const extras = [{}, { extra: 1 }, { result: {} }];
   let accepted = 0;
