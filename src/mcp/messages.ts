@@ -94,8 +94,8 @@ const LOGGING_LEVELS = [
   "emergency",
 ] as const;
 
-/** A JSON object (valibot's object schemas also accept arrays). */
-const JsonObjectSchema = v.custom<Record<string, unknown>>(
+/** A JSON object (valibot's object schemas also accept arrays); `{ type: "object" }` in OpenAPI. */
+export const JsonObjectSchema = v.custom<Record<string, unknown>>(
   (value) => typeof value === "object" && value !== null && !Array.isArray(value),
   (issue) => `Invalid type: Expected Object but received ${issue.received}`,
 );
@@ -224,6 +224,17 @@ export const ListToolsRequestSchema = v.object({
   params: v.optional(ListToolsParamsSchema),
 });
 export type ListToolsRequest = v.InferOutput<typeof ListToolsRequestSchema>;
+
+/** The same request in 2026-07-28: `params._meta` is required (OpenAPI only). */
+export const ModernListToolsRequestSchema = v.object({
+  jsonrpc: v.literal(JSONRPC_VERSION),
+  id: RequestIdSchema,
+  method: v.literal("tools/list"),
+  params: v.object({
+    cursor: v.optional(v.string()),
+    _meta: ModernRequestMetaSchema,
+  }),
+});
 
 export const ListToolsResultSchema = v.object({
   resultType: v.optional(RESULT_TYPE),
