@@ -13,7 +13,7 @@ import type { MethodHandlers } from "../http/router.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, type Outcome, type ServerInfo } from "./dispatch.ts";
 import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
-import type { CacheScope } from "./messages.ts";
+import type { CacheScope, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent } from "./sse.ts";
@@ -25,7 +25,7 @@ import { isModern } from "./versions.ts";
  * catalogue is fixed for the life of the process (`listChanged: false`) and changes only with
  * a new release, so a client may keep it as long as every public document (`max-age=300`).
  */
-export const CATALOGUE_TTL_MS = 5 * 60 * 1000;
+const CATALOGUE_TTL_MS = 5 * 60 * 1000;
 
 export interface McpEndpointOptions<A> {
   /** Catalogue order is listing order. */
@@ -241,7 +241,7 @@ async function _reject(
 }
 
 /** A JSON error response; the body is an RpcError, or its JSON text. */
-function _errorResponse(status: number, body: unknown, headers?: HeaderMap): Response {
+function _errorResponse(status: number, body: RpcError | string, headers?: HeaderMap): Response {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return new Response(text, { status, headers: _merge(JSON_HEADERS, headers) });
 }
