@@ -10,6 +10,7 @@ import { createApp } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config.ts";
 import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";
+import { issuerOf } from "../src/oauth/issuer.ts";
 import { issueCode } from "../src/oauth/codes.ts";
 import { issueGrant } from "../src/oauth/grants.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
@@ -35,13 +36,19 @@ const members = async (prefix: string) => {
   return ids;
 };
 const [codeAccounts, chainAccounts] = [await members("code"), await members("chain")];
-const clients = createClients({ store, now, documents: createMetadataDocuments({ config, now }) });
+const clients = createClients({
+  store,
+  now,
+  documents: createMetadataDocuments({ config, now }),
+  issuer: issuerOf(config),
+});
 const { client } = await clients.register({
   clientName: "Bench client",
   redirectUris: ["http://127.0.0.1/cb"],
   grantTypes: ["authorization_code", "refresh_token"],
   tokenEndpointAuthMethod: "none",
   scope: null,
+  applicationType: "native",
 });
 await clients.markUsed(client);
 const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));

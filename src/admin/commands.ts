@@ -5,6 +5,7 @@ import { BusinessNameSchema, EmailSchema, RoleSchema } from "../accounts/schemas
 import type { Config } from "../config.ts";
 import { createMetadataDocuments } from "../oauth/cimd.ts";
 import { type Clients, createClients } from "../oauth/clients.ts";
+import { issuerOf } from "../oauth/issuer.ts";
 import {
   getGrant,
   listGrantsOfAccount,
@@ -34,7 +35,12 @@ export class AdminUsageError extends Error {}
 
 /** Registered clients; metadata-document clients are not stored, so nothing is fetched here. */
 function _clients({ config, store, now }: AdminDeps): Clients {
-  return createClients({ store, now, documents: createMetadataDocuments({ config, now }) });
+  return createClients({
+    store,
+    now,
+    documents: createMetadataDocuments({ config, now }),
+    issuer: issuerOf(config),
+  });
 }
 
 const IdSchema = v.pipe(v.string(), v.trim(), v.nonEmpty("must not be empty"));

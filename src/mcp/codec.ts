@@ -90,8 +90,9 @@ const _REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 /**
  * The usual request, checked without valibot: only the four keys of a request, version
  * "2.0", an integer or string id, a string method, and no params or params of plain keys
- * without `_meta`. JsonRpcRequestSchema accepts exactly such a value and outputs an equal copy;
- * anything else, valid or not, goes through the schema, so errors read the same.
+ * whose `_meta`, if any, is an object with no progressToken or a string or integer one.
+ * JsonRpcRequestSchema accepts exactly such a value and outputs an equal copy; anything else,
+ * valid or not, goes through the schema, so errors read the same.
  */
 function _isPlainRequest(value: object): value is JsonRpcRequest {
   const message = value as Record<string, unknown>;
@@ -101,8 +102,18 @@ function _isPlainRequest(value: object): value is JsonRpcRequest {
     (typeof id === "string" || Number.isInteger(id)) &&
     typeof message["method"] === "string" &&
     (params === undefined ||
-      (typeof params === "object" && params !== null && !Array.isArray(params) &&
-        !("_meta" in params) && !_hasUncopiedKey(params)));
+      (_isObject(params) && !_hasUncopiedKey(params) && _isPlainMeta(params["_meta"])));
+}
+
+function _isPlainMeta(meta: unknown): boolean {
+  if (meta === undefined) return true;
+  if (!_isObject(meta) || _hasUncopiedKey(meta)) return false;
+  const token = meta["progressToken"];
+  return token === undefined || typeof token === "string" || Number.isInteger(token);
+}
+
+function _isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Keys valibot leaves out of its copies; JSON.parse makes `"__proto__"` an own key. */

@@ -1,5 +1,7 @@
-// Pure dispatch: one decoded JSON-RPC message in, one outcome out. Knows nothing of HTTP;
-// the transport decides how an outcome travels (202, JSON, or an event stream).
+// Pure dispatch: one decoded JSON-RPC request, in the revision it speaks, in; one outcome out.
+// Knows nothing of HTTP; the transport decides how an outcome travels (JSON or an event stream).
+// The revisions differ only here, as data and small branches: which methods exist, and what a
+// 2026-07-28 result carries besides the common fields (resultType, serverInfo, caching hints).
 import * as v from "valibot";
 import { describeError, type LogSink } from "../http/request_log.ts";
 import { encodeMessage, encodeResult } from "./codec.ts";
@@ -12,20 +14,30 @@ import {
 } from "./errors.ts";
 import { describeIssues } from "./issues.ts";
 import {
+  type CacheScope,
   type CallToolParams,
   CallToolParamsSchema,
   type CallToolResult,
+  type DiscoverResult,
   InitializeParamsSchema,
   type InitializeResult,
   type JsonRpcRequest,
   ListToolsParamsSchema,
+  META,
   ParamsSchema,
   type ProgressNotification,
   type ProgressToken,
 } from "./messages.ts";
-import type { ToolRegistry } from "./registry.ts";
+import type { ToolPage, ToolRegistry } from "./registry.ts";
 import { type AnyTool, type ToolCallContext, ToolError } from "./tool.ts";
-import { negotiateVersion, SUPPORTED_PROTOCOL_VERSIONS } from "./versions.ts";
+import {
+  isModern,
+  LEGACY_PROTOCOL_VERSIONS,
+  MODERN_PROTOCOL_VERSION,
+  negotiateVersion,
+  type ProtocolVersion,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "./versions.ts";
 
 export interface ServerInfo {
   readonly name: string;
@@ -33,11 +45,18 @@ export interface ServerInfo {
   readonly version: string;
 }
 
+/** MCP 2026-07-28 "Caching": the hints every cacheable result of an endpoint carries. */
+export interface CacheHints {
+  readonly ttlMs: number;
+  readonly scope: CacheScope;
+}
+
 export interface DispatcherOptions<A> {
   readonly registry: ToolRegistry<A>;
   readonly serverInfo: ServerInfo;
-  /** Short guidance the client may show its model (initialize `instructions`). */
+  /** Short guidance the client may show its model (`instructions` of initialize and discover). */
   readonly instructions: string;
+  readonly cache: CacheHints;
   readonly log: LogSink;
 }
 
@@ -45,54 +64,99 @@ export interface DispatcherOptions<A> {
 export type Send = (message: string) => Promise<void>;
 
 export type Outcome =
-  /** One JSON-RPC response, as JSON text. */
-  | { readonly kind: "reply"; readonly body: string }
+  /** One JSON-RPC response, as JSON text; `errorCode` when it is an error response. */
+  | { readonly kind: "reply"; readonly body: string; readonly errorCode?: number }
   /**
    * Notifications first, then the response: `run` sends the notifications as they happen and
    * resolves with the response text.
    */
   | { readonly kind: "stream"; readonly run: (send: Send) => Promise<string> };
 
+type Reply = Extract<Outcome, { kind: "reply" }>;
+
 export interface Dispatcher<A> {
-  /** A request (it has an id). Notifications and responses need no dispatch: they get 202. */
-  dispatch(request: JsonRpcRequest, auth: A): Promise<Outcome>;
+  /**
+   * A request (it has an id), in the revision the transport negotiated for it. Notifications
+   * and responses need no dispatch: they get 202.
+   */
+  dispatch(request: JsonRpcRequest, auth: A, version: ProtocolVersion): Promise<Outcome>;
 }
+
+/** Methods of one era only: the handshake and ping are gone in 2026-07-28, discover is new. */
+const LEGACY_ONLY = new Set(["initialize", "ping"]);
+const MODERN_ONLY = new Set(["server/discover"]);
 
 export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
   const { registry, log } = options;
-  // One answer per supported version, serialized once.
-  const initializeResults = new Map(SUPPORTED_PROTOCOL_VERSIONS.map((version) => {
+  const serverInfo = { ...options.serverInfo };
+  const capabilities = { tools: { listChanged: false } };
+  // One initialize answer per legacy version, serialized once.
+  const initializeResults = new Map(LEGACY_PROTOCOL_VERSIONS.map((version) => {
     const result: InitializeResult = {
       protocolVersion: version,
-      capabilities: { tools: { listChanged: false } },
-      serverInfo: { ...options.serverInfo },
+      capabilities,
+      serverInfo,
       instructions: options.instructions,
     };
     return [version, JSON.stringify(result)];
   }));
-  const reply = (body: string): Outcome => ({ kind: "reply", body });
+  // 2026-07-28 "General fields": every result names its type and, as a SHOULD, its server.
+  const resultMeta = { [META.serverInfo]: serverInfo };
+  const modern = <R extends object>(result: R) => ({
+    resultType: "complete" as const,
+    ...result,
+    _meta: resultMeta,
+  });
+  const cacheHints = { ttlMs: options.cache.ttlMs, cacheScope: options.cache.scope };
+  const discoverResult: DiscoverResult = modern({
+    supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+    capabilities,
+    instructions: options.instructions,
+    ...cacheHints,
+  });
+  const discoverJson = JSON.stringify(discoverResult);
+  // Each page serialized once per era, so listing costs the same in both.
+  const pageJson = new Map<ToolPage, { readonly legacy: string; readonly modern: string }>(
+    registry.pages.map((page) => [page, {
+      legacy: JSON.stringify(page),
+      modern: JSON.stringify(modern({ ...page, ...cacheHints })),
+    }]),
+  );
+  const reply = (body: string): Reply => ({ kind: "reply", body });
 
-  const internal = (request: JsonRpcRequest, error: unknown): string => {
+  const internal = (request: JsonRpcRequest, error: unknown): JsonRpcError => {
     log(JSON.stringify({
       level: "error",
       message: "MCP request failed",
       method: request.method,
       ...describeError(error),
     }));
-    return encodeMessage(rpcError(request.id, INTERNAL_ERROR, "Internal error"));
+    return new JsonRpcError(INTERNAL_ERROR, "Internal error");
   };
 
-  const errorReply = (request: JsonRpcRequest, error: unknown): string =>
-    error instanceof JsonRpcError
-      ? encodeMessage(rpcError(request.id, error.code, error.message, error.data))
-      : internal(request, error);
+  const errorReply = (request: JsonRpcRequest, error: unknown): Reply => {
+    const known = error instanceof JsonRpcError ? error : internal(request, error);
+    return {
+      kind: "reply",
+      body: encodeMessage(rpcError(request.id, known.code, known.message, known.data)),
+      errorCode: known.code,
+    };
+  };
+
+  const toolResult = (
+    request: JsonRpcRequest,
+    result: CallToolResult,
+    version: ProtocolVersion,
+  ): Reply =>
+    reply(encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)));
 
   const runTool = async (
     request: JsonRpcRequest,
     tool: AnyTool<A>,
     args: unknown,
     context: ToolCallContext<A>,
-  ): Promise<string> => {
+    version: ProtocolVersion,
+  ): Promise<Reply> => {
     let result: CallToolResult;
     try {
       const output = await tool.handler(args, context);
@@ -105,7 +169,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
           // Paths only: the received values may be account data.
           fields: checked.issues.map((issue) => v.getDotPath(issue) ?? "(root)"),
         }));
-        return encodeMessage(rpcError(request.id, INTERNAL_ERROR, "Internal error"));
+        return errorReply(request, new JsonRpcError(INTERNAL_ERROR, "Internal error"));
       }
       const text = tool.text?.(checked.output) ?? JSON.stringify(checked.output);
       result = {
@@ -116,13 +180,14 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       if (!(error instanceof ToolError)) return errorReply(request, error);
       result = _errorResult(error.message);
     }
-    return encodeResult(request.id, JSON.stringify(result));
+    return toolResult(request, result, version);
   };
 
   const callTool = async (
     request: JsonRpcRequest,
     params: CallToolParams,
     auth: A,
+    version: ProtocolVersion,
   ): Promise<Outcome> => {
     const { name, arguments: args = {}, _meta } = params;
     const tool = registry.find(name);
@@ -132,26 +197,42 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     const parsed = v.safeParse(tool.input, args);
     if (!parsed.success) {
       const result = _errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
-      return reply(encodeResult(request.id, JSON.stringify(result)));
+      return toolResult(request, result, version);
     }
     const token = _meta?.progressToken;
     if (token === undefined || !tool.reportsProgress) {
       const context = { auth, progress: () => Promise.resolve() };
-      return reply(await runTool(request, tool, parsed.output, context));
+      return await runTool(request, tool, parsed.output, context, version);
     }
     return {
       kind: "stream",
-      run: (send) =>
-        runTool(request, tool, parsed.output, {
+      run: async (send) => {
+        const context: ToolCallContext<A> = {
           auth,
           progress: (progress, total, message) =>
             send(encodeMessage(_progress(token, progress, total, message))),
-        }),
+        };
+        return (await runTool(request, tool, parsed.output, context, version)).body;
+      },
     };
   };
 
-  const route = (request: JsonRpcRequest, auth: A): Outcome | Promise<Outcome> => {
-    switch (request.method) {
+  const route = (
+    request: JsonRpcRequest,
+    auth: A,
+    version: ProtocolVersion,
+  ): Outcome | Promise<Outcome> => {
+    const { method } = request;
+    if (isModern(version) ? LEGACY_ONLY.has(method) : MODERN_ONLY.has(method)) {
+      throw new JsonRpcError(
+        METHOD_NOT_FOUND,
+        `Method not found: ${JSON.stringify(method)} is not part of MCP ${version}` +
+          (isModern(version)
+            ? "; requests carry their version in _meta, and server/discover describes the server"
+            : `; it is part of MCP ${MODERN_PROTOCOL_VERSION}`),
+      );
+    }
+    switch (method) {
       case "initialize": {
         const params = _params(InitializeParamsSchema, request);
         const result = initializeResults.get(negotiateVersion(params.protocolVersion))!;
@@ -160,6 +241,8 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       case "ping":
         if (request.params !== undefined) _params(ParamsSchema, request);
         return reply(encodeResult(request.id, "{}"));
+      case "server/discover":
+        return reply(encodeResult(request.id, discoverJson));
       case "tools/list": {
         // The envelope is already checked; only params can still be wrong.
         const cursor = request.params === undefined
@@ -173,31 +256,27 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
               "list again without a cursor",
           );
         }
-        return reply(encodeResult(request.id, page));
+        const json = pageJson.get(page)!;
+        return reply(encodeResult(request.id, isModern(version) ? json.modern : json.legacy));
       }
       case "tools/call":
-        return callTool(request, _params(CallToolParamsSchema, request), auth);
+        return callTool(request, _params(CallToolParamsSchema, request), auth, version);
       default:
-        throw new JsonRpcError(
-          METHOD_NOT_FOUND,
-          `Method not found: ${JSON.stringify(request.method)}`,
-        );
+        throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
     }
   };
 
-  const failed = (request: JsonRpcRequest, error: unknown): Outcome =>
-    reply(errorReply(request, error));
   return {
-    // Not async: initialize, ping and tools/list are answered synchronously, and an async
+    // Not async: initialize, discover and tools/list are answered synchronously, and an async
     // wrapper would add a frame and a microtask to each of them.
-    dispatch(request, auth) {
+    dispatch(request, auth, version) {
       try {
-        const outcome = route(request, auth);
+        const outcome = route(request, auth, version);
         return outcome instanceof Promise
-          ? outcome.catch((error: unknown) => failed(request, error))
+          ? outcome.catch((error: unknown) => errorReply(request, error))
           : Promise.resolve(outcome);
       } catch (error) {
-        return Promise.resolve(failed(request, error));
+        return Promise.resolve(errorReply(request, error));
       }
     },
   };

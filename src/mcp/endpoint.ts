@@ -1,6 +1,7 @@
-// The Streamable HTTP transport of MCP 2025-11-25 §"Transports", stateless and POST-only:
-// origin, rate limit, media types, body cap and the version header are checked here; the
-// message itself goes to the pure dispatcher, and its outcome leaves as JSON or as SSE.
+// The Streamable HTTP transport of MCP 2025-11-25 and 2026-07-28 §"Transports", stateless and
+// POST-only: origin, rate limit, media types and body cap are checked here, the request's
+// revision is negotiated from its metadata (negotiation.ts); the message itself goes to the
+// pure dispatcher, and its outcome leaves as JSON or as SSE.
 import type { Config } from "../config.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { trustedOriginHeaders } from "../http/cors.ts";
@@ -11,11 +12,20 @@ import { describeError, type LogSink } from "../http/request_log.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, type Outcome, type ServerInfo } from "./dispatch.ts";
-import { rpcError, TRANSPORT_ERROR } from "./errors.ts";
+import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
+import type { CacheScope, RpcError } from "./messages.ts";
+import { negotiate } from "./negotiation.ts";
 import { createToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent } from "./sse.ts";
 import type { AnyTool } from "./tool.ts";
-import { isSupportedVersion, SUPPORTED_VERSIONS_TEXT } from "./versions.ts";
+import { isModern } from "./versions.ts";
+
+/**
+ * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh. The
+ * catalogue is fixed for the life of the process (`listChanged: false`) and changes only with
+ * a new release, so a client may keep it as long as every public document (`max-age=300`).
+ */
+const CATALOGUE_TTL_MS = 5 * 60 * 1000;
 
 export interface McpEndpointOptions<A> {
   /** Catalogue order is listing order. */
@@ -28,6 +38,11 @@ export interface McpEndpointOptions<A> {
   readonly rateLimiter: RateLimiter;
   readonly serverInfo: ServerInfo;
   readonly instructions: string;
+  /**
+   * Who may share the cacheable results: `public` when they are the same for every caller,
+   * `private` when they may depend on the caller's authorization (2026-07-28 "Caching").
+   */
+  readonly cacheScope: CacheScope;
   readonly log: LogSink;
   /** Checked for tools/call before dispatch; a Response returned is sent as is (403 step-up). */
   readonly beforeToolCall?: (tool: AnyTool<A>, auth: A) => Response | undefined;
@@ -49,6 +64,8 @@ const JSON_HEADERS = Object.freeze({ "Content-Type": "application/json" });
 const SSE_HEADERS = Object.freeze({
   "Content-Type": "text/event-stream",
   "Cache-Control": "no-cache",
+  // 2026-07-28 "Receiving Messages": proxies such as nginx must pass events on at once.
+  "X-Accel-Buffering": "no",
 });
 
 export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler<A> {
@@ -61,13 +78,18 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
     registry,
     serverInfo: options.serverInfo,
     instructions: options.instructions,
+    cache: { ttlMs: CATALOGUE_TTL_MS, scope: options.cacheScope },
     log: options.log,
   });
   const trusted = new Set(config.trustedOrigins);
   const alwaysSse = config.mcpResponse === "sse";
 
-  const respond = (outcome: Outcome, cors: HeaderMap | undefined): Response => {
+  const respond = (outcome: Outcome, cors: HeaderMap | undefined, modern: boolean): Response => {
     if (outcome.kind === "reply") {
+      // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
+      if (modern && outcome.errorCode === METHOD_NOT_FOUND) {
+        return _errorResponse(404, outcome.body, cors);
+      }
       if (!alwaysSse) return new Response(outcome.body, { headers: _merge(JSON_HEADERS, cors) });
       return new Response(encodeSseEvent(outcome.body), { headers: _merge(SSE_HEADERS, cors) });
     }
@@ -146,39 +168,21 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
     }
     const decoded = decodeMessage(body);
     if (decoded.kind === "invalid") return _errorResponse(400, decoded.error, cors);
-    const method = decoded.kind === "request"
-      ? decoded.request.method
-      : decoded.kind === "notification"
-      ? decoded.notification.method
-      : undefined;
-    if (method !== "initialize") {
-      const version = request.headers.get("MCP-Protocol-Version");
-      if (version === null || !isSupportedVersion(version)) {
-        const problem = version === null
-          ? "the MCP-Protocol-Version header is missing"
-          : `MCP-Protocol-Version ${JSON.stringify(version)} is not supported`;
-        return _errorResponse(
-          400,
-          rpcError(
-            null,
-            TRANSPORT_ERROR,
-            `Bad Request: ${problem}; supported versions: ${SUPPORTED_VERSIONS_TEXT}`,
-            {
-              supported: SUPPORTED_VERSIONS_TEXT.split(", "),
-            },
-          ),
-          cors,
-        );
-      }
-    }
+    const negotiated = negotiate(request.headers, decoded);
+    if (!negotiated.ok) return _errorResponse(400, negotiated.error, cors);
     if (decoded.kind !== "request") return new Response(null, { status: 202, headers: cors ?? {} });
-    if (beforeToolCall && method === "tools/call") {
+    const { version } = negotiated;
+    if (beforeToolCall && decoded.request.method === "tools/call") {
       const name = decoded.request.params?.["name"];
       const tool = typeof name === "string" ? registry.find(name) : undefined;
       const refusal = tool && beforeToolCall(tool, auth);
       if (refusal) return refusal;
     }
-    return respond(await dispatcher.dispatch(decoded.request, auth), cors);
+    return respond(
+      await dispatcher.dispatch(decoded.request, auth, version),
+      cors,
+      isModern(version),
+    );
   };
 
   return handle;
@@ -211,7 +215,7 @@ export function mcpRoute(post: Handler, config: Config): MethodHandlers {
           "Access-Control-Allow-Origin": origin,
           "Access-Control-Allow-Methods": "POST",
           "Access-Control-Allow-Headers":
-            "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
+            "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID",
           "Access-Control-Max-Age": "600",
           "Vary": "Origin",
         },
@@ -236,8 +240,10 @@ async function _reject(
   return _errorResponse(status, rpcError(null, TRANSPORT_ERROR, message), headers);
 }
 
-function _errorResponse(status: number, body: unknown, headers?: HeaderMap): Response {
-  return new Response(JSON.stringify(body), { status, headers: _merge(JSON_HEADERS, headers) });
+/** A JSON error response; the body is an RpcError, or its JSON text. */
+function _errorResponse(status: number, body: RpcError | string, headers?: HeaderMap): Response {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return new Response(text, { status, headers: _merge(JSON_HEADERS, headers) });
 }
 
 function _merge(base: HeaderMap, extra: HeaderMap | undefined): HeaderMap {

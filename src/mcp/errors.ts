@@ -30,5 +30,14 @@ export function rpcError(
   return { jsonrpc: JSONRPC_VERSION, id, error };
 }
 
-/** Implementation-defined server error (JSON-RPC §5.1): carried by every HTTP transport error. */
+/**
+ * Implementation-defined server error (JSON-RPC §5.1) of the HTTP transport errors that come
+ * before any JSON-RPC is read (origin, media types, size, rate limit). MCP 2026-07-28 "Error
+ * Codes" keeps -32000 to -32019 for such existing use and reserves -32020 to -32099 for its own.
+ */
 export const TRANSPORT_ERROR = -32000;
+
+/** MCP 2026-07-28: the request metadata headers are missing or disagree with the body. */
+export const HEADER_MISMATCH = -32020;
+/** MCP 2026-07-28: the request's protocol version is not one this server speaks. */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;

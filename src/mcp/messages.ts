@@ -1,4 +1,5 @@
-// Wire shapes of MCP over JSON-RPC 2.0 (spec §2 "MCP messages"; MCP 2025-11-25 schema).
+// Wire shapes of MCP over JSON-RPC 2.0 (spec §2 "MCP messages"; the MCP 2025-11-25 and
+// 2026-07-28 schemas: what 2026-07-28 adds is marked so, everything else is common).
 // Parsed at the edge by the dispatcher, and the source of the OpenAPI description of
 // tool discovery: keep the exported names stable.
 import * as v from "valibot";
@@ -69,6 +70,77 @@ const ImplementationSchema = v.looseObject({
   title: v.optional(v.string()),
 });
 
+// ---- 2026-07-28: per-request metadata (MCP 2026-07-28 "General fields: _meta") ----
+
+/** The reserved `_meta` keys this server reads or writes. */
+export const META = Object.freeze(
+  {
+    protocolVersion: "io.modelcontextprotocol/protocolVersion",
+    clientCapabilities: "io.modelcontextprotocol/clientCapabilities",
+    clientInfo: "io.modelcontextprotocol/clientInfo",
+    logLevel: "io.modelcontextprotocol/logLevel",
+    serverInfo: "io.modelcontextprotocol/serverInfo",
+  } as const,
+);
+
+const LOGGING_LEVELS = [
+  "debug",
+  "info",
+  "notice",
+  "warning",
+  "error",
+  "critical",
+  "alert",
+  "emergency",
+] as const;
+
+/** A JSON object (valibot's object schemas also accept arrays); `{ type: "object" }` in OpenAPI. */
+export const JsonObjectSchema = v.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  (issue) => `Invalid type: Expected Object but received ${issue.received}`,
+);
+
+/**
+ * A 2026-07-28 request's `_meta`: protocol version and client capabilities are required,
+ * client info is a SHOULD (and must be an Implementation when sent).
+ */
+export const ModernRequestMetaSchema = v.looseObject({
+  progressToken: v.optional(ProgressTokenSchema),
+  [META.protocolVersion]: v.string(),
+  [META.clientCapabilities]: JsonObjectSchema,
+  [META.clientInfo]: v.optional(ImplementationSchema),
+  [META.logLevel]: v.optional(v.picklist(LOGGING_LEVELS)),
+});
+
+/** Result `_meta` (2026-07-28): the server names itself in every result. */
+const ResultMetaSchema = v.looseObject({
+  [META.serverInfo]: v.optional(ImplementationSchema),
+});
+
+/** 2026-07-28 "Caching": how long a result stays fresh, and who may share it. */
+export type CacheScope = "public" | "private";
+
+const TTL_MS = v.pipe(
+  v.number(),
+  v.integer(),
+  v.minValue(0),
+  v.description("2026-07-28: how long, in milliseconds, the result may be considered fresh."),
+);
+const CACHE_SCOPE = v.pipe(
+  v.picklist(["public", "private"]),
+  v.description(
+    "2026-07-28: `public` (any cache may share it) or `private` (one authorization context).",
+  ),
+);
+const RESULT_TYPE = v.pipe(
+  v.literal("complete"),
+  v.description("2026-07-28: every result says its type; absent in 2025 answers."),
+);
+const RESULT_META = v.pipe(
+  ResultMetaSchema,
+  v.description("2026-07-28: `io.modelcontextprotocol/serverInfo` names the server."),
+);
+
 // ---- initialize ----
 
 export const InitializeParamsSchema = v.looseObject({
@@ -87,11 +159,13 @@ export const InitializeRequestSchema = v.object({
 });
 export type InitializeRequest = v.InferOutput<typeof InitializeRequestSchema>;
 
+const ServerCapabilitiesSchema = v.object({
+  tools: v.optional(v.object({ listChanged: v.optional(v.boolean()) })),
+});
+
 export const InitializeResultSchema = v.object({
   protocolVersion: v.string(),
-  capabilities: v.object({
-    tools: v.optional(v.object({ listChanged: v.optional(v.boolean()) })),
-  }),
+  capabilities: ServerCapabilitiesSchema,
   serverInfo: ImplementationSchema,
   instructions: v.optional(v.string()),
 });
@@ -151,9 +225,24 @@ export const ListToolsRequestSchema = v.object({
 });
 export type ListToolsRequest = v.InferOutput<typeof ListToolsRequestSchema>;
 
+/** The same request in 2026-07-28: `params._meta` is required (OpenAPI only). */
+export const ModernListToolsRequestSchema = v.object({
+  jsonrpc: v.literal(JSONRPC_VERSION),
+  id: RequestIdSchema,
+  method: v.literal("tools/list"),
+  params: v.object({
+    cursor: v.optional(v.string()),
+    _meta: ModernRequestMetaSchema,
+  }),
+});
+
 export const ListToolsResultSchema = v.object({
+  resultType: v.optional(RESULT_TYPE),
   tools: v.array(ToolSchema),
   nextCursor: v.optional(v.string()),
+  ttlMs: v.optional(TTL_MS),
+  cacheScope: v.optional(CACHE_SCOPE),
+  _meta: v.optional(RESULT_META),
 });
 export type ListToolsResult = v.InferOutput<typeof ListToolsResultSchema>;
 
@@ -185,11 +274,33 @@ export type CallToolRequest = v.InferOutput<typeof CallToolRequestSchema>;
 export const TextContentSchema = v.object({ type: v.literal("text"), text: v.string() });
 
 export const CallToolResultSchema = v.object({
+  resultType: v.optional(RESULT_TYPE),
   content: v.array(TextContentSchema),
   structuredContent: v.optional(v.record(v.string(), v.unknown())),
   isError: v.optional(v.boolean()),
+  _meta: v.optional(RESULT_META),
 });
 export type CallToolResult = v.InferOutput<typeof CallToolResultSchema>;
+
+// ---- 2026-07-28: server/discover ----
+
+export const DiscoverRequestSchema = v.object({
+  jsonrpc: v.literal(JSONRPC_VERSION),
+  id: RequestIdSchema,
+  method: v.literal("server/discover"),
+  params: v.object({ _meta: ModernRequestMetaSchema }),
+});
+
+export const DiscoverResultSchema = v.object({
+  resultType: RESULT_TYPE,
+  supportedVersions: v.array(v.string()),
+  capabilities: ServerCapabilitiesSchema,
+  instructions: v.optional(v.string()),
+  ttlMs: TTL_MS,
+  cacheScope: CACHE_SCOPE,
+  _meta: v.optional(RESULT_META),
+});
+export type DiscoverResult = v.InferOutput<typeof DiscoverResultSchema>;
 
 // ---- server -> client notifications ----
 

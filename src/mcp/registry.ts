@@ -1,9 +1,9 @@
 // The catalogue of one endpoint: tools/list entries derived once from the tool definitions,
-// pages serialized once, and lookup by name for tools/call.
+// cut into pages once, and lookup by name for tools/call.
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { createPageCursors } from "./cursor.ts";
-import { type ToolDescription, ToolSchema } from "./messages.ts";
+import { type ListToolsResult, type ToolDescription, ToolSchema } from "./messages.ts";
 import type { AnyTool } from "./tool.ts";
 
 export interface ToolRegistry<A> {
@@ -12,9 +12,14 @@ export interface ToolRegistry<A> {
   /** The tools/list entries, in the same order. */
   readonly descriptions: readonly ToolDescription[];
   find(name: string): AnyTool<A> | undefined;
-  /** The tools/list result as JSON text for a cursor (none: the first page); undefined if forged. */
-  page(cursor: string | undefined): string | undefined;
+  /** Every page, in listing order; each a frozen tools/list result of the 2025 revisions. */
+  readonly pages: readonly ToolPage[];
+  /** The page a cursor resumes at (none: the first page); undefined if forged or stale. */
+  page(cursor: string | undefined): ToolPage | undefined;
 }
+
+/** One page of tools/list: the same tools in the same order for every caller and revision. */
+export type ToolPage = Readonly<Pick<ListToolsResult, "tools" | "nextCursor">>;
 
 export interface ToolRegistryOptions {
   readonly pageSize: number;
@@ -45,21 +50,24 @@ export function createToolRegistry<A>(
     offsets,
     ...(options.random ? { random: options.random } : {}),
   });
-  const pages = new Map<number, string>();
+  const pages = new Map<number, ToolPage>();
   for (const offset of [0, ...offsets]) {
     const next = offset + pageSize < tools.length
       ? cursors.cursorFor(offset + pageSize)
       : undefined;
-    const result = {
-      tools: descriptions.slice(offset, offset + pageSize),
-      ...(next === undefined ? {} : { nextCursor: next }),
-    };
-    pages.set(offset, JSON.stringify(result));
+    pages.set(
+      offset,
+      Object.freeze({
+        tools: descriptions.slice(offset, offset + pageSize),
+        ...(next === undefined ? {} : { nextCursor: next }),
+      }),
+    );
   }
   return {
     tools,
     descriptions,
     find: (name) => byName.get(name),
+    pages: [...pages.values()],
     page(cursor) {
       const offset = cursor === undefined ? 0 : cursors.offsetOf(cursor);
       return offset === undefined ? undefined : pages.get(offset);
@@ -82,17 +90,20 @@ export function describeTool<A>(tool: AnyTool<A>): ToolDescription {
 }
 
 /**
- * The JSON Schema of an object schema, without `$schema`: MCP 2025-11-25 reads a schema with
- * no `$schema` as 2020-12, and what valibot emits for objects, strings, numbers, enums and
- * arrays means the same in draft-07 and 2020-12; clients that compile with a draft-07-only
- * validator would fail on a 2020-12 `$schema`. Checks valibot cannot express (v.check) are
- * left out of the JSON Schema and still enforced on every call.
+ * The JSON Schema 2020-12 of an object schema, without `$schema`: MCP 2025-11-25 and 2026-07-28
+ * read a schema with no `$schema` as 2020-12 ("JSON Schema Usage"), while a 2020-12 `$schema`
+ * would make draft-07-only validators of older clients refuse it; for objects, strings,
+ * numbers, enums and arrays the keywords mean the same in both. Checks valibot cannot express
+ * (v.check) are left out of the JSON Schema and still enforced on every call.
  */
 export function objectJsonSchema(
   schema: v.GenericSchema,
   what: string,
 ): { type: "object" } & Record<string, unknown> {
-  const { $schema: _dialect, ...json } = toJsonSchema(schema, { errorMode: "ignore" });
+  const { $schema: _dialect, ...json } = toJsonSchema(schema, {
+    errorMode: "ignore",
+    target: "draft-2020-12",
+  });
   if (json.type !== "object") throw new Error(`The ${what} schema must be an object schema`);
   return json as { type: "object" } & Record<string, unknown>;
 }

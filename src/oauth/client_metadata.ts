@@ -3,11 +3,13 @@
  * carry it, parsed once into what this server keeps. Unknown fields are ignored.
  */
 import * as v from "valibot";
-import { redirectUriProblem } from "./redirect_uri.ts";
+import { isNativeRedirectUri, redirectUriProblem } from "./redirect_uri.ts";
 import { parseScope } from "./scopes.ts";
 
 export type GrantType = "authorization_code" | "refresh_token";
 export type AuthMethod = "none" | "client_secret_basic" | "client_secret_post";
+/** OpenID Connect Registration §2; MCP 2026-07-28 asks every registering client to say. */
+export type ApplicationType = "web" | "native";
 
 export interface ClientMetadata {
   readonly clientName: string | null;
@@ -16,6 +18,8 @@ export interface ClientMetadata {
   readonly tokenEndpointAuthMethod: AuthMethod;
   /** The registered `scope`, echoed back; requests are checked against the supported set. */
   readonly scope: string | null;
+  /** `web` when the client does not say (OpenID Connect Registration §2). */
+  readonly applicationType: ApplicationType;
 }
 
 const NameSchema = v.pipe(
@@ -60,6 +64,9 @@ const MetadataSchema = v.object({
     ),
   ),
   scope: v.optional(v.pipe(v.string("scope must be a string"), v.maxLength(2000))),
+  application_type: v.optional(
+    v.picklist(["web", "native"], "application_type must be web or native"),
+  ),
 });
 
 export type MetadataParse =
@@ -99,6 +106,22 @@ export function parseClientMetadata(input: unknown): MetadataParse {
       };
     }
   }
+  const applicationType = m.application_type ?? "web";
+  // OpenID Connect Registration §2: a native client registers only private-use schemes and
+  // loopback http; the server must check. (Its rule for web clients binds only the implicit
+  // grant, which this server does not offer.)
+  const foreign = applicationType === "native"
+    ? m.redirect_uris.find((uri) => !isNativeRedirectUri(uri))
+    : undefined;
+  if (foreign !== undefined) {
+    return {
+      ok: false,
+      code: "invalid_redirect_uri",
+      description: `redirect URI ${
+        JSON.stringify(foreign.slice(0, 200))
+      } is not for a native application: with application_type native, use a private-use scheme or http on 127.0.0.1, [::1] or localhost`,
+    };
+  }
   const grantTypes: GrantType[] = [...new Set(m.grant_types ?? ["authorization_code" as const])];
   if (!grantTypes.includes("authorization_code")) {
     return {
@@ -125,6 +148,7 @@ export function parseClientMetadata(input: unknown): MetadataParse {
       grantTypes,
       tokenEndpointAuthMethod: m.token_endpoint_auth_method ?? "none",
       scope: m.scope ?? null,
+      applicationType,
     },
   };
 }

@@ -1,9 +1,13 @@
 /**
  * Clients: dynamically registered ones live in the store; a client whose `client_id` is an
  * https URL is described by its metadata document, fetched on demand (cimd.ts).
+ *
+ * A registration belongs to the issuer that made it (RFC 6749 §2.2; MCP 2026-07-28 "Authorization
+ * Server Binding"): after the operator changes the issuer, a client registered with the old one
+ * is unknown and must register again. Metadata-document client IDs are portable and unbound.
  */
 import type { Key, Store } from "../store/store.ts";
-import type { AuthMethod, ClientMetadata, GrantType } from "./client_metadata.ts";
+import type { ApplicationType, AuthMethod, ClientMetadata, GrantType } from "./client_metadata.ts";
 import type { MetadataDocuments } from "./cimd.ts";
 import { LIFETIMES } from "./issuer.ts";
 import { constantTimeEqual, hashSecret, randomSecret } from "../secrets.ts";
@@ -15,6 +19,13 @@ export interface ClientRecord {
   readonly grantTypes: readonly GrantType[];
   readonly tokenEndpointAuthMethod: AuthMethod;
   readonly scope: string | null;
+  /** Absent on registrations stored before it was recorded, which count as `web`. */
+  readonly applicationType?: ApplicationType;
+  /**
+   * The issuer a dynamic registration was made with; absent on metadata-document clients and
+   * on registrations stored before it was recorded, which count as this issuer's.
+   */
+  readonly issuer?: string;
   /** Confidential clients only: base64url(SHA-256(secret)). */
   readonly secretHash: string | null;
   readonly registration: "dynamic" | "metadata_document";
@@ -45,9 +56,9 @@ export function isMetadataDocumentClientId(clientId: string): boolean {
 }
 
 export function createClients(
-  deps: { store: Store; now: () => number; documents: MetadataDocuments },
+  deps: { store: Store; now: () => number; documents: MetadataDocuments; issuer: string },
 ): Clients {
-  const { store, now, documents } = deps;
+  const { store, now, documents, issuer } = deps;
   return {
     async lookup(clientId) {
       if (isMetadataDocumentClientId(clientId)) {
@@ -69,9 +80,18 @@ export function createClients(
         return { ok: false, description: "Unknown client_id" };
       }
       const entry = await store.get<ClientRecord>(clientKey(clientId));
-      return entry
-        ? { ok: true, client: entry.value }
-        : { ok: false, description: `Unknown client_id ${JSON.stringify(clientId)}` };
+      if (!entry) {
+        return { ok: false, description: `Unknown client_id ${JSON.stringify(clientId)}` };
+      }
+      if ((entry.value.issuer ?? issuer) !== issuer) {
+        return {
+          ok: false,
+          description: `Unknown client_id ${
+            JSON.stringify(clientId)
+          }: it was registered with another authorization server; register again with ${issuer}`,
+        };
+      }
+      return { ok: true, client: entry.value };
     },
 
     async register(metadata) {
@@ -81,6 +101,7 @@ export function createClients(
         ...metadata,
         secretHash: secret === null ? null : await hashSecret(secret),
         registration: "dynamic",
+        issuer,
         issuedAt: now(),
         used: false,
       };

@@ -31,6 +31,15 @@ function _clientFacts(txn: Transaction): Html {
   const how = txn.registration === "dynamic"
     ? "It registered itself through dynamic client registration, so its name is its own claim."
     : html`It is identified by its client metadata document at <code>${txn.clientId}</code>.`;
+  // MCP 2026-07-28 "Localhost Redirect URI Risks": nothing proves which program listens on
+  // this computer (http is registrable only on loopback), whatever name or document it shows.
+  const local = redirect?.protocol === "http:"
+    ? html`
+      <p id="redirect-warning"><strong>It returns to this computer.</strong> Any program running
+      here could be the one asking, whatever its name: allow only if you started this
+      application yourself just now.</p>
+    `
+    : "";
   return html`
     <dl class="client">
       <dt>Application</dt>
@@ -40,6 +49,7 @@ function _clientFacts(txn: Transaction): Html {
       <dt>It will return you to</dt>
       <dd id="redirect-host"><code>${host}</code></dd>
     </dl>
+    ${local}
   `;
 }
 

@@ -45,6 +45,15 @@ export function redirectUriProblem(raw: string): string | null {
 }
 
 /**
+ * Whether a registrable redirect URI is one a native application may use (OpenID Connect
+ * Registration §2, RFC 8252 §7.1 and §7.3): a private-use scheme or loopback http.
+ */
+export function isNativeRedirectUri(uri: string): boolean {
+  // Every registrable http URI is loopback already (redirectUriProblem).
+  return new URL(uri).protocol !== "https:";
+}
+
+/**
  * RFC 9700 §4.1.1: exact string comparison; RFC 8252 §7.3: for loopback http the port may
  * differ, while scheme, host, path and query stay exact.
  */

@@ -60,6 +60,7 @@ export function createRegistrationEndpoint(
         grant_types: client.grantTypes,
         response_types: ["code"],
         token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+        application_type: parsed.metadata.applicationType,
       };
       if (client.clientName !== null) body.client_name = client.clientName;
       if (client.scope !== null) body.scope = client.scope;

@@ -48,7 +48,7 @@ export async function createOAuthRoutes(
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.resolveDns ? { resolveDns: options.resolveDns } : {}),
   });
-  const clients = createClients({ store, now, documents });
+  const clients = createClients({ store, now, documents, issuer: issuerOf(config) });
   const budgets = {
     client: configuredRateLimiter(config.rateLimits, "token", now),
     failure: configuredRateLimiter(config.rateLimits, "token-failure", now),

@@ -44,6 +44,17 @@ export const SUPPORTED_SCOPES: readonly Scope[] = Object.freeze(
   Object.keys(SCOPE_MEANINGS) as Scope[],
 );
 
+/**
+ * The scopes the workspace resource names (protected-resource `scopes_supported`, challenge
+ * `scope`): every scope but offline_access, which asks the authorization server for refresh
+ * tokens and is no requirement of the resource (MCP 2026-07-28 "Refresh Tokens": resource
+ * servers SHOULD NOT name it; clients add it themselves from the authorization server's
+ * metadata).
+ */
+export const RESOURCE_SCOPES: readonly Scope[] = Object.freeze(
+  SUPPORTED_SCOPES.filter((scope) => scope !== "offline_access"),
+);
+
 /** Granted when a client asks for no scope (spec §5.7: a client starts with app.access). */
 export const DEFAULT_SCOPES: readonly Scope[] = Object.freeze(["app.access"]);
 

@@ -7,12 +7,17 @@
 import * as v from "valibot";
 import { toJsonSchemaDefs } from "@valibot/to-json-schema";
 import {
+  DiscoverRequestSchema,
+  DiscoverResultSchema,
   InitializedNotificationSchema,
   InitializeRequestSchema,
   InitializeResultSchema,
+  JsonObjectSchema,
   JSONRPC_VERSION,
   ListToolsRequestSchema,
   ListToolsResponseSchema,
+  ModernListToolsRequestSchema,
+  ModernRequestMetaSchema,
   RequestIdSchema,
   RpcErrorSchema,
   ToolSchema,
@@ -29,6 +34,13 @@ const InitializeResponseSchema = v.object({
   result: InitializeResultSchema,
 });
 
+/** The answer to server/discover (MCP 2026-07-28). */
+const DiscoverResponseSchema = v.object({
+  jsonrpc: v.literal(JSONRPC_VERSION),
+  id: RequestIdSchema,
+  result: DiscoverResultSchema,
+});
+
 const COMPONENT_SCHEMAS = {
   Health: HealthSchema,
   PageDocument: PageDocumentSchema,
@@ -40,6 +52,10 @@ const COMPONENT_SCHEMAS = {
   InitializedNotification: InitializedNotificationSchema,
   InitializeResponse: InitializeResponseSchema,
   ListToolsRequest: ListToolsRequestSchema,
+  "ListToolsRequest.2026-07-28": ModernListToolsRequestSchema,
+  "RequestMeta.2026-07-28": ModernRequestMetaSchema,
+  DiscoverRequest: DiscoverRequestSchema,
+  DiscoverResponse: DiscoverResponseSchema,
   ListToolsResponse: ListToolsResponseSchema,
   Tool: ToolSchema,
   RpcError: RpcErrorSchema,
@@ -92,7 +108,13 @@ const MCP_RULES =
   "`MCP-Protocol-Version` with the negotiated version (`2025-06-18` or `2025-11-25`). " +
   "Follow `result.nextCursor` while present by sending it back as `params.cursor`. " +
   "A 200 may carry a JSON-RPC error (RpcError). Tools are executed through an MCP client; " +
-  "their schemas are read at runtime from `tools/list`.";
+  "their schemas are read at runtime from `tools/list`. " +
+  "MCP 2026-07-28, the version a new client should use, is served beside them, each request " +
+  "in the revision it names: no `initialize`; every request carries `params._meta` " +
+  "(RequestMeta.2026-07-28) and the headers `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method` " +
+  "and, for `tools/call`, `Mcp-Name`; `server/discover` describes the server; results carry " +
+  "`resultType`, `_meta` with the server's identity, and on `tools/list` `ttlMs` and " +
+  "`cacheScope`.";
 
 const RPC_BODY = json(ref("RpcError"));
 
@@ -109,11 +131,19 @@ function _mcpPost(options: {
     "200": {
       description:
         "The JSON-RPC answer: ListToolsResponse for `tools/list`, InitializeResponse for " +
-        "`initialize`, or RpcError. As `application/json`, or as `text/event-stream` whose " +
-        "events each carry one JSON-RPC message in their `data` field.",
+        "`initialize`, DiscoverResponse for `server/discover` (2026-07-28), or RpcError. As " +
+        "`application/json`, or as `text/event-stream` whose events each carry one JSON-RPC " +
+        "message in their `data` field.",
       content: {
         "application/json": {
-          schema: { oneOf: [ref("ListToolsResponse"), ref("InitializeResponse"), ref("RpcError")] },
+          schema: {
+            oneOf: [
+              ref("ListToolsResponse"),
+              ref("InitializeResponse"),
+              ref("DiscoverResponse"),
+              ref("RpcError"),
+            ],
+          },
         },
         "text/event-stream": {
           schema: {
@@ -129,7 +159,11 @@ function _mcpPost(options: {
     },
     "400": {
       description:
-        "`MCP-Protocol-Version` missing or unsupported, or the body is not a JSON-RPC message.",
+        "The body is not a JSON-RPC message; `MCP-Protocol-Version` missing or disagreeing with " +
+        "`_meta` (-32020), or not spoken here (-32022, `data.supported` and `data.requested`); " +
+        "in 2026-07-28 also `_meta` without its version or client capabilities (-32602), or " +
+        "`Mcp-Method`/`Mcp-Name` missing or disagreeing with the body (-32020). The error " +
+        "carries the request's `id`.",
       content: RPC_BODY,
     },
   };
@@ -148,6 +182,12 @@ function _mcpPost(options: {
       content: json(ref("OAuthError")),
     };
   }
+  responses["404"] = {
+    description:
+      "2026-07-28: a method the revision does not have (`initialize`, `ping`, any unknown one), " +
+      "with -32601 and the request's `id`.",
+    content: RPC_BODY,
+  };
   responses["403"] = {
     description: options.authenticated
       ? 'Origin, host, membership or delegated permission rejected. A missing scope carries `WWW-Authenticate` with `error="insufficient_scope"` and the scopes needed; do not request broader access automatically.'
@@ -180,14 +220,31 @@ function _mcpPost(options: {
       description: `${options.description} ${MCP_RULES}`,
       servers: [options.server],
       security: options.security,
-      parameters: [{
-        name: "MCP-Protocol-Version",
-        in: "header",
-        required: false,
-        description:
-          "The negotiated protocol version; required on every request after `initialize`, `tools/list` included.",
-        schema: { type: "string", examples: ["2025-06-18"] },
-      }],
+      parameters: [
+        {
+          name: "MCP-Protocol-Version",
+          in: "header",
+          required: false,
+          description:
+            "The request's protocol version: in 2026-07-28 on every request, equal to `params._meta`'s; in the 2025 revisions the negotiated one, on every request after `initialize`, `tools/list` included.",
+          schema: { type: "string", enum: ["2026-07-28", "2025-11-25", "2025-06-18"] },
+        },
+        {
+          name: "Mcp-Method",
+          in: "header",
+          required: false,
+          description: "2026-07-28, every request: the body's `method`.",
+          schema: { type: "string", examples: ["tools/list"] },
+        },
+        {
+          name: "Mcp-Name",
+          in: "header",
+          required: false,
+          description:
+            "2026-07-28, `tools/call`: the body's `params.name` (`=?base64?…?=` when not plain ASCII).",
+          schema: { type: "string" },
+        },
+      ],
       requestBody: {
         required: true,
         description: `A JSON-RPC message, at most ${options.bodyLimit}.`,
@@ -198,6 +255,8 @@ function _mcpPost(options: {
                 ref("InitializeRequest"),
                 ref("InitializedNotification"),
                 ref("ListToolsRequest"),
+                ref("DiscoverRequest"),
+                ref("ListToolsRequest.2026-07-28"),
               ],
             },
           },
@@ -238,6 +297,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   const schemas = toJsonSchemaDefs(COMPONENT_SCHEMAS, {
     target: "draft-2020-12",
     overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+    overrideSchema: ({ valibotSchema }) =>
+      valibotSchema === JsonObjectSchema ? { type: "object" } : undefined,
   });
   const markdown = { "text/markdown": { schema: { type: "string" } } };
   return {

@@ -15,7 +15,7 @@ import { rpcError, TRANSPORT_ERROR } from "../mcp/errors.ts";
 import type { AnyTool } from "../mcp/tool.ts";
 import { createAccessTokenVerifier } from "../oauth/access_token.ts";
 import { issuerOf } from "../oauth/issuer.ts";
-import { OWNER_ONLY_SCOPES, type Scope, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
+import { OWNER_ONLY_SCOPES, RESOURCE_SCOPES, type Scope } from "../oauth/scopes.ts";
 import { type OAuthError, ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
 import { createWorkspaceTools } from "../tools/workspace/catalogue.ts";
 import { scopeOf } from "../tools/workspace/scoped_tool.ts";
@@ -38,6 +38,9 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
     maxBodyBytes: config.workspaceMaxBody,
     rateLimiter: configuredRateLimiter(config.rateLimits, "workspace", deps.now),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
+    // Behind a token: today every token sees the whole catalogue, but what it may see could
+    // come to depend on the grant, so no cache may share it across authorization contexts.
+    cacheScope: "private",
     instructions:
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
@@ -114,7 +117,7 @@ export function protectedResourceMetadata(
   return v.parse(ProtectedResourceSchema, {
     resource: config.apiUrl,
     authorization_servers: [issuerOf(config)],
-    scopes_supported: [...SUPPORTED_SCOPES],
+    scopes_supported: [...RESOURCE_SCOPES],
     bearer_methods_supported: ["header"],
     resource_name: "Vestibule workspace",
     resource_documentation: `${config.baseUrl}/developers`,
@@ -123,7 +126,8 @@ export function protectedResourceMetadata(
 
 /**
  * Scope per tool (RFC 6750 §3.1): a missing scope is a 403 step-up challenge whose `scope`
- * is everything the token has plus the one missing, so re-authorizing with it loses nothing.
+ * is everything the token has plus the one missing, so re-authorizing with it loses nothing
+ * the resource needs (offline_access aside: see RESOURCE_SCOPES).
  * An owner-only scope held by someone who is no longer an owner is a plain 403: consent
  * cannot fix a role.
  */
@@ -134,7 +138,9 @@ function _checkToolScope(
 ): Response | undefined {
   const scope = scopeOf(tool);
   if (!auth.scopes.includes(scope)) {
-    const needed = [...auth.scopes, scope].join(" ");
+    const needed = [...auth.scopes, scope]
+      .filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s))
+      .join(" ");
     return _oauthErrorResponse(
       403,
       {

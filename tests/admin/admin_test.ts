@@ -4,6 +4,7 @@ import { runAdminCommand } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { createClients } from "../../src/oauth/clients.ts";
+import { issuerOf } from "../../src/oauth/issuer.ts";
 import { getGrant, issueGrant } from "../../src/oauth/grants.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
@@ -140,6 +141,7 @@ Deno.test("admin commands", async (t) => {
         store,
         now,
         documents: createMetadataDocuments({ config, now }),
+        issuer: issuerOf(config),
       });
       const { client } = await clients.register({
         clientName: "Registered app",
@@ -147,6 +149,7 @@ Deno.test("admin commands", async (t) => {
         grantTypes: ["authorization_code"],
         tokenEndpointAuthMethod: "client_secret_basic",
         scope: null,
+        applicationType: "native",
       });
       const listed = json((await run("list-clients")).out);
       const row = listed.clients.find((c: { clientId: string }) => c.clientId === client.clientId);

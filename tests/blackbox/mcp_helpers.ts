@@ -18,6 +18,30 @@ export const INITIALIZE = Object.freeze({
   },
 });
 
+/** The `_meta` every MCP 2026-07-28 request carries. */
+export const MODERN_META = Object.freeze({
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "bb", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+});
+
+/** A 2026-07-28 request: its `_meta` in the body, its version, method and name in headers. */
+export function modernRequest(
+  method: string,
+  params: Record<string, unknown> = {},
+  id: string | number = 1,
+): { body: Record<string, unknown>; headers: Record<string, string> } {
+  const name = params["name"];
+  return {
+    body: { jsonrpc: "2.0", id, method, params: { ...params, _meta: MODERN_META } },
+    headers: {
+      "MCP-Protocol-Version": "2026-07-28",
+      "Mcp-Method": method,
+      ...(typeof name === "string" ? { "Mcp-Name": name } : {}),
+    },
+  };
+}
+
 export function mcpPost(
   url: string,
   body: unknown,

@@ -97,7 +97,11 @@ for (const mode of ["json", "sse"] as const) {
             assert.equal(guide.links.agents, `${server.authUrl}/agents`);
             assert.equal(guide.links.signUp, `${server.authUrl}/sign-up`);
             assert.equal(guide.nextAction.url, `${server.apiUrl}/api/mcp`);
-            assert.match(guide.steps.map((s: { text: string }) => s.text).join(" "), /signs? in/);
+            const steps = guide.steps.map((s: { text: string }) => s.text).join(" ");
+            assert.match(steps, /signs? in/);
+            // The revision a new client should use, with where both are shown.
+            assert.match(steps, /MCP 2026-07-28, the version a new client should use/);
+            assert.ok(steps.includes(`${server.baseUrl}/developers#mcp-2026`));
             assert.equal(result.content[0].type, "text");
             assert.equal(result.isError, undefined);
           },

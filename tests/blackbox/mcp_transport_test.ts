@@ -18,12 +18,18 @@ async function withServer(
   }
 }
 
-async function assertRpcError(response: Response, status: number, message: RegExp, code?: number) {
+async function assertRpcError(
+  response: Response,
+  status: number,
+  message: RegExp,
+  code?: number,
+  id: string | number | null = null,
+) {
   assert.equal(response.status, status);
   assert.equal(response.headers.get("Content-Type"), "application/json");
   const body = await response.json();
   assert.equal(body.jsonrpc, "2.0");
-  assert.equal(body.id, null);
+  assert.equal(body.id, id);
   if (code !== undefined) assert.equal(body.error.code, code);
   assert.match(body.error.message, message);
   return body;
@@ -71,19 +77,30 @@ Deno.test("onboarding MCP: lifecycle and the version rule over HTTP", async (t) 
       await assertRpcError(
         await mcpPost(mcp, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {}),
         400,
-        /MCP-Protocol-Version header is missing; supported versions: 2025-11-25, 2025-06-18/,
+        /MCP-Protocol-Version header is missing; supported versions: 2026-07-28, 2025-11-25, 2025-06-18/,
+        -32020,
+        2,
       );
     });
 
-    await t.step("an unsupported MCP-Protocol-Version is 400", async () => {
-      await assertRpcError(
-        await mcpPost(mcp, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {
-          "MCP-Protocol-Version": "2025-03-26",
-        }),
-        400,
-        /"2025-03-26" is not supported/,
-      );
-    });
+    await t.step(
+      "an unsupported MCP-Protocol-Version is 400 UnsupportedProtocolVersion",
+      async () => {
+        const body = await assertRpcError(
+          await mcpPost(mcp, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {
+            "MCP-Protocol-Version": "2025-03-26",
+          }),
+          400,
+          /"2025-03-26" is not supported/,
+          -32022,
+          2,
+        );
+        assert.deepEqual(body.error.data, {
+          supported: ["2026-07-28", "2025-11-25", "2025-06-18"],
+          requested: "2025-03-26",
+        });
+      },
+    );
 
     await t.step("both supported versions are accepted on later requests", async () => {
       for (const version of ["2025-11-25", "2025-06-18"]) {

@@ -75,6 +75,7 @@ Deno.test("authorization code flow", async (t) => {
         assert.match(page.text, /<dd id="client-name">Test Agent<\/dd>/);
         assert.match(page.text, /dynamic client registration/);
         assert.match(page.text, /<dd id="redirect-host"><code>client.example.com<\/code><\/dd>/);
+        assert.equal(page.text.includes("redirect-warning"), false, "https goes elsewhere");
         assert.match(page.text, /<strong id="business-name">Acme Bakery<\/strong>/);
         assert.match(
           page.text,
@@ -93,6 +94,18 @@ Deno.test("authorization code flow", async (t) => {
         assert.match(page.text, /<button type="submit" name="decision" value="deny">/);
       },
     );
+
+    await t.step("a client returning to this computer comes with a warning", async () => {
+      const local = await registerClient(fx, { redirect_uris: ["http://127.0.0.1:8976/cb"] });
+      const { params } = await authorizeParams(local);
+      const page = await owner.get(authorizeUrl(fx, params));
+      assert.equal(page.status, 200);
+      assert.match(page.text, /<dd id="redirect-host"><code>127.0.0.1:8976<\/code><\/dd>/);
+      assert.match(
+        page.text,
+        /<p id="redirect-warning"><strong>It returns to this computer.<\/strong> Any program/,
+      );
+    });
 
     await t.step("every requested scope is listed with its meaning, ticked", async () => {
       const { params } = await authorizeParams(client, { scope: SUPPORTED_SCOPES.join(" ") });

@@ -115,6 +115,61 @@ Deno.test("dynamic client registration", async (t) => {
         assert.equal(typeof json.error_description, "string");
       });
     }
+    // MCP 2026-07-28 asks clients for application_type (OpenID Connect Registration §2).
+    const applicationTypes: {
+      name: string;
+      body: Record<string, unknown>;
+      status: number;
+      registered?: string;
+      error?: RegExp;
+    }[] = [
+      { name: "no application_type is web", body: {}, status: 201, registered: "web" },
+      {
+        name: "native with a loopback redirect",
+        body: { application_type: "native", redirect_uris: ["http://127.0.0.1:8976/callback"] },
+        status: 201,
+        registered: "native",
+      },
+      {
+        name: "native with a private-use scheme",
+        body: { application_type: "native", redirect_uris: ["com.example.app:/oauth2redirect"] },
+        status: 201,
+        registered: "native",
+      },
+      {
+        name: "web with a loopback redirect (the web rule binds only the implicit grant)",
+        body: { application_type: "web", redirect_uris: ["http://localhost:3000/cb"] },
+        status: 201,
+        registered: "web",
+      },
+      {
+        name: "native with an https redirect",
+        body: {
+          application_type: "native",
+          redirect_uris: ["http://127.0.0.1/cb", "https://app.example/cb"],
+        },
+        status: 400,
+        error:
+          /^invalid_redirect_uri: redirect URI "https:\/\/app.example\/cb" is not for a native application/,
+      },
+      {
+        name: "an application_type OpenID Connect does not define",
+        body: { application_type: "desktop" },
+        status: 400,
+        error: /^invalid_client_metadata: application_type must be web or native$/,
+      },
+    ];
+    for (const c of applicationTypes) {
+      await t.step(`application_type: ${c.name}`, async () => {
+        const { status, json } = await register(fx, {
+          redirect_uris: ["https://a.example/cb"],
+          ...c.body,
+        });
+        assert.equal(status, c.status, JSON.stringify(json));
+        if (c.registered) assert.equal(json.application_type, c.registered);
+        if (c.error) assert.match(`${json.error}: ${json.error_description}`, c.error);
+      });
+    }
     await t.step("malformed, non-object, wrong type and oversized bodies", async () => {
       assert.equal((await register(fx, "{not json")).json.error, "invalid_client_metadata");
       assert.equal((await register(fx, "[1,2]")).json.error, "invalid_client_metadata");

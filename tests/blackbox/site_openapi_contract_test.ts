@@ -3,8 +3,11 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import {
+  DiscoverRequestSchema,
+  DiscoverResultSchema,
   InitializeResultSchema,
   ListToolsResponseSchema,
+  ModernListToolsRequestSchema,
   RpcErrorSchema,
 } from "../../src/mcp/messages.ts";
 import { OAuthErrorSchema, ProtectedResourceSchema } from "../../src/oauth/wire_schemas.ts";
@@ -74,6 +77,45 @@ Deno.test("responses match the schemas of the OpenAPI description", async (t) =>
       } while (cursor);
       assert.ok(names.length > 2, "more than one page was followed");
       assert.equal(new Set(names).size, names.length);
+    });
+
+    await t.step("2026-07-28: DiscoverResponse, then ListToolsResponse pages", async () => {
+      const url = `${server.authUrl}/mcp`;
+      const _meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+      };
+      const send = async (schema: v.GenericSchema, body: { method: string }) => {
+        valid(schema, body, `${body.method} request`);
+        const response = await fetch(url, {
+          method: "POST",
+          headers: {
+            ...mcpHeaders,
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": body.method,
+          },
+          body: JSON.stringify(body),
+        });
+        assert.equal(response.status, 200);
+        return await response.json();
+      };
+      const discover = { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } };
+      valid(DiscoverResultSchema, (await send(DiscoverRequestSchema, discover)).result, "discover");
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const params = { _meta, ...(cursor ? { cursor } : {}) };
+        const page = await send(ModernListToolsRequestSchema, {
+          jsonrpc: "2.0",
+          id: ++pages + 1,
+          method: "tools/list",
+          params,
+        } as { method: string });
+        valid(ListToolsResponseSchema, page, "tools/list page");
+        assert.equal(page.result.resultType, "complete");
+        cursor = page.result.nextCursor;
+      } while (cursor);
+      assert.ok(pages > 1, "more than one page was followed");
     });
 
     await t.step("a forged cursor is an RpcError on a 200", async () => {

@@ -196,7 +196,16 @@ Deno.test("public website on {base_url}", async (t) => {
       const document = documents.developers!;
       const ids = [...blocks(document.content)].flatMap((b) => b.type === "heading" ? [b.id] : []);
       for (
-        const id of ["endpoints", "mcp-rules", "oauth", "scopes", "errors", "limits", "versioning"]
+        const id of [
+          "endpoints",
+          "mcp-rules",
+          "mcp-2026",
+          "oauth",
+          "scopes",
+          "errors",
+          "limits",
+          "versioning",
+        ]
       ) {
         assert.ok(ids.includes(id), id);
       }
@@ -208,6 +217,10 @@ Deno.test("public website on {base_url}", async (t) => {
           '"params":{"cursor":',
           "text/event-stream",
           "code_challenge_method=S256",
+          '"method":"server/discover"',
+          "-H 'Mcp-Method: tools/list'",
+          "-H 'Mcp-Name: list_scopes'",
+          '"io.modelcontextprotocol/clientCapabilities":{}',
         ]
       ) assert.ok(code.some((c) => c.includes(needle)), needle);
       const lists = [...blocks(document.content)].flatMap((b) =>
@@ -224,6 +237,36 @@ Deno.test("public website on {base_url}", async (t) => {
       );
       assert.ok(code.some((c) => c.includes("after trying upscoping")), "the SDK pitfall");
     });
+
+    await t.step(
+      "the 2026-07-28 requests of the developer reference are answered as shown",
+      async () => {
+        const code = [...blocks(documents.developers!.content)].flatMap((b) =>
+          b.type === "code" ? [b] : []
+        );
+        const requests = code.filter((c) => c.language === "sh" && c.text.includes("2026-07-28"));
+        assert.equal(requests.length, 3);
+        for (const { text } of requests) {
+          const url = /^curl -sS (\S+)/.exec(text)![1]!;
+          const headers = Object.fromEntries(
+            [...text.matchAll(/-H '([^:]+): ([^']*)'/g)].map((m) => [m[1]!, m[2]!]),
+          );
+          const body = /-d '([^']*)'/.exec(text)![1]!;
+          const response = await fetch(url, { method: "POST", headers, body });
+          assert.equal(response.status, 200, body);
+          const answer = await response.json();
+          assert.equal(answer.id, JSON.parse(body).id);
+          assert.equal(answer.result?.resultType, "complete", JSON.stringify(answer));
+          // The documented answer, where it shows one, is the answer but for what it elides.
+          const shown = code[code.findIndex((c) => c.text === text) + 1];
+          if (shown?.language !== "json" || !shown.text.includes('"supportedVersions"')) continue;
+          assert.deepEqual(
+            { ...answer.result, instructions: "…" },
+            JSON.parse(shown.text).result,
+          );
+        }
+      },
+    );
 
     await t.step(
       "llms.txt links the connection guide, documents and MCP and states the rules",
@@ -247,6 +290,7 @@ Deno.test("public website on {base_url}", async (t) => {
             /Never start a paid workflow merely to test connectivity/,
             /Never send a sign-in e-mail or create an account without the account holder's\s+authorization/,
             /grants no access/,
+            /MCP 2026-07-28/,
           ]
         ) assert.match(llms, rule);
       },

@@ -21,7 +21,8 @@ Deno.test("workspace protected-resource metadata (RFC 9728)", async () => {
     assert.deepEqual(await response.json(), {
       resource: apiUrl,
       authorization_servers: [`${authUrl}/api/auth`],
-      scopes_supported: [...SUPPORTED_SCOPES],
+      // Every scope but offline_access, which is the authorization server's business.
+      scopes_supported: SUPPORTED_SCOPES.filter((scope) => scope !== "offline_access"),
       bearer_methods_supported: ["header"],
       resource_name: "Vestibule workspace",
       resource_documentation: `${baseUrl}/developers`,

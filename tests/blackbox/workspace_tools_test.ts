@@ -63,6 +63,18 @@ Deno.test("workspace tools: catalogue and scope per tool", async (t) => {
       });
     }
 
+    await t.step("the step-up challenge never names offline_access", async () => {
+      // MCP 2026-07-28 "Refresh Tokens": refresh is no requirement of the resource; a client
+      // that wants it adds offline_access from the authorization server's metadata.
+      const { token } = await ws.token(["openid", "offline_access", "app.access"]);
+      const { status, response } = await ws.call(token, "list_members", {});
+      assert.equal(status, 403);
+      assert.match(
+        response.headers.get("WWW-Authenticate")!,
+        /, scope="openid app\.access members\.read", error="insufficient_scope"$/,
+      );
+    });
+
     await t.step(
       "a member holding an owner-only scope is refused without a challenge",
       async () => {

@@ -124,6 +124,18 @@ Deno.test("codec: every request it accepts is exactly what JsonRpcRequestSchema 
     { cursor: "x" },
     { _meta: {} },
     { _meta: 5 },
+    { _meta: [] },
+    { _meta: null },
+    { _meta: { progressToken: 3 } },
+    { _meta: { progressToken: "t" } },
+    { _meta: { progressToken: 1.5 } },
+    { _meta: { progressToken: null } },
+    {
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    },
     [],
     null,
     "p",
@@ -131,6 +143,8 @@ Deno.test("codec: every request it accepts is exactly what JsonRpcRequestSchema 
     JSON.parse('{"__proto__":{}}'),
     { constructor: 1 },
     { prototype: 1 },
+    { _meta: JSON.parse('{"__proto__":{}}') },
+    { _meta: { constructor: 1 } },
   ];
   const versions = ["2.0", "1.0", 2, undefined];
   const extras = [{}, { extra: 1 }, { result: {} }];

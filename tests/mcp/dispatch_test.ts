@@ -3,15 +3,17 @@ import { createDispatcher, type Outcome } from "../../src/mcp/dispatch.ts";
 import { INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND } from "../../src/mcp/errors.ts";
 import type { JsonRpcRequest } from "../../src/mcp/messages.ts";
 import { createToolRegistry } from "../../src/mcp/registry.ts";
+import type { ProtocolVersion } from "../../src/mcp/versions.ts";
 import { TEST_TOOLS } from "./fixtures.ts";
 
-function setup(pageSize = 2) {
+function setup(pageSize = 2, version: ProtocolVersion = "2025-11-25") {
   const logs: string[] = [];
   const registry = createToolRegistry(TEST_TOOLS, { pageSize });
   const dispatcher = createDispatcher({
     registry,
     serverInfo: { name: "test", title: "Test", version: "0.0.1" },
     instructions: "Be kind.",
+    cache: { ttlMs: 60_000, scope: "public" },
     log: (line) => logs.push(line),
   });
   const call = async (
@@ -20,20 +22,23 @@ function setup(pageSize = 2) {
     id: string | number = 1,
   ) => {
     const request: JsonRpcRequest = { jsonrpc: "2.0", id, method, ...(params ? { params } : {}) };
-    return await dispatcher.dispatch(request, "alice");
+    return await dispatcher.dispatch(request, "alice", version);
   };
-  const reply = async (
+  const replyOutcome = async (
     method: string,
     params?: Record<string, unknown>,
     id: string | number = 1,
   ) => {
     const outcome = await call(method, params, id);
     assert.equal(outcome.kind, "reply");
-    return JSON.parse(
-      (outcome as Extract<Outcome, { kind: "reply" }>).body,
-    );
+    return outcome as Extract<Outcome, { kind: "reply" }>;
   };
-  return { logs, call, reply };
+  const reply = async (
+    method: string,
+    params?: Record<string, unknown>,
+    id: string | number = 1,
+  ) => JSON.parse((await replyOutcome(method, params, id)).body);
+  return { logs, call, reply, replyOutcome };
 }
 
 const INIT = { capabilities: {}, clientInfo: { name: "c", version: "1" } };
@@ -274,5 +279,123 @@ Deno.test("dispatcher: tools/call", async (t) => {
       _meta: { progressToken: 1 },
     });
     assert.equal(outcome.kind, "reply");
+  });
+});
+
+Deno.test("dispatcher: 2026-07-28", async (t) => {
+  const { reply, replyOutcome, call } = setup(2, "2026-07-28");
+  const legacy = setup(2, "2025-11-25");
+  const serverInfo = {
+    "io.modelcontextprotocol/serverInfo": { name: "test", title: "Test", version: "0.0.1" },
+  };
+
+  await t.step("server/discover: versions, capabilities, identity and caching hints", async () => {
+    assert.deepEqual(await reply("server/discover", {}, "d"), {
+      jsonrpc: "2.0",
+      id: "d",
+      result: {
+        resultType: "complete",
+        supportedVersions: ["2026-07-28", "2025-11-25", "2025-06-18"],
+        capabilities: { tools: { listChanged: false } },
+        instructions: "Be kind.",
+        ttlMs: 60_000,
+        cacheScope: "public",
+        _meta: serverInfo,
+      },
+    });
+  });
+
+  await t.step("tools/list pages carry resultType, caching hints and serverInfo", async () => {
+    const { result } = await reply("tools/list");
+    const old = (await legacy.reply("tools/list")).result;
+    assert.deepEqual(result, {
+      resultType: "complete",
+      tools: old.tools,
+      nextCursor: result.nextCursor,
+      ttlMs: 60_000,
+      cacheScope: "public",
+      _meta: serverInfo,
+    });
+    assert.equal(typeof result.nextCursor, "string");
+    assert.deepEqual(Object.keys(old), ["tools", "nextCursor"], "2025 pages are unchanged");
+  });
+
+  await t.step("the same tools in the same order, page after page, call after call", async () => {
+    const list = async () => {
+      const names: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const { result } = await reply("tools/list", cursor === undefined ? {} : { cursor });
+        assert.equal(result.cacheScope, "public", "every page has the same scope");
+        names.push(...result.tools.map((tool: { name: string }) => tool.name));
+        cursor = result.nextCursor;
+      } while (cursor !== undefined);
+      return names;
+    };
+    const first = await list();
+    assert.deepEqual(first, TEST_TOOLS.map((tool) => tool.name));
+    assert.deepEqual(await list(), first);
+  });
+
+  await t.step("a tool result carries resultType and serverInfo", async () => {
+    const { result } = await reply("tools/call", {
+      name: "echo",
+      arguments: { text: "a", count: 2 },
+    });
+    assert.deepEqual(result, {
+      resultType: "complete",
+      content: [{ type: "text", text: "echo: aa" }],
+      structuredContent: { echoed: "aa", by: "alice" },
+      _meta: serverInfo,
+    });
+    const refused = (await reply("tools/call", { name: "refuse" })).result;
+    assert.equal(refused.resultType, "complete");
+    assert.equal(refused.isError, true);
+    const invalid = (await reply("tools/call", { name: "echo", arguments: {} })).result;
+    assert.deepEqual([invalid.resultType, invalid.isError], ["complete", true]);
+  });
+
+  await t.step("a streamed tool call ends with a complete result", async () => {
+    const outcome = await call("tools/call", {
+      name: "count_up",
+      arguments: { steps: 1 },
+      _meta: { progressToken: "p" },
+    });
+    assert.equal(outcome.kind, "stream");
+    if (outcome.kind !== "stream") return;
+    const last = JSON.parse(await outcome.run(() => Promise.resolve()));
+    assert.equal(last.result.resultType, "complete");
+    assert.deepEqual(last.result._meta, serverInfo);
+  });
+
+  await t.step("initialize and ping are not part of 2026-07-28: -32601", async () => {
+    for (const method of ["initialize", "ping"]) {
+      const outcome = await replyOutcome(method, {}, 3);
+      assert.equal(outcome.errorCode, METHOD_NOT_FOUND);
+      const body = JSON.parse(outcome.body);
+      assert.equal(body.id, 3);
+      assert.match(body.error.message, /is not part of MCP 2026-07-28; requests carry/);
+    }
+  });
+
+  await t.step("server/discover is not part of the 2025 revisions: -32601", async () => {
+    const outcome = await legacy.replyOutcome("server/discover", {}, 4);
+    assert.equal(outcome.errorCode, METHOD_NOT_FOUND);
+    assert.match(JSON.parse(outcome.body).error.message, /part of MCP 2026-07-28/);
+  });
+
+  await t.step("logging/setLevel was never offered: -32601 in both revisions", async () => {
+    for (const dispatcher of [replyOutcome, legacy.replyOutcome]) {
+      const outcome = await dispatcher("logging/setLevel", { level: "info" });
+      assert.equal(outcome.errorCode, METHOD_NOT_FOUND);
+    }
+  });
+
+  await t.step("an error reply names its code; a result names none", async () => {
+    assert.equal(
+      (await replyOutcome("tools/list", { cursor: "forged" })).errorCode,
+      INVALID_PARAMS,
+    );
+    assert.equal((await replyOutcome("tools/list")).errorCode, undefined);
   });
 });

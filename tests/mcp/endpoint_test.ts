@@ -29,6 +29,7 @@ function setup(
     rateLimiter: options.rateLimiter ?? UNLIMITED,
     serverInfo: { name: "t", title: "T", version: "1" },
     instructions: "i",
+    cacheScope: "public",
     log: () => {},
     ...(options.refuse
       ? {
@@ -117,28 +118,10 @@ Deno.test("endpoint: transport errors carry a JSON-RPC body", async (t) => {
     },
     { name: "invalid JSON", init: post("{nope"), status: 400, message: /Parse error/ },
     { name: "a batch", init: post([PING]), status: 400, message: /batches are not supported/ },
-    {
-      name: "a missing MCP-Protocol-Version",
-      init: post(PING, { "MCP-Protocol-Version": "" }),
-      status: 400,
-      message: /supported versions: 2025-11-25, 2025-06-18/,
-    },
-    {
-      name: "an unsupported MCP-Protocol-Version",
-      init: post(PING, { "MCP-Protocol-Version": "2024-11-05" }),
-      status: 400,
-      message: /"2024-11-05" is not supported; supported versions: 2025-11-25, 2025-06-18/,
-    },
   ];
   for (const c of cases) {
     await t.step(`${c.name} -> ${c.status}`, async () => {
-      const init = { ...c.init };
-      if (c.name === "a missing MCP-Protocol-Version") {
-        const headers = new Headers(init.headers);
-        headers.delete("MCP-Protocol-Version");
-        init.headers = headers;
-      }
-      const response = await send(init);
+      const response = await send(c.init);
       assert.equal(response.status, c.status);
       const body = await rpcError(response);
       assert.equal(body.id, null);
@@ -152,10 +135,146 @@ Deno.test("endpoint: transport errors carry a JSON-RPC body", async (t) => {
     assert.equal((await (await send(post("{"))).json()).error.code, -32700);
     assert.equal((await (await send(post([PING]))).json()).error.code, -32600);
   });
+});
 
-  await t.step("the version rule names the supported versions in data", async () => {
-    const body = await (await send(post(PING, { "MCP-Protocol-Version": "1999-01-01" }))).json();
-    assert.deepEqual(body.error.data, { supported: ["2025-11-25", "2025-06-18"] });
+/** A 2026-07-28 request: its version and capabilities in `_meta`, its method in a header. */
+function modern(
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): RequestInit {
+  return post({
+    jsonrpc: "2.0",
+    id: "m1",
+    method,
+    params: {
+      ...params,
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    },
+  }, { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, ...headers });
+}
+
+Deno.test("endpoint: each request is answered in the revision it negotiates", async (t) => {
+  const send = setup();
+  const cases: {
+    name: string;
+    init: RequestInit;
+    status: number;
+    id: string | number | null;
+    code: number;
+    message: RegExp;
+  }[] = [
+    {
+      name: "an empty MCP-Protocol-Version",
+      init: post(PING, { "MCP-Protocol-Version": "" }),
+      status: 400,
+      id: 1,
+      code: -32022,
+      message: /"" is not supported; supported versions: 2026-07-28, 2025-11-25, 2025-06-18/,
+    },
+    {
+      name: "an unsupported MCP-Protocol-Version",
+      init: post(PING, { "MCP-Protocol-Version": "2024-11-05" }),
+      status: 400,
+      id: 1,
+      code: -32022,
+      message: /"2024-11-05" is not supported; supported versions: 2026-07-28, 2025-11-25/,
+    },
+    {
+      name: "a 2026-07-28 request without Mcp-Method",
+      init: modern("tools/list", {}, { "Mcp-Method": "" }),
+      status: 400,
+      id: "m1",
+      code: -32020,
+      message: /Mcp-Method "" does not match the method "tools\/list"/,
+    },
+    {
+      name: "a 2026-07-28 request for a method it does not have",
+      init: modern("ping"),
+      status: 404,
+      id: "m1",
+      code: -32601,
+      message: /"ping" is not part of MCP 2026-07-28/,
+    },
+    {
+      name: "a 2026-07-28 request for an unknown method",
+      init: modern("prompts/list"),
+      status: 404,
+      id: "m1",
+      code: -32601,
+      message: /Method not found: "prompts\/list"/,
+    },
+    {
+      name: "a 2025-11-25 request for an unknown method",
+      init: post({ jsonrpc: "2.0", id: 7, method: "prompts/list" }),
+      status: 200,
+      id: 7,
+      code: -32601,
+      message: /Method not found: "prompts\/list"/,
+    },
+  ];
+  for (const c of cases) {
+    await t.step(`${c.name} -> ${c.status} ${c.code}, with the request's id`, async () => {
+      const response = await send(c.init);
+      assert.equal(response.status, c.status);
+      const body = await rpcError(response);
+      assert.equal(body.id, c.id);
+      assert.equal(body.error.code, c.code);
+      assert.match(body.error.message, c.message);
+    });
+  }
+
+  await t.step(
+    "a header-less request is the revision's HeaderMismatch, naming versions",
+    async () => {
+      const headers = new Headers(HEADERS);
+      headers.delete("MCP-Protocol-Version");
+      const response = await send({ method: "POST", headers, body: JSON.stringify(PING) });
+      assert.equal(response.status, 400);
+      const body = await rpcError(response);
+      assert.deepEqual([body.id, body.error.code], [1, -32020]);
+      assert.match(body.error.message, /header is missing; supported versions: 2026-07-28/);
+    },
+  );
+
+  await t.step(
+    "UnsupportedProtocolVersion lists every version and echoes the asked one",
+    async () => {
+      const body = await (await send(post(PING, { "MCP-Protocol-Version": "1999-01-01" }))).json();
+      assert.deepEqual(body.error.data, {
+        supported: ["2026-07-28", "2025-11-25", "2025-06-18"],
+        requested: "1999-01-01",
+      });
+    },
+  );
+
+  await t.step("a 2026-07-28 tools/list is answered with the revision's fields", async () => {
+    const response = await send(modern("tools/list"));
+    assert.equal(response.status, 200);
+    const { result } = await response.json();
+    assert.equal(result.resultType, "complete");
+    assert.equal(result.cacheScope, "public");
+    assert.equal(result.ttlMs, 300_000);
+    assert.deepEqual(result._meta, {
+      "io.modelcontextprotocol/serverInfo": { name: "t", title: "T", version: "1" },
+    });
+  });
+
+  await t.step("configured SSE still answers a 2026-07-28 404 as JSON", async () => {
+    const response = await setup({ sse: true })(modern("ping"));
+    assert.equal(response.status, 404);
+    await rpcError(response);
+  });
+
+  await t.step("a 2026-07-28 notification is 202 without Mcp-Method", async () => {
+    const response = await send(post(
+      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } },
+      { "MCP-Protocol-Version": "2026-07-28" },
+    ));
+    assert.equal(response.status, 202);
   });
 });
 
@@ -270,6 +389,7 @@ Deno.test("endpoint: origins and CORS", async (t) => {
     assert.equal(response.headers.get("Access-Control-Allow-Origin"), "https://app.example.com");
     assert.equal(response.headers.get("Access-Control-Allow-Methods"), "POST");
     assert.match(response.headers.get("Access-Control-Allow-Headers")!, /MCP-Protocol-Version/);
+    assert.match(response.headers.get("Access-Control-Allow-Headers")!, /Mcp-Method, Mcp-Name/);
     assert.match(response.headers.get("Access-Control-Allow-Headers")!, /Authorization/);
   });
 
@@ -309,6 +429,7 @@ Deno.test("endpoint: SSE", async (t) => {
     }));
     assert.equal(response.status, 200);
     assert.equal(response.headers.get("Content-Type"), "text/event-stream");
+    assert.equal(response.headers.get("X-Accel-Buffering"), "no");
     const messages = parseSse(await response.text());
     assert.deepEqual(messages.map((m) => m.method ?? `result ${m.id}`), [
       "notifications/progress",

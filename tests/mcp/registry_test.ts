@@ -18,9 +18,10 @@ Deno.test("tool registry", async (t) => {
 
   await t.step("one page when the catalogue fits, without nextCursor", () => {
     const registry = createToolRegistry(TEST_TOOLS, { pageSize: TEST_TOOLS.length });
-    const page = JSON.parse(registry.page(undefined)!);
+    const page = registry.page(undefined)!;
     assert.equal(page.tools.length, TEST_TOOLS.length);
     assert.equal("nextCursor" in page, false);
+    assert.deepEqual(registry.pages, [page]);
   });
 
   await t.step("find returns the tool by name", () => {
@@ -67,5 +68,25 @@ Deno.test("tool registry", async (t) => {
       properties: { n: { type: "number" } },
       required: ["n"],
     });
+  });
+
+  await t.step("schemas are JSON Schema 2020-12, the default dialect (no $schema)", () => {
+    const tool = defineTool<void, { at: [number, number] }, { at: [number, number] }>({
+      name: "point",
+      title: "Point",
+      description: "Takes a coordinate pair.",
+      input: v.object({ at: v.tuple([v.number(), v.number()]) }),
+      output: v.object({ at: v.tuple([v.number(), v.number()]) }),
+      annotations,
+      handler: (args) => Promise.resolve(args),
+    });
+    const at = {
+      type: "array",
+      prefixItems: [{ type: "number" }, { type: "number" }],
+      minItems: 2,
+    };
+    const expected = { type: "object", properties: { at }, required: ["at"] };
+    assert.deepEqual(describeTool(tool).inputSchema, expected);
+    assert.deepEqual(describeTool(tool).outputSchema, expected);
   });
 });

@@ -9,6 +9,7 @@ import {
   rotateSigningKey,
 } from "../../src/oauth/admin.ts";
 import { createClients } from "../../src/oauth/clients.ts";
+import { issuerOf } from "../../src/oauth/issuer.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { issueGrant } from "../../src/oauth/grants.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
@@ -31,6 +32,7 @@ Deno.test("admin: clients, grants, revocation and key rotation", async (t) => {
       store,
       now: clock.now,
       documents: createMetadataDocuments({ config, now: clock.now }),
+      issuer: issuerOf(config),
     });
     const { client } = await clients.register({
       clientName: "Agent",
@@ -38,6 +40,7 @@ Deno.test("admin: clients, grants, revocation and key rotation", async (t) => {
       grantTypes: ["authorization_code"],
       tokenEndpointAuthMethod: "none",
       scope: null,
+      applicationType: "web",
     });
     const a = await issueGrant(deps, {
       accountId: "acc",

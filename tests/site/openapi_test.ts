@@ -106,17 +106,25 @@ Deno.test("the MCP operations: requests, JSON and SSE answers, and error statuse
         "#/components/schemas/InitializeRequest",
         "#/components/schemas/InitializedNotification",
         "#/components/schemas/ListToolsRequest",
+        "#/components/schemas/DiscoverRequest",
+        "#/components/schemas/ListToolsRequest.2026-07-28",
       ]);
       const ok = post.responses["200"].content;
       const answers = ok["application/json"].schema.oneOf.map((s: Json) => s.$ref);
       assert.ok(answers.includes("#/components/schemas/ListToolsResponse"));
+      assert.ok(answers.includes("#/components/schemas/DiscoverResponse"));
       assert.ok(answers.includes("#/components/schemas/RpcError"));
       assert.ok(ok["text/event-stream"]);
-      for (const status of ["403", "413", "429"]) assert.ok(post.responses[status], status);
+      for (const status of ["403", "404", "413", "429"]) assert.ok(post.responses[status], status);
       assert.ok(post.responses["429"].headers["Retry-After"]);
       const get = op(path, "get");
       assert.ok(get.responses["405"].headers.Allow);
-      assert.ok(post.parameters.some((p: Json) => p.name === "MCP-Protocol-Version"));
+      const version = post.parameters.find((p: Json) => p.name === "MCP-Protocol-Version");
+      assert.deepEqual(version.schema.enum, ["2026-07-28", "2025-11-25", "2025-06-18"]);
+      for (const name of ["Mcp-Method", "Mcp-Name"]) {
+        assert.ok(post.parameters.some((p: Json) => p.name === name), name);
+      }
+      assert.match(post.description, /MCP 2026-07-28, the version a new client should use/);
     });
   }
   await t.step("onboarding: empty security, no 401", () => {

@@ -22,6 +22,8 @@ export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
     maxBodyBytes: ONBOARDING_MAX_BODY_BYTES,
     rateLimiter: configuredRateLimiter(config.rateLimits, "onboarding", deps.now),
     serverInfo: { name: "vestibule-onboarding", title: "Vestibule onboarding", version: "1.0.0" },
+    // The same catalogue and guidance for everyone: shared caches may keep it.
+    cacheScope: "public",
     instructions:
       `Public onboarding for Vestibule; it grants no business access. Call get_connection_guide for the exact steps to reach the OAuth-protected workspace MCP at ${guide.workspaceMcpUrl}, list_scopes for the scopes, describe_service for what is offered.`,
     log: deps.log,
