@@ -2,6 +2,15 @@
 // log, transport, dispatch, tools; the workspace's bearer check in front): whatever is
 // posted, the answer is a result or a precise error, never a 5xx, an internal error, an
 // unbounded body or a secret in the logs.
+import {
+  HEADER_MISMATCH,
+  INVALID_PARAMS,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  PARSE_ERROR,
+  TRANSPORT_ERROR,
+  UNSUPPORTED_PROTOCOL_VERSION,
+} from "../../src/mcp/errors.ts";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { issueGrant } from "../../src/oauth/grants.ts";
@@ -30,7 +39,15 @@ const TRANSPORT_HEADERS = {
 /** Far above any page or tool result, far below what an unbounded answer would reach. */
 const MAX_ANSWER_BYTES = 256 * 1024;
 /** JSON-RPC errors a client can cause; -32603 (internal error) would be a bug. */
-const CLIENT_ERROR_CODES = new Set([-32700, -32600, -32601, -32602, -32000]);
+const CLIENT_ERROR_CODES = new Set([
+  PARSE_ERROR,
+  INVALID_REQUEST,
+  METHOD_NOT_FOUND,
+  INVALID_PARAMS,
+  TRANSPORT_ERROR,
+  HEADER_MISMATCH,
+  UNSUPPORTED_PROTOCOL_VERSION,
+]);
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
