@@ -5,7 +5,7 @@
 import type { AnyTool } from "../../mcp/tool.ts";
 import type { WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
-import { connectionTestTools } from "./connection_test.ts";
+import { connectionTestTools } from "./agent_connection.ts";
 import { gatedTools } from "./gated.ts";
 import { readTools } from "./reads.ts";
 import { writeTools } from "./writes.ts";
