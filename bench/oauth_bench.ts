@@ -8,7 +8,7 @@
  */
 import { resolveConfig } from "../src/config.ts";
 import { createAccessTokenVerifier } from "../src/oauth/access_token.ts";
-import { issueGrant } from "../src/oauth/grants.ts";
+import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";

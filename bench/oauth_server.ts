@@ -11,7 +11,7 @@ import { readEnvironment, resolveConfig } from "../src/config.ts";
 import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";
 import { issueCode } from "../src/oauth/codes.ts";
-import { issueGrant } from "../src/oauth/grants.ts";
+import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
 import { openKvStore } from "../src/store/kv_store.ts";

@@ -7,26 +7,15 @@ import type { Config } from "../config.ts";
 import type { Store } from "../store/store.ts";
 import type { ClientRecord } from "./clients.ts";
 import { codeKey, type CodeRecord } from "./codes.ts";
-import {
-  grantEndsAt,
-  grantKey,
-  grantMutations,
-  type GrantRecord,
-  prepareGrant,
-  revokeGrant,
-} from "./grants.ts";
+import { grantEndsAt, grantKey, grantMutations, type GrantRecord, revokeGrant } from "./grants.ts";
 import { LIFETIMES } from "./issuer.ts";
 import { OAuthError } from "./oauth_error.ts";
-import {
-  newRefreshToken,
-  REFRESH_ANSWER_PURPOSE,
-  refreshKey,
-  type RefreshRecord,
-} from "./refresh_tokens.ts";
+import { REFRESH_ANSWER_PURPOSE, refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
 import { canonicalResource } from "./resource.ts";
 import { OWNER_ONLY_SCOPES, parseScope } from "./scopes.ts";
 import { base64url, hashSecret, open, seal, sha256 } from "../secrets.ts";
-import type { TokenResponse, TokenSigner } from "./tokens.ts";
+import { issueTokens, prepareGrant, type TokenResponse } from "./token_issuance.ts";
+import type { TokenSigner } from "./tokens.ts";
 
 export interface TokenGrantDeps {
   readonly config: Config;
@@ -230,22 +219,11 @@ export async function refreshGrant(
     }
 
     const at = now();
-    const endsAt = grantEndsAt(grant, at);
-    const access = await deps.signer.accessToken({
-      grantId: grant.id,
-      accountId: grant.accountId,
-      businessId: grant.businessId,
-      clientId: grant.clientId,
-      grantExpiresAt: endsAt,
-    }, scopes);
-    const next = await newRefreshToken(grant, endsAt - at);
-    const response: TokenResponse = {
-      access_token: access.jwt,
-      token_type: "Bearer",
-      expires_in: access.expiresIn,
-      scope: scopes.join(" "),
-      refresh_token: next.token,
-    };
+    const { response, mutations } = await issueTokens(deps.signer, grant, {
+      scopes,
+      at,
+      refresh: true,
+    });
     const rotated: RefreshRecord = {
       state: "rotated",
       gid: grant.id,
@@ -257,8 +235,8 @@ export async function refreshGrant(
       [{ key, version: entry.version }, { key: grantEntry.key, version: grantEntry.version }],
       [
         // Kept until the grant would end, so a late replay is still recognised as reuse.
-        { type: "set", key, value: rotated, expireIn: Math.max(1, endsAt - at) },
-        next.mutation,
+        { type: "set", key, value: rotated, expireIn: Math.max(1, grantEndsAt(grant, at) - at) },
+        ...mutations,
         ...grantMutations(grant, at),
       ],
     );

@@ -4,7 +4,8 @@ import { runAdminCommand } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { createClients } from "../../src/oauth/clients.ts";
-import { getGrant, issueGrant } from "../../src/oauth/grants.ts";
+import { getGrant } from "../../src/oauth/grants.ts";
+import { issueGrant } from "../oauth/issue_grant.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 

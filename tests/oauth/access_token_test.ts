@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { resolveConfig } from "../../src/config.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
-import { issueGrant, revokeGrant } from "../../src/oauth/grants.ts";
+import { revokeGrant } from "../../src/oauth/grants.ts";
+import { issueGrant } from "./issue_grant.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 
