@@ -2,12 +2,12 @@
  * The authorization server's routes on {auth_url}, built once from the app's dependencies.
  * auth_site.ts spreads this table into its own.
  */
-import { decodeJwt, jwtVerify } from "jose";
 import type { AppDeps } from "../app.ts";
 import type { Handler } from "../http/handler.ts";
 import { jsonResponse } from "../http/responses.ts";
 import { configuredRateLimiter } from "../http/rate_limiter.ts";
 import type { RouteTable } from "../http/router.ts";
+import { createAccessTokenGrantReader } from "./access_token.ts";
 import { createAuthorizeEndpoint } from "./authorize.ts";
 import { createMetadataDocuments, type MetadataDocumentDeps } from "./cimd.ts";
 import { createClients } from "./clients.ts";
@@ -22,7 +22,7 @@ import {
 } from "./oauth_cors.ts";
 import { createRegistrationEndpoint } from "./registration.ts";
 import { createRevocationEndpoint } from "./revocation.ts";
-import { createSigningKeys, type SigningKeys } from "./signing_keys.ts";
+import { createSigningKeys } from "./signing_keys.ts";
 import { createTokenEndpoint } from "./token_endpoint.ts";
 import { createTokenSigner } from "./tokens.ts";
 
@@ -93,7 +93,7 @@ export async function createOAuthRoutes(
           store,
           clients,
           budgets,
-          accessTokenGrant: _accessTokenGrant(keys, issuerOf(config)),
+          accessTokenGrant: createAccessTokenGrantReader({ keys, issuer: issuerOf(config) }),
         }),
         config,
       ),
@@ -102,26 +102,4 @@ export async function createOAuthRoutes(
   };
   await checkMetadataRoutes(config, routes);
   return routes;
-}
-
-/** The grant of an access token we signed, even an expired one (revoking it is harmless). */
-function _accessTokenGrant(keys: SigningKeys, issuer: string) {
-  return async (jwt: string): Promise<string | null> => {
-    try {
-      const { iat } = decodeJwt(jwt);
-      const { payload } = await jwtVerify(jwt, async (header) => {
-        const key = header.kid === undefined ? null : await keys.publicKey(header.kid);
-        if (!key) throw new Error("unknown kid");
-        return key;
-      }, {
-        algorithms: ["ES256"],
-        issuer,
-        typ: "at+jwt",
-        currentDate: new Date((iat ?? 0) * 1000),
-      });
-      return typeof payload.gid === "string" ? payload.gid : null;
-    } catch {
-      return null;
-    }
-  };
 }

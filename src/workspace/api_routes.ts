@@ -15,6 +15,7 @@ import { rpcError, TRANSPORT_ERROR } from "../mcp/errors.ts";
 import type { AnyTool } from "../mcp/tool.ts";
 import { createAccessTokenVerifier } from "../oauth/access_token.ts";
 import { issuerOf } from "../oauth/issuer.ts";
+import { createSigningKeys } from "../oauth/signing_keys.ts";
 import { OWNER_ONLY_SCOPES, type Scope, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
 import { type OAuthError, ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
 import { createWorkspaceTools } from "../tools/workspace/catalogue.ts";
@@ -28,7 +29,13 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
   const authenticate = createBearerAuth({
     config,
     accounts: deps.accounts,
-    verify: createAccessTokenVerifier(deps),
+    verify: createAccessTokenVerifier({
+      keys: createSigningKeys({ store: deps.store, now: deps.now }),
+      store: deps.store,
+      now: deps.now,
+      issuer: issuerOf(config),
+      audience: config.apiUrl,
+    }),
     now: deps.now,
     verifyLimiter: configuredRateLimiter(config.rateLimits, "workspace-verify", deps.now),
   });

@@ -17,7 +17,13 @@ async function setup() {
   let clock = Date.UTC(2026, 0, 1);
   const now = () => clock;
   const store = await openKvStore(":memory:", now);
-  const verify = createAccessTokenVerifier({ config, store, now });
+  const verify = createAccessTokenVerifier({
+    keys: createSigningKeys({ store, now }),
+    store,
+    now,
+    issuer: "https://auth.example.com/api/auth",
+    audience: config.apiUrl,
+  });
   const issued = await issueGrant({ config, store, now }, {
     accountId: "acc1",
     businessId: "biz1",
