@@ -1,9 +1,10 @@
 // The Streamable HTTP transport of MCP 2025-11-25 §"Transports", stateless and POST-only:
-// origin, rate limit, media types, body cap and the version header are checked here; the
-// message itself goes to the pure dispatcher, and its outcome leaves as JSON or as SSE.
+// rate limit, media types, body cap and the version header are checked here (the origin by
+// the route, `mcpRoute`); the message itself goes to the pure dispatcher, and its outcome
+// leaves as JSON or as SSE.
 import type { Config } from "../config.ts";
 import { readBodyCapped } from "../http/body.ts";
-import { trustedOriginHeaders } from "../http/cors.ts";
+import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/cors.ts";
 import { HttpError } from "../http/errors.ts";
 import type { Handler, RequestContext } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
@@ -20,8 +21,8 @@ import { isSupportedVersion, SUPPORTED_VERSIONS_TEXT } from "./versions.ts";
 export interface McpEndpointOptions<A> {
   /** Catalogue order is listing order. */
   readonly tools: readonly AnyTool<A>[];
-  /** Trusted origins, page size, and JSON or SSE answers. */
-  readonly config: Config;
+  /** Page size, and JSON or SSE answers. */
+  readonly config: Pick<Config, "mcpPageSize" | "mcpResponse">;
   /** 16 KiB on onboarding (spec §8). */
   readonly maxBodyBytes: number;
   /** Keyed by the rateKey each call passes. */
@@ -63,13 +64,12 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
     instructions: options.instructions,
     log: options.log,
   });
-  const trusted = new Set(config.trustedOrigins);
   const alwaysSse = config.mcpResponse === "sse";
 
-  const respond = (outcome: Outcome, cors: HeaderMap | undefined): Response => {
+  const respond = (outcome: Outcome): Response => {
     if (outcome.kind === "reply") {
-      if (!alwaysSse) return new Response(outcome.body, { headers: _merge(JSON_HEADERS, cors) });
-      return new Response(encodeSseEvent(outcome.body), { headers: _merge(SSE_HEADERS, cors) });
+      if (!alwaysSse) return new Response(outcome.body, { headers: JSON_HEADERS });
+      return new Response(encodeSseEvent(outcome.body), { headers: SSE_HEADERS });
     }
     const sse = createSseEncoder();
     const writer = sse.writable.getWriter();
@@ -94,27 +94,14 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
     }).finally(() => {
       if (open) writer.close().catch(() => {});
     });
-    return new Response(sse.readable, { headers: _merge(SSE_HEADERS, cors) });
+    return new Response(sse.readable, { headers: SSE_HEADERS });
   };
 
   const handle: McpHandler<A> = async (request, _context, auth, rateKey) => {
-    const origin = request.headers.get("Origin");
-    let cors: HeaderMap | undefined;
-    if (origin !== null) {
-      if (!trusted.has(origin)) {
-        return await _reject(
-          request,
-          403,
-          `Forbidden: origin ${JSON.stringify(origin)} is not trusted`,
-        );
-      }
-      cors = trustedOriginHeaders(origin);
-    }
     const decision = rateLimiter.take(rateKey);
     if (!decision.allowed) {
       const seconds = decision.retryAfterSeconds;
       return await _reject(request, 429, `Too many requests: retry after ${seconds} seconds`, {
-        ...cors,
         "Retry-After": String(seconds),
       });
     }
@@ -123,7 +110,6 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
         request,
         415,
         "Unsupported Media Type: Content-Type must be application/json",
-        cors,
       );
     }
     if (!_acceptsJsonAndSse(request.headers.get("Accept"))) {
@@ -131,7 +117,6 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
         request,
         406,
         "Not Acceptable: Accept must list both application/json and text/event-stream",
-        cors,
       );
     }
     let body: Uint8Array;
@@ -139,13 +124,14 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
       body = await readBodyCapped(request, maxBodyBytes);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
-      return _errorResponse(error.status, rpcError(null, TRANSPORT_ERROR, error.message), {
-        ...cors,
-        ...Object.fromEntries(new Headers(error.headers)),
-      });
+      return _errorResponse(
+        error.status,
+        rpcError(null, TRANSPORT_ERROR, error.message),
+        error.headers,
+      );
     }
     const decoded = decodeMessage(body);
-    if (decoded.kind === "invalid") return _errorResponse(400, decoded.error, cors);
+    if (decoded.kind === "invalid") return _errorResponse(400, decoded.error);
     const method = decoded.kind === "request"
       ? decoded.request.method
       : decoded.kind === "notification"
@@ -167,61 +153,43 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
               supported: SUPPORTED_VERSIONS_TEXT.split(", "),
             },
           ),
-          cors,
         );
       }
     }
-    if (decoded.kind !== "request") return new Response(null, { status: 202, headers: cors ?? {} });
+    if (decoded.kind !== "request") return new Response(null, { status: 202 });
     if (beforeToolCall && method === "tools/call") {
       const name = decoded.request.params?.["name"];
       const tool = typeof name === "string" ? registry.find(name) : undefined;
       const refusal = tool && beforeToolCall(tool, auth);
       if (refusal) return refusal;
     }
-    return respond(await dispatcher.dispatch(decoded.request, auth), cors);
+    return respond(await dispatcher.dispatch(decoded.request, auth));
   };
 
   return handle;
 }
 
 /**
- * The route entry of an MCP path: POST to `post`, CORS preflight for trusted origins, and
- * every other method 405 with `Allow: POST, OPTIONS` and a JSON-RPC body.
+ * The route entry of an MCP path: POST to `post` (authentication, then the endpoint), every
+ * other method 405 with `Allow: POST, OPTIONS` and a JSON-RPC body, and CORS for trusted
+ * origins. An `Origin` that is not trusted is refused with 403 before anything else, preflight
+ * included: the transport's defence against DNS rebinding (MCP 2025-11-25 §"Security Warning").
  */
-export function mcpRoute(post: Handler, config: Config): MethodHandlers {
-  const trusted = new Set(config.trustedOrigins);
-  const notAllowed = (request: Request, allow: string) =>
-    _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
-      Allow: allow,
-    });
-  const preflight: Handler = (request) => {
+export function mcpRoute(post: Handler, cors: TrustedCorsPolicy): MethodHandlers {
+  const trustedOnly = (handler: Handler): Handler => (request, context) => {
     const origin = request.headers.get("Origin");
-    if (origin === null) {
-      return Promise.resolve(
-        new Response(null, { status: 204, headers: { Allow: "POST, OPTIONS" } }),
-      );
-    }
-    if (!trusted.has(origin)) {
+    if (origin !== null && !cors.allows(origin)) {
       return _reject(request, 403, `Forbidden: origin ${JSON.stringify(origin)} is not trusted`);
     }
-    return Promise.resolve(
-      new Response(null, {
-        status: 204,
-        headers: {
-          "Access-Control-Allow-Origin": origin,
-          "Access-Control-Allow-Methods": "POST",
-          "Access-Control-Allow-Headers":
-            "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
-          "Access-Control-Max-Age": "600",
-          "Vary": "Origin",
-        },
-      }),
-    );
+    return handler(request, context);
   };
   return {
-    POST: post,
-    OPTIONS: preflight,
-    methodNotAllowed: notAllowed,
+    POST: trustedOnly(withCorsHeaders(cors, post)),
+    OPTIONS: trustedOnly(corsPreflight(cors, { POST: post })),
+    methodNotAllowed: (request, allow) =>
+      _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
+        Allow: allow,
+      }),
   };
 }
 
@@ -237,11 +205,10 @@ async function _reject(
 }
 
 function _errorResponse(status: number, body: unknown, headers?: HeaderMap): Response {
-  return new Response(JSON.stringify(body), { status, headers: _merge(JSON_HEADERS, headers) });
-}
-
-function _merge(base: HeaderMap, extra: HeaderMap | undefined): HeaderMap {
-  return extra === undefined ? base : { ...base, ...extra };
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers },
+  });
 }
 
 function _mediaType(value: string): string {

@@ -3,6 +3,7 @@
  * auth_site.ts spreads this table into its own.
  */
 import type { AppDeps } from "../app.ts";
+import { createCorsPolicies, withCors } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
 import { jsonResponse } from "../http/responses.ts";
 import { configuredRateLimiter } from "../http/rate_limiter.ts";
@@ -14,12 +15,6 @@ import { createClients } from "./clients.ts";
 import { createConsentEndpoint } from "./consent.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { checkMetadataRoutes, createMetadataHandler, metadataPaths } from "./metadata.ts";
-import {
-  publicPreflightHandler,
-  trustedPreflightHandler,
-  withPublicCors,
-  withTrustedCors,
-} from "./oauth_cors.ts";
 import { createRegistrationEndpoint } from "./registration.ts";
 import { createRevocationEndpoint } from "./revocation.ts";
 import { createSigningKeys } from "./signing_keys.ts";
@@ -55,50 +50,34 @@ export async function createOAuthRoutes(
   };
   const authorizeDeps = { ...deps, clients };
 
-  const metadata = withPublicCors(await createMetadataHandler(config));
-  const metadataRoutes = Object.fromEntries(
-    metadataPaths(config).map((path) => [path, {
-      GET: metadata,
-      OPTIONS: publicPreflightHandler("GET, HEAD"),
-    }]),
-  );
+  const cors = createCorsPolicies(config.trustedOrigins);
+  const metadata = withCors(cors.open, { GET: await createMetadataHandler(config) });
+  const metadataRoutes = Object.fromEntries(metadataPaths(config).map((path) => [path, metadata]));
   const jwks: Handler = async () =>
     jsonResponse(await keys.jwks(), { headers: { "Cache-Control": "public, max-age=300" } });
 
   const routes: RouteTable = {
     ...metadataRoutes,
-    [OAUTH_PATHS.jwks]: {
-      GET: withPublicCors(jwks),
-      OPTIONS: publicPreflightHandler("GET, HEAD"),
-    },
+    [OAUTH_PATHS.jwks]: withCors(cors.open, { GET: jwks }),
     [OAUTH_PATHS.authorize]: { GET: createAuthorizeEndpoint(authorizeDeps) },
     [OAUTH_PATHS.consent]: { POST: createConsentEndpoint(authorizeDeps) },
-    [OAUTH_PATHS.register]: {
-      POST: withPublicCors(createRegistrationEndpoint({
+    [OAUTH_PATHS.register]: withCors(cors.open, {
+      POST: createRegistrationEndpoint({
         clients,
         limiter: configuredRateLimiter(config.rateLimits, "registration", now),
-      })),
-      OPTIONS: publicPreflightHandler("POST"),
-    },
-    [OAUTH_PATHS.token]: {
-      POST: withTrustedCors(
-        createTokenEndpoint({ ...deps, signer, clients, budgets }),
-        config,
-      ),
-      OPTIONS: trustedPreflightHandler("POST", config),
-    },
-    [OAUTH_PATHS.revoke]: {
-      POST: withTrustedCors(
-        createRevocationEndpoint({
-          store,
-          clients,
-          budgets,
-          accessTokenGrant: createAccessTokenGrantReader({ keys, issuer: issuerOf(config) }),
-        }),
-        config,
-      ),
-      OPTIONS: trustedPreflightHandler("POST", config),
-    },
+      }),
+    }),
+    [OAUTH_PATHS.token]: withCors(cors.client, {
+      POST: createTokenEndpoint({ ...deps, signer, clients, budgets }),
+    }),
+    [OAUTH_PATHS.revoke]: withCors(cors.client, {
+      POST: createRevocationEndpoint({
+        store,
+        clients,
+        budgets,
+        accessTokenGrant: createAccessTokenGrantReader({ keys, issuer: issuerOf(config) }),
+      }),
+    }),
   };
   await checkMetadataRoutes(config, routes);
   return routes;

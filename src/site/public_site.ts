@@ -1,5 +1,5 @@
 import type { AppDeps, SharedAssets } from "../app.ts";
-import { PUBLIC_CORS_HEADERS, publicPreflight } from "../http/cors.ts";
+import { corsPreflight, OPEN_CORS } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
 import { createRouter, type MethodHandlers } from "../http/router.ts";
 import { DOCUMENT_SECURITY_HEADERS } from "../http/security_headers.ts";
@@ -9,8 +9,8 @@ import { HEALTH } from "./health.ts";
 import { loadPublicAssets, type PublicAssets } from "./public_assets.ts";
 
 const DOCUMENT_CACHE = "public, max-age=300";
-const PUBLIC_METHODS = "GET, HEAD, OPTIONS";
-const HTML_HEADERS = Object.freeze({ ...PUBLIC_CORS_HEADERS, ...DOCUMENT_SECURITY_HEADERS });
+// Every answer is prepared once, so the open CORS policy's headers are part of it.
+const HTML_HEADERS = Object.freeze({ ...OPEN_CORS.headers, ...DOCUMENT_SECURITY_HEADERS });
 
 /** The public website at {base_url}: unauthenticated reads, all precomputed at start-up. */
 export async function createPublicSite(
@@ -24,15 +24,12 @@ export async function createPublicSite(
     headers: {
       "Content-Type": "application/json",
       "Cache-Control": "no-store",
-      ...PUBLIC_CORS_HEADERS,
+      ...OPEN_CORS.headers,
     },
   });
   return createRouter({
     "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
-    "/health": {
-      GET: () => Promise.resolve(health.clone()),
-      OPTIONS: _preflight,
-    },
+    "/health": _open({ GET: () => Promise.resolve(health.clone()) }),
     "/llms.txt": _document(site.llms),
     "/": _document(site.index.html, HTML_HEADERS),
     "/index.json": _document(site.index.json),
@@ -49,14 +46,12 @@ export async function createPublicSite(
 
 function _document(
   asset: StaticAsset,
-  headers: Readonly<Record<string, string>> = PUBLIC_CORS_HEADERS,
+  headers: Readonly<Record<string, string>> = OPEN_CORS.headers,
 ): MethodHandlers {
-  return {
-    GET: staticAssetHandler(asset, { cacheControl: DOCUMENT_CACHE, headers }),
-    OPTIONS: _preflight,
-  };
+  return _open({ GET: staticAssetHandler(asset, { cacheControl: DOCUMENT_CACHE, headers }) });
 }
 
-function _preflight(): Promise<Response> {
-  return Promise.resolve(publicPreflight(PUBLIC_METHODS));
+/** A route of answers built with the open policy's headers, and its preflight. */
+function _open(handlers: MethodHandlers): MethodHandlers {
+  return { ...handlers, OPTIONS: corsPreflight(OPEN_CORS, handlers) };
 }

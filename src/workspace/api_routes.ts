@@ -5,11 +5,11 @@
  */
 import * as v from "valibot";
 import type { AppDeps } from "../app.ts";
-import { PUBLIC_CORS_HEADERS, publicPreflight, trustedOriginHeaders } from "../http/cors.ts";
+import { createCorsPolicies, withCors } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
 import { configuredRateLimiter } from "../http/rate_limiter.ts";
 import type { RouteTable } from "../http/router.ts";
-import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";
+import { createStaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { createMcpEndpoint, mcpRoute } from "../mcp/endpoint.ts";
 import { rpcError, TRANSPORT_ERROR } from "../mcp/errors.ts";
 import type { AnyTool } from "../mcp/tool.ts";
@@ -50,23 +50,9 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
     log: deps.log,
     beforeToolCall: (tool, auth) => _checkToolScope(config, tool, auth),
   });
-  const trusted = new Set(config.trustedOrigins);
+  const cors = createCorsPolicies(config.trustedOrigins);
 
   const post: Handler = async (request, context) => {
-    const origin = request.headers.get("Origin");
-    if (origin !== null && !trusted.has(origin)) {
-      await request.body?.cancel();
-      const body = rpcError(
-        null,
-        TRANSPORT_ERROR,
-        `Forbidden: origin ${JSON.stringify(origin)} is not trusted`,
-      );
-      return new Response(JSON.stringify(body), {
-        status: 403,
-        headers: { "Content-Type": "application/json" },
-      });
-    }
-    const cors = origin === null ? {} : trustedOriginHeaders(origin);
     const outcome = await authenticate(request, context.clientAddress);
     if (!outcome.ok) {
       await request.body?.cancel();
@@ -79,22 +65,13 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
         );
         return new Response(JSON.stringify(body), {
           status: 429,
-          headers: {
-            ...cors,
-            "Content-Type": "application/json",
-            "Retry-After": String(seconds),
-          },
+          headers: { "Content-Type": "application/json", "Retry-After": String(seconds) },
         });
       }
-      return _oauthErrorResponse(outcome.status, outcome.body, outcome.challenge, cors);
+      return _oauthErrorResponse(outcome.status, outcome.body, outcome.challenge, {});
     }
     const { auth } = outcome;
-    const response = await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
-    // A step-up refusal comes from beforeToolCall, which cannot see the request's origin.
-    if (origin !== null && !response.headers.has("Access-Control-Allow-Origin")) {
-      for (const [name, value] of Object.entries(cors)) response.headers.set(name, value);
-    }
-    return response;
+    return await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
   };
 
   const metadata = await createStaticAsset(
@@ -102,15 +79,10 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
     "application/json",
   );
   return {
-    "/.well-known/oauth-protected-resource": {
-      GET: (request) =>
-        Promise.resolve(serveStaticAsset(request, metadata, {
-          cacheControl: "public, max-age=300",
-          headers: PUBLIC_CORS_HEADERS,
-        })),
-      OPTIONS: () => Promise.resolve(publicPreflight("GET, HEAD, OPTIONS")),
-    },
-    "/api/mcp": mcpRoute(post, config),
+    "/.well-known/oauth-protected-resource": withCors(cors.open, {
+      GET: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
+    }),
+    "/api/mcp": mcpRoute(post, cors.mcp),
   };
 }
 

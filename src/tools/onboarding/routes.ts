@@ -1,6 +1,7 @@
 // {auth_url} routes of the onboarding work: POST /mcp, and the connection guide as
 // /llms.txt (text) and /agents (HTML), all from the one guide source.
 import type { AppDeps } from "../../app.ts";
+import { createCorsPolicies } from "../../http/cors.ts";
 import { HTML_SECURITY_HEADERS } from "../../http/security_headers.ts";
 import { configuredRateLimiter } from "../../http/rate_limiter.ts";
 import type { RouteTable } from "../../http/router.ts";
@@ -32,7 +33,7 @@ export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
     "/mcp": mcpRoute(
       (request, context) =>
         mcp(request, context, { clientAddress: context.clientAddress }, context.clientAddress),
-      config,
+      createCorsPolicies(config.trustedOrigins).mcp,
     ),
     "/llms.txt": {
       GET: (request) =>
