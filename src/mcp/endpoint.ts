@@ -176,16 +176,19 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
  * included: the transport's defence against DNS rebinding (MCP 2025-11-25 §"Security Warning").
  */
 export function mcpRoute(post: Handler, cors: TrustedCorsPolicy): MethodHandlers {
-  const trustedOnly = (handler: Handler): Handler => (request, context) => {
+  // Clients that are not browsers send no Origin (most calls): they skip the CORS layer.
+  const byOrigin = (plain: Handler, browser: Handler): Handler => (request, context) => {
     const origin = request.headers.get("Origin");
-    if (origin !== null && !cors.allows(origin)) {
+    if (origin === null) return plain(request, context);
+    if (!cors.allows(origin)) {
       return _reject(request, 403, `Forbidden: origin ${JSON.stringify(origin)} is not trusted`);
     }
-    return handler(request, context);
+    return browser(request, context);
   };
+  const preflight = corsPreflight(cors, { POST: post });
   return {
-    POST: trustedOnly(withCorsHeaders(cors, post)),
-    OPTIONS: trustedOnly(corsPreflight(cors, { POST: post })),
+    POST: byOrigin(post, withCorsHeaders(cors, post)),
+    OPTIONS: byOrigin(preflight, preflight),
     methodNotAllowed: (request, allow) =>
       _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
         Allow: allow,
