@@ -17,7 +17,8 @@ import { createAccessTokenVerifier } from "../oauth/access_token.ts";
 import { issuerOf } from "../oauth/issuer.ts";
 import { createSigningKeys } from "../oauth/signing_keys.ts";
 import { OWNER_ONLY_SCOPES, type Scope, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
-import { type OAuthError, ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
+import { OAuthError, oauthErrorResponse } from "../oauth/oauth_error.ts";
+import { ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
 import { createWorkspaceTools } from "../tools/workspace/catalogue.ts";
 import { scopeOf } from "../tools/workspace/scoped_tool.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
@@ -56,19 +57,17 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
     const outcome = await authenticate(request, context.clientAddress);
     if (!outcome.ok) {
       await request.body?.cancel();
-      if (outcome.status === 429) {
-        const seconds = outcome.retryAfterSeconds;
-        const body = rpcError(
-          null,
-          TRANSPORT_ERROR,
-          `Too many requests: retry after ${seconds} seconds`,
-        );
-        return new Response(JSON.stringify(body), {
-          status: 429,
-          headers: { "Content-Type": "application/json", "Retry-After": String(seconds) },
-        });
-      }
-      return _oauthErrorResponse(outcome.status, outcome.body, outcome.challenge, {});
+      if (outcome.error !== null) return oauthErrorResponse(outcome.error);
+      const seconds = outcome.retryAfterSeconds;
+      const body = rpcError(
+        null,
+        TRANSPORT_ERROR,
+        `Too many requests: retry after ${seconds} seconds`,
+      );
+      return new Response(JSON.stringify(body), {
+        status: 429,
+        headers: { "Content-Type": "application/json", "Retry-After": String(seconds) },
+      });
     }
     const { auth } = outcome;
     return await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
@@ -114,44 +113,20 @@ function _checkToolScope(
   const scope = scopeOf(tool);
   if (!auth.scopes.includes(scope)) {
     const needed = [...auth.scopes, scope].join(" ");
-    return _oauthErrorResponse(
-      403,
-      {
-        error: "insufficient_scope",
-        error_description: `The tool ${tool.name} needs the scope ${scope}`,
-      },
-      bearerChallenge(config, needed, "insufficient_scope"),
-      {},
+    return oauthErrorResponse(
+      new OAuthError("insufficient_scope", `The tool ${tool.name} needs the scope ${scope}`, 403, {
+        "WWW-Authenticate": bearerChallenge(config, needed, "insufficient_scope"),
+      }),
     );
   }
   if (OWNER_ONLY_SCOPES.has(scope as Scope) && auth.role !== "owner") {
-    return _oauthErrorResponse(
-      403,
-      {
-        error: "access_denied",
-        error_description:
-          `The tool ${tool.name} is for owners of the business, and this account is a ${auth.role}`,
-      },
-      null,
-      {},
+    return oauthErrorResponse(
+      new OAuthError(
+        "access_denied",
+        `The tool ${tool.name} is for owners of the business, and this account is a ${auth.role}`,
+        403,
+      ),
     );
   }
   return undefined;
-}
-
-function _oauthErrorResponse(
-  status: number,
-  body: OAuthError,
-  challenge: string | null,
-  headers: Readonly<Record<string, string>>,
-): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: {
-      ...headers,
-      "Content-Type": "application/json",
-      "Cache-Control": "no-store",
-      ...(challenge === null ? {} : { "WWW-Authenticate": challenge }),
-    },
-  });
 }

@@ -8,7 +8,7 @@ import type { Accounts, Role } from "../accounts/model.ts";
 import type { Config } from "../config.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { TokenCheck } from "../oauth/access_token.ts";
-import type { OAuthError } from "../oauth/wire_schemas.ts";
+import { OAuthError } from "../oauth/oauth_error.ts";
 
 /** What a verified request carries into the tools. */
 export interface WorkspaceAuth {
@@ -24,14 +24,10 @@ export interface WorkspaceAuth {
 
 export type BearerOutcome =
   | { readonly ok: true; readonly auth: WorkspaceAuth }
-  | {
-    readonly ok: false;
-    readonly status: 401 | 403;
-    readonly body: OAuthError;
-    readonly challenge: string | null;
-  }
+  /** A 401 or 403, with its `WWW-Authenticate` challenge when consent can help. */
+  | { readonly ok: false; readonly error: OAuthError }
   /** Too many tokens to verify from one client address. */
-  | { readonly ok: false; readonly status: 429; readonly retryAfterSeconds: number };
+  | { readonly ok: false; readonly error: null; readonly retryAfterSeconds: number };
 
 export const BASE_SCOPE = "app.access";
 
@@ -83,11 +79,9 @@ export function createBearerAuth(
   const decided = new Map<string, { auth: WorkspaceAuth; until: number }>();
   const unauthorized = (description: string, sent: boolean): BearerOutcome => ({
     ok: false,
-    status: 401,
-    body: sent
-      ? { error: "invalid_token", error_description: description }
-      : { error: "invalid_request", error_description: description },
-    challenge: bearerChallenge(config, BASE_SCOPE, sent ? "invalid_token" : undefined),
+    error: new OAuthError(sent ? "invalid_token" : "invalid_request", description, 401, {
+      "WWW-Authenticate": bearerChallenge(config, BASE_SCOPE, sent ? "invalid_token" : undefined),
+    }),
   });
 
   return async (request, clientAddress) => {
@@ -114,7 +108,7 @@ export function createBearerAuth(
     if (remembered && remembered.until > at) return { ok: true, auth: remembered.auth };
     const allowed = verifyLimiter.take(clientAddress);
     if (!allowed.allowed) {
-      return { ok: false, status: 429, retryAfterSeconds: allowed.retryAfterSeconds };
+      return { ok: false, error: null, retryAfterSeconds: allowed.retryAfterSeconds };
     }
     const check = await verify(jwt);
     if (!check.ok) return unauthorized(check.description, true);
@@ -124,24 +118,23 @@ export function createBearerAuth(
       // Consent cannot fix this, so no scope challenge.
       return {
         ok: false,
-        status: 403,
-        body: {
-          error: "access_denied",
-          error_description: "The account is no longer a member of the token's business",
-        },
-        challenge: null,
+        error: new OAuthError(
+          "access_denied",
+          "The account is no longer a member of the token's business",
+          403,
+        ),
       };
     }
     const scopes = claims.scope.split(" ").filter((s) => s !== "");
     if (!scopes.includes(BASE_SCOPE)) {
       return {
         ok: false,
-        status: 403,
-        body: {
-          error: "insufficient_scope",
-          error_description: `The workspace needs the ${BASE_SCOPE} scope`,
-        },
-        challenge: bearerChallenge(config, BASE_SCOPE, "insufficient_scope"),
+        error: new OAuthError(
+          "insufficient_scope",
+          `The workspace needs the ${BASE_SCOPE} scope`,
+          403,
+          { "WWW-Authenticate": bearerChallenge(config, BASE_SCOPE, "insufficient_scope") },
+        ),
       };
     }
     const auth: WorkspaceAuth = {
