@@ -1,6 +1,6 @@
 import * as v from "valibot";
 import type { AppDeps } from "../app.ts";
-import { HttpError } from "../http/errors.ts";
+import { withHtmlErrors } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
 import type { RouteTable } from "../http/router.ts";
@@ -75,17 +75,7 @@ function _redirect(location: string, headers: Record<string, string> = {}): Resp
 
 /** Client errors (bad body, wrong type) become a page with their status, never a 500. */
 function _guard(handler: Handler): Handler {
-  return async (request, context) => {
-    try {
-      return await handler(request, context);
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      return htmlResponse(errorPage("Request refused", error.message), {
-        status: error.status,
-        headers: { "Cache-Control": "no-store", ...Object.fromEntries(new Headers(error.headers)) },
-      });
-    }
-  };
+  return withHtmlErrors(handler, (error) => errorPage("Request refused", error.message));
 }
 
 /** /sign-up, /sign-in, /sign-in/verify, /sign-out and /account on {auth_url}. */

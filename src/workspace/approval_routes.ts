@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { readForm } from "../http/form.ts";
 import type { Session } from "../accounts/model.ts";
 import type { AppDeps } from "../app.ts";
-import { HttpError } from "../http/errors.ts";
+import { withHtmlErrors } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
 import type { RouteTable } from "../http/router.ts";
@@ -33,7 +33,7 @@ export function approvalRoutes(deps: AppDeps): RouteTable {
   /** Signed in, or sent to sign in and back here. */
   const signedIn =
     (handler: (request: Request, session: Session) => Promise<Response>): Handler =>
-    async (request) => {
+    async (request, context) => {
       const session = await sessions.current(request);
       if (!session) {
         await request.body?.cancel();
@@ -43,15 +43,10 @@ export function approvalRoutes(deps: AppDeps): RouteTable {
           headers: { Location: sessions.signInUrl(pathname), "Cache-Control": "no-store" },
         });
       }
-      try {
-        return await handler(request, session);
-      } catch (error) {
-        if (!(error instanceof HttpError)) throw error;
-        return _page(
-          approvalErrorPage(session.account.email, "Request refused", error.message),
-          error.status,
-        );
-      }
+      return await withHtmlErrors(
+        (request) => handler(request, session),
+        (error) => approvalErrorPage(session.account.email, "Request refused", error.message),
+      )(request, context);
     };
 
   /** The gate when the account belongs to its business; null reads as "not found" to others. */
