@@ -30,13 +30,15 @@ type Fields = Readonly<Record<string, string>>;
 /** RFC 7636 §4.1: 43-128 characters of the unreserved set. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
-function _resourceOf(fields: Fields, bound: string, config: Config): void {
-  if (fields.resource === undefined) return;
+/** RFC 8707 §2.2: a `resource` at the token endpoint may only repeat the bound one. */
+function _resourceProblem(fields: Fields, bound: string, config: Config): OAuthError | null {
+  if (fields.resource === undefined) return null;
   const check = canonicalResource(fields.resource, config);
-  if (!check.ok) throw new OAuthError("invalid_target", check.description);
+  if (!check.ok) return new OAuthError("invalid_target", check.description);
   if (check.resource !== bound) {
-    throw new OAuthError("invalid_target", `"resource" must equal ${JSON.stringify(bound)}`);
+    return new OAuthError("invalid_target", `"resource" must equal ${JSON.stringify(bound)}`);
   }
+  return null;
 }
 
 /**
@@ -71,17 +73,18 @@ export async function exchangeCode(
   }
   const bound = entry.value;
   // Every failed check burns the code: a stolen code gets one try, and so does a guesser.
-  const burn = async (error: OAuthError): Promise<never> => {
+  // The caller throws what this returns, so each refusal reads as a throw where it happens.
+  const burned = async (error: OAuthError): Promise<OAuthError> => {
     await store.commit([{ key, version: entry.version }], [{ type: "delete", key }]);
-    throw error;
+    return error;
   };
   if (bound.clientId !== client.clientId) {
-    await burn(
+    throw await burned(
       new OAuthError("invalid_grant", "The authorization code was issued to another client"),
     );
   }
   if (fields.redirect_uri !== bound.redirectUri) {
-    await burn(
+    throw await burned(
       new OAuthError(
         "invalid_grant",
         "redirect_uri must equal the one of the authorization request",
@@ -90,33 +93,32 @@ export async function exchangeCode(
   }
   const verifier = fields.code_verifier;
   if (verifier === undefined || !VERIFIER.test(verifier)) {
-    await burn(
+    throw await burned(
       new OAuthError(
         "invalid_grant",
         "code_verifier is required: 43-128 characters of [A-Za-z0-9._~-]",
       ),
     );
   }
-  if (base64url(await sha256(verifier!)) !== bound.codeChallenge) {
-    await burn(new OAuthError("invalid_grant", "code_verifier does not match the code_challenge"));
+  if (base64url(await sha256(verifier)) !== bound.codeChallenge) {
+    throw await burned(
+      new OAuthError("invalid_grant", "code_verifier does not match the code_challenge"),
+    );
   }
   // The code and its verifier prove the client (RFC 7636 §1); a refusal here leaves the code.
   admit();
-  try {
-    _resourceOf(fields, bound.resource, deps.config);
-  } catch (error) {
-    await burn(error as OAuthError);
-  }
+  const wrongTarget = _resourceProblem(fields, bound.resource, deps.config);
+  if (wrongTarget) throw await burned(wrongTarget);
   // The account may have left the business, or lost its ownership, since it consented.
   const membership = await deps.accounts.getMembership(bound.accountId, bound.businessId);
   if (!membership) {
-    await burn(
+    throw await burned(
       new OAuthError("invalid_grant", "The account is no longer a member of the business"),
     );
   }
-  const scopes = _grantableTo(membership!.role, bound.scopes);
+  const scopes = _grantableTo(membership.role, bound.scopes);
   if (scopes.length === 0) {
-    await burn(
+    throw await burned(
       new OAuthError("invalid_grant", "None of the consented scopes can still be granted"),
     );
   }
@@ -207,7 +209,8 @@ export async function refreshGrant(
     // A current refresh token of a live grant proves the client; a refusal leaves it current.
     admit();
     const requested = _narrowed(fields.scope, grant.scopes);
-    _resourceOf(fields, grant.resource, deps.config);
+    const wrongTarget = _resourceProblem(fields, grant.resource, deps.config);
+    if (wrongTarget) throw wrongTarget;
     const membership = await deps.accounts.getMembership(grant.accountId, grant.businessId);
     if (!membership) {
       await revokeGrant(store, grant.id);
