@@ -1,9 +1,8 @@
 import * as v from "valibot";
-import type { AppDeps } from "../app.ts";
 import { withHtmlErrors } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
-import type { RouteTable } from "../http/router.ts";
+import type { MethodHandlers } from "../http/router.ts";
 import { createFormCsrf } from "./form_csrf.ts";
 import { readForm } from "../http/form.ts";
 import type { Html } from "../ui/html.ts";
@@ -20,11 +19,14 @@ import {
   signUpPage,
 } from "./pages.ts";
 import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
+import type { Config } from "../config.ts";
+import type { EmailLinks } from "./email_links.ts";
+import type { Accounts, Sessions } from "./model.ts";
 import { safeReturnTo } from "./sessions.ts";
 
 /**
- * The clients an account authorized, as the OAuth records know them. Implemented by the
- * authorization server; /account lists and revokes through it.
+ * The clients an account authorized, as the OAuth records know them. The authorization
+ * server's grant records provide it (auth_site.ts); /account lists and revokes through it.
  */
 export interface AccountGrants {
   listForAccount(
@@ -34,10 +36,34 @@ export interface AccountGrants {
   revokeForAccount(accountId: string, grantId: string): Promise<boolean>;
 }
 
-// A missing field reads as empty, so the message is "… is required", not a type error.
 /** A section another part adds under each business on /account (e.g. the workspace's). */
 export type AccountBusinessSection = (businessId: string, role: Role) => Promise<Html>;
 
+export interface AccountRoutesDeps {
+  /** `authUrl` for redirects; the cookies' names and attributes follow its scheme. */
+  readonly config: Pick<Config, "authUrl">;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly emailLinks: EmailLinks;
+  readonly grants: AccountGrants;
+  readonly businessSection: AccountBusinessSection;
+}
+
+/** The people's pages of {auth_url} (auth_site.ts maps the paths). */
+export interface AccountRoutes {
+  /** /sign-up */
+  readonly signUp: MethodHandlers;
+  /** /sign-in */
+  readonly signIn: MethodHandlers;
+  /** /sign-in/verify: the e-mailed link's page, and its button. */
+  readonly verify: MethodHandlers;
+  /** /sign-out */
+  readonly signOut: MethodHandlers;
+  /** /account */
+  readonly account: MethodHandlers;
+}
+
+// A missing field reads as empty, so the message is "… is required", not a type error.
 const SignUpFormSchema = v.object({
   csrf: v.string(),
   email: v.optional(EmailSchema, ""),
@@ -78,13 +104,8 @@ function _guard(handler: Handler): Handler {
   return withHtmlErrors(handler, (error) => errorPage("Request refused", error.message));
 }
 
-/** /sign-up, /sign-in, /sign-in/verify, /sign-out and /account on {auth_url}. */
-export function accountRoutes(
-  deps: AppDeps,
-  grants: AccountGrants,
-  businessSection: AccountBusinessSection,
-): RouteTable {
-  const { config, sessions, accounts, emailLinks } = deps;
+export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
+  const { config, sessions, accounts, emailLinks, grants, businessSection } = deps;
   const csrf = createFormCsrf(config);
 
   const withCsrf = async (
@@ -140,7 +161,7 @@ export function accountRoutes(
   });
 
   return {
-    "/sign-up": {
+    signUp: {
       GET: _guard((request) =>
         withCsrf(
           request,
@@ -182,7 +203,7 @@ export function accountRoutes(
       }),
     },
 
-    "/sign-in": {
+    signIn: {
       GET: _guard((request) =>
         withCsrf(
           request,
@@ -219,7 +240,7 @@ export function accountRoutes(
       }),
     },
 
-    "/sign-in/verify": {
+    verify: {
       // GET only shows the button: prefetching scanners never use the link.
       GET: _guard(async (request) => {
         const token = new URL(request.url).searchParams.get("token") ?? "";
@@ -256,7 +277,7 @@ export function accountRoutes(
       }),
     },
 
-    "/sign-out": {
+    signOut: {
       GET: _guard(async (request) => {
         const session = await sessions.current(request);
         if (!session) return _redirect(`${config.authUrl}/sign-in`);
@@ -281,7 +302,7 @@ export function accountRoutes(
       }),
     },
 
-    "/account": {
+    account: {
       GET: _guard(async (request) => {
         const session = await sessions.current(request);
         if (!session) return _redirect(sessions.signInUrl("/account"));

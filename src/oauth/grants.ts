@@ -96,6 +96,18 @@ export function endGrantMutations(grant: GrantRecord): Mutation[] {
   ];
 }
 
+/** Revokes a grant of `accountId` (/account's Revoke); false when it is not one of its own. */
+export async function revokeAccountGrant(
+  store: Store,
+  accountId: string,
+  gid: string,
+): Promise<boolean> {
+  // Only the account's own grants: a forged grant id of someone else's revokes nothing.
+  const grant = await getGrant(store, gid);
+  if (!grant || grant.accountId !== accountId) return false;
+  return await revokeGrant(store, gid);
+}
+
 /** Records that a grant was used (token verification or refresh); cheap and conflict-free. */
 export async function touchGrant(store: Store, gid: string, at: number): Promise<void> {
   const entry = await store.get<GrantRecord>(grantKey(gid));

@@ -18,7 +18,7 @@ import { issueTokens, prepareGrant, type TokenResponse } from "./token_issuance.
 import type { TokenSigner } from "./tokens.ts";
 
 export interface TokenGrantDeps {
-  readonly config: Config;
+  readonly config: Pick<Config, "apiUrl">;
   readonly store: Store;
   readonly now: () => number;
   readonly signer: TokenSigner;
@@ -31,7 +31,11 @@ type Fields = Readonly<Record<string, string>>;
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /** RFC 8707 §2.2: a `resource` at the token endpoint may only repeat the bound one. */
-function _resourceProblem(fields: Fields, bound: string, config: Config): OAuthError | null {
+function _resourceProblem(
+  fields: Fields,
+  bound: string,
+  config: Pick<Config, "apiUrl">,
+): OAuthError | null {
   if (fields.resource === undefined) return null;
   const check = canonicalResource(fields.resource, config);
   if (!check.ok) return new OAuthError("invalid_target", check.description);

@@ -35,7 +35,7 @@ export interface TokenSigner {
 }
 
 export function createTokenSigner(
-  deps: { config: Config; keys: SigningKeys; now: () => number },
+  deps: { config: Pick<Config, "authUrl" | "apiUrl">; keys: SigningKeys; now: () => number },
 ): TokenSigner {
   const { config, keys, now } = deps;
   const issuer = issuerOf(config);

@@ -4,22 +4,22 @@
  * page; it places this section under each business.
  */
 import type { Accounts, Role } from "../accounts/model.ts";
-import type { Store } from "../store/store.ts";
 import { type Html, html } from "../ui/html.ts";
-import { createAuditLog } from "./audit.ts";
-import { createConnectionTests } from "./connection_tests.ts";
+import type { AuditLog } from "./audit.ts";
+import type { ConnectionTests } from "./connection_tests.ts";
 
 /** How many audit entries the page shows per business. */
 export const ACCOUNT_AUDIT_ENTRIES = 20;
 
 export type WorkspaceAccountSection = (businessId: string, role: Role) => Promise<Html>;
 
-export function createWorkspaceAccountSection(
-  deps: { readonly store: Store; readonly now: () => number; readonly accounts: Accounts },
-): WorkspaceAccountSection {
-  const { store, now, accounts } = deps;
-  const tests = createConnectionTests(store, now);
-  const audit = createAuditLog(store, now);
+export function createWorkspaceAccountSection(deps: {
+  readonly connectionTests: ConnectionTests;
+  readonly audit: AuditLog;
+  readonly accounts: Accounts;
+  readonly now: () => number;
+}): WorkspaceAccountSection {
+  const { connectionTests: tests, audit, accounts, now } = deps;
   const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
 
   return async (businessId, role) => {

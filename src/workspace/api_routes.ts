@@ -1,61 +1,96 @@
 /**
- * {api_url}: the protected-resource metadata (RFC 9728) and the workspace MCP endpoint.
- * Authentication wraps the MCP endpoint from outside: the bearer checks run before any
- * JSON-RPC is read, and the MCP code only ever sees a verified `WorkspaceAuth`.
+ * What the workspace answers on {api_url} (api_site.ts maps the paths): the protected-resource
+ * metadata (RFC 9728) and the workspace MCP endpoint. Authentication wraps the MCP endpoint
+ * from outside: the bearer checks run before any JSON-RPC is read, and the MCP code only ever
+ * sees a verified `WorkspaceAuth`.
  */
 import * as v from "valibot";
-import type { AppDeps } from "../app.ts";
-import { createCorsPolicies, withCors } from "../http/cors.ts";
+import type { Accounts } from "../accounts/model.ts";
+import type { Config } from "../config.ts";
 import type { Handler } from "../http/handler.ts";
 import { configuredRateLimiter } from "../http/rate_limiter.ts";
-import type { RouteTable } from "../http/router.ts";
+import type { LogSink } from "../http/request_log.ts";
 import { createStaticAsset, staticAssetHandler } from "../http/static_asset.ts";
-import { createMcpEndpoint, mcpRoute } from "../mcp/endpoint.ts";
+import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { rpcError, TRANSPORT_ERROR } from "../mcp/errors.ts";
 import type { AnyTool } from "../mcp/tool.ts";
 import { createAccessTokenVerifier } from "../oauth/access_token.ts";
 import { issuerOf } from "../oauth/issuer.ts";
-import { createSigningKeys } from "../oauth/signing_keys.ts";
-import { OWNER_ONLY_SCOPES, type Scope, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
 import { OAuthError, oauthErrorResponse } from "../oauth/oauth_error.ts";
+import { OWNER_ONLY_SCOPES, type Scope, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
+import type { SigningKeys } from "../oauth/signing_keys.ts";
 import { ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
+import type { Store } from "../store/store.ts";
 import { createWorkspaceTools } from "../tools/workspace/catalogue.ts";
 import { scopeOf } from "../tools/workspace/scoped_tool.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
-import { createWorkspaceServices } from "./services.ts";
+import type { WorkspaceServices } from "./services.ts";
 
-export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
-  const { config } = deps;
-  const services = createWorkspaceServices({ ...deps, authUrl: config.authUrl });
+export interface WorkspaceRoutesDeps {
+  readonly config: Pick<
+    Config,
+    | "baseUrl"
+    | "authUrl"
+    | "apiUrl"
+    | "rateLimits"
+    | "mcpPageSize"
+    | "mcpResponse"
+    | "workspaceMaxBody"
+  >;
+  /** The grants and the signing keys behind the access tokens. */
+  readonly store: Store;
+  readonly keys: SigningKeys;
+  readonly accounts: Accounts;
+  readonly services: WorkspaceServices;
+  readonly now: () => number;
+  readonly log: LogSink;
+}
+
+export interface WorkspaceRoutes {
+  /** GET /.well-known/oauth-protected-resource */
+  readonly resourceMetadata: Handler;
+  /** POST /api/mcp: bearer authentication, then the MCP endpoint. */
+  readonly mcp: Handler;
+}
+
+export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<WorkspaceRoutes> {
+  const { config, now } = deps;
   const authenticate = createBearerAuth({
     config,
     accounts: deps.accounts,
     verify: createAccessTokenVerifier({
-      keys: createSigningKeys({ store: deps.store, now: deps.now }),
+      keys: deps.keys,
       store: deps.store,
-      now: deps.now,
+      now,
       issuer: issuerOf(config),
       audience: config.apiUrl,
     }),
-    now: deps.now,
-    verifyLimiter: configuredRateLimiter(config.rateLimits, "workspace-verify", deps.now),
+    now,
+    verifyLimiter: configuredRateLimiter(config.rateLimits, "workspace-verify", now),
   });
   const mcp = createMcpEndpoint<WorkspaceAuth>({
-    tools: createWorkspaceTools(services),
+    tools: createWorkspaceTools(deps.services),
     config,
     maxBodyBytes: config.workspaceMaxBody,
-    rateLimiter: configuredRateLimiter(config.rateLimits, "workspace", deps.now),
+    rateLimiter: configuredRateLimiter(config.rateLimits, "workspace", now),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
     instructions:
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
     beforeToolCall: (tool, auth) => _checkToolScope(config, tool, auth),
   });
-  const cors = createCorsPolicies(config.trustedOrigins);
-
-  const post: Handler = async (request, context) => {
-    const outcome = await authenticate(request, context.clientAddress);
-    if (!outcome.ok) {
+  const metadata = await createStaticAsset(
+    JSON.stringify(protectedResourceMetadata(config)),
+    "application/json",
+  );
+  return {
+    resourceMetadata: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
+    async mcp(request, context) {
+      const outcome = await authenticate(request, context.clientAddress);
+      if (outcome.ok) {
+        const { auth } = outcome;
+        return await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
+      }
       await request.body?.cancel();
       if (outcome.error !== null) return oauthErrorResponse(outcome.error);
       const seconds = outcome.retryAfterSeconds;
@@ -68,27 +103,12 @@ export async function workspaceApiRoutes(deps: AppDeps): Promise<RouteTable> {
         status: 429,
         headers: { "Content-Type": "application/json", "Retry-After": String(seconds) },
       });
-    }
-    const { auth } = outcome;
-    return await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
-  };
-
-  const metadata = await createStaticAsset(
-    JSON.stringify(protectedResourceMetadata(config)),
-    "application/json",
-  );
-  return {
-    "/.well-known/oauth-protected-resource": withCors(cors.open, {
-      GET: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
-    }),
-    "/api/mcp": mcpRoute(post, cors.mcp),
+    },
   };
 }
 
 /** RFC 9728 §2, with the scope list of spec §5 and the issuer string of DESIGN.md. */
-export function protectedResourceMetadata(
-  config: Pick<AppDeps["config"], "apiUrl" | "authUrl" | "baseUrl">,
-) {
+export function protectedResourceMetadata(config: Pick<Config, "apiUrl" | "authUrl" | "baseUrl">) {
   return v.parse(ProtectedResourceSchema, {
     resource: config.apiUrl,
     authorization_servers: [issuerOf(config)],
@@ -106,7 +126,7 @@ export function protectedResourceMetadata(
  * cannot fix a role.
  */
 function _checkToolScope(
-  config: AppDeps["config"],
+  config: Pick<Config, "apiUrl">,
   tool: AnyTool<WorkspaceAuth>,
   auth: WorkspaceAuth,
 ): Response | undefined {

@@ -34,13 +34,13 @@ export const BASE_SCOPE = "app.access";
 // RFC 6750 §2.1: b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-export function resourceMetadataUrl(config: Config): string {
+export function resourceMetadataUrl(config: Pick<Config, "apiUrl">): string {
   return `${config.apiUrl}/.well-known/oauth-protected-resource`;
 }
 
 /** The WWW-Authenticate value; `error` only when a token was sent (RFC 6750 §3.1). */
 export function bearerChallenge(
-  config: Config,
+  config: Pick<Config, "apiUrl">,
   scope: string,
   error?: "invalid_token" | "insufficient_scope",
 ): string {
@@ -53,7 +53,7 @@ export function bearerChallenge(
 }
 
 export interface BearerDeps {
-  readonly config: Config;
+  readonly config: Pick<Config, "apiUrl">;
   readonly accounts: Accounts;
   readonly verify: (jwt: string) => Promise<TokenCheck>;
   readonly now: () => number;

@@ -34,14 +34,16 @@ export const ConnectionGuideSchema = v.strictObject({
 });
 export type ConnectionGuide = v.InferOutput<typeof ConnectionGuideSchema>;
 
+type Origins = Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
+
 const SOURCE = new URL("../../../static/auth/connection_guide.json", import.meta.url);
 
 /** Reads the guide template once at start-up and fills in the configured origins. */
-export async function loadConnectionGuide(config: Config): Promise<ConnectionGuide> {
+export async function loadConnectionGuide(config: Origins): Promise<ConnectionGuide> {
   return parseConnectionGuide(await Deno.readTextFile(SOURCE), config);
 }
 
-export function parseConnectionGuide(template: string, config: Config): ConnectionGuide {
+export function parseConnectionGuide(template: string, config: Origins): ConnectionGuide {
   // The origins are validated URLs without quotes or backslashes, so they are safe inside JSON.
   const text = template
     .replaceAll("{base_url}", config.baseUrl)

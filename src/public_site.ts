@@ -1,24 +1,28 @@
-import type { AppDeps, SharedAssets } from "../app.ts";
-import { corsPreflight, OPEN_CORS } from "../http/cors.ts";
-import type { Handler } from "../http/handler.ts";
-import { createRouter, type MethodHandlers } from "../http/router.ts";
-import { DOCUMENT_SECURITY_HEADERS } from "../http/security_headers.ts";
-import { type StaticAsset, staticAssetHandler } from "../http/static_asset.ts";
-import { stylesheetHandler } from "../ui/stylesheet.ts";
-import { HEALTH } from "./health.ts";
-import { loadPublicAssets, type PublicAssets } from "./public_assets.ts";
+/**
+ * {base_url}: the public website. Unauthenticated reads, all prepared at start-up from the
+ * templates in static/ (src/site/) and cloned per request; every one under the open CORS
+ * policy, whose headers are part of the prepared answer.
+ */
+import type { Config } from "./config.ts";
+import { corsPreflight, OPEN_CORS } from "./http/cors.ts";
+import type { Handler } from "./http/handler.ts";
+import { createRouter, type MethodHandlers } from "./http/router.ts";
+import { DOCUMENT_SECURITY_HEADERS } from "./http/security_headers.ts";
+import { type StaticAsset, staticAssetHandler } from "./http/static_asset.ts";
+import { HEALTH } from "./site/health.ts";
+import { loadPublicAssets } from "./site/public_assets.ts";
+import { stylesheetHandler } from "./ui/stylesheet.ts";
+
+export interface PublicSiteDeps {
+  readonly config: Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
+  readonly stylesheet: StaticAsset;
+}
 
 const DOCUMENT_CACHE = "public, max-age=300";
-// Every answer is prepared once, so the open CORS policy's headers are part of it.
 const HTML_HEADERS = Object.freeze({ ...OPEN_CORS.headers, ...DOCUMENT_SECURITY_HEADERS });
 
-/** The public website at {base_url}: unauthenticated reads, all precomputed at start-up. */
-export async function createPublicSite(
-  deps: AppDeps,
-  assets: SharedAssets,
-  publicAssets?: PublicAssets,
-): Promise<Handler> {
-  const site = publicAssets ?? await loadPublicAssets(deps.config);
+export async function createPublicSite(deps: PublicSiteDeps): Promise<Handler> {
+  const site = await loadPublicAssets(deps.config);
   // Prepared once and cloned per request (see staticAssetHandler for why).
   const health = new Response(new TextEncoder().encode(JSON.stringify(HEALTH)), {
     headers: {
@@ -28,7 +32,7 @@ export async function createPublicSite(
     },
   });
   return createRouter({
-    "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
+    "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
     "/health": _open({ GET: () => Promise.resolve(health.clone()) }),
     "/llms.txt": _document(site.llms),
     "/": _document(site.index.html, HTML_HEADERS),
@@ -51,7 +55,7 @@ function _document(
   return _open({ GET: staticAssetHandler(asset, { cacheControl: DOCUMENT_CACHE, headers }) });
 }
 
-/** A route of answers built with the open policy's headers, and its preflight. */
+/** A route of answers prepared with the open policy's headers, and its preflight. */
 function _open(handlers: MethodHandlers): MethodHandlers {
   return { ...handlers, OPTIONS: corsPreflight(OPEN_CORS, handlers) };
 }
