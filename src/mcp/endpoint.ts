@@ -18,9 +18,9 @@ import { createSseEncoder, encodeSseEvent } from "./sse.ts";
 import type { AnyTool } from "./tool.ts";
 import { isSupportedVersion, SUPPORTED_VERSIONS_TEXT } from "./versions.ts";
 
-export interface McpEndpointOptions<A> {
+export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   /** Catalogue order is listing order. */
-  readonly tools: readonly AnyTool<A>[];
+  readonly tools: readonly T[];
   /** Page size, and JSON or SSE answers. */
   readonly config: Pick<Config, "mcpPageSize" | "mcpResponse">;
   /** 16 KiB on onboarding (spec §8). */
@@ -31,7 +31,7 @@ export interface McpEndpointOptions<A> {
   readonly instructions: string;
   readonly log: LogSink;
   /** Checked for tools/call before dispatch; a Response returned is sent as is (403 step-up). */
-  readonly beforeToolCall?: (tool: AnyTool<A>, auth: A) => Response | undefined;
+  readonly beforeToolCall?: (tool: T, auth: A) => Response | undefined;
   /** Randomness for the cursors; crypto.getRandomValues by default. */
   readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
 }
@@ -52,9 +52,11 @@ const SSE_HEADERS = Object.freeze({
   "Cache-Control": "no-cache",
 });
 
-export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler<A> {
+export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
+  options: McpEndpointOptions<A, T>,
+): McpHandler<A> {
   const { config, maxBodyBytes, rateLimiter, beforeToolCall } = options;
-  const registry = createToolRegistry(options.tools, {
+  const registry = createToolRegistry<A, T>(options.tools, {
     pageSize: config.mcpPageSize,
     ...(options.random ? { random: options.random } : {}),
   });

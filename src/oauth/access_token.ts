@@ -21,10 +21,14 @@ export interface AccessTokenClaims {
   exp: number;
 }
 
-export type TokenCheck = { ok: true; claims: AccessTokenClaims } | {
-  ok: false;
-  description: string;
-};
+export type TokenCheck =
+  | {
+    ok: true;
+    claims: AccessTokenClaims;
+    /** The client's name as the human saw it at consent, from the grant just checked. */
+    clientName: string;
+  }
+  | { ok: false; description: string };
 
 const ClaimsSchema = v.object({
   iss: v.string(),
@@ -125,7 +129,7 @@ export function createAccessTokenVerifier(
       if (touched.size > 10_000) touched.delete(touched.keys().next().value!);
       await touchGrant(store, claims.gid, at);
     }
-    return { ok: true, claims };
+    return { ok: true, claims, clientName: grant.clientName };
   }
 }
 

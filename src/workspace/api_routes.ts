@@ -13,16 +13,15 @@ import type { LogSink } from "../http/request_log.ts";
 import { createStaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { createMcpEndpoint } from "../mcp/endpoint.ts";
 import { rpcError, TRANSPORT_ERROR } from "../mcp/errors.ts";
-import type { AnyTool } from "../mcp/tool.ts";
 import { createAccessTokenVerifier } from "../oauth/access_token.ts";
 import { issuerOf } from "../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../oauth/oauth_error.ts";
-import { OWNER_ONLY_SCOPES, type Scope, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
+import { OWNER_ONLY_SCOPES, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
 import type { SigningKeys } from "../oauth/signing_keys.ts";
 import { ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
 import type { Store } from "../store/store.ts";
 import { createWorkspaceTools } from "../tools/workspace/catalogue.ts";
-import { scopeOf } from "../tools/workspace/scoped_tool.ts";
+import type { AnyWorkspaceTool } from "../tools/workspace/scoped_tool.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
 import type { WorkspaceServices } from "./services.ts";
 
@@ -68,7 +67,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     now,
     verifyLimiter: configuredRateLimiter(config.rateLimits, "workspace-verify", now),
   });
-  const mcp = createMcpEndpoint<WorkspaceAuth>({
+  const mcp = createMcpEndpoint<WorkspaceAuth, AnyWorkspaceTool>({
     tools: createWorkspaceTools(deps.services),
     config,
     maxBodyBytes: config.workspaceMaxBody,
@@ -127,10 +126,10 @@ export function protectedResourceMetadata(config: Pick<Config, "apiUrl" | "authU
  */
 function _checkToolScope(
   config: Pick<Config, "apiUrl">,
-  tool: AnyTool<WorkspaceAuth>,
+  tool: AnyWorkspaceTool,
   auth: WorkspaceAuth,
 ): Response | undefined {
-  const scope = scopeOf(tool);
+  const { scope } = tool;
   if (!auth.scopes.includes(scope)) {
     const needed = [...auth.scopes, scope].join(" ");
     return oauthErrorResponse(
@@ -139,7 +138,7 @@ function _checkToolScope(
       }),
     );
   }
-  if (OWNER_ONLY_SCOPES.has(scope as Scope) && auth.role !== "owner") {
+  if (OWNER_ONLY_SCOPES.has(scope) && auth.role !== "owner") {
     return oauthErrorResponse(
       new OAuthError(
         "access_denied",

@@ -15,7 +15,9 @@ export interface WorkspaceAuth {
   readonly accountId: string;
   readonly businessId: string;
   readonly clientId: string;
-  /** The grant behind the token (its record names the client as the human saw it). */
+  /** The client's name as the human saw it at consent (the grant's record). */
+  readonly clientName: string;
+  /** The grant behind the token. */
   readonly grantId: string;
   /** Granted scopes in the token's order. */
   readonly scopes: readonly string[];
@@ -141,6 +143,7 @@ export function createBearerAuth(
       accountId: claims.sub,
       businessId: claims.business,
       clientId: claims.client_id,
+      clientName: check.clientName,
       grantId: claims.gid,
       scopes,
       role: membership.role,

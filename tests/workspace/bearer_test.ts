@@ -23,8 +23,8 @@ Deno.test("bearer authentication", async (t) => {
   });
   let verifications = 0;
   const tokens = new Map<string, TokenCheck>([
-    ["good", { ok: true, claims: claims("app.access members.read") }],
-    ["narrow", { ok: true, claims: claims("members.read") }],
+    ["good", { ok: true, claims: claims("app.access members.read"), clientName: "Client one" }],
+    ["narrow", { ok: true, claims: claims("members.read"), clientName: "Client one" }],
     ["bad", { ok: false, description: "The access token's signature does not verify" }],
   ]);
   const verify = (jwt: string): Promise<TokenCheck> => {
@@ -75,6 +75,7 @@ Deno.test("bearer authentication", async (t) => {
         accountId: f.memberId,
         businessId: f.businessId,
         clientId: "client-1",
+        clientName: "Client one",
         grantId: "g",
         scopes: ["app.access", "members.read"],
         role: "member",
