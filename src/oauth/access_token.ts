@@ -4,6 +4,7 @@
  */
 import { decodeJwt, errors, jwtVerify } from "jose";
 import * as v from "valibot";
+import { BoundedMap } from "../bounded_map.ts";
 import type { Store } from "../store/store.ts";
 import { getGrant, touchGrant } from "./grants.ts";
 import { type SigningKeys, verificationKey } from "./signing_keys.ts";
@@ -44,6 +45,7 @@ const ClaimsSchema = v.object({
 });
 
 const MAX_VERIFIED = 10_000;
+const MAX_TOUCHED = 10_000;
 
 /** How often (at most) a grant's "last used" time is written by verification. */
 const TOUCH_INTERVAL = 60_000;
@@ -68,11 +70,11 @@ export function createAccessTokenVerifier(
 ): (jwt: string) => Promise<TokenCheck> {
   const { store, now, issuer, audience } = deps;
   const getKey = verificationKey(deps.keys);
-  const touched = new Map<string, number>();
+  const touched = new BoundedMap<string, number>(MAX_TOUCHED);
   // Tokens whose signature and claims already verified, by their exact text: an agent sends
   // the same token for an hour, and ECDSA verification is the expensive part. Expiry and the
-  // grant are still checked on every call. Bounded; the oldest entry goes first.
-  const verified = new Map<string, AccessTokenClaims>();
+  // grant are still checked on every call.
+  const verified = new BoundedMap<string, AccessTokenClaims>(MAX_VERIFIED);
   return async (jwt) => {
     const known = verified.get(jwt);
     if (known) {
@@ -107,7 +109,6 @@ export function createAccessTokenVerifier(
       return { ok: false, description: `The access token's audience must be ${audience}` };
     }
     verified.set(jwt, claims);
-    if (verified.size > MAX_VERIFIED) verified.delete(verified.keys().next().value!);
     return await _grantCheck(claims);
   };
 
@@ -124,9 +125,7 @@ export function createAccessTokenVerifier(
     }
     const at = now();
     if ((touched.get(claims.gid) ?? 0) + TOUCH_INTERVAL <= at) {
-      touched.delete(claims.gid);
       touched.set(claims.gid, at);
-      if (touched.size > 10_000) touched.delete(touched.keys().next().value!);
       await touchGrant(store, claims.gid, at);
     }
     return { ok: true, claims, clientName: grant.clientName };

@@ -5,6 +5,7 @@
  * of the token's business and the `app.access` scope.
  */
 import type { Accounts, Role } from "../accounts/model.ts";
+import { BoundedMap } from "../bounded_map.ts";
 import type { Config } from "../config.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { TokenCheck } from "../oauth/access_token.ts";
@@ -78,7 +79,7 @@ export function createBearerAuth(
   deps: BearerDeps,
 ): (request: Request, clientAddress: string) => Promise<BearerOutcome> {
   const { config, accounts, verify, now, verifyLimiter } = deps;
-  const decided = new Map<string, { auth: WorkspaceAuth; until: number }>();
+  const decided = new BoundedMap<string, { auth: WorkspaceAuth; until: number }>(MAX_DECISIONS);
   const unauthorized = (description: string, sent: boolean): BearerOutcome => ({
     ok: false,
     error: new OAuthError(sent ? "invalid_token" : "invalid_request", description, 401, {
@@ -148,9 +149,7 @@ export function createBearerAuth(
       scopes,
       role: membership.role,
     };
-    decided.delete(jwt);
     decided.set(jwt, { auth, until: Math.min(at + DECISION_TTL_MS, claims.exp * 1000) });
-    if (decided.size > MAX_DECISIONS) decided.delete(decided.keys().next().value!);
     return { ok: true, auth };
   };
 }
