@@ -1,5 +1,6 @@
 // The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript.
-import { type Html, html, page } from "../ui/html.ts";
+import { authPage, utcMinute } from "../ui/auth_pages.ts";
+import { type Html, html } from "../ui/html.ts";
 import type { Account, Business, Role } from "./model.ts";
 
 /** One client the account authorized in a business, as /account lists it. */
@@ -13,27 +14,7 @@ export interface AuthorizedClientView {
 }
 
 function _layout(title: string, main: Html, signedIn?: { email: string; signOutCsrf: string }) {
-  return page({
-    title: `${title} · Vestibule`,
-    body: html`
-      <header>
-        <p><a href="/account">Vestibule</a></p>
-        ${signedIn
-          ? html`
-            <form method="post" action="/sign-out">
-              <p>Signed in as ${signedIn.email}</p>
-              <input type="hidden" name="csrf" value="${signedIn.signOutCsrf}">
-              <button type="submit">Sign out</button>
-            </form>
-          `
-          : ""}
-      </header>
-      <main>
-        <h1>${title}</h1>
-        ${main}
-      </main>
-    `,
-  });
+  return authPage({ title, main, ...(signedIn ? { signedIn } : {}) });
 }
 
 /** Keeps an interrupted authorization's way back when switching between sign-in and sign-up. */
@@ -179,7 +160,6 @@ export function accountPage(options: {
   }[];
   notice?: string;
 }): string {
-  const date = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
   const clients = (list: readonly AuthorizedClientView[]) =>
     list.length === 0
       ? html`<p class="muted">No clients are authorized in this business.</p>`
@@ -200,8 +180,8 @@ export function accountPage(options: {
               <tr>
                 <td>${c.clientName} <span class="muted">(${c.clientId})</span></td>
                 <td>${c.scopes.join(" ")}</td>
-                <td>${date(c.createdAt)}</td>
-                <td>${c.lastUsedAt === null ? "never" : date(c.lastUsedAt)}</td>
+                <td>${utcMinute(c.createdAt)}</td>
+                <td>${c.lastUsedAt === null ? "never" : utcMinute(c.lastUsedAt)}</td>
                 <td>
                   <form method="post" action="/account">
                     <input type="hidden" name="csrf" value="${options.revokeCsrf}">

@@ -4,6 +4,7 @@
  * page; it places this section under each business.
  */
 import type { Accounts, Role } from "../accounts/model.ts";
+import { utcMinute } from "../ui/auth_pages.ts";
 import { type Html, html } from "../ui/html.ts";
 import type { AuditLog } from "./audit.ts";
 import type { ConnectionTests } from "./connection_tests.ts";
@@ -20,13 +21,12 @@ export function createWorkspaceAccountSection(deps: {
   readonly now: () => number;
 }): WorkspaceAccountSection {
   const { connectionTests: tests, audit, accounts, now } = deps;
-  const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
 
   return async (businessId, role) => {
     const attempts = await tests.statuses(businessId);
     const status = (a: (typeof attempts)[number]) =>
       a.status === "verified"
-        ? `verified ${when(a.verifiedAt ?? a.createdAt)}`
+        ? `verified ${utcMinute(a.verifiedAt ?? a.createdAt)}`
         : a.expiresAt <= now()
         ? "not verified (the last attempt expired)"
         : "waiting for the agent to verify";
@@ -74,7 +74,7 @@ export function createWorkspaceAccountSection(deps: {
           <tbody>${entries.map((e) =>
             html`
               <tr>
-                <td>${when(e.at)}</td>
+                <td>${utcMinute(e.at)}</td>
                 <td>${emails.get(e.accountId)} (${e.actor === "human" ? "person" : "agent"})</td>
                 <td>${e.clientId ?? ""}</td>
                 <td>${e.action}: ${e.summary}</td>
