@@ -26,13 +26,15 @@ function _error(message: string | undefined): Html | string {
   return message ? html`<p class="error" role="alert" id="form-error">${message}</p>` : "";
 }
 
-export function signUpPage(options: {
-  csrf: string;
-  returnTo: string;
-  email?: string;
-  business?: string;
-  error?: string;
-}): string {
+/** What a sign-up or sign-in form page shows: a second time, what was entered and why not. */
+export interface LinkFormPage {
+  readonly csrf: string;
+  readonly returnTo: string;
+  readonly entered?: Readonly<Record<string, string>>;
+  readonly error?: string;
+}
+
+export function signUpPage(options: LinkFormPage): string {
   return _layout(
     "Create an account",
     html`
@@ -45,10 +47,10 @@ export function signUpPage(options: {
         <input type="hidden" name="return_to" value="${options.returnTo}">
         <label for="email">E-mail address</label>
         <input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
-          value="${options.email ?? ""}">
+          value="${options.entered?.email ?? ""}">
         <label for="business">Business name</label>
         <input id="business" name="business" type="text" autocomplete="organization" required
-          maxlength="100" value="${options.business ?? ""}">
+          maxlength="100" value="${options.entered?.business ?? ""}">
         <button type="submit">Send me the link</button>
       </form>
       <p>Already have an account? <a href="${_withReturnTo(
@@ -59,12 +61,7 @@ export function signUpPage(options: {
   );
 }
 
-export function signInPage(options: {
-  csrf: string;
-  returnTo: string;
-  email?: string;
-  error?: string;
-}): string {
+export function signInPage(options: LinkFormPage): string {
   return _layout(
     "Sign in",
     html`
@@ -75,7 +72,7 @@ export function signInPage(options: {
         <input type="hidden" name="return_to" value="${options.returnTo}">
         <label for="email">E-mail address</label>
         <input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
-          value="${options.email ?? ""}">
+          value="${options.entered?.email ?? ""}">
         <button type="submit">Send me a sign-in link</button>
       </form>
       <p>No account yet? <a href="${_withReturnTo(

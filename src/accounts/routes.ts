@@ -14,13 +14,14 @@ import {
   confirmLinkPage,
   deadLinkPage,
   errorPage,
+  type LinkFormPage,
   signInPage,
   signOutPage,
   signUpPage,
 } from "./pages.ts";
 import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
 import type { Config } from "../config.ts";
-import type { EmailLinks } from "./email_links.ts";
+import type { EmailLinks, LinkRequestOutcome } from "./email_links.ts";
 import type { Accounts, Sessions } from "./model.ts";
 import { safeReturnTo } from "./sessions.ts";
 
@@ -152,93 +153,79 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
     );
   };
 
-  const tooMany = (retryAfterSeconds: number) => ({
-    status: 429,
-    headers: { "Retry-After": String(retryAfterSeconds) },
-    error: `Too many requests for this address. Try again in ${
-      Math.ceil(retryAfterSeconds / 60)
-    } minutes.`,
+  /**
+   * The sign-up and sign-in forms: one handler, each with its schema and its mail. A refused
+   * post shows the form again with what was entered and why (403 for the CSRF token, 400 for
+   * the fields, 429 over the mail budget); an accepted one, the same "check your e-mail" page
+   * whether or not the address has an account.
+   */
+  const linkForm = <S extends v.GenericSchema<unknown, { email: string }>>(form: {
+    readonly purpose: "sign-up" | "sign-in";
+    readonly schema: S;
+    readonly page: (options: LinkFormPage) => string;
+    readonly send: (
+      fields: v.InferOutput<S>,
+      clientAddress: string,
+      returnTo: string,
+    ) => Promise<LinkRequestOutcome>;
+  }): MethodHandlers => ({
+    GET: _guard((request) =>
+      withCsrf(
+        request,
+        form.purpose,
+        (token) => form.page({ csrf: token, returnTo: returnToOf(request) }),
+      )
+    ),
+    POST: _guard(async (request, context) => {
+      const entered = await readForm(request);
+      const returnTo = safeReturnTo(entered.return_to);
+      const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+        withCsrf(
+          request,
+          form.purpose,
+          (token) => form.page({ csrf: token, returnTo, entered, error }),
+          status,
+          headers,
+        );
+      if (!(await csrf.verify(request, form.purpose, entered.csrf ?? ""))) {
+        return again(CSRF_FAILED, 403);
+      }
+      const parsed = v.safeParse(form.schema, entered);
+      if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
+      const outcome = await form.send(parsed.output, context.clientAddress, returnTo);
+      if (!outcome.sent) {
+        const seconds = outcome.retryAfterSeconds;
+        return again(
+          `Too many requests for this address. Try again in ${Math.ceil(seconds / 60)} minutes.`,
+          429,
+          { "Retry-After": String(seconds) },
+        );
+      }
+      return _page(checkMailPage(parsed.output.email, form.purpose));
+    }),
   });
 
   return {
-    signUp: {
-      GET: _guard((request) =>
-        withCsrf(
-          request,
-          "sign-up",
-          (token) => signUpPage({ csrf: token, returnTo: returnToOf(request) }),
-        )
-      ),
-      POST: _guard(async (request, context) => {
-        const form = await readForm(request);
-        const raw = {
-          email: form.email ?? "",
-          business: form.business ?? "",
-          returnTo: safeReturnTo(form.return_to),
-        };
-        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-          withCsrf(
-            request,
-            "sign-up",
-            (token) => signUpPage({ csrf: token, ...raw, error }),
-            status,
-            headers,
-          );
-        if (!(await csrf.verify(request, "sign-up", form.csrf ?? ""))) {
-          return again(CSRF_FAILED, 403);
-        }
-        const parsed = v.safeParse(SignUpFormSchema, form);
-        if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
-        const outcome = await emailLinks.requestSignUp({
-          email: parsed.output.email,
-          businessName: parsed.output.business,
-          clientAddress: context.clientAddress,
-          returnTo: raw.returnTo,
-        });
-        if (!outcome.sent) {
-          const limited = tooMany(outcome.retryAfterSeconds);
-          return again(limited.error, limited.status, limited.headers);
-        }
-        return _page(checkMailPage(parsed.output.email, "sign-up"));
-      }),
-    },
+    signUp: linkForm({
+      purpose: "sign-up",
+      schema: SignUpFormSchema,
+      page: signUpPage,
+      send: (form, clientAddress, returnTo) =>
+        emailLinks.requestSignUp({
+          email: form.email,
+          businessName: form.business,
+          clientAddress,
+          returnTo,
+        }),
+    }),
 
-    signIn: {
-      GET: _guard((request) =>
-        withCsrf(
-          request,
-          "sign-in",
-          (token) => signInPage({ csrf: token, returnTo: returnToOf(request) }),
-        )
-      ),
-      POST: _guard(async (request, context) => {
-        const form = await readForm(request);
-        const raw = { email: form.email ?? "", returnTo: safeReturnTo(form.return_to) };
-        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-          withCsrf(
-            request,
-            "sign-in",
-            (token) => signInPage({ csrf: token, ...raw, error }),
-            status,
-            headers,
-          );
-        if (!(await csrf.verify(request, "sign-in", form.csrf ?? ""))) {
-          return again(CSRF_FAILED, 403);
-        }
-        const parsed = v.safeParse(SignInFormSchema, form);
-        if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
-        const outcome = await emailLinks.requestSignIn({
-          email: parsed.output.email,
-          clientAddress: context.clientAddress,
-          returnTo: raw.returnTo,
-        });
-        if (!outcome.sent) {
-          const limited = tooMany(outcome.retryAfterSeconds);
-          return again(limited.error, limited.status, limited.headers);
-        }
-        return _page(checkMailPage(parsed.output.email, "sign-in"));
-      }),
-    },
+    signIn: linkForm({
+      purpose: "sign-in",
+      schema: SignInFormSchema,
+      page: signInPage,
+      send: (form, clientAddress, returnTo) =>
+        emailLinks.requestSignIn({ email: form.email, clientAddress, returnTo }),
+    }),
 
     verify: {
       // GET only shows the button: prefetching scanners never use the link.
