@@ -7,7 +7,7 @@ import { createRouter } from "./http/router.ts";
 import { mcpRoute } from "./mcp/endpoint.ts";
 import type { SigningKeys } from "./oauth/signing_keys.ts";
 import type { Store } from "./store/store.ts";
-import { createWorkspaceRoutes, type WorkspaceRoutesDeps } from "./workspace/api_routes.ts";
+import { createWorkspaceRoutes, type WorkspaceRoutesDeps } from "./tools/workspace/routes.ts";
 import type { WorkspaceServices } from "./workspace/services.ts";
 
 export interface ApiSiteDeps {

@@ -34,7 +34,7 @@ export function scopedTool<I, O>(tool: Omit<WorkspaceTool<I, O>, "meta">): Works
  * Gated writes only record a request for a human; the change happens on approval, so the
  * call itself destroys nothing, and each call makes a new request.
  */
-export const GATED: ToolAnnotations = Object.freeze({
+const GATED: ToolAnnotations = Object.freeze({
   readOnlyHint: false,
   destructiveHint: false,
   idempotentHint: false,

@@ -5,25 +5,25 @@
  * sees a verified `WorkspaceAuth`.
  */
 import * as v from "valibot";
-import type { Accounts } from "../accounts/model.ts";
-import type { Config } from "../config.ts";
-import type { Handler } from "../http/handler.ts";
-import { configuredRateLimiter } from "../http/rate_limiter.ts";
-import type { LogSink } from "../http/request_log.ts";
-import { createStaticAsset, staticAssetHandler } from "../http/static_asset.ts";
-import { createMcpEndpoint } from "../mcp/endpoint.ts";
-import { rpcError, TRANSPORT_ERROR } from "../mcp/errors.ts";
-import { createAccessTokenVerifier } from "../oauth/access_token.ts";
-import { issuerOf } from "../oauth/issuer.ts";
-import { OAuthError, oauthErrorResponse } from "../oauth/oauth_error.ts";
-import { OWNER_ONLY_SCOPES, SUPPORTED_SCOPES } from "../oauth/scopes.ts";
-import type { SigningKeys } from "../oauth/signing_keys.ts";
-import { ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
-import type { Store } from "../store/store.ts";
-import { createWorkspaceTools } from "../tools/workspace/catalogue.ts";
-import type { AnyWorkspaceTool } from "../tools/workspace/scoped_tool.ts";
-import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
-import type { WorkspaceServices } from "./services.ts";
+import type { Accounts } from "../../accounts/model.ts";
+import type { Config } from "../../config.ts";
+import type { Handler } from "../../http/handler.ts";
+import { configuredRateLimiter } from "../../http/rate_limiter.ts";
+import type { LogSink } from "../../http/request_log.ts";
+import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
+import { createMcpEndpoint } from "../../mcp/endpoint.ts";
+import { rpcError, TRANSPORT_ERROR } from "../../mcp/errors.ts";
+import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
+import { issuerOf } from "../../oauth/issuer.ts";
+import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
+import { OWNER_ONLY_SCOPES, SUPPORTED_SCOPES } from "../../oauth/scopes.ts";
+import type { SigningKeys } from "../../oauth/signing_keys.ts";
+import { ProtectedResourceSchema } from "../../oauth/wire_schemas.ts";
+import type { Store } from "../../store/store.ts";
+import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "../../workspace/bearer.ts";
+import type { WorkspaceServices } from "../../workspace/services.ts";
+import { createWorkspaceTools } from "./catalogue.ts";
+import type { AnyWorkspaceTool } from "./scoped_tool.ts";
 
 export interface WorkspaceRoutesDeps {
   readonly config: Pick<
