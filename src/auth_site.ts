@@ -87,8 +87,9 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/approvals": approvals.list,
     "/approvals/*": approvals.gate,
 
-    // The authorization server, issuer {auth_url}/api/auth. The authorization endpoint and
-    // the consent form never answer other origins; the rest of discovery is open to any.
+    // The authorization server, issuer {auth_url}/api/auth. Discovery, JWKS and registration
+    // answer any origin, token and revocation only trusted ones, and the authorization
+    // endpoint and the consent form none (DESIGN.md, CORS).
     ...Object.fromEntries(metadataPaths(config).map((path) => [path, metadata])),
     [OAUTH_PATHS.jwks]: withCors(cors.open, { GET: oauth.jwks }),
     [OAUTH_PATHS.authorize]: { GET: oauth.authorize },
