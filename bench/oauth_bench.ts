@@ -8,7 +8,8 @@
  */
 import { resolveConfig } from "../src/config.ts";
 import { createAccessTokenVerifier } from "../src/oauth/access_token.ts";
-import { issueGrant } from "../src/oauth/grants.ts";
+import { createSigningKeys } from "../src/oauth/signing_keys.ts";
+import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
@@ -182,7 +183,13 @@ async function _verifications(seconds: number): Promise<{ cold: Measured; warm: 
       });
       tokens.push(issued.tokens.access_token);
     }
-    const verify = createAccessTokenVerifier({ config, store, now: Date.now });
+    const verify = createAccessTokenVerifier({
+      keys: createSigningKeys({ store, now: Date.now }),
+      store,
+      now: Date.now,
+      issuer: `${config.authUrl}/api/auth`,
+      audience: config.apiUrl,
+    });
     const cold = await _loop(tokens.length / 10, (i) => verify(tokens[i]!), tokens.length);
     const warm = await _loop(seconds, () => verify(tokens[0]!));
     return { cold, warm };

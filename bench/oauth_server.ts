@@ -12,7 +12,7 @@ import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";
 import { issuerOf } from "../src/oauth/issuer.ts";
 import { issueCode } from "../src/oauth/codes.ts";
-import { issueGrant } from "../src/oauth/grants.ts";
+import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
 import { openKvStore } from "../src/store/kv_store.ts";

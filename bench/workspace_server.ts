@@ -4,7 +4,7 @@ import { createAccounts } from "../src/accounts/accounts.ts";
 import { createAccountServices } from "../src/accounts/services.ts";
 import { createApp } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config.ts";
-import { issueGrant } from "../src/oauth/grants.ts";
+import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { serve } from "../src/server.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 

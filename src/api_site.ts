@@ -1,9 +1,35 @@
-import type { AppDeps } from "./app.ts";
+/** {api_url}: the workspace resource server. */
+import type { Accounts } from "./accounts/model.ts";
+import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
+import type { LogSink } from "./http/request_log.ts";
 import { createRouter } from "./http/router.ts";
-import { workspaceApiRoutes } from "./workspace/api_routes.ts";
+import { mcpRoute } from "./mcp/endpoint.ts";
+import type { SigningKeys } from "./oauth/signing_keys.ts";
+import type { Store } from "./store/store.ts";
+import { createWorkspaceRoutes, type WorkspaceRoutesDeps } from "./tools/workspace/routes.ts";
+import type { WorkspaceServices } from "./workspace/services.ts";
 
-/** {api_url}: the protected-resource metadata and the workspace MCP endpoint. */
-export async function createApiSite(deps: AppDeps): Promise<Handler> {
-  return createRouter(await workspaceApiRoutes(deps));
+export interface ApiSiteDeps {
+  readonly config: WorkspaceRoutesDeps["config"];
+  readonly store: Store;
+  readonly now: () => number;
+  readonly log: LogSink;
+  readonly accounts: Accounts;
+  readonly keys: SigningKeys;
+  readonly workspace: WorkspaceServices;
+  readonly cors: CorsPolicies;
+}
+
+export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {
+  const { cors } = deps;
+  const workspace = await createWorkspaceRoutes({ ...deps, services: deps.workspace });
+  return createRouter({
+    // RFC 9728: where clients find the authorization server of this resource.
+    "/.well-known/oauth-protected-resource": withCors(cors.open, {
+      GET: workspace.resourceMetadata,
+    }),
+    // The workspace MCP endpoint: bearer token with app.access, then one scope per tool.
+    "/api/mcp": mcpRoute(workspace.mcp, cors.mcp),
+  });
 }

@@ -1,19 +1,27 @@
+/**
+ * The composition root: what main.ts (or a test) built goes in, the whole service comes out
+ * as one handler. The three sites share what is built here once (the stylesheet, the CORS
+ * policies, the signing keys, the workspace services) and sit behind a Host router with the
+ * request log.
+ */
 import type { EmailLinks } from "./accounts/email_links.ts";
 import type { Mailer } from "./accounts/mailer.ts";
 import type { Accounts, Sessions } from "./accounts/model.ts";
-import type { Config } from "./config.ts";
-import type { Handler } from "./http/handler.ts";
-import type { StaticAsset } from "./http/static_asset.ts";
-import { createHostRouter } from "./http/host_router.ts";
-import { type LogSink, withRequestLog } from "./http/request_log.ts";
 import { createApiSite } from "./api_site.ts";
 import { createAuthSite } from "./auth_site.ts";
-import { createPublicSite } from "./site/public_site.ts";
+import type { Config } from "./config.ts";
+import { createCorsPolicies } from "./http/cors.ts";
+import type { Handler } from "./http/handler.ts";
+import { createHostRouter } from "./http/host_router.ts";
+import { type LogSink, withRequestLog } from "./http/request_log.ts";
+import { createSigningKeys } from "./oauth/signing_keys.ts";
+import { createPublicSite } from "./public_site.ts";
 import type { Store } from "./store/store.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
 import { seedDemo } from "./workspace/demo.ts";
+import { createWorkspaceServices } from "./workspace/services.ts";
 
-/** Everything the surfaces need, built once by main.ts (or a test) and handed down. */
+/** Everything main.ts (or a test) builds before the sites. */
 export interface AppDeps {
   readonly config: Config;
   readonly log: LogSink;
@@ -26,20 +34,25 @@ export interface AppDeps {
   readonly emailLinks: EmailLinks;
 }
 
-/** What start-up loads once and every site may serve. */
-export interface SharedAssets {
-  readonly stylesheet: StaticAsset;
-}
-
-/** The whole service as one handler: three sites behind a Host router, with request logging. */
 export async function createApp(deps: AppDeps): Promise<Handler> {
-  const { config } = deps;
+  const { config, store, now, accounts } = deps;
   if (config.demo) await seedDemo(deps);
-  const assets: SharedAssets = { stylesheet: await loadStylesheet() };
+  const shared = {
+    stylesheet: await loadStylesheet(),
+    cors: createCorsPolicies(config.trustedOrigins),
+    keys: createSigningKeys({ store, now }),
+    workspace: createWorkspaceServices({
+      store,
+      now,
+      accounts,
+      mailer: deps.mailer,
+      authUrl: config.authUrl,
+    }),
+  };
   const sites = [
-    { origin: config.baseUrl, handler: await createPublicSite(deps, assets) },
-    { origin: config.authUrl, handler: await createAuthSite(deps, assets) },
-    { origin: config.apiUrl, handler: await createApiSite(deps) },
+    { origin: config.baseUrl, handler: await createPublicSite({ config, ...shared }) },
+    { origin: config.authUrl, handler: await createAuthSite({ ...deps, ...shared }) },
+    { origin: config.apiUrl, handler: await createApiSite({ ...deps, ...shared }) },
   ];
   return withRequestLog(createHostRouter(sites), deps.log);
 }

@@ -1,28 +1,101 @@
-import { createAccountGrants } from "./accounts/account_grants.ts";
-import { accountRoutes } from "./accounts/routes.ts";
-import type { AppDeps, SharedAssets } from "./app.ts";
+/**
+ * {auth_url}: the onboarding MCP endpoint and its guide, the people's pages (sign-up,
+ * sign-in, account, approvals) and the OAuth authorization server. Every path is declared
+ * here, with its CORS policy; each part provides the handlers.
+ */
+import type { EmailLinks } from "./accounts/email_links.ts";
+import type { Accounts, Sessions } from "./accounts/model.ts";
+import { createAccountRoutes } from "./accounts/routes.ts";
+import type { Config } from "./config.ts";
+import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
-import { createRouter } from "./http/router.ts";
+import type { LogSink } from "./http/request_log.ts";
+import { createRouter, type RouteTable } from "./http/router.ts";
+import type { StaticAsset } from "./http/static_asset.ts";
+import { mcpRoute } from "./mcp/endpoint.ts";
+import { listGrantsOfAccount, revokeAccountGrant } from "./oauth/grants.ts";
+import { OAUTH_PATHS } from "./oauth/issuer.ts";
+import { checkMetadataRoutes, metadataPaths } from "./oauth/metadata.ts";
 import { createOAuthRoutes } from "./oauth/routes.ts";
-import { onboardingRoutes } from "./tools/onboarding/routes.ts";
+import type { SigningKeys } from "./oauth/signing_keys.ts";
+import type { Store } from "./store/store.ts";
+import { createOnboardingRoutes } from "./tools/onboarding/routes.ts";
 import { stylesheetHandler } from "./ui/stylesheet.ts";
 import { createWorkspaceAccountSection } from "./workspace/account_section.ts";
-import { approvalRoutes } from "./workspace/approval_routes.ts";
+import { createApprovalRoutes } from "./workspace/approval_routes.ts";
+import type { WorkspaceServices } from "./workspace/services.ts";
 
-/**
- * {auth_url}: the onboarding MCP endpoint, the human pages (sign-up, sign-in, account,
- * approvals) and the OAuth authorization server. Each part contributes its route table.
- */
-export async function createAuthSite(deps: AppDeps, assets: SharedAssets): Promise<Handler> {
-  return createRouter({
-    "/assets/style.css": { GET: stylesheetHandler(assets.stylesheet) },
-    ...accountRoutes(
-      deps,
-      createAccountGrants(deps.store),
-      createWorkspaceAccountSection({ store: deps.store, now: deps.now, accounts: deps.accounts }),
-    ),
-    ...await onboardingRoutes(deps),
-    ...approvalRoutes(deps),
-    ...await createOAuthRoutes(deps),
+export interface AuthSiteDeps {
+  readonly config: Pick<
+    Config,
+    | "baseUrl"
+    | "authUrl"
+    | "apiUrl"
+    | "rateLimits"
+    | "mcpPageSize"
+    | "mcpResponse"
+    | "cimdAllowLoopback"
+  >;
+  readonly store: Store;
+  readonly now: () => number;
+  readonly log: LogSink;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly emailLinks: EmailLinks;
+  readonly keys: SigningKeys;
+  readonly workspace: WorkspaceServices;
+  readonly cors: CorsPolicies;
+  readonly stylesheet: StaticAsset;
+}
+
+export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
+  const routes = await authSiteRoutes(deps);
+  // Start-up self-check: every metadata location and every endpoint it names is served.
+  await checkMetadataRoutes(deps.config, routes);
+  return createRouter(routes);
+}
+
+/** Every path of {auth_url}. */
+export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
+  const { config, store, cors, workspace } = deps;
+  const onboarding = await createOnboardingRoutes(deps);
+  const people = createAccountRoutes({
+    ...deps,
+    grants: {
+      listForAccount: (accountId) => listGrantsOfAccount(store, accountId),
+      revokeForAccount: (accountId, grantId) => revokeAccountGrant(store, accountId, grantId),
+    },
+    businessSection: createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts }),
   });
+  const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
+  const oauth = await createOAuthRoutes(deps);
+  const metadata = withCors(cors.open, { GET: oauth.metadata });
+  return {
+    "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
+
+    // Onboarding, no credentials: the MCP endpoint, and the connection guide as text and page.
+    "/mcp": mcpRoute(onboarding.mcp, cors.mcp),
+    "/llms.txt": { GET: onboarding.guideText },
+    "/agents": { GET: onboarding.guidePage },
+
+    // People: sign-up and sign-in by e-mailed link, the account page, approvals of gated calls.
+    "/sign-up": people.signUp,
+    "/sign-in": people.signIn,
+    "/sign-in/verify": people.verify,
+    "/sign-out": people.signOut,
+    "/account": people.account,
+    "/approvals": approvals.list,
+    "/approvals/*": approvals.gate,
+
+    // The authorization server, issuer {auth_url}/api/auth. Discovery, JWKS and registration
+    // answer any origin, token and revocation only trusted ones, and the authorization
+    // endpoint and the consent form none (DESIGN.md, CORS).
+    ...Object.fromEntries(metadataPaths(config).map((path) => [path, metadata])),
+    [OAUTH_PATHS.jwks]: withCors(cors.open, { GET: oauth.jwks }),
+    [OAUTH_PATHS.authorize]: { GET: oauth.authorize },
+    [OAUTH_PATHS.consent]: { POST: oauth.consent },
+    [OAUTH_PATHS.register]: withCors(cors.open, { POST: oauth.register }),
+    [OAUTH_PATHS.token]: withCors(cors.client, { POST: oauth.token }),
+    [OAUTH_PATHS.revoke]: withCors(cors.client, { POST: oauth.revoke }),
+  };
 }

@@ -4,18 +4,23 @@ import type { Config } from "../config.ts";
  * Cookies of {auth_url}. On https the `__Host-` prefix pins them to this exact host
  * (Secure, Path=/, no Domain); plain http is only allowed on loopback (config.ts).
  */
-export function cookieName(config: Config, base: string): string {
+export function cookieName(config: Pick<Config, "authUrl">, base: string): string {
   return _secure(config) ? `__Host-${base}` : base;
 }
 
-export function setCookie(config: Config, name: string, value: string, maxAgeSeconds: number) {
+export function setCookie(
+  config: Pick<Config, "authUrl">,
+  name: string,
+  value: string,
+  maxAgeSeconds: number,
+) {
   const attributes = [`${name}=${value}`, "Path=/", `Max-Age=${maxAgeSeconds}`, "HttpOnly"];
   if (_secure(config)) attributes.push("Secure");
   attributes.push("SameSite=Lax");
   return attributes.join("; ");
 }
 
-export function clearCookie(config: Config, name: string): string {
+export function clearCookie(config: Pick<Config, "authUrl">, name: string): string {
   return setCookie(config, name, "", 0);
 }
 
@@ -33,6 +38,6 @@ export function readCookie(request: Request, name: string): string | null {
   return null;
 }
 
-function _secure(config: Config): boolean {
+function _secure(config: Pick<Config, "authUrl">): boolean {
   return config.authUrl.startsWith("https:");
 }

@@ -44,7 +44,7 @@ const _key = (digest: string) => ["accounts", "email_link", digest];
 
 /** DESIGN.md: sign-in and sign-up mail per e-mail, and per client address. */
 function _limiters(
-  config: Config,
+  config: Pick<Config, "rateLimits">,
   now: () => number,
 ): { email: RateLimiter; address: RateLimiter } {
   return {
@@ -54,7 +54,13 @@ function _limiters(
 }
 
 export function createEmailLinks(
-  deps: { config: Config; store: Store; now: () => number; mailer: Mailer; accounts: Accounts },
+  deps: {
+    config: Pick<Config, "authUrl" | "rateLimits">;
+    store: Store;
+    now: () => number;
+    mailer: Mailer;
+    accounts: Accounts;
+  },
 ): EmailLinks {
   const { config, store, now, mailer, accounts } = deps;
   const limiters = _limiters(config, now);

@@ -16,7 +16,7 @@ export interface FormCsrf {
  * site can neither read the cookie nor compute the field, so it cannot post for the browser
  * (which also stops it from signing a victim into the attacker's account).
  */
-export function createFormCsrf(config: Config): FormCsrf {
+export function createFormCsrf(config: Pick<Config, "authUrl">): FormCsrf {
   const name = cookieName(config, "vestibule_csrf");
   return {
     async issue(request, purpose) {

@@ -1,5 +1,6 @@
 // The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript.
-import { type Html, html, page } from "../ui/html.ts";
+import { authPage, utcMinute } from "../ui/auth_pages.ts";
+import { type Html, html } from "../ui/html.ts";
 import type { Account, Business, Role } from "./model.ts";
 
 /** One client the account authorized in a business, as /account lists it. */
@@ -13,27 +14,7 @@ export interface AuthorizedClientView {
 }
 
 function _layout(title: string, main: Html, signedIn?: { email: string; signOutCsrf: string }) {
-  return page({
-    title: `${title} · Vestibule`,
-    body: html`
-      <header>
-        <p><a href="/account">Vestibule</a></p>
-        ${signedIn
-          ? html`
-            <form method="post" action="/sign-out">
-              <p>Signed in as ${signedIn.email}</p>
-              <input type="hidden" name="csrf" value="${signedIn.signOutCsrf}">
-              <button type="submit">Sign out</button>
-            </form>
-          `
-          : ""}
-      </header>
-      <main>
-        <h1>${title}</h1>
-        ${main}
-      </main>
-    `,
-  });
+  return authPage({ title, main, ...(signedIn ? { signedIn } : {}) });
 }
 
 /** Keeps an interrupted authorization's way back when switching between sign-in and sign-up. */
@@ -45,13 +26,15 @@ function _error(message: string | undefined): Html | string {
   return message ? html`<p class="error" role="alert" id="form-error">${message}</p>` : "";
 }
 
-export function signUpPage(options: {
-  csrf: string;
-  returnTo: string;
-  email?: string;
-  business?: string;
-  error?: string;
-}): string {
+/** What a sign-up or sign-in form page shows: a second time, what was entered and why not. */
+export interface LinkFormPage {
+  readonly csrf: string;
+  readonly returnTo: string;
+  readonly entered?: Readonly<Record<string, string>>;
+  readonly error?: string;
+}
+
+export function signUpPage(options: LinkFormPage): string {
   return _layout(
     "Create an account",
     html`
@@ -64,10 +47,10 @@ export function signUpPage(options: {
         <input type="hidden" name="return_to" value="${options.returnTo}">
         <label for="email">E-mail address</label>
         <input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
-          value="${options.email ?? ""}">
+          value="${options.entered?.email ?? ""}">
         <label for="business">Business name</label>
         <input id="business" name="business" type="text" autocomplete="organization" required
-          maxlength="100" value="${options.business ?? ""}">
+          maxlength="100" value="${options.entered?.business ?? ""}">
         <button type="submit">Send me the link</button>
       </form>
       <p>Already have an account? <a href="${_withReturnTo(
@@ -78,12 +61,7 @@ export function signUpPage(options: {
   );
 }
 
-export function signInPage(options: {
-  csrf: string;
-  returnTo: string;
-  email?: string;
-  error?: string;
-}): string {
+export function signInPage(options: LinkFormPage): string {
   return _layout(
     "Sign in",
     html`
@@ -94,7 +72,7 @@ export function signInPage(options: {
         <input type="hidden" name="return_to" value="${options.returnTo}">
         <label for="email">E-mail address</label>
         <input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
-          value="${options.email ?? ""}">
+          value="${options.entered?.email ?? ""}">
         <button type="submit">Send me a sign-in link</button>
       </form>
       <p>No account yet? <a href="${_withReturnTo(
@@ -179,7 +157,6 @@ export function accountPage(options: {
   }[];
   notice?: string;
 }): string {
-  const date = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
   const clients = (list: readonly AuthorizedClientView[]) =>
     list.length === 0
       ? html`<p class="muted">No clients are authorized in this business.</p>`
@@ -200,8 +177,8 @@ export function accountPage(options: {
               <tr>
                 <td>${c.clientName} <span class="muted">(${c.clientId})</span></td>
                 <td>${c.scopes.join(" ")}</td>
-                <td>${date(c.createdAt)}</td>
-                <td>${c.lastUsedAt === null ? "never" : date(c.lastUsedAt)}</td>
+                <td>${utcMinute(c.createdAt)}</td>
+                <td>${c.lastUsedAt === null ? "never" : utcMinute(c.lastUsedAt)}</td>
                 <td>
                   <form method="post" action="/account">
                     <input type="hidden" name="csrf" value="${options.revokeCsrf}">

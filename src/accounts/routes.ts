@@ -1,9 +1,8 @@
 import * as v from "valibot";
-import type { AppDeps } from "../app.ts";
-import { HttpError } from "../http/errors.ts";
+import { withHtmlErrors } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
-import type { RouteTable } from "../http/router.ts";
+import type { MethodHandlers } from "../http/router.ts";
 import { createFormCsrf } from "./form_csrf.ts";
 import { readForm } from "../http/form.ts";
 import type { Html } from "../ui/html.ts";
@@ -15,16 +14,20 @@ import {
   confirmLinkPage,
   deadLinkPage,
   errorPage,
+  type LinkFormPage,
   signInPage,
   signOutPage,
   signUpPage,
 } from "./pages.ts";
 import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
+import type { Config } from "../config.ts";
+import type { EmailLinks, LinkRequestOutcome } from "./email_links.ts";
+import type { Accounts, Sessions } from "./model.ts";
 import { safeReturnTo } from "./sessions.ts";
 
 /**
- * The clients an account authorized, as the OAuth records know them. Implemented by the
- * authorization server; /account lists and revokes through it.
+ * The clients an account authorized, as the OAuth records know them. The authorization
+ * server's grant records provide it (auth_site.ts); /account lists and revokes through it.
  */
 export interface AccountGrants {
   listForAccount(
@@ -34,10 +37,34 @@ export interface AccountGrants {
   revokeForAccount(accountId: string, grantId: string): Promise<boolean>;
 }
 
-// A missing field reads as empty, so the message is "… is required", not a type error.
 /** A section another part adds under each business on /account (e.g. the workspace's). */
 export type AccountBusinessSection = (businessId: string, role: Role) => Promise<Html>;
 
+export interface AccountRoutesDeps {
+  /** `authUrl` for redirects; the cookies' names and attributes follow its scheme. */
+  readonly config: Pick<Config, "authUrl">;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly emailLinks: EmailLinks;
+  readonly grants: AccountGrants;
+  readonly businessSection: AccountBusinessSection;
+}
+
+/** The people's pages of {auth_url} (auth_site.ts maps the paths). */
+export interface AccountRoutes {
+  /** /sign-up */
+  readonly signUp: MethodHandlers;
+  /** /sign-in */
+  readonly signIn: MethodHandlers;
+  /** /sign-in/verify: the e-mailed link's page, and its button. */
+  readonly verify: MethodHandlers;
+  /** /sign-out */
+  readonly signOut: MethodHandlers;
+  /** /account */
+  readonly account: MethodHandlers;
+}
+
+// A missing field reads as empty, so the message is "… is required", not a type error.
 const SignUpFormSchema = v.object({
   csrf: v.string(),
   email: v.optional(EmailSchema, ""),
@@ -75,26 +102,11 @@ function _redirect(location: string, headers: Record<string, string> = {}): Resp
 
 /** Client errors (bad body, wrong type) become a page with their status, never a 500. */
 function _guard(handler: Handler): Handler {
-  return async (request, context) => {
-    try {
-      return await handler(request, context);
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      return htmlResponse(errorPage("Request refused", error.message), {
-        status: error.status,
-        headers: { "Cache-Control": "no-store", ...Object.fromEntries(new Headers(error.headers)) },
-      });
-    }
-  };
+  return withHtmlErrors(handler, (error) => errorPage("Request refused", error.message));
 }
 
-/** /sign-up, /sign-in, /sign-in/verify, /sign-out and /account on {auth_url}. */
-export function accountRoutes(
-  deps: AppDeps,
-  grants: AccountGrants,
-  businessSection: AccountBusinessSection,
-): RouteTable {
-  const { config, sessions, accounts, emailLinks } = deps;
+export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
+  const { config, sessions, accounts, emailLinks, grants, businessSection } = deps;
   const csrf = createFormCsrf(config);
 
   const withCsrf = async (
@@ -141,95 +153,81 @@ export function accountRoutes(
     );
   };
 
-  const tooMany = (retryAfterSeconds: number) => ({
-    status: 429,
-    headers: { "Retry-After": String(retryAfterSeconds) },
-    error: `Too many requests for this address. Try again in ${
-      Math.ceil(retryAfterSeconds / 60)
-    } minutes.`,
+  /**
+   * The sign-up and sign-in forms: one handler, each with its schema and its mail. A refused
+   * post shows the form again with what was entered and why (403 for the CSRF token, 400 for
+   * the fields, 429 over the mail budget); an accepted one, the same "check your e-mail" page
+   * whether or not the address has an account.
+   */
+  const linkForm = <S extends v.GenericSchema<unknown, { email: string }>>(form: {
+    readonly purpose: "sign-up" | "sign-in";
+    readonly schema: S;
+    readonly page: (options: LinkFormPage) => string;
+    readonly send: (
+      fields: v.InferOutput<S>,
+      clientAddress: string,
+      returnTo: string,
+    ) => Promise<LinkRequestOutcome>;
+  }): MethodHandlers => ({
+    GET: _guard((request) =>
+      withCsrf(
+        request,
+        form.purpose,
+        (token) => form.page({ csrf: token, returnTo: returnToOf(request) }),
+      )
+    ),
+    POST: _guard(async (request, context) => {
+      const entered = await readForm(request);
+      const returnTo = safeReturnTo(entered.return_to);
+      const again = (error: string, status: number, headers: Record<string, string> = {}) =>
+        withCsrf(
+          request,
+          form.purpose,
+          (token) => form.page({ csrf: token, returnTo, entered, error }),
+          status,
+          headers,
+        );
+      if (!(await csrf.verify(request, form.purpose, entered.csrf ?? ""))) {
+        return again(CSRF_FAILED, 403);
+      }
+      const parsed = v.safeParse(form.schema, entered);
+      if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
+      const outcome = await form.send(parsed.output, context.clientAddress, returnTo);
+      if (!outcome.sent) {
+        const seconds = outcome.retryAfterSeconds;
+        return again(
+          `Too many requests for this address. Try again in ${Math.ceil(seconds / 60)} minutes.`,
+          429,
+          { "Retry-After": String(seconds) },
+        );
+      }
+      return _page(checkMailPage(parsed.output.email, form.purpose));
+    }),
   });
 
   return {
-    "/sign-up": {
-      GET: _guard((request) =>
-        withCsrf(
-          request,
-          "sign-up",
-          (token) => signUpPage({ csrf: token, returnTo: returnToOf(request) }),
-        )
-      ),
-      POST: _guard(async (request, context) => {
-        const form = await readForm(request);
-        const raw = {
-          email: form.email ?? "",
-          business: form.business ?? "",
-          returnTo: safeReturnTo(form.return_to),
-        };
-        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-          withCsrf(
-            request,
-            "sign-up",
-            (token) => signUpPage({ csrf: token, ...raw, error }),
-            status,
-            headers,
-          );
-        if (!(await csrf.verify(request, "sign-up", form.csrf ?? ""))) {
-          return again(CSRF_FAILED, 403);
-        }
-        const parsed = v.safeParse(SignUpFormSchema, form);
-        if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
-        const outcome = await emailLinks.requestSignUp({
-          email: parsed.output.email,
-          businessName: parsed.output.business,
-          clientAddress: context.clientAddress,
-          returnTo: raw.returnTo,
-        });
-        if (!outcome.sent) {
-          const limited = tooMany(outcome.retryAfterSeconds);
-          return again(limited.error, limited.status, limited.headers);
-        }
-        return _page(checkMailPage(parsed.output.email, "sign-up"));
-      }),
-    },
+    signUp: linkForm({
+      purpose: "sign-up",
+      schema: SignUpFormSchema,
+      page: signUpPage,
+      send: (form, clientAddress, returnTo) =>
+        emailLinks.requestSignUp({
+          email: form.email,
+          businessName: form.business,
+          clientAddress,
+          returnTo,
+        }),
+    }),
 
-    "/sign-in": {
-      GET: _guard((request) =>
-        withCsrf(
-          request,
-          "sign-in",
-          (token) => signInPage({ csrf: token, returnTo: returnToOf(request) }),
-        )
-      ),
-      POST: _guard(async (request, context) => {
-        const form = await readForm(request);
-        const raw = { email: form.email ?? "", returnTo: safeReturnTo(form.return_to) };
-        const again = (error: string, status: number, headers: Record<string, string> = {}) =>
-          withCsrf(
-            request,
-            "sign-in",
-            (token) => signInPage({ csrf: token, ...raw, error }),
-            status,
-            headers,
-          );
-        if (!(await csrf.verify(request, "sign-in", form.csrf ?? ""))) {
-          return again(CSRF_FAILED, 403);
-        }
-        const parsed = v.safeParse(SignInFormSchema, form);
-        if (!parsed.success) return again(parsed.issues.map((i) => i.message).join("; "), 400);
-        const outcome = await emailLinks.requestSignIn({
-          email: parsed.output.email,
-          clientAddress: context.clientAddress,
-          returnTo: raw.returnTo,
-        });
-        if (!outcome.sent) {
-          const limited = tooMany(outcome.retryAfterSeconds);
-          return again(limited.error, limited.status, limited.headers);
-        }
-        return _page(checkMailPage(parsed.output.email, "sign-in"));
-      }),
-    },
+    signIn: linkForm({
+      purpose: "sign-in",
+      schema: SignInFormSchema,
+      page: signInPage,
+      send: (form, clientAddress, returnTo) =>
+        emailLinks.requestSignIn({ email: form.email, clientAddress, returnTo }),
+    }),
 
-    "/sign-in/verify": {
+    verify: {
       // GET only shows the button: prefetching scanners never use the link.
       GET: _guard(async (request) => {
         const token = new URL(request.url).searchParams.get("token") ?? "";
@@ -266,7 +264,7 @@ export function accountRoutes(
       }),
     },
 
-    "/sign-out": {
+    signOut: {
       GET: _guard(async (request) => {
         const session = await sessions.current(request);
         if (!session) return _redirect(`${config.authUrl}/sign-in`);
@@ -291,7 +289,7 @@ export function accountRoutes(
       }),
     },
 
-    "/account": {
+    account: {
       GET: _guard(async (request) => {
         const session = await sessions.current(request);
         if (!session) return _redirect(sessions.signInUrl("/account"));

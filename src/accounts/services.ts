@@ -15,9 +15,14 @@ export interface AccountServices {
   readonly emailLinks: EmailLinks;
 }
 
-/** Built once by main.ts (and the test harness) and placed in AppDeps. */
+/** Built once by main.ts (and the test harness) and handed to createApp. */
 export function createAccountServices(
-  deps: { config: Config; store: Store; now: () => number; mailLog: LogSink },
+  deps: {
+    config: Pick<Config, "authUrl" | "rateLimits" | "mail">;
+    store: Store;
+    now: () => number;
+    mailLog: LogSink;
+  },
 ): AccountServices {
   const { config, store, now } = deps;
   const accounts = createAccounts(store, now);

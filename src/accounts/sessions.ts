@@ -23,7 +23,12 @@ const _key = (id: string) => ["accounts", "session", id];
  * replay a cookie.
  */
 export function createSessions(
-  deps: { config: Config; store: Store; now: () => number; accounts: Accounts },
+  deps: {
+    config: Pick<Config, "authUrl">;
+    store: Store;
+    now: () => number;
+    accounts: Accounts;
+  },
 ): Sessions {
   const { config, store, now, accounts } = deps;
   const name = cookieName(config, "vestibule_session");

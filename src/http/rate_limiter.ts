@@ -1,3 +1,4 @@
+import { BoundedMap } from "../bounded_map.ts";
 import type { RateLimitName, RateLimits } from "../config.ts";
 
 /** Whether a request may proceed, and if not, when to come back. */
@@ -30,22 +31,21 @@ export interface RateLimiter {
 }
 
 /**
- * A token bucket per key. Memory is bounded: a Map in insertion order doubles as an LRU,
- * and a forgotten key comes back with a full bucket, which only errs toward allowing.
+ * A token bucket per key. Memory is bounded: every use rewrites the key's bucket, so the
+ * least recently used are forgotten first, and a forgotten key comes back with a full
+ * bucket, which only errs toward allowing.
  */
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const { perMinute, burst, maxKeys = 10_000, now = Date.now } = options;
   const perMs = perMinute / 60_000;
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  // The bucket of `key`, refilled up to now and moved to the LRU's recent end.
+  const buckets = new BoundedMap<string, { tokens: number; at: number }>(maxKeys);
+  // The bucket of `key`, refilled up to now and written back as the most recently used.
   const refilled = (key: string) => {
     const t = now();
     const bucket = buckets.get(key) ?? { tokens: burst, at: t };
-    buckets.delete(key);
     bucket.tokens = Math.min(burst, bucket.tokens + (t - bucket.at) * perMs);
     bucket.at = t;
     buckets.set(key, bucket);
-    if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
     return bucket;
   };
   const decide = (tokens: number): RateDecision =>

@@ -2,7 +2,7 @@ import type { Handler } from "./handler.ts";
 import { headResponse, textResponse } from "./responses.ts";
 import { pathOf } from "./url_path.ts";
 
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+export const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 export type Method = (typeof METHODS)[number];
 
 /** Answers a method the path does not serve, given the path's Allow value. */

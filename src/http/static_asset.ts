@@ -1,3 +1,4 @@
+import { base64url } from "../secrets.ts";
 import type { Handler } from "./handler.ts";
 
 /** A response body computed once at start-up and served from memory. */
@@ -17,7 +18,7 @@ export async function createStaticAsset(
 ): Promise<StaticAsset> {
   const body = typeof content === "string" ? new TextEncoder().encode(content) : content;
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", body));
-  const tag = _base64url(digest.subarray(0, 18));
+  const tag = base64url(digest.subarray(0, 18));
   const etag = `"${tag}"`;
   if (body.byteLength <= GZIP_THRESHOLD) return { contentType, body, etag };
   const gzip = await _gzip(body);
@@ -80,13 +81,6 @@ async function _gzip(body: Uint8Array<ArrayBuffer>): Promise<Uint8Array<ArrayBuf
     new CompressionStream("gzip"),
   );
   return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-function _base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(
-    /=+$/,
-    "",
-  );
 }
 
 /**

@@ -3,6 +3,7 @@
 // valid exactly when it is one of those tokens: nothing is decoded from what the client sends,
 // so nothing can be tampered with. Tokens are per process: after a restart an old cursor is
 // stale (-32602) and the client lists again from the start.
+import { base64url } from "../secrets.ts";
 
 export interface PageCursors {
   /** The cursor that resumes listing at `offset` (a page boundary). */
@@ -27,7 +28,7 @@ export function createPageCursors(options: PageCursorOptions): PageCursors {
   for (const offset of options.offsets) {
     const token = new Uint8Array(TOKEN_BYTES);
     random(token);
-    const cursor = _base64url(token);
+    const cursor = base64url(token);
     if (byCursor.has(cursor)) throw new Error("Cursor randomness repeated itself");
     byOffset.set(offset, cursor);
     byCursor.set(cursor, offset);
@@ -40,9 +41,4 @@ export function createPageCursors(options: PageCursorOptions): PageCursors {
     },
     offsetOf: (cursor) => byCursor.get(cursor),
   };
-}
-
-function _base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_")
-    .replace(/=+$/, "");
 }

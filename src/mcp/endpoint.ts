@@ -1,10 +1,10 @@
 // The Streamable HTTP transport of MCP 2025-11-25 and 2026-07-28 §"Transports", stateless and
-// POST-only: origin, rate limit, media types and body cap are checked here, the request's
-// revision is negotiated from its metadata (negotiation.ts); the message itself goes to the
-// pure dispatcher, and its outcome leaves as JSON or as SSE.
+// POST-only: rate limit, media types and body cap are checked here (the origin by the route,
+// `mcpRoute`), the request's revision is negotiated from its metadata (negotiation.ts); the
+// message itself goes to the pure dispatcher, and its outcome leaves as JSON or as SSE.
 import type { Config } from "../config.ts";
 import { readBodyCapped } from "../http/body.ts";
-import { trustedOriginHeaders } from "../http/cors.ts";
+import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/cors.ts";
 import { HttpError } from "../http/errors.ts";
 import type { Handler, RequestContext } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
@@ -27,11 +27,11 @@ import { isModern } from "./versions.ts";
  */
 const CATALOGUE_TTL_MS = 5 * 60 * 1000;
 
-export interface McpEndpointOptions<A> {
+export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   /** Catalogue order is listing order. */
-  readonly tools: readonly AnyTool<A>[];
-  /** Trusted origins, page size, and JSON or SSE answers. */
-  readonly config: Config;
+  readonly tools: readonly T[];
+  /** Page size, and JSON or SSE answers. */
+  readonly config: Pick<Config, "mcpPageSize" | "mcpResponse">;
   /** 16 KiB on onboarding (spec §8). */
   readonly maxBodyBytes: number;
   /** Keyed by the rateKey each call passes. */
@@ -45,7 +45,7 @@ export interface McpEndpointOptions<A> {
   readonly cacheScope: CacheScope;
   readonly log: LogSink;
   /** Checked for tools/call before dispatch; a Response returned is sent as is (403 step-up). */
-  readonly beforeToolCall?: (tool: AnyTool<A>, auth: A) => Response | undefined;
+  readonly beforeToolCall?: (tool: T, auth: A) => Response | undefined;
   /** Randomness for the cursors; crypto.getRandomValues by default. */
   readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
 }
@@ -68,9 +68,11 @@ const SSE_HEADERS = Object.freeze({
   "X-Accel-Buffering": "no",
 });
 
-export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler<A> {
+export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
+  options: McpEndpointOptions<A, T>,
+): McpHandler<A> {
   const { config, maxBodyBytes, rateLimiter, beforeToolCall } = options;
-  const registry = createToolRegistry(options.tools, {
+  const registry = createToolRegistry<A, T>(options.tools, {
     pageSize: config.mcpPageSize,
     ...(options.random ? { random: options.random } : {}),
   });
@@ -81,17 +83,16 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
     cache: { ttlMs: CATALOGUE_TTL_MS, scope: options.cacheScope },
     log: options.log,
   });
-  const trusted = new Set(config.trustedOrigins);
   const alwaysSse = config.mcpResponse === "sse";
 
-  const respond = (outcome: Outcome, cors: HeaderMap | undefined, modern: boolean): Response => {
+  const respond = (outcome: Outcome, modern: boolean): Response => {
     if (outcome.kind === "reply") {
       // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
       if (modern && outcome.errorCode === METHOD_NOT_FOUND) {
-        return _errorResponse(404, outcome.body, cors);
+        return _errorResponse(404, outcome.body);
       }
-      if (!alwaysSse) return new Response(outcome.body, { headers: _merge(JSON_HEADERS, cors) });
-      return new Response(encodeSseEvent(outcome.body), { headers: _merge(SSE_HEADERS, cors) });
+      if (!alwaysSse) return new Response(outcome.body, { headers: JSON_HEADERS });
+      return new Response(encodeSseEvent(outcome.body), { headers: SSE_HEADERS });
     }
     const sse = createSseEncoder();
     const writer = sse.writable.getWriter();
@@ -116,27 +117,14 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
     }).finally(() => {
       if (open) writer.close().catch(() => {});
     });
-    return new Response(sse.readable, { headers: _merge(SSE_HEADERS, cors) });
+    return new Response(sse.readable, { headers: SSE_HEADERS });
   };
 
   const handle: McpHandler<A> = async (request, _context, auth, rateKey) => {
-    const origin = request.headers.get("Origin");
-    let cors: HeaderMap | undefined;
-    if (origin !== null) {
-      if (!trusted.has(origin)) {
-        return await _reject(
-          request,
-          403,
-          `Forbidden: origin ${JSON.stringify(origin)} is not trusted`,
-        );
-      }
-      cors = trustedOriginHeaders(origin);
-    }
     const decision = rateLimiter.take(rateKey);
     if (!decision.allowed) {
       const seconds = decision.retryAfterSeconds;
       return await _reject(request, 429, `Too many requests: retry after ${seconds} seconds`, {
-        ...cors,
         "Retry-After": String(seconds),
       });
     }
@@ -145,7 +133,6 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
         request,
         415,
         "Unsupported Media Type: Content-Type must be application/json",
-        cors,
       );
     }
     if (!_acceptsJsonAndSse(request.headers.get("Accept"))) {
@@ -153,7 +140,6 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
         request,
         406,
         "Not Acceptable: Accept must list both application/json and text/event-stream",
-        cors,
       );
     }
     let body: Uint8Array;
@@ -161,16 +147,17 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
       body = await readBodyCapped(request, maxBodyBytes);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
-      return _errorResponse(error.status, rpcError(null, TRANSPORT_ERROR, error.message), {
-        ...cors,
-        ...Object.fromEntries(new Headers(error.headers)),
-      });
+      return _errorResponse(
+        error.status,
+        rpcError(null, TRANSPORT_ERROR, error.message),
+        error.headers,
+      );
     }
     const decoded = decodeMessage(body);
-    if (decoded.kind === "invalid") return _errorResponse(400, decoded.error, cors);
+    if (decoded.kind === "invalid") return _errorResponse(400, decoded.error);
     const negotiated = negotiate(request.headers, decoded);
-    if (!negotiated.ok) return _errorResponse(400, negotiated.error, cors);
-    if (decoded.kind !== "request") return new Response(null, { status: 202, headers: cors ?? {} });
+    if (!negotiated.ok) return _errorResponse(400, negotiated.error);
+    if (decoded.kind !== "request") return new Response(null, { status: 202 });
     const { version } = negotiated;
     if (beforeToolCall && decoded.request.method === "tools/call") {
       const name = decoded.request.params?.["name"];
@@ -178,54 +165,36 @@ export function createMcpEndpoint<A>(options: McpEndpointOptions<A>): McpHandler
       const refusal = tool && beforeToolCall(tool, auth);
       if (refusal) return refusal;
     }
-    return respond(
-      await dispatcher.dispatch(decoded.request, auth, version),
-      cors,
-      isModern(version),
-    );
+    return respond(await dispatcher.dispatch(decoded.request, auth, version), isModern(version));
   };
 
   return handle;
 }
 
 /**
- * The route entry of an MCP path: POST to `post`, CORS preflight for trusted origins, and
- * every other method 405 with `Allow: POST, OPTIONS` and a JSON-RPC body.
+ * The route entry of an MCP path: POST to `post` (authentication, then the endpoint), every
+ * other method 405 with `Allow: POST, OPTIONS` and a JSON-RPC body, and CORS for trusted
+ * origins. An `Origin` that is not trusted is refused with 403 before anything else, preflight
+ * included: the transport's defence against DNS rebinding (MCP 2025-11-25 §"Security Warning").
  */
-export function mcpRoute(post: Handler, config: Config): MethodHandlers {
-  const trusted = new Set(config.trustedOrigins);
-  const notAllowed = (request: Request, allow: string) =>
-    _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
-      Allow: allow,
-    });
-  const preflight: Handler = (request) => {
+export function mcpRoute(post: Handler, cors: TrustedCorsPolicy): MethodHandlers {
+  // Clients that are not browsers send no Origin (most calls): they skip the CORS layer.
+  const byOrigin = (plain: Handler, browser: Handler): Handler => (request, context) => {
     const origin = request.headers.get("Origin");
-    if (origin === null) {
-      return Promise.resolve(
-        new Response(null, { status: 204, headers: { Allow: "POST, OPTIONS" } }),
-      );
-    }
-    if (!trusted.has(origin)) {
+    if (origin === null) return plain(request, context);
+    if (!cors.allows(origin)) {
       return _reject(request, 403, `Forbidden: origin ${JSON.stringify(origin)} is not trusted`);
     }
-    return Promise.resolve(
-      new Response(null, {
-        status: 204,
-        headers: {
-          "Access-Control-Allow-Origin": origin,
-          "Access-Control-Allow-Methods": "POST",
-          "Access-Control-Allow-Headers":
-            "Content-Type, Accept, Authorization, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID",
-          "Access-Control-Max-Age": "600",
-          "Vary": "Origin",
-        },
-      }),
-    );
+    return browser(request, context);
   };
+  const preflight = corsPreflight(cors, { POST: post });
   return {
-    POST: post,
-    OPTIONS: preflight,
-    methodNotAllowed: notAllowed,
+    POST: byOrigin(post, withCorsHeaders(cors, post)),
+    OPTIONS: byOrigin(preflight, preflight),
+    methodNotAllowed: (request, allow) =>
+      _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
+        Allow: allow,
+      }),
   };
 }
 
@@ -243,11 +212,10 @@ async function _reject(
 /** A JSON error response; the body is an RpcError, or its JSON text. */
 function _errorResponse(status: number, body: RpcError | string, headers?: HeaderMap): Response {
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  return new Response(text, { status, headers: _merge(JSON_HEADERS, headers) });
-}
-
-function _merge(base: HeaderMap, extra: HeaderMap | undefined): HeaderMap {
-  return extra === undefined ? base : { ...base, ...extra };
+  return new Response(text, {
+    status,
+    headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers },
+  });
 }
 
 function _mediaType(value: string): string {

@@ -6,12 +6,13 @@ import { createPageCursors } from "./cursor.ts";
 import { type ListToolsResult, type ToolDescription, ToolSchema } from "./messages.ts";
 import type { AnyTool } from "./tool.ts";
 
-export interface ToolRegistry<A> {
+/** `T` is the endpoint's own kind of tool, which its hooks see as such. */
+export interface ToolRegistry<A, T extends AnyTool<A> = AnyTool<A>> {
   /** Catalogue order, which is the listing order. */
-  readonly tools: readonly AnyTool<A>[];
+  readonly tools: readonly T[];
   /** The tools/list entries, in the same order. */
   readonly descriptions: readonly ToolDescription[];
-  find(name: string): AnyTool<A> | undefined;
+  find(name: string): T | undefined;
   /** Every page, in listing order; each a frozen tools/list result of the 2025 revisions. */
   readonly pages: readonly ToolPage[];
   /** The page a cursor resumes at (none: the first page); undefined if forged or stale. */
@@ -29,12 +30,15 @@ export interface ToolRegistryOptions {
 // MCP 2025-11-25 "Tool names": 1-128 of these characters.
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
-/** Throws at start-up on a catalogue that no client could use; never at request time. */
-export function createToolRegistry<A>(
-  tools: readonly AnyTool<A>[],
+/**
+ * Throws at start-up on a catalogue that no client could use; never at request time. (The
+ * tools' type is `T & AnyTool<A>` so that `A` is inferred from them.)
+ */
+export function createToolRegistry<A, T extends AnyTool<A> = AnyTool<A>>(
+  tools: readonly (T & AnyTool<A>)[],
   options: ToolRegistryOptions,
-): ToolRegistry<A> {
-  const byName = new Map<string, AnyTool<A>>();
+): ToolRegistry<A, T> {
+  const byName = new Map<string, T>();
   for (const tool of tools) {
     if (!TOOL_NAME.test(tool.name)) {
       throw new Error(`Tool name ${JSON.stringify(tool.name)} is invalid`);

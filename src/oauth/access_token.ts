@@ -2,13 +2,12 @@
  * Verifies access tokens for the resource server ({api_url}) without HTTP: the signing keys
  * and grants live in the shared store.
  */
-import { errors, jwtVerify } from "jose";
+import { decodeJwt, errors, jwtVerify } from "jose";
 import * as v from "valibot";
-import type { Config } from "../config.ts";
+import { BoundedMap } from "../bounded_map.ts";
 import type { Store } from "../store/store.ts";
 import { getGrant, touchGrant } from "./grants.ts";
-import { issuerOf } from "./issuer.ts";
-import { createSigningKeys } from "./signing_keys.ts";
+import { type SigningKeys, verificationKey } from "./signing_keys.ts";
 
 export interface AccessTokenClaims {
   iss: string;
@@ -23,10 +22,14 @@ export interface AccessTokenClaims {
   exp: number;
 }
 
-export type TokenCheck = { ok: true; claims: AccessTokenClaims } | {
-  ok: false;
-  description: string;
-};
+export type TokenCheck =
+  | {
+    ok: true;
+    claims: AccessTokenClaims;
+    /** The client's name as the human saw it at consent, from the grant just checked. */
+    clientName: string;
+  }
+  | { ok: false; description: string };
 
 const ClaimsSchema = v.object({
   iss: v.string(),
@@ -42,9 +45,20 @@ const ClaimsSchema = v.object({
 });
 
 const MAX_VERIFIED = 10_000;
+const MAX_TOUCHED = 10_000;
 
 /** How often (at most) a grant's "last used" time is written by verification. */
 const TOUCH_INTERVAL = 60_000;
+
+export interface AccessTokenVerifierDeps {
+  readonly keys: SigningKeys;
+  readonly store: Store;
+  readonly now: () => number;
+  /** The one issuer string (issuer.ts). */
+  readonly issuer: string;
+  /** {api_url}: `aud` must be exactly this string. */
+  readonly audience: string;
+}
 
 /**
  * Signature (ES256, kid from the store's keys, no HTTP), iss, aud exactly {api_url}, exp,
@@ -52,16 +66,15 @@ const TOUCH_INTERVAL = 60_000;
  * server does).
  */
 export function createAccessTokenVerifier(
-  deps: { config: Config; store: Store; now: () => number },
+  deps: AccessTokenVerifierDeps,
 ): (jwt: string) => Promise<TokenCheck> {
-  const { config, store, now } = deps;
-  const keys = createSigningKeys({ store, now });
-  const issuer = issuerOf(config);
-  const touched = new Map<string, number>();
+  const { store, now, issuer, audience } = deps;
+  const getKey = verificationKey(deps.keys);
+  const touched = new BoundedMap<string, number>(MAX_TOUCHED);
   // Tokens whose signature and claims already verified, by their exact text: an agent sends
   // the same token for an hour, and ECDSA verification is the expensive part. Expiry and the
-  // grant are still checked on every call. Bounded; the oldest entry goes first.
-  const verified = new Map<string, AccessTokenClaims>();
+  // grant are still checked on every call.
+  const verified = new BoundedMap<string, AccessTokenClaims>(MAX_VERIFIED);
   return async (jwt) => {
     const known = verified.get(jwt);
     if (known) {
@@ -73,14 +86,10 @@ export function createAccessTokenVerifier(
     }
     let payload: unknown;
     try {
-      ({ payload } = await jwtVerify(jwt, async (header) => {
-        const key = header.kid === undefined ? null : await keys.publicKey(header.kid);
-        if (!key) throw new errors.JWKSNoMatchingKey("no published key has this kid");
-        return key;
-      }, {
+      ({ payload } = await jwtVerify(jwt, getKey, {
         algorithms: ["ES256"],
         issuer,
-        audience: config.apiUrl,
+        audience,
         typ: "at+jwt",
         currentDate: new Date(now()),
         requiredClaims: ["exp", "iat", "sub", "jti"],
@@ -96,11 +105,10 @@ export function createAccessTokenVerifier(
       };
     }
     const claims = parsed.output;
-    if (claims.aud !== config.apiUrl) {
-      return { ok: false, description: `The access token's audience must be ${config.apiUrl}` };
+    if (claims.aud !== audience) {
+      return { ok: false, description: `The access token's audience must be ${audience}` };
     }
     verified.set(jwt, claims);
-    if (verified.size > MAX_VERIFIED) verified.delete(verified.keys().next().value!);
     return await _grantCheck(claims);
   };
 
@@ -117,13 +125,35 @@ export function createAccessTokenVerifier(
     }
     const at = now();
     if ((touched.get(claims.gid) ?? 0) + TOUCH_INTERVAL <= at) {
-      touched.delete(claims.gid);
       touched.set(claims.gid, at);
-      if (touched.size > 10_000) touched.delete(touched.keys().next().value!);
       await touchGrant(store, claims.gid, at);
     }
-    return { ok: true, claims };
+    return { ok: true, claims, clientName: grant.clientName };
   }
+}
+
+/**
+ * The grant of an access token this server signed, even an expired one (revocation: revoking
+ * with an expired token is harmless), or null for anything else.
+ */
+export function createAccessTokenGrantReader(
+  deps: { readonly keys: SigningKeys; readonly issuer: string },
+): (jwt: string) => Promise<string | null> {
+  const getKey = verificationKey(deps.keys);
+  return async (jwt) => {
+    try {
+      const { iat } = decodeJwt(jwt);
+      const { payload } = await jwtVerify(jwt, getKey, {
+        algorithms: ["ES256"],
+        issuer: deps.issuer,
+        typ: "at+jwt",
+        currentDate: new Date((iat ?? 0) * 1000),
+      });
+      return typeof payload.gid === "string" ? payload.gid : null;
+    } catch {
+      return null;
+    }
+  };
 }
 
 function _describe(error: unknown): string {

@@ -37,7 +37,7 @@ const PROMPTS = new Set(["none", "consent", "login", "select_account"]);
 
 export async function parseAuthorizationRequest(
   params: URLSearchParams,
-  deps: { config: Config; clients: Clients },
+  deps: { config: Pick<Config, "apiUrl">; clients: Clients },
 ): Promise<AuthorizationParse> {
   const all = (name: string) => params.getAll(name);
   const clientIds = all("client_id");

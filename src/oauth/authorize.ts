@@ -20,7 +20,7 @@ import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { startTransaction, type Transaction } from "./transactions.ts";
 
 export interface AuthorizeDeps {
-  readonly config: Config;
+  readonly config: Pick<Config, "authUrl" | "apiUrl">;
   readonly store: Store;
   readonly now: () => number;
   readonly clients: Clients;

@@ -7,6 +7,7 @@
  * cached per their Cache-Control. Residual risk, accepted: DNS may change between our
  * resolution and fetch's own (rebinding within the record's TTL).
  */
+import { BoundedMap } from "../bounded_map.ts";
 import type { Config } from "../config.ts";
 import { isLoopbackHost } from "../config.ts";
 import { readCapped } from "../http/body.ts";
@@ -44,15 +45,12 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
   const doFetch = deps.fetch ?? fetch;
   const resolveDns: ResolveDns = deps.resolveDns ??
     ((host, type, signal) => Deno.resolveDns(host, type, { signal }));
-  const cache = new Map<string, { result: DocumentLookup; until: number }>();
+  const cache = new BoundedMap<string, { result: DocumentLookup; until: number }>(MAX_CACHED);
   // Per origin (cache hits are free).
   const budget = configuredRateLimiter(config.rateLimits, "cimd", now);
 
   const remember = (clientId: string, result: DocumentLookup, ms: number) => {
-    if (ms <= 0) return;
-    cache.delete(clientId);
-    cache.set(clientId, { result, until: now() + ms });
-    if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);
+    if (ms > 0) cache.set(clientId, { result, until: now() + ms });
   };
 
   return {

@@ -1,6 +1,6 @@
 /**
  * The shell of the endpoints a client calls with its credentials (token, revocation): two
- * rate limits, the form, client authentication, and OAuthErrors turned into responses.
+ * rate limits, the form, client authentication, and the OAuth error boundary.
  *
  * A client's budget (`token`, per client_id) is spent only by requests that proved to be the
  * client's own: a confidential client's by its secret, a public client's once its grant checks
@@ -13,7 +13,7 @@ import type { RateLimiter } from "../http/rate_limiter.ts";
 import { authenticateClient } from "./client_auth.ts";
 import type { ClientRecord, Clients } from "./clients.ts";
 import { readOAuthForm } from "./form_body.ts";
-import { OAuthError, oauthErrorResponse } from "./oauth_error.ts";
+import { OAuthError, withOAuthErrors } from "./oauth_error.ts";
 
 export interface TokenBudgets {
   /** `token`, keyed by client_id. */
@@ -37,14 +37,12 @@ export function createClientEndpoint(
   handle: (request: ClientRequest) => Promise<Response>,
 ): Handler {
   const { clients, budgets } = deps;
-  return async (request, context) => {
+  return withOAuthErrors(async (request, context) => {
     const address = context.clientAddress;
     const open = budgets.failure.check(address);
     if (!open.allowed) {
       await request.body?.cancel();
-      return oauthErrorResponse(
-        _tooMany("Too many failed requests from this address", open.retryAfterSeconds),
-      );
+      throw _tooMany("Too many failed requests from this address", open.retryAfterSeconds);
     }
     let admitted = false;
     try {
@@ -60,14 +58,11 @@ export function createClientEndpoint(
       };
       if (client.tokenEndpointAuthMethod !== "none") admit();
       return await handle({ client, fields, admit });
-    } catch (error) {
-      if (error instanceof OAuthError) return oauthErrorResponse(error);
-      throw error;
     } finally {
       // Includes RFC 7009's 200 for an unknown token: it proved nothing either.
       if (!admitted) budgets.failure.charge(address);
     }
-  };
+  });
 }
 
 function _tooMany(what: string, seconds: number): OAuthError {

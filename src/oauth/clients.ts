@@ -143,10 +143,3 @@ export async function secretMatches(client: ClientRecord, secret: string): Promi
   if (client.secretHash === null) return false;
   return constantTimeEqual(await hashSecret(secret), client.secretHash);
 }
-
-/** What the consent page says about how the client is known. */
-export function describeRegistration(client: ClientRecord): string {
-  return client.registration === "dynamic"
-    ? "registered itself through dynamic client registration (its name is unverified)"
-    : `identified by its metadata document at ${client.clientId}`;
-}

@@ -3,7 +3,7 @@
  * Each post carries the transaction id and a CSRF token of the session; the decision
  * consumes the transaction, so a replay (or a second tab) fails.
  */
-import { HttpError } from "../http/errors.ts";
+import { withHtmlErrors } from "../http/errors.ts";
 import { readFormWithLists } from "../http/form.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
@@ -22,15 +22,9 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
   const refuse = (status: number, title: string, message: string) =>
     htmlResponse(authorizationErrorPage(title, message), { status, headers: NO_STORE });
 
-  return async (request) => {
+  const handler: Handler = async (request) => {
     // One value per field, except `scope`: one per ticked box.
-    let form: { fields: Record<string, string>; lists: Record<"scope", string[]> };
-    try {
-      form = await readFormWithLists(request, ["scope"]);
-    } catch (error) {
-      if (error instanceof HttpError) return refuse(error.status, "Bad request", error.message);
-      throw error;
-    }
+    const form = await readFormWithLists(request, ["scope"]);
     const { fields } = form;
     const session = await deps.sessions.current(request);
     if (!session) {
@@ -130,4 +124,5 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
     if (client.ok) await deps.clients.markUsed(client.client);
     return back({ code });
   };
+  return withHtmlErrors(handler, (error) => authorizationErrorPage("Bad request", error.message));
 }

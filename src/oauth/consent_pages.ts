@@ -1,23 +1,13 @@
 // The authorization server's pages: business choice, consent and errors. No JavaScript.
 import type { Business, Role } from "../accounts/model.ts";
 import { HTML_SECURITY_HEADERS } from "../http/security_headers.ts";
-import { type Html, html, page } from "../ui/html.ts";
+import { authPage } from "../ui/auth_pages.ts";
+import { type Html, html } from "../ui/html.ts";
 import { OWNER_ONLY_REASON, OWNER_ONLY_SCOPES, type Scope, SCOPE_MEANINGS } from "./scopes.ts";
 import type { Transaction } from "./transactions.ts";
 
 function _layout(title: string, main: Html): string {
-  return page({
-    title: `${title} · Vestibule`,
-    body: html`
-      <header>
-        <p><a href="/account">Vestibule</a></p>
-      </header>
-      <main>
-        <h1>${title}</h1>
-        ${main}
-      </main>
-    `,
-  });
+  return authPage({ title, main });
 }
 
 /** Who is asking, as the human needs to judge it: name, how it is known, where it returns. */

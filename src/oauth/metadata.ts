@@ -10,7 +10,7 @@ import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { SUPPORTED_SCOPES } from "./scopes.ts";
 
-export function metadataDocument(config: Config): Record<string, unknown> {
+export function metadataDocument(config: Pick<Config, "authUrl">): Record<string, unknown> {
   const issuer = issuerOf(config);
   const at = (path: string) => `${config.authUrl}${path}`;
   return {
@@ -46,7 +46,7 @@ export function metadataDocument(config: Config): Record<string, unknown> {
  * Where the document is looked for: RFC 8414 §3.1 inserts the well-known segment between
  * host and issuer path; OpenID Connect Discovery appends it; clients try both, for both names.
  */
-export function metadataPaths(config: Config): string[] {
+export function metadataPaths(config: Pick<Config, "authUrl">): string[] {
   const issuerPath = new URL(issuerOf(config)).pathname;
   return [
     `/.well-known/oauth-authorization-server${issuerPath}`,
@@ -57,7 +57,7 @@ export function metadataPaths(config: Config): string[] {
 }
 
 /** The handler answering every metadata location. */
-export async function createMetadataHandler(config: Config): Promise<Handler> {
+export async function createMetadataHandler(config: Pick<Config, "authUrl">): Promise<Handler> {
   const asset = await createStaticAsset(
     JSON.stringify(metadataDocument(config)),
     "application/json",
@@ -82,7 +82,10 @@ const DESIGN_LOCATIONS = [
  * same document, and every endpoint the document names must be a route of the table.
  * A mismatch stops start-up.
  */
-export async function checkMetadataRoutes(config: Config, routes: RouteTable): Promise<void> {
+export async function checkMetadataRoutes(
+  config: Pick<Config, "authUrl">,
+  routes: RouteTable,
+): Promise<void> {
   const expected = JSON.stringify(metadataDocument(config));
   const fail = (why: string) => {
     throw new Error(`OAuth metadata self-check failed: ${why}`);

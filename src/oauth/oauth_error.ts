@@ -1,6 +1,7 @@
+import type { Handler } from "../http/handler.ts";
 import type { OAuthError as OAuthErrorBody } from "./wire_schemas.ts";
 
-/** RFC 6749 §5.2 / RFC 7591 §3.2.2 / RFC 8707 error codes this server sends. */
+/** RFC 6749 §5.2 / RFC 6750 §3.1 / RFC 7591 §3.2.2 / RFC 8707 error codes this server sends. */
 export type OAuthErrorCode =
   | "invalid_request"
   | "invalid_client"
@@ -17,9 +18,14 @@ export type OAuthErrorCode =
   | "server_error"
   | "temporarily_unavailable"
   | "invalid_redirect_uri"
-  | "invalid_client_metadata";
+  | "invalid_client_metadata"
+  | "invalid_token"
+  | "insufficient_scope";
 
-/** A protocol error: becomes an OAuthError body (or an error redirect) at one boundary. */
+/**
+ * A protocol error: becomes an OAuthError body at one boundary (`withOAuthErrors`, or the
+ * resource server's bearer check), or an error redirect on the authorization endpoint.
+ */
 export class OAuthError extends Error {
   override name = "OAuthError";
   constructor(
@@ -32,37 +38,41 @@ export class OAuthError extends Error {
   }
 }
 
-/** The JSON error response; never cached (RFC 6749 §5.1 applies to errors too). */
-export function oauthErrorResponse(
-  error: OAuthError,
-  extraHeaders: Readonly<Record<string, string>> = {},
-): Response {
+/** The JSON error response (RFC 6749 §5.2, RFC 6750 §3.1); never cached. */
+export function oauthErrorResponse(error: OAuthError): Response {
   const body: OAuthErrorBody = { error: error.code, error_description: error.description };
   return new Response(JSON.stringify(body), {
     status: error.status,
-    headers: {
-      "Content-Type": "application/json",
-      "Cache-Control": "no-store",
-      "Pragma": "no-cache",
-      ...error.headers,
-      ...extraHeaders,
-    },
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store", ...error.headers },
   });
 }
 
+/**
+ * The authorization server's error boundary: an OAuthError thrown by `handler` becomes its
+ * JSON error response; anything else propagates (a bare 500 from the request log). Like every
+ * answer of these endpoints, errors carry `Pragma: no-cache` too (RFC 6749 §5.1).
+ */
+export function withOAuthErrors(handler: Handler): Handler {
+  return async (request, context) => {
+    try {
+      return await handler(request, context);
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      const response = oauthErrorResponse(error);
+      response.headers.set("Pragma", "no-cache");
+      return response;
+    }
+  };
+}
+
 /** A successful JSON answer of the token, registration or revocation endpoints. */
-export function oauthJsonResponse(
-  body: unknown,
-  status = 200,
-  extraHeaders: Readonly<Record<string, string>> = {},
-): Response {
+export function oauthJsonResponse(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), {
     status,
     headers: {
       "Content-Type": "application/json",
       "Cache-Control": "no-store",
       "Pragma": "no-cache",
-      ...extraHeaders,
     },
   });
 }

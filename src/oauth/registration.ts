@@ -9,69 +9,64 @@ import type { Handler } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import { parseClientMetadata } from "./client_metadata.ts";
 import type { Clients } from "./clients.ts";
-import { OAuthError, oauthErrorResponse, oauthJsonResponse } from "./oauth_error.ts";
+import { OAuthError, oauthJsonResponse, withOAuthErrors } from "./oauth_error.ts";
 
 export const MAX_REGISTRATION_BYTES = 16 * 1024;
 
 export function createRegistrationEndpoint(
   deps: { clients: Clients; limiter: RateLimiter },
 ): Handler {
-  return async (request, context) => {
-    try {
-      const decision = deps.limiter.take(context.clientAddress);
-      if (!decision.allowed) {
-        await request.body?.cancel();
-        throw new OAuthError(
-          "temporarily_unavailable",
-          `Too many registrations from this address; retry after ${decision.retryAfterSeconds} s`,
-          429,
-          { "Retry-After": String(decision.retryAfterSeconds) },
-        );
-      }
-      const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
-      if (type !== "application/json") {
-        await request.body?.cancel();
-        throw new OAuthError(
-          "invalid_client_metadata",
-          "Content-Type must be application/json",
-          415,
-        );
-      }
-      let bytes: Uint8Array;
-      try {
-        bytes = await readBodyCapped(request, MAX_REGISTRATION_BYTES);
-      } catch (error) {
-        if (!(error instanceof HttpError)) throw error;
-        throw new OAuthError("invalid_client_metadata", error.message, error.status, error.headers);
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-      } catch {
-        throw new OAuthError("invalid_client_metadata", "The body is not a JSON object");
-      }
-      const parsed = parseClientMetadata(json);
-      if (!parsed.ok) throw new OAuthError(parsed.code, parsed.description);
-      const { client, secret } = await deps.clients.register(parsed.metadata);
-      const body: Record<string, unknown> = {
-        client_id: client.clientId,
-        client_id_issued_at: Math.floor(client.issuedAt / 1000),
-        redirect_uris: client.redirectUris,
-        grant_types: client.grantTypes,
-        response_types: ["code"],
-        token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-        application_type: parsed.metadata.applicationType,
-      };
-      if (client.clientName !== null) body.client_name = client.clientName;
-      if (client.scope !== null) body.scope = client.scope;
-      if (secret !== null) {
-        body.client_secret = secret;
-        body.client_secret_expires_at = 0;
-      }
-      return oauthJsonResponse(body, 201);
-    } catch (error) {
-      if (error instanceof OAuthError) return oauthErrorResponse(error);
-      throw error;
+  return withOAuthErrors(async (request, context) => {
+    const decision = deps.limiter.take(context.clientAddress);
+    if (!decision.allowed) {
+      await request.body?.cancel();
+      throw new OAuthError(
+        "temporarily_unavailable",
+        `Too many registrations from this address; retry after ${decision.retryAfterSeconds} s`,
+        429,
+        { "Retry-After": String(decision.retryAfterSeconds) },
+      );
     }
-  };
+    const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+    if (type !== "application/json") {
+      await request.body?.cancel();
+      throw new OAuthError(
+        "invalid_client_metadata",
+        "Content-Type must be application/json",
+        415,
+      );
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBodyCapped(request, MAX_REGISTRATION_BYTES);
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      throw new OAuthError("invalid_client_metadata", error.message, error.status, error.headers);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    } catch {
+      throw new OAuthError("invalid_client_metadata", "The body is not a JSON object");
+    }
+    const parsed = parseClientMetadata(json);
+    if (!parsed.ok) throw new OAuthError(parsed.code, parsed.description);
+    const { client, secret } = await deps.clients.register(parsed.metadata);
+    const body: Record<string, unknown> = {
+      client_id: client.clientId,
+      client_id_issued_at: Math.floor(client.issuedAt / 1000),
+      redirect_uris: client.redirectUris,
+      grant_types: client.grantTypes,
+      response_types: ["code"],
+      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      application_type: parsed.metadata.applicationType,
+    };
+    if (client.clientName !== null) body.client_name = client.clientName;
+    if (client.scope !== null) body.scope = client.scope;
+    if (secret !== null) {
+      body.client_secret = secret;
+      body.client_secret_expires_at = 0;
+    }
+    return oauthJsonResponse(body, 201);
+  });
 }

@@ -1,127 +1,82 @@
 /**
- * The authorization server's routes on {auth_url}, built once from the app's dependencies.
- * auth_site.ts spreads this table into its own.
+ * What the authorization server answers on {auth_url} (auth_site.ts maps the paths, from
+ * OAUTH_PATHS and `metadataPaths`, and applies their CORS policies), built once.
  */
-import { decodeJwt, jwtVerify } from "jose";
-import type { AppDeps } from "../app.ts";
+import type { Accounts, Sessions } from "../accounts/model.ts";
+import type { Config } from "../config.ts";
 import type { Handler } from "../http/handler.ts";
-import { jsonResponse } from "../http/responses.ts";
 import { configuredRateLimiter } from "../http/rate_limiter.ts";
-import type { RouteTable } from "../http/router.ts";
+import { jsonResponse } from "../http/responses.ts";
+import type { Store } from "../store/store.ts";
+import { createAccessTokenGrantReader } from "./access_token.ts";
 import { createAuthorizeEndpoint } from "./authorize.ts";
-import { createMetadataDocuments, type MetadataDocumentDeps } from "./cimd.ts";
+import { createMetadataDocuments } from "./cimd.ts";
 import { createClients } from "./clients.ts";
 import { createConsentEndpoint } from "./consent.ts";
-import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
-import { checkMetadataRoutes, createMetadataHandler, metadataPaths } from "./metadata.ts";
-import {
-  publicPreflightHandler,
-  trustedPreflightHandler,
-  withPublicCors,
-  withTrustedCors,
-} from "./oauth_cors.ts";
+import { issuerOf } from "./issuer.ts";
+import { createMetadataHandler } from "./metadata.ts";
 import { createRegistrationEndpoint } from "./registration.ts";
 import { createRevocationEndpoint } from "./revocation.ts";
-import { createSigningKeys, type SigningKeys } from "./signing_keys.ts";
+import type { SigningKeys } from "./signing_keys.ts";
 import { createTokenEndpoint } from "./token_endpoint.ts";
 import { createTokenSigner } from "./tokens.ts";
 
-export type OAuthDeps = Pick<AppDeps, "config" | "store" | "now" | "accounts" | "sessions">;
-
-export interface OAuthOptions {
-  /** Fetch and DNS for client metadata documents; the real ones by default. */
-  readonly fetch?: MetadataDocumentDeps["fetch"];
-  readonly resolveDns?: MetadataDocumentDeps["resolveDns"];
+export interface OAuthRoutesDeps {
+  readonly config: Pick<
+    Config,
+    "authUrl" | "apiUrl" | "rateLimits" | "cimdAllowLoopback"
+  >;
+  readonly store: Store;
+  readonly now: () => number;
+  readonly keys: SigningKeys;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
 }
 
-export async function createOAuthRoutes(
-  deps: OAuthDeps,
-  options: OAuthOptions = {},
-): Promise<RouteTable> {
-  const { config, store, now } = deps;
-  const keys = createSigningKeys({ store, now });
+export interface OAuthRoutes {
+  /** GET at every metadata location (RFC 8414, OpenID Connect Discovery). */
+  readonly metadata: Handler;
+  readonly jwks: Handler;
+  /** GET: never CORS. */
+  readonly authorize: Handler;
+  /** POST of the business and consent forms. */
+  readonly consent: Handler;
+  readonly register: Handler;
+  readonly token: Handler;
+  readonly revoke: Handler;
+}
+
+export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRoutes> {
+  const { config, store, now, keys } = deps;
   await keys.current(); // the key is generated on first start, not on the first request
   const signer = createTokenSigner({ config, keys, now });
-  const documents = createMetadataDocuments({
-    config,
+  const clients = createClients({
+    store,
     now,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...(options.resolveDns ? { resolveDns: options.resolveDns } : {}),
+    documents: createMetadataDocuments({ config, now }),
+    issuer: issuerOf(config),
   });
-  const clients = createClients({ store, now, documents, issuer: issuerOf(config) });
   const budgets = {
     client: configuredRateLimiter(config.rateLimits, "token", now),
     failure: configuredRateLimiter(config.rateLimits, "token-failure", now),
   };
-  const authorizeDeps = { ...deps, clients };
-
-  const metadata = withPublicCors(await createMetadataHandler(config));
-  const metadataRoutes = Object.fromEntries(
-    metadataPaths(config).map((path) => [path, {
-      GET: metadata,
-      OPTIONS: publicPreflightHandler("GET, HEAD"),
-    }]),
-  );
-  const jwks: Handler = async () =>
-    jsonResponse(await keys.jwks(), { headers: { "Cache-Control": "public, max-age=300" } });
-
-  const routes: RouteTable = {
-    ...metadataRoutes,
-    [OAUTH_PATHS.jwks]: {
-      GET: withPublicCors(jwks),
-      OPTIONS: publicPreflightHandler("GET, HEAD"),
-    },
-    [OAUTH_PATHS.authorize]: { GET: createAuthorizeEndpoint(authorizeDeps) },
-    [OAUTH_PATHS.consent]: { POST: createConsentEndpoint(authorizeDeps) },
-    [OAUTH_PATHS.register]: {
-      POST: withPublicCors(createRegistrationEndpoint({
-        clients,
-        limiter: configuredRateLimiter(config.rateLimits, "registration", now),
-      })),
-      OPTIONS: publicPreflightHandler("POST"),
-    },
-    [OAUTH_PATHS.token]: {
-      POST: withTrustedCors(
-        createTokenEndpoint({ ...deps, signer, clients, budgets }),
-        config,
-      ),
-      OPTIONS: trustedPreflightHandler("POST", config),
-    },
-    [OAUTH_PATHS.revoke]: {
-      POST: withTrustedCors(
-        createRevocationEndpoint({
-          store,
-          clients,
-          budgets,
-          accessTokenGrant: _accessTokenGrant(keys, issuerOf(config)),
-        }),
-        config,
-      ),
-      OPTIONS: trustedPreflightHandler("POST", config),
-    },
-  };
-  await checkMetadataRoutes(config, routes);
-  return routes;
-}
-
-/** The grant of an access token we signed, even an expired one (revoking it is harmless). */
-function _accessTokenGrant(keys: SigningKeys, issuer: string) {
-  return async (jwt: string): Promise<string | null> => {
-    try {
-      const { iat } = decodeJwt(jwt);
-      const { payload } = await jwtVerify(jwt, async (header) => {
-        const key = header.kid === undefined ? null : await keys.publicKey(header.kid);
-        if (!key) throw new Error("unknown kid");
-        return key;
-      }, {
-        algorithms: ["ES256"],
-        issuer,
-        typ: "at+jwt",
-        currentDate: new Date((iat ?? 0) * 1000),
-      });
-      return typeof payload.gid === "string" ? payload.gid : null;
-    } catch {
-      return null;
-    }
+  const pages = { ...deps, clients };
+  return {
+    metadata: await createMetadataHandler(config),
+    jwks: async () =>
+      jsonResponse(await keys.jwks(), { headers: { "Cache-Control": "public, max-age=300" } }),
+    authorize: createAuthorizeEndpoint(pages),
+    consent: createConsentEndpoint(pages),
+    register: createRegistrationEndpoint({
+      clients,
+      limiter: configuredRateLimiter(config.rateLimits, "registration", now),
+    }),
+    token: createTokenEndpoint({ ...deps, signer, clients, budgets }),
+    revoke: createRevocationEndpoint({
+      store,
+      clients,
+      budgets,
+      accessTokenGrant: createAccessTokenGrantReader({ keys, issuer: issuerOf(config) }),
+    }),
   };
 }

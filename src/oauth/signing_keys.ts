@@ -3,7 +3,15 @@
  * A retired key stays published (and usable for verification) until every token it signed
  * has expired, then disappears with its record's expiry.
  */
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import {
+  calculateJwkThumbprint,
+  errors,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+  type JWTHeaderParameters,
+} from "jose";
 import type { Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
 
@@ -126,6 +134,20 @@ export function createSigningKeys(deps: { store: Store; now: () => number }): Si
       }
       throw new Error("Cannot rotate the signing key: the store keeps changing");
     },
+  };
+}
+
+/**
+ * jose's key resolver for tokens this server signed: the published key the header's `kid`
+ * names (never a key the token carries), or JWKSNoMatchingKey.
+ */
+export function verificationKey(
+  keys: SigningKeys,
+): (header: JWTHeaderParameters) => Promise<CryptoKey> {
+  return async (header) => {
+    const key = header.kid === undefined ? null : await keys.publicKey(header.kid);
+    if (!key) throw new errors.JWKSNoMatchingKey("no published key has this kid");
+    return key;
   };
 }
 

@@ -7,29 +7,18 @@ import type { Config } from "../config.ts";
 import type { Store } from "../store/store.ts";
 import type { ClientRecord } from "./clients.ts";
 import { codeKey, type CodeRecord } from "./codes.ts";
-import {
-  grantEndsAt,
-  grantKey,
-  grantMutations,
-  type GrantRecord,
-  prepareGrant,
-  revokeGrant,
-} from "./grants.ts";
+import { grantEndsAt, grantKey, grantMutations, type GrantRecord, revokeGrant } from "./grants.ts";
 import { LIFETIMES } from "./issuer.ts";
 import { OAuthError } from "./oauth_error.ts";
-import {
-  newRefreshToken,
-  REFRESH_ANSWER_PURPOSE,
-  refreshKey,
-  type RefreshRecord,
-} from "./refresh_tokens.ts";
+import { REFRESH_ANSWER_PURPOSE, refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
 import { canonicalResource } from "./resource.ts";
 import { OWNER_ONLY_SCOPES, parseScope } from "./scopes.ts";
 import { base64url, hashSecret, open, seal, sha256 } from "../secrets.ts";
-import type { TokenResponse, TokenSigner } from "./tokens.ts";
+import { issueTokens, prepareGrant, type TokenResponse } from "./token_issuance.ts";
+import type { TokenSigner } from "./tokens.ts";
 
 export interface TokenGrantDeps {
-  readonly config: Config;
+  readonly config: Pick<Config, "apiUrl">;
   readonly store: Store;
   readonly now: () => number;
   readonly signer: TokenSigner;
@@ -41,13 +30,19 @@ type Fields = Readonly<Record<string, string>>;
 /** RFC 7636 §4.1: 43-128 characters of the unreserved set. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
-function _resourceOf(fields: Fields, bound: string, config: Config): void {
-  if (fields.resource === undefined) return;
+/** RFC 8707 §2.2: a `resource` at the token endpoint may only repeat the bound one. */
+function _resourceProblem(
+  fields: Fields,
+  bound: string,
+  config: Pick<Config, "apiUrl">,
+): OAuthError | null {
+  if (fields.resource === undefined) return null;
   const check = canonicalResource(fields.resource, config);
-  if (!check.ok) throw new OAuthError("invalid_target", check.description);
+  if (!check.ok) return new OAuthError("invalid_target", check.description);
   if (check.resource !== bound) {
-    throw new OAuthError("invalid_target", `"resource" must equal ${JSON.stringify(bound)}`);
+    return new OAuthError("invalid_target", `"resource" must equal ${JSON.stringify(bound)}`);
   }
+  return null;
 }
 
 /**
@@ -82,17 +77,18 @@ export async function exchangeCode(
   }
   const bound = entry.value;
   // Every failed check burns the code: a stolen code gets one try, and so does a guesser.
-  const burn = async (error: OAuthError): Promise<never> => {
+  // The caller throws what this returns, so each refusal reads as a throw where it happens.
+  const burned = async (error: OAuthError): Promise<OAuthError> => {
     await store.commit([{ key, version: entry.version }], [{ type: "delete", key }]);
-    throw error;
+    return error;
   };
   if (bound.clientId !== client.clientId) {
-    await burn(
+    throw await burned(
       new OAuthError("invalid_grant", "The authorization code was issued to another client"),
     );
   }
   if (fields.redirect_uri !== bound.redirectUri) {
-    await burn(
+    throw await burned(
       new OAuthError(
         "invalid_grant",
         "redirect_uri must equal the one of the authorization request",
@@ -101,33 +97,32 @@ export async function exchangeCode(
   }
   const verifier = fields.code_verifier;
   if (verifier === undefined || !VERIFIER.test(verifier)) {
-    await burn(
+    throw await burned(
       new OAuthError(
         "invalid_grant",
         "code_verifier is required: 43-128 characters of [A-Za-z0-9._~-]",
       ),
     );
   }
-  if (base64url(await sha256(verifier!)) !== bound.codeChallenge) {
-    await burn(new OAuthError("invalid_grant", "code_verifier does not match the code_challenge"));
+  if (base64url(await sha256(verifier)) !== bound.codeChallenge) {
+    throw await burned(
+      new OAuthError("invalid_grant", "code_verifier does not match the code_challenge"),
+    );
   }
   // The code and its verifier prove the client (RFC 7636 §1); a refusal here leaves the code.
   admit();
-  try {
-    _resourceOf(fields, bound.resource, deps.config);
-  } catch (error) {
-    await burn(error as OAuthError);
-  }
+  const wrongTarget = _resourceProblem(fields, bound.resource, deps.config);
+  if (wrongTarget) throw await burned(wrongTarget);
   // The account may have left the business, or lost its ownership, since it consented.
   const membership = await deps.accounts.getMembership(bound.accountId, bound.businessId);
   if (!membership) {
-    await burn(
+    throw await burned(
       new OAuthError("invalid_grant", "The account is no longer a member of the business"),
     );
   }
-  const scopes = _grantableTo(membership!.role, bound.scopes);
+  const scopes = _grantableTo(membership.role, bound.scopes);
   if (scopes.length === 0) {
-    await burn(
+    throw await burned(
       new OAuthError("invalid_grant", "None of the consented scopes can still be granted"),
     );
   }
@@ -218,7 +213,8 @@ export async function refreshGrant(
     // A current refresh token of a live grant proves the client; a refusal leaves it current.
     admit();
     const requested = _narrowed(fields.scope, grant.scopes);
-    _resourceOf(fields, grant.resource, deps.config);
+    const wrongTarget = _resourceProblem(fields, grant.resource, deps.config);
+    if (wrongTarget) throw wrongTarget;
     const membership = await deps.accounts.getMembership(grant.accountId, grant.businessId);
     if (!membership) {
       await revokeGrant(store, grant.id);
@@ -230,22 +226,11 @@ export async function refreshGrant(
     }
 
     const at = now();
-    const endsAt = grantEndsAt(grant, at);
-    const access = await deps.signer.accessToken({
-      grantId: grant.id,
-      accountId: grant.accountId,
-      businessId: grant.businessId,
-      clientId: grant.clientId,
-      grantExpiresAt: endsAt,
-    }, scopes);
-    const next = await newRefreshToken(grant, endsAt - at);
-    const response: TokenResponse = {
-      access_token: access.jwt,
-      token_type: "Bearer",
-      expires_in: access.expiresIn,
-      scope: scopes.join(" "),
-      refresh_token: next.token,
-    };
+    const { response, mutations } = await issueTokens(deps.signer, grant, {
+      scopes,
+      at,
+      refresh: true,
+    });
     const rotated: RefreshRecord = {
       state: "rotated",
       gid: grant.id,
@@ -257,8 +242,8 @@ export async function refreshGrant(
       [{ key, version: entry.version }, { key: grantEntry.key, version: grantEntry.version }],
       [
         // Kept until the grant would end, so a late replay is still recognised as reuse.
-        { type: "set", key, value: rotated, expireIn: Math.max(1, endsAt - at) },
-        next.mutation,
+        { type: "set", key, value: rotated, expireIn: Math.max(1, grantEndsAt(grant, at) - at) },
+        ...mutations,
         ...grantMutations(grant, at),
       ],
     );

@@ -10,16 +10,6 @@ import { formatScope } from "./scopes.ts";
 import { randomSecret } from "../secrets.ts";
 import type { SigningKeys } from "./signing_keys.ts";
 
-/** The body of a successful token response (RFC 6749 §5.1). */
-export interface TokenResponse {
-  readonly access_token: string;
-  readonly token_type: "Bearer";
-  readonly expires_in: number;
-  readonly scope: string;
-  readonly refresh_token?: string;
-  readonly id_token?: string;
-}
-
 export interface AccessTokenSubject {
   readonly grantId: string;
   readonly accountId: string;
@@ -45,7 +35,7 @@ export interface TokenSigner {
 }
 
 export function createTokenSigner(
-  deps: { config: Config; keys: SigningKeys; now: () => number },
+  deps: { config: Pick<Config, "authUrl" | "apiUrl">; keys: SigningKeys; now: () => number },
 ): TokenSigner {
   const { config, keys, now } = deps;
   const issuer = issuerOf(config);

@@ -4,29 +4,29 @@
  * page; it places this section under each business.
  */
 import type { Accounts, Role } from "../accounts/model.ts";
-import type { Store } from "../store/store.ts";
+import { utcMinute } from "../ui/auth_pages.ts";
 import { type Html, html } from "../ui/html.ts";
-import { createAuditLog } from "./audit.ts";
-import { createConnectionTests } from "./connection_tests.ts";
+import type { AuditLog } from "./audit.ts";
+import type { ConnectionTests } from "./connection_tests.ts";
 
 /** How many audit entries the page shows per business. */
 export const ACCOUNT_AUDIT_ENTRIES = 20;
 
 export type WorkspaceAccountSection = (businessId: string, role: Role) => Promise<Html>;
 
-export function createWorkspaceAccountSection(
-  deps: { readonly store: Store; readonly now: () => number; readonly accounts: Accounts },
-): WorkspaceAccountSection {
-  const { store, now, accounts } = deps;
-  const tests = createConnectionTests(store, now);
-  const audit = createAuditLog(store, now);
-  const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+export function createWorkspaceAccountSection(deps: {
+  readonly connectionTests: ConnectionTests;
+  readonly audit: AuditLog;
+  readonly accounts: Accounts;
+  readonly now: () => number;
+}): WorkspaceAccountSection {
+  const { connectionTests: tests, audit, accounts, now } = deps;
 
   return async (businessId, role) => {
     const attempts = await tests.statuses(businessId);
     const status = (a: (typeof attempts)[number]) =>
       a.status === "verified"
-        ? `verified ${when(a.verifiedAt ?? a.createdAt)}`
+        ? `verified ${utcMinute(a.verifiedAt ?? a.createdAt)}`
         : a.expiresAt <= now()
         ? "not verified (the last attempt expired)"
         : "waiting for the agent to verify";
@@ -74,7 +74,7 @@ export function createWorkspaceAccountSection(
           <tbody>${entries.map((e) =>
             html`
               <tr>
-                <td>${when(e.at)}</td>
+                <td>${utcMinute(e.at)}</td>
                 <td>${emails.get(e.accountId)} (${e.actor === "human" ? "person" : "agent"})</td>
                 <td>${e.clientId ?? ""}</td>
                 <td>${e.action}: ${e.summary}</td>

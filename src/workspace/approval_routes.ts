@@ -5,15 +5,13 @@
  */
 import * as v from "valibot";
 import { readForm } from "../http/form.ts";
-import type { Session } from "../accounts/model.ts";
-import type { AppDeps } from "../app.ts";
-import { HttpError } from "../http/errors.ts";
+import type { Accounts, Session, Sessions } from "../accounts/model.ts";
+import { withHtmlErrors } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
-import type { RouteTable } from "../http/router.ts";
+import type { MethodHandlers } from "../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
-import type { Gate } from "./gates.ts";
-import { createWorkspaceServices } from "./services.ts";
+import type { Gate, Gates } from "./gates.ts";
 
 const DecisionFormSchema = v.object({
   csrf: v.optional(v.string(), ""),
@@ -26,14 +24,27 @@ function _page(body: string, status = 200): Response {
   return htmlResponse(body, { status, headers: { "Cache-Control": "no-store" } });
 }
 
-export function approvalRoutes(deps: AppDeps): RouteTable {
-  const { sessions, accounts } = deps;
-  const { gates } = createWorkspaceServices({ ...deps, authUrl: deps.config.authUrl });
+export interface ApprovalRoutesDeps {
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly gates: Gates;
+}
+
+/** The approval pages of {auth_url} (auth_site.ts maps the paths). */
+export interface ApprovalRoutes {
+  /** /approvals: the gates of the account's businesses. */
+  readonly list: MethodHandlers;
+  /** /approvals/<gateId>: one gate, and an owner's decision. */
+  readonly gate: MethodHandlers;
+}
+
+export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
+  const { sessions, accounts, gates } = deps;
 
   /** Signed in, or sent to sign in and back here. */
   const signedIn =
     (handler: (request: Request, session: Session) => Promise<Response>): Handler =>
-    async (request) => {
+    async (request, context) => {
       const session = await sessions.current(request);
       if (!session) {
         await request.body?.cancel();
@@ -43,15 +54,10 @@ export function approvalRoutes(deps: AppDeps): RouteTable {
           headers: { Location: sessions.signInUrl(pathname), "Cache-Control": "no-store" },
         });
       }
-      try {
-        return await handler(request, session);
-      } catch (error) {
-        if (!(error instanceof HttpError)) throw error;
-        return _page(
-          approvalErrorPage(session.account.email, "Request refused", error.message),
-          error.status,
-        );
-      }
+      return await withHtmlErrors(
+        (request) => handler(request, session),
+        (error) => approvalErrorPage(session.account.email, "Request refused", error.message),
+      )(request, context);
     };
 
   /** The gate when the account belongs to its business; null reads as "not found" to others. */
@@ -93,7 +99,7 @@ export function approvalRoutes(deps: AppDeps): RouteTable {
   };
 
   return {
-    "/approvals": {
+    list: {
       GET: signedIn(async (_request, session) => {
         const memberships = await accounts.listBusinessesOf(session.account.id);
         const items = [];
@@ -106,7 +112,7 @@ export function approvalRoutes(deps: AppDeps): RouteTable {
         return _page(approvalsListPage(session.account.email, items));
       }),
     },
-    "/approvals/*": {
+    gate: {
       GET: signedIn(async (request, session) => {
         const found = await visibleGate(request, session);
         if (!found) return notFound(session);

@@ -1,6 +1,7 @@
 // The approval pages of {auth_url}: plain HTML, no JavaScript; the owner reads exactly what
 // approving does and presses one of two buttons.
-import { type Html, html, page } from "../ui/html.ts";
+import { authPage, utcMinute } from "../ui/auth_pages.ts";
+import { type Html, html } from "../ui/html.ts";
 import type { Gate } from "./gates.ts";
 
 export interface GateListItem {
@@ -20,22 +21,13 @@ export interface GateDetail {
 }
 
 function _layout(title: string, email: string, main: Html): string {
-  return page({
-    title: `${title} · Vestibule`,
-    body: html`
-      <header>
-        <p><a href="/account">Vestibule</a> · <a href="/approvals">Approvals</a></p>
-        <p>Signed in as ${email}</p>
-      </header>
-      <main>
-        <h1>${title}</h1>
-        ${main}
-      </main>
-    `,
+  return authPage({
+    title,
+    main,
+    links: [{ href: "/approvals", label: "Approvals" }],
+    signedIn: { email },
   });
 }
-
-const _when = (at: number) => new Date(at).toISOString().replace("T", " ").slice(0, 16) + " UTC";
 
 function _status(gate: Gate): string {
   if (gate.status === "pending") return "Waiting for an owner's decision";
@@ -50,7 +42,7 @@ export function approvalsListPage(email: string, items: readonly GateListItem[])
     html`
       <li>
         <a href="/approvals/${item.gate.id}">${item.gate.summary}</a>
-        <br><small>${item.businessName} · ${item.gate.tool} · ${_status(item.gate)} · ${_when(
+        <br><small>${item.businessName} · ${item.gate.tool} · ${_status(item.gate)} · ${utcMinute(
           item.gate.createdAt,
         )}</small>
       </li>
@@ -83,7 +75,7 @@ export function approvalPage(email: string, detail: GateDetail): string {
         <dt>Asked by</dt><dd>${detail.requesterEmail}, through the client ${gate.clientName} (${gate
           .clientId})</dd>
         <dt>Tool and permission</dt><dd>${gate.tool} (${gate.scope})</dd>
-        <dt>Asked at</dt><dd>${_when(gate.createdAt)}</dd>
+        <dt>Asked at</dt><dd>${utcMinute(gate.createdAt)}</dd>
         <dt>Status</dt><dd id="gate-status">${_status(gate)}</dd>
         ${gate.outcome
           ? html`
@@ -94,7 +86,7 @@ export function approvalPage(email: string, detail: GateDetail): string {
         ${detail.deciderEmail && gate.decidedAt
           ? html`
             <dt>Decided by</dt>
-            <dd>${detail.deciderEmail} at ${_when(gate.decidedAt)}</dd>
+            <dd>${detail.deciderEmail} at ${utcMinute(gate.decidedAt)}</dd>
           `
           : ""}
       </dl>

@@ -5,17 +5,20 @@
  * of the token's business and the `app.access` scope.
  */
 import type { Accounts, Role } from "../accounts/model.ts";
+import { BoundedMap } from "../bounded_map.ts";
 import type { Config } from "../config.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { TokenCheck } from "../oauth/access_token.ts";
-import type { OAuthError } from "../oauth/wire_schemas.ts";
+import { OAuthError } from "../oauth/oauth_error.ts";
 
 /** What a verified request carries into the tools. */
 export interface WorkspaceAuth {
   readonly accountId: string;
   readonly businessId: string;
   readonly clientId: string;
-  /** The grant behind the token (its record names the client as the human saw it). */
+  /** The client's name as the human saw it at consent (the grant's record). */
+  readonly clientName: string;
+  /** The grant behind the token. */
   readonly grantId: string;
   /** Granted scopes in the token's order. */
   readonly scopes: readonly string[];
@@ -24,27 +27,23 @@ export interface WorkspaceAuth {
 
 export type BearerOutcome =
   | { readonly ok: true; readonly auth: WorkspaceAuth }
-  | {
-    readonly ok: false;
-    readonly status: 401 | 403;
-    readonly body: OAuthError;
-    readonly challenge: string | null;
-  }
+  /** A 401 or 403, with its `WWW-Authenticate` challenge when consent can help. */
+  | { readonly ok: false; readonly error: OAuthError }
   /** Too many tokens to verify from one client address. */
-  | { readonly ok: false; readonly status: 429; readonly retryAfterSeconds: number };
+  | { readonly ok: false; readonly error: null; readonly retryAfterSeconds: number };
 
 export const BASE_SCOPE = "app.access";
 
 // RFC 6750 §2.1: b64token.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
-export function resourceMetadataUrl(config: Config): string {
+export function resourceMetadataUrl(config: Pick<Config, "apiUrl">): string {
   return `${config.apiUrl}/.well-known/oauth-protected-resource`;
 }
 
 /** The WWW-Authenticate value; `error` only when a token was sent (RFC 6750 §3.1). */
 export function bearerChallenge(
-  config: Config,
+  config: Pick<Config, "apiUrl">,
   scope: string,
   error?: "invalid_token" | "insufficient_scope",
 ): string {
@@ -57,7 +56,7 @@ export function bearerChallenge(
 }
 
 export interface BearerDeps {
-  readonly config: Config;
+  readonly config: Pick<Config, "apiUrl">;
   readonly accounts: Accounts;
   readonly verify: (jwt: string) => Promise<TokenCheck>;
   readonly now: () => number;
@@ -80,14 +79,12 @@ export function createBearerAuth(
   deps: BearerDeps,
 ): (request: Request, clientAddress: string) => Promise<BearerOutcome> {
   const { config, accounts, verify, now, verifyLimiter } = deps;
-  const decided = new Map<string, { auth: WorkspaceAuth; until: number }>();
+  const decided = new BoundedMap<string, { auth: WorkspaceAuth; until: number }>(MAX_DECISIONS);
   const unauthorized = (description: string, sent: boolean): BearerOutcome => ({
     ok: false,
-    status: 401,
-    body: sent
-      ? { error: "invalid_token", error_description: description }
-      : { error: "invalid_request", error_description: description },
-    challenge: bearerChallenge(config, BASE_SCOPE, sent ? "invalid_token" : undefined),
+    error: new OAuthError(sent ? "invalid_token" : "invalid_request", description, 401, {
+      "WWW-Authenticate": bearerChallenge(config, BASE_SCOPE, sent ? "invalid_token" : undefined),
+    }),
   });
 
   return async (request, clientAddress) => {
@@ -114,7 +111,7 @@ export function createBearerAuth(
     if (remembered && remembered.until > at) return { ok: true, auth: remembered.auth };
     const allowed = verifyLimiter.take(clientAddress);
     if (!allowed.allowed) {
-      return { ok: false, status: 429, retryAfterSeconds: allowed.retryAfterSeconds };
+      return { ok: false, error: null, retryAfterSeconds: allowed.retryAfterSeconds };
     }
     const check = await verify(jwt);
     if (!check.ok) return unauthorized(check.description, true);
@@ -124,37 +121,35 @@ export function createBearerAuth(
       // Consent cannot fix this, so no scope challenge.
       return {
         ok: false,
-        status: 403,
-        body: {
-          error: "access_denied",
-          error_description: "The account is no longer a member of the token's business",
-        },
-        challenge: null,
+        error: new OAuthError(
+          "access_denied",
+          "The account is no longer a member of the token's business",
+          403,
+        ),
       };
     }
     const scopes = claims.scope.split(" ").filter((s) => s !== "");
     if (!scopes.includes(BASE_SCOPE)) {
       return {
         ok: false,
-        status: 403,
-        body: {
-          error: "insufficient_scope",
-          error_description: `The workspace needs the ${BASE_SCOPE} scope`,
-        },
-        challenge: bearerChallenge(config, BASE_SCOPE, "insufficient_scope"),
+        error: new OAuthError(
+          "insufficient_scope",
+          `The workspace needs the ${BASE_SCOPE} scope`,
+          403,
+          { "WWW-Authenticate": bearerChallenge(config, BASE_SCOPE, "insufficient_scope") },
+        ),
       };
     }
     const auth: WorkspaceAuth = {
       accountId: claims.sub,
       businessId: claims.business,
       clientId: claims.client_id,
+      clientName: check.clientName,
       grantId: claims.gid,
       scopes,
       role: membership.role,
     };
-    decided.delete(jwt);
     decided.set(jwt, { auth, until: Math.min(at + DECISION_TTL_MS, claims.exp * 1000) });
-    if (decided.size > MAX_DECISIONS) decided.delete(decided.keys().next().value!);
     return { ok: true, auth };
   };
 }

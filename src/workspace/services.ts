@@ -1,6 +1,6 @@
 /**
- * The workspace domain built from the app's dependencies. It holds no state of its own
- * (everything is in the store), so the {api_url} and {auth_url} sites may each build one.
+ * The workspace domain, built once by app.ts and shared by the {api_url} site (the MCP tools)
+ * and the {auth_url} site (approvals, the account page's section).
  */
 import type { Mailer } from "../accounts/mailer.ts";
 import type { Accounts } from "../accounts/model.ts";

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { getGrant, issueGrant } from "../../src/oauth/grants.ts";
+import { getGrant } from "../../src/oauth/grants.ts";
+import { issueGrant } from "../oauth/issue_grant.ts";
 import {
   Browser,
   followLink,

@@ -2,6 +2,7 @@
 // a signed-in browser, registration, the consent dance, and token requests.
 import assert from "node:assert/strict";
 import { createAccessTokenVerifier, type TokenCheck } from "../../src/oauth/access_token.ts";
+import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { manualClock } from "../store/store_contract.ts";
 import { Browser, hiddenField, signUpThroughForms, tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
@@ -31,9 +32,11 @@ export async function oauthFixture(env: Record<string, string> = {}): Promise<OA
     outbox,
     clock,
     verify: createAccessTokenVerifier({
-      config: server.config,
+      keys: createSigningKeys({ store: server.store, now: clock.now }),
       store: server.store,
       now: clock.now,
+      issuer: `${server.authUrl}/api/auth`,
+      audience: server.apiUrl,
     }),
     close: () => server.close(),
   };

@@ -1,10 +1,14 @@
 // Discovery: the one metadata document at every location, JWKS, and CORS of the endpoints.
 import assert from "node:assert/strict";
 import { createAccountServices } from "../../src/accounts/services.ts";
+import { authSiteRoutes } from "../../src/auth_site.ts";
+import { createCorsPolicies } from "../../src/http/cors.ts";
 import type { RouteTable } from "../../src/http/router.ts";
 import { checkMetadataRoutes, createMetadataHandler } from "../../src/oauth/metadata.ts";
-import { createOAuthRoutes } from "../../src/oauth/routes.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
+import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
+import { loadStylesheet } from "../../src/ui/stylesheet.ts";
+import { createWorkspaceServices } from "../../src/workspace/services.ts";
 import { oauthFixture } from "./oauth_helpers.ts";
 
 const LOCATIONS = [
@@ -164,11 +168,18 @@ Deno.test("authorization-server metadata", async (t) => {
 Deno.test("the start-up self-check asks the route table for every location", async (t) => {
   const fx = await oauthFixture();
   const { config, store } = fx.server;
-  const routes = await createOAuthRoutes({
+  const now = fx.clock.now;
+  const services = createAccountServices({ config, store, now, mailLog: () => {} });
+  const routes = await authSiteRoutes({
     config,
     store,
-    now: fx.clock.now,
-    ...createAccountServices({ config, store, now: fx.clock.now, mailLog: () => {} }),
+    now,
+    log: () => {},
+    ...services,
+    keys: createSigningKeys({ store, now }),
+    workspace: createWorkspaceServices({ ...services, store, now, authUrl: config.authUrl }),
+    cors: createCorsPolicies(config.trustedOrigins),
+    stylesheet: await loadStylesheet(),
   });
   const refused = (table: RouteTable, why: RegExp) =>
     assert.rejects(() => checkMetadataRoutes(config, table), why);

@@ -1,6 +1,7 @@
 // Request bodies that end early, over real sockets: the client's problem, never a 500 or an
 // error line, on every endpoint that reads a body before anything else.
 import assert from "node:assert/strict";
+import { Browser, signUpThroughForms, tempOutbox } from "./accounts_browser.ts";
 import { startTestServer } from "./harness.ts";
 import { rawExchange } from "./mcp_helpers.ts";
 
@@ -55,6 +56,45 @@ Deno.test("a request body cut short is 400 and logs no error, on every endpoint"
       assert.equal(response.status, 200);
       await response.body?.cancel();
     });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("a form body over the cap is a 413 page with Connection: close, on every form", async (t) => {
+  const outbox = await tempOutbox();
+  const server = await startTestServer({
+    VESTIBULE_RATE_LIMITS: "off",
+    VESTIBULE_MAIL: outbox.env,
+  });
+  try {
+    const browser = new Browser();
+    await signUpThroughForms(browser, server.authUrl, outbox, "owner@example.com", "Acme");
+    const cookie = [...browser.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    for (
+      const path of [
+        "/api/auth/oauth2/consent",
+        "/approvals/00000000-0000-0000-0000-000000000000",
+        "/account",
+        "/sign-in",
+        "/sign-up",
+        "/sign-in/verify",
+        "/sign-out",
+      ]
+    ) {
+      await t.step(path, async () => {
+        const response = await fetch(`${server.authUrl}${path}`, {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded", Cookie: cookie },
+          body: `csrf=${"a".repeat(9000)}`,
+          redirect: "manual",
+        });
+        assert.equal(response.status, 413);
+        assert.equal(response.headers.get("Connection"), "close");
+        assert.equal(response.headers.get("Cache-Control"), "no-store");
+        assert.match(await response.text(), /Cannot read request body: exceeds 8192 bytes/);
+      });
+    }
   } finally {
     await server.close();
   }

@@ -2,7 +2,7 @@
 // one business, real access tokens from the OAuth grant code, and a small MCP caller.
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import type { Accounts } from "../../src/accounts/model.ts";
-import { issueGrant } from "../../src/oauth/grants.ts";
+import { issueGrant } from "../oauth/issue_grant.ts";
 import { createWorkspace, type Workspace } from "../../src/workspace/workspace.ts";
 import { startTestServer, type TestServer, type TestServerOptions } from "./harness.ts";
 

@@ -1,5 +1,6 @@
 // The transport without a socket: every rule of the Streamable HTTP endpoint, in-process.
 import assert from "node:assert/strict";
+import { createCorsPolicies } from "../../src/http/cors.ts";
 import { createRouter } from "../../src/http/router.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
@@ -41,7 +42,10 @@ function setup(
       : {}),
   });
   const router = createRouter({
-    [new URL(URL_).pathname]: mcpRoute((r, c) => endpoint(r, c, "alice", c.clientAddress), config),
+    [new URL(URL_).pathname]: mcpRoute(
+      (r, c) => endpoint(r, c, "alice", c.clientAddress),
+      createCorsPolicies(config.trustedOrigins).mcp,
+    ),
   });
   const context = { clientAddress: "192.0.2.1" };
   return (init: RequestInit) => router(new Request(URL_, { method: "POST", ...init }), context);

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { resolveConfig } from "../../src/config.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
-import { issueGrant, revokeGrant } from "../../src/oauth/grants.ts";
+import { revokeGrant } from "../../src/oauth/grants.ts";
+import { issueGrant } from "./issue_grant.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 
@@ -16,7 +17,13 @@ async function setup() {
   let clock = Date.UTC(2026, 0, 1);
   const now = () => clock;
   const store = await openKvStore(":memory:", now);
-  const verify = createAccessTokenVerifier({ config, store, now });
+  const verify = createAccessTokenVerifier({
+    keys: createSigningKeys({ store, now }),
+    store,
+    now,
+    issuer: "https://auth.example.com/api/auth",
+    audience: config.apiUrl,
+  });
   const issued = await issueGrant({ config, store, now }, {
     accountId: "acc1",
     businessId: "biz1",

@@ -2,16 +2,15 @@ import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config.ts";
 import {
   getGrant,
-  type GrantInput,
   grantMutations,
   type GrantRecord,
-  issueGrant,
   listGrantsOfAccount,
-  prepareGrant,
 } from "../../src/oauth/grants.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
+import { type GrantInput, prepareGrant } from "../../src/oauth/token_issuance.ts";
 import { createTokenSigner } from "../../src/oauth/tokens.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
+import { issueGrant } from "./issue_grant.ts";
 
 const config = resolveConfig({
   VESTIBULE_AUTH_URL: "https://auth.example.com",

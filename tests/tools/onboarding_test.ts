@@ -6,6 +6,7 @@ import {
   renderGuidePage,
   renderGuideText,
 } from "../../src/tools/onboarding/connection_guide.ts";
+import { TemplateError } from "../../src/site/templates.ts";
 import { checkDiscovery } from "../../src/tools/onboarding/discovery_check.ts";
 
 const config = resolveConfig({
@@ -33,9 +34,21 @@ Deno.test("connection guide: the template fills in the configured origins", asyn
   assert.doesNotMatch(JSON.stringify(guide), /\{(base|auth|api)_url\}/, "no placeholder left");
 });
 
-Deno.test("connection guide: a broken template stops start-up naming the field", () => {
+Deno.test("connection guide: a broken template is a TemplateError naming the field", () => {
+  // main.ts turns a TemplateError into its one start-up line; anything else would be a crash.
   const broken = TEMPLATE.replace('"initialScope": "app.access"', '"initialScope": "openid"');
-  assert.throws(() => parseConnectionGuide(broken, config), /connection_guide\.json: initialScope/);
+  assert.throws(
+    () => parseConnectionGuide(broken, config),
+    (error: unknown) =>
+      error instanceof TemplateError &&
+      error.message.startsWith("static/auth/connection_guide.json: initialScope: "),
+  );
+  assert.throws(
+    () => parseConnectionGuide(TEMPLATE.slice(0, -10), config),
+    (error: unknown) =>
+      error instanceof TemplateError &&
+      error.message.startsWith("static/auth/connection_guide.json: not JSON"),
+  );
 });
 
 Deno.test("connection guide: text and HTML say the same things", async () => {

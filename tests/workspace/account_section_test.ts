@@ -5,11 +5,7 @@ import { createFixture } from "./fixtures.ts";
 Deno.test("account section: connection status per client, audit log for owners only", async () => {
   const f = await createFixture();
   try {
-    const section = createWorkspaceAccountSection({
-      store: f.workspace.store,
-      now: f.now,
-      accounts: f.accounts,
-    });
+    const section = createWorkspaceAccountSection(f);
     const owner = { businessId: f.businessId, clientId: "client-<1>", accountId: f.ownerId };
     const { attempt } = await f.connectionTests.start(owner, false);
     await f.connectionTests.verify(owner, attempt.id);

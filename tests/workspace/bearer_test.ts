@@ -23,8 +23,8 @@ Deno.test("bearer authentication", async (t) => {
   });
   let verifications = 0;
   const tokens = new Map<string, TokenCheck>([
-    ["good", { ok: true, claims: claims("app.access members.read") }],
-    ["narrow", { ok: true, claims: claims("members.read") }],
+    ["good", { ok: true, claims: claims("app.access members.read"), clientName: "Client one" }],
+    ["narrow", { ok: true, claims: claims("members.read"), clientName: "Client one" }],
     ["bad", { ok: false, description: "The access token's signature does not verify" }],
   ]);
   const verify = (jwt: string): Promise<TokenCheck> => {
@@ -62,9 +62,9 @@ Deno.test("bearer authentication", async (t) => {
     for (const c of cases) {
       await t.step(`${c.name}: ${c.status} ${c.error}`, async () => {
         const outcome = await auth(request(c.header), "1.2.3.4");
-        assert.ok(!outcome.ok && outcome.status !== 429);
-        assert.equal(outcome.status, c.status);
-        assert.equal(outcome.body.error, c.error);
+        assert.ok(!outcome.ok && outcome.error !== null);
+        assert.equal(outcome.error.status, c.status);
+        assert.equal(outcome.error.code, c.error);
       });
     }
 
@@ -75,6 +75,7 @@ Deno.test("bearer authentication", async (t) => {
         accountId: f.memberId,
         businessId: f.businessId,
         clientId: "client-1",
+        clientName: "Client one",
         grantId: "g",
         scopes: ["app.access", "members.read"],
         role: "member",
@@ -83,7 +84,7 @@ Deno.test("bearer authentication", async (t) => {
 
     await t.step("a query-string token is refused even beside a good header", async () => {
       const outcome = await auth(request("Bearer good", "?access_token=good"), "1.2.3.4");
-      assert.ok(!outcome.ok && outcome.status === 401);
+      assert.ok(!outcome.ok && outcome.error?.status === 401);
     });
 
     await t.step("a decision is reused for DECISION_TTL_MS, then checked again", async () => {
@@ -96,8 +97,8 @@ Deno.test("bearer authentication", async (t) => {
       assert.ok((await auth(request("Bearer good"), "1.2.3.4")).ok);
       f.clock.t += DECISION_TTL_MS;
       const lapsed = await auth(request("Bearer good"), "1.2.3.4");
-      assert.ok(!lapsed.ok && lapsed.status === 403);
-      assert.equal(lapsed.challenge, null);
+      assert.ok(!lapsed.ok && lapsed.error?.status === 403);
+      assert.equal(lapsed.error.headers["WWW-Authenticate"], undefined);
     });
 
     await t.step("verifications of unseen tokens are limited per address", async () => {
@@ -111,9 +112,9 @@ Deno.test("bearer authentication", async (t) => {
       assert.equal((await limited(request("Bearer bad"), "5.6.7.8")).ok, false);
       assert.equal((await limited(request("Bearer bad"), "5.6.7.8")).ok, false);
       const third = await limited(request("Bearer bad"), "5.6.7.8");
-      assert.ok(!third.ok && third.status === 429);
+      assert.ok(!third.ok && third.error === null);
       const elsewhere = await limited(request("Bearer bad"), "9.9.9.9");
-      assert.ok(!elsewhere.ok && elsewhere.status === 401);
+      assert.ok(!elsewhere.ok && elsewhere.error?.status === 401);
     });
   } finally {
     f.close();

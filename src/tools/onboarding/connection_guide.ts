@@ -3,6 +3,7 @@
 // result, so the three can never disagree.
 import * as v from "valibot";
 import type { Config } from "../../config.ts";
+import { fillPlaceholders, readTemplate, STATIC_DIR, TemplateError } from "../../site/templates.ts";
 import { html, page, safeHref } from "../../ui/html.ts";
 
 const UrlSchema = v.pipe(v.string(), v.url());
@@ -34,25 +35,35 @@ export const ConnectionGuideSchema = v.strictObject({
 });
 export type ConnectionGuide = v.InferOutput<typeof ConnectionGuideSchema>;
 
-const SOURCE = new URL("../../../static/auth/connection_guide.json", import.meta.url);
+type Origins = Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
 
-/** Reads the guide template once at start-up and fills in the configured origins. */
-export async function loadConnectionGuide(config: Config): Promise<ConnectionGuide> {
-  return parseConnectionGuide(await Deno.readTextFile(SOURCE), config);
+const SOURCE = "auth/connection_guide.json";
+
+/**
+ * Reads the guide template once at start-up and fills in the configured origins; a guide
+ * that cannot be read or parsed stops start-up with a TemplateError naming the file.
+ */
+export async function loadConnectionGuide(config: Origins): Promise<ConnectionGuide> {
+  return _parse(await readTemplate(STATIC_DIR, SOURCE, config));
 }
 
-export function parseConnectionGuide(template: string, config: Config): ConnectionGuide {
-  // The origins are validated URLs without quotes or backslashes, so they are safe inside JSON.
-  const text = template
-    .replaceAll("{base_url}", config.baseUrl)
-    .replaceAll("{auth_url}", config.authUrl)
-    .replaceAll("{api_url}", config.apiUrl);
-  const parsed = v.safeParse(ConnectionGuideSchema, JSON.parse(text));
+export function parseConnectionGuide(template: string, config: Origins): ConnectionGuide {
+  return _parse(fillPlaceholders(template, config));
+}
+
+function _parse(text: string): ConnectionGuide {
+  const fail = (reason: string) => new TemplateError(`static/${SOURCE}`, reason);
+  let json: unknown;
+  try {
+    // The origins are validated URLs without quotes or backslashes, so they are safe in JSON.
+    json = JSON.parse(text);
+  } catch (error) {
+    throw fail(`not JSON (${(error as Error).message})`);
+  }
+  const parsed = v.safeParse(ConnectionGuideSchema, json);
   if (!parsed.success) {
     const issue = parsed.issues[0];
-    throw new Error(
-      `static/auth/connection_guide.json: ${v.getDotPath(issue) ?? "(root)"}: ${issue.message}`,
-    );
+    throw fail(`${v.getDotPath(issue) ?? "(root)"}: ${issue.message}`);
   }
   return parsed.output;
 }

@@ -1,6 +1,8 @@
 import * as v from "valibot";
 import type { Config } from "../../config.ts";
-import type { OnboardingCaller } from "./tools.ts";
+
+type Origins = Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
+import type { OnboardingCaller } from "./caller.ts";
 import { defineTool, READ } from "../../mcp/tool.ts";
 
 const OutputSchema = v.object({
@@ -20,7 +22,7 @@ const OutputSchema = v.object({
 type Output = v.InferOutput<typeof OutputSchema>;
 
 /** Spec §1 and §4, in the configured origins. */
-function _describe(config: Config): Output {
+function _describe(config: Origins): Output {
   const { baseUrl, authUrl, apiUrl } = config;
   const doc = (title: string, url: string, mediaType: string, description: string) => ({
     title,
@@ -99,7 +101,7 @@ function _describe(config: Config): Output {
   };
 }
 
-export function describeServiceTool(config: Config) {
+export function describeServiceTool(config: Origins) {
   const output = _describe(config);
   return defineTool<OnboardingCaller, Record<string, never>, Output>({
     name: "describe_service",

@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { OnboardingCaller } from "./tools.ts";
+import type { OnboardingCaller } from "./caller.ts";
 import { defineTool, READ } from "../../mcp/tool.ts";
 import {
   DEFAULT_SCOPES,

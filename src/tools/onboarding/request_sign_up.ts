@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import type { EmailLinks } from "../../accounts/email_links.ts";
 import { BusinessNameSchema, EmailSchema } from "../../accounts/schemas.ts";
-import type { OnboardingCaller } from "./tools.ts";
+import type { OnboardingCaller } from "./caller.ts";
 import { defineTool } from "../../mcp/tool.ts";
 import {
   ANNOTATIONS,

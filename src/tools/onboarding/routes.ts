@@ -1,23 +1,51 @@
-// {auth_url} routes of the onboarding work: POST /mcp, and the connection guide as
-// /llms.txt (text) and /agents (HTML), all from the one guide source.
-import type { AppDeps } from "../../app.ts";
-import { HTML_SECURITY_HEADERS } from "../../http/security_headers.ts";
+// What the onboarding part answers on {auth_url} (auth_site.ts maps the paths): the public MCP
+// endpoint, and the connection guide as text and as a page, all from the one guide source.
+import type { EmailLinks } from "../../accounts/email_links.ts";
+import type { Config } from "../../config.ts";
+import type { Handler } from "../../http/handler.ts";
 import { configuredRateLimiter } from "../../http/rate_limiter.ts";
-import type { RouteTable } from "../../http/router.ts";
-import { createStaticAsset, serveStaticAsset } from "../../http/static_asset.ts";
-import { createMcpEndpoint, mcpRoute } from "../../mcp/endpoint.ts";
+import type { LogSink } from "../../http/request_log.ts";
+import { HTML_SECURITY_HEADERS } from "../../http/security_headers.ts";
+import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
+import { createMcpEndpoint } from "../../mcp/endpoint.ts";
+import type { OnboardingCaller } from "./caller.ts";
 import { loadConnectionGuide, renderGuidePage, renderGuideText } from "./connection_guide.ts";
-import { createOnboardingTools, type OnboardingCaller } from "./tools.ts";
+import { createOnboardingTools } from "./tools.ts";
 
 /** Spec §8. */
 export const ONBOARDING_MAX_BODY_BYTES = 16 * 1024;
 
-export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
+export interface OnboardingRoutesDeps {
+  readonly config: Pick<
+    Config,
+    "baseUrl" | "authUrl" | "apiUrl" | "rateLimits" | "mcpPageSize" | "mcpResponse"
+  >;
+  readonly now: () => number;
+  readonly log: LogSink;
+  readonly emailLinks: EmailLinks;
+}
+
+export interface OnboardingRoutes {
+  /** POST /mcp, without credentials: the caller is its client address. */
+  readonly mcp: Handler;
+  /** GET /llms.txt */
+  readonly guideText: Handler;
+  /** GET /agents */
+  readonly guidePage: Handler;
+}
+
+export async function createOnboardingRoutes(
+  deps: OnboardingRoutesDeps,
+): Promise<OnboardingRoutes> {
   const { config } = deps;
   const guide = await loadConnectionGuide(config);
-  const tools = createOnboardingTools({ app: deps, guide, fetch: globalThis.fetch });
   const mcp = createMcpEndpoint<OnboardingCaller>({
-    tools,
+    tools: createOnboardingTools({
+      config,
+      emailLinks: deps.emailLinks,
+      guide,
+      fetch: globalThis.fetch,
+    }),
     config,
     maxBodyBytes: ONBOARDING_MAX_BODY_BYTES,
     rateLimiter: configuredRateLimiter(config.rateLimits, "onboarding", deps.now),
@@ -31,21 +59,12 @@ export async function onboardingRoutes(deps: AppDeps): Promise<RouteTable> {
   const text = await createStaticAsset(renderGuideText(guide), "text/plain; charset=utf-8");
   const page = await createStaticAsset(renderGuidePage(guide), "text/html; charset=utf-8");
   return {
-    "/mcp": mcpRoute(
-      (request, context) =>
-        mcp(request, context, { clientAddress: context.clientAddress }, context.clientAddress),
-      config,
-    ),
-    "/llms.txt": {
-      GET: (request) =>
-        Promise.resolve(serveStaticAsset(request, text, { cacheControl: "public, max-age=300" })),
-    },
-    "/agents": {
-      GET: (request) =>
-        Promise.resolve(serveStaticAsset(request, page, {
-          cacheControl: "public, max-age=300",
-          headers: HTML_SECURITY_HEADERS,
-        })),
-    },
+    mcp: (request, context) =>
+      mcp(request, context, { clientAddress: context.clientAddress }, context.clientAddress),
+    guideText: staticAssetHandler(text, { cacheControl: "public, max-age=300" }),
+    guidePage: staticAssetHandler(page, {
+      cacheControl: "public, max-age=300",
+      headers: HTML_SECURITY_HEADERS,
+    }),
   };
 }

@@ -1,7 +1,8 @@
-// The onboarding endpoint's catalogue, in listing order. No tool here grants business access;
-// the accounts work adds its sign-up and sign-in-link tools to this list.
-import type { AppDeps } from "../../app.ts";
+// The onboarding endpoint's catalogue, in listing order. No tool here grants business access.
+import type { EmailLinks } from "../../accounts/email_links.ts";
+import type { Config } from "../../config.ts";
 import type { AnyTool } from "../../mcp/tool.ts";
+import type { OnboardingCaller } from "./caller.ts";
 import type { ConnectionGuide } from "./connection_guide.ts";
 import { describeServiceTool } from "./describe_service.ts";
 import { getConnectionGuideTool } from "./get_connection_guide.ts";
@@ -9,14 +10,10 @@ import { listScopesTool } from "./list_scopes.ts";
 import { requestSignInLinkTool } from "./request_sign_in_link.ts";
 import { requestSignUpTool } from "./request_sign_up.ts";
 
-/** What the onboarding endpoint knows of its anonymous caller. */
-export interface OnboardingCaller {
-  /** Budgets the mail the account tools send, as the forms are budgeted. */
-  readonly clientAddress: string;
-}
-
 export interface OnboardingToolDeps {
-  readonly app: AppDeps;
+  readonly config: Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
+  /** The sign-up and sign-in mail the forms send too (one rate limit). */
+  readonly emailLinks: EmailLinks;
   readonly guide: ConnectionGuide;
   /** For the discovery check; the global fetch in production. */
   readonly fetch: typeof fetch;
@@ -26,8 +23,8 @@ export function createOnboardingTools(deps: OnboardingToolDeps): AnyTool<Onboard
   return [
     getConnectionGuideTool(deps.guide, deps.fetch),
     listScopesTool(),
-    describeServiceTool(deps.app.config),
-    requestSignUpTool(deps.app.emailLinks),
-    requestSignInLinkTool(deps.app.emailLinks),
+    describeServiceTool(deps.config),
+    requestSignUpTool(deps.emailLinks),
+    requestSignInLinkTool(deps.emailLinks),
   ];
 }

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { CONNECTION_KINDS, PLANS } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { TRIGGER_EVENTS } from "./reads.ts";
-import { GATED, PendingApprovalSchema, requestApproval, scopedTool } from "./scoped_tool.ts";
+import { gatedTool } from "./scoped_tool.ts";
 
 const Id = (what: string) =>
   v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
@@ -18,22 +18,19 @@ const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.email(), v.maxLeng
 
 export function gatedTools(services: WorkspaceServices) {
   return [
-    scopedTool({
+    gatedTool(services, {
       name: "start_workflow",
       title: "Start a workflow (needs approval)",
       description:
         "Asks an owner to approve one run of a paid or live workflow. Nothing starts until they approve at approvalUrl. Never use this to test connectivity: use get_agent_connection_setup.",
       scope: "workflows.run",
       input: v.strictObject({ workflowId: Id("The workflow to run once.") }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, { name: "start_workflow", scope: "workflows.run" }, {
-          type: "start_workflow",
-          workflowId: args.workflowId,
-        }),
+      action: (args) => ({
+        type: "start_workflow",
+        workflowId: args.workflowId,
+      }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_trigger_creation",
       title: "Prepare a new trigger (needs approval)",
       description:
@@ -44,15 +41,9 @@ export function gatedTools(services: WorkspaceServices) {
         event: v.picklist(TRIGGER_EVENTS),
         workflowId: Id("The workflow the trigger starts."),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_trigger_creation",
-          scope: "triggers.manage",
-        }, { type: "create_trigger", ...args }),
+      action: (args) => ({ type: "create_trigger", ...args }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_connection_change",
       title: "Connect, reconnect or disconnect a service (needs approval)",
       description:
@@ -65,15 +56,13 @@ export function gatedTools(services: WorkspaceServices) {
         service: Text(100, "The service, e.g. Storefront."),
         label: Text(200, "What it connects as, e.g. a shop domain."),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_connection_change",
-          scope: "connections.manage",
-        }, { type: "change_connection", ...args, connectionId: args.connectionId ?? null }),
+      action: (args) => ({
+        type: "change_connection",
+        ...args,
+        connectionId: args.connectionId ?? null,
+      }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_helpdesk_setup",
       title: "Prepare helpdesk setup or detach (needs approval)",
       description:
@@ -85,22 +74,16 @@ export function gatedTools(services: WorkspaceServices) {
         service: Text(100, "The helpdesk product."),
         label: Text(200, "The helpdesk account, e.g. its domain."),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_helpdesk_setup",
-          scope: "connections.helpdesk.request",
-        }, {
-          type: "change_connection",
-          change: args.change === "setup" ? "connect" : "disconnect",
-          kind: "helpdesk",
-          connectionId: args.connectionId ?? null,
-          service: args.service,
-          label: args.label,
-        }),
+      action: (args) => ({
+        type: "change_connection",
+        change: args.change === "setup" ? "connect" : "disconnect",
+        kind: "helpdesk",
+        connectionId: args.connectionId ?? null,
+        service: args.service,
+        label: args.label,
+      }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_mailbox_setup",
       title: "Prepare inbox setup, reconnect or detach (needs approval)",
       description:
@@ -111,26 +94,20 @@ export function gatedTools(services: WorkspaceServices) {
         connectionId: v.optional(Id("The inbox connection to reconnect or detach.")),
         address: v.pipe(Email, v.description("The inbox address.")),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_mailbox_setup",
-          scope: "connections.mailbox.request",
-        }, {
-          type: "change_connection",
-          change: args.change === "setup"
-            ? "connect"
-            : args.change === "reconnect"
-            ? "reconnect"
-            : "disconnect",
-          kind: "mailbox",
-          connectionId: args.connectionId ?? null,
-          service: "Mail",
-          label: args.address,
-        }),
+      action: (args) => ({
+        type: "change_connection",
+        change: args.change === "setup"
+          ? "connect"
+          : args.change === "reconnect"
+          ? "reconnect"
+          : "disconnect",
+        kind: "mailbox",
+        connectionId: args.connectionId ?? null,
+        service: "Mail",
+        label: args.address,
+      }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_access_change",
       title: "Prepare an access change (needs approval)",
       description:
@@ -141,15 +118,9 @@ export function gatedTools(services: WorkspaceServices) {
         email: Email,
         role: v.optional(v.picklist(["owner", "member"]), "member"),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_access_change",
-          scope: "members.request",
-        }, { type: "change_access", ...args }),
+      action: (args) => ({ type: "change_access", ...args }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_automation_authority",
       title: "Prepare automation authority (needs approval)",
       description:
@@ -167,15 +138,9 @@ export function gatedTools(services: WorkspaceServices) {
           maxAmountCents: v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(100_000_000)),
         }),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_automation_authority",
-          scope: "automation.request",
-        }, { type: "grant_automation", ...args }),
+      action: (args) => ({ type: "grant_automation", ...args }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "draft_skill",
       title: "Draft a skill for installation (needs approval)",
       description:
@@ -186,15 +151,12 @@ export function gatedTools(services: WorkspaceServices) {
         description: Text(500, "What the skill does."),
         instructions: Text(8_000, "The skill's instructions, as the agent will follow them."),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, { name: "draft_skill", scope: "skills.draft" }, {
-          type: "install_skill",
-          ...args,
-        }),
+      action: (args) => ({
+        type: "install_skill",
+        ...args,
+      }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_effect_reconciliation",
       title: "Prepare reconciling an unknown write (needs approval)",
       description:
@@ -204,15 +166,9 @@ export function gatedTools(services: WorkspaceServices) {
         effectId: Id("The external write."),
         resolution: v.picklist(["applied", "not_applied", "retry"]),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_effect_reconciliation",
-          scope: "effects.request",
-        }, { type: "reconcile_effect", ...args }),
+      action: (args) => ({ type: "reconcile_effect", ...args }),
     }),
-    scopedTool({
+    gatedTool(services, {
       name: "request_billing_change",
       title: "Change the subscription or payment details (needs approval)",
       description:
@@ -223,18 +179,12 @@ export function gatedTools(services: WorkspaceServices) {
         seats: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10_000))),
         paymentMethod: v.optional(Text(100, "A description of the new payment method.")),
       }),
-      output: PendingApprovalSchema,
-      annotations: GATED,
-      handler: (args, { auth }) =>
-        requestApproval(services, auth, {
-          name: "request_billing_change",
-          scope: "billing.manage",
-        }, {
-          type: "change_billing",
-          plan: args.plan ?? null,
-          seats: args.seats ?? null,
-          paymentMethod: args.paymentMethod ?? null,
-        }),
+      action: (args) => ({
+        type: "change_billing",
+        plan: args.plan ?? null,
+        seats: args.seats ?? null,
+        paymentMethod: args.paymentMethod ?? null,
+      }),
     }),
   ];
 }

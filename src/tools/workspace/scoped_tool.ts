@@ -1,11 +1,11 @@
 /**
  * A workspace tool names the one scope it needs. tools/list shows every tool (the scope in
  * its description and in `_meta`) so an agent can tell its human what to grant; the
- * endpoint refuses a call whose scope the token lacks before the handler runs.
+ * endpoint refuses a call whose scope the token lacks before the handler runs, reading the
+ * tool's own typed `scope`.
  */
 import * as v from "valibot";
-import { type AnyTool, type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
-import { getGrant } from "../../oauth/grants.ts";
+import { type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
 import type { Scope } from "../../oauth/scopes.ts";
 import type { WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { GateAction } from "../../workspace/gate_actions.ts";
@@ -14,29 +14,27 @@ import type { WorkspaceServices } from "../../workspace/services.ts";
 
 export const SCOPE_META_KEY = "vestibule/scope";
 
-export interface ScopedTool<I, O> extends Omit<Tool<WorkspaceAuth, I, O>, "meta"> {
+export interface WorkspaceTool<I, O> extends Tool<WorkspaceAuth, I, O> {
   readonly scope: Scope;
 }
 
-export function scopedTool<I, O>(tool: ScopedTool<I, O>): Tool<WorkspaceAuth, I, O> {
-  const { scope, ...rest } = tool;
-  return {
-    ...rest,
-    description: `${tool.description} Requires scope ${scope}.`,
-    meta: { [SCOPE_META_KEY]: scope },
-  };
-}
+/** Any workspace tool; the registry erases I and O. */
+// deno-lint-ignore no-explicit-any
+export type AnyWorkspaceTool = WorkspaceTool<any, any>;
 
-/** The scope a workspace tool declared. */
-export function scopeOf(tool: AnyTool<WorkspaceAuth>): string {
-  return String(tool.meta?.[SCOPE_META_KEY]);
+export function scopedTool<I, O>(tool: Omit<WorkspaceTool<I, O>, "meta">): WorkspaceTool<I, O> {
+  return {
+    ...tool,
+    description: `${tool.description} Requires scope ${tool.scope}.`,
+    meta: { [SCOPE_META_KEY]: tool.scope },
+  };
 }
 
 /**
  * Gated writes only record a request for a human; the change happens on approval, so the
  * call itself destroys nothing, and each call makes a new request.
  */
-export const GATED: ToolAnnotations = Object.freeze({
+const GATED: ToolAnnotations = Object.freeze({
   readOnlyHint: false,
   destructiveHint: false,
   idempotentHint: false,
@@ -52,7 +50,38 @@ export const PendingApprovalSchema = v.object({
 });
 export type PendingApproval = v.InferOutput<typeof PendingApprovalSchema>;
 
-export function pendingApproval(view: GateView): PendingApproval {
+/**
+ * A gated tool: its call records a pending approval of `action(args)` under the tool's own
+ * name and scope (a request that cannot apply as it stands is an isError result).
+ */
+export function gatedTool<I>(
+  services: WorkspaceServices,
+  tool: Omit<WorkspaceTool<I, PendingApproval>, "meta" | "output" | "annotations" | "handler"> & {
+    readonly action: (args: I) => GateAction;
+  },
+): WorkspaceTool<I, PendingApproval> {
+  const { action, ...rest } = tool;
+  return scopedTool({
+    ...rest,
+    output: PendingApprovalSchema,
+    annotations: GATED,
+    async handler(args, { auth }) {
+      const result = await services.gates.request({
+        businessId: auth.businessId,
+        accountId: auth.accountId,
+        clientId: auth.clientId,
+        clientName: auth.clientName,
+        tool: tool.name,
+        scope: tool.scope,
+        action: action(args),
+      });
+      if (!result.ok) throw new ToolError(result.reason);
+      return _pending(services.gates.view(result.gate));
+    },
+  });
+}
+
+function _pending(view: GateView): PendingApproval {
   return {
     gateId: view.gateId,
     status: "pending",
@@ -79,25 +108,4 @@ export async function auditCall(
     summary,
     gateId: null,
   });
-}
-
-/** Records a pending approval for `action`; a request that cannot apply is an isError result. */
-export async function requestApproval(
-  services: WorkspaceServices,
-  auth: WorkspaceAuth,
-  tool: { readonly name: string; readonly scope: Scope },
-  action: GateAction,
-): Promise<PendingApproval> {
-  const grant = await getGrant(services.workspace.store, auth.grantId);
-  const result = await services.gates.request({
-    businessId: auth.businessId,
-    accountId: auth.accountId,
-    clientId: auth.clientId,
-    clientName: grant?.clientName ?? auth.clientId,
-    tool: tool.name,
-    scope: tool.scope,
-    action,
-  });
-  if (!result.ok) throw new ToolError(result.reason);
-  return pendingApproval(services.gates.view(result.gate));
 }

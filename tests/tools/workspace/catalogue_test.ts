@@ -1,18 +1,16 @@
 import assert from "node:assert/strict";
 import { createToolRegistry } from "../../../src/mcp/registry.ts";
-import type { AnyTool } from "../../../src/mcp/tool.ts";
 import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
 import { createWorkspaceTools } from "../../../src/tools/workspace/catalogue.ts";
-import { GATED, scopeOf } from "../../../src/tools/workspace/scoped_tool.ts";
+import { PendingApprovalSchema } from "../../../src/tools/workspace/scoped_tool.ts";
 import { PREPARES_HUMAN_DECISION } from "../../../src/tools/onboarding/list_scopes.ts";
-import type { WorkspaceAuth } from "../../../src/workspace/bearer.ts";
 import { createFixture } from "../../workspace/fixtures.ts";
 
 const OPENID_SCOPES = new Set(["openid", "profile", "email", "offline_access"]);
 
 Deno.test("workspace catalogue", async (t) => {
   const f = await createFixture();
-  const tools: AnyTool<WorkspaceAuth>[] = createWorkspaceTools(f);
+  const tools = createWorkspaceTools(f);
   try {
     await t.step("registers with the MCP registry (valid names and schemas)", () => {
       const registry = createToolRegistry(tools, { pageSize: 20 });
@@ -21,15 +19,15 @@ Deno.test("workspace catalogue", async (t) => {
         assert.equal(d.outputSchema?.type, "object", d.name);
         assert.equal(
           (d._meta as Record<string, unknown>)["vestibule/scope"],
-          scopeOf(tools.find((t) => t.name === d.name)!),
+          tools.find((t) => t.name === d.name)?.scope,
         );
       }
     });
 
     await t.step("every tool names a supported scope in its description and _meta", () => {
       for (const tool of tools) {
-        const scope = scopeOf(tool);
-        assert.ok((SUPPORTED_SCOPES as readonly string[]).includes(scope), tool.name);
+        const { scope } = tool;
+        assert.ok(SUPPORTED_SCOPES.includes(scope), tool.name);
         assert.ok(tool.description.endsWith(`Requires scope ${scope}.`), tool.name);
       }
     });
@@ -37,13 +35,15 @@ Deno.test("workspace catalogue", async (t) => {
     await t.step(
       "list_scopes says which scopes prepare a human decision: those with a gated tool",
       () => {
-        const gated = new Set(tools.filter((t) => t.annotations === GATED).map(scopeOf));
+        const gated = new Set(
+          tools.filter((t) => t.output === PendingApprovalSchema).map((t) => t.scope),
+        );
         assert.deepEqual([...PREPARES_HUMAN_DECISION].sort(), [...gated].sort());
       },
     );
 
     await t.step("every delegated scope of spec §5 has at least one tool", () => {
-      const covered = new Set(tools.map(scopeOf));
+      const covered = new Set(tools.map((tool) => tool.scope));
       const missing = SUPPORTED_SCOPES.filter((s) => !OPENID_SCOPES.has(s) && !covered.has(s));
       assert.deepEqual(missing, []);
     });

@@ -1,0 +1,49 @@
+// The frame of every human page on {auth_url} (accounts, consent, approvals), and how those
+// pages write a moment. No JavaScript; readable without the stylesheet.
+import { type Html, html, page } from "./html.ts";
+
+export interface AuthPageOptions {
+  readonly title: string;
+  readonly main: Html;
+  /** Links after the home link in the header, e.g. the approvals list. */
+  readonly links?: readonly { readonly href: string; readonly label: string }[];
+  /** Who is signed in; with a CSRF token, the header carries the sign-out form. */
+  readonly signedIn?: { readonly email: string; readonly signOutCsrf?: string };
+}
+
+export function authPage(options: AuthPageOptions): string {
+  const { signedIn } = options;
+  const links = (options.links ?? []).map((link) => [
+    " · ",
+    html`<a href="${link.href}">${link.label}</a>`,
+  ]);
+  const who = signedIn === undefined
+    ? ""
+    : signedIn.signOutCsrf === undefined
+    ? html`<p>Signed in as ${signedIn.email}</p>`
+    : html`
+      <form method="post" action="/sign-out">
+        <p>Signed in as ${signedIn.email}</p>
+        <input type="hidden" name="csrf" value="${signedIn.signOutCsrf}">
+        <button type="submit">Sign out</button>
+      </form>
+    `;
+  return page({
+    title: `${options.title} · Vestibule`,
+    body: html`
+      <header>
+        <p><a href="/account">Vestibule</a>${links}</p>
+        ${who}
+      </header>
+      <main>
+        <h1>${options.title}</h1>
+        ${options.main}
+      </main>
+    `,
+  });
+}
+
+/** A moment to the minute, in UTC: `2026-03-01 12:20 UTC`. */
+export function utcMinute(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
