@@ -45,7 +45,7 @@ async function main(): Promise<number> {
   }
   // Mail goes to stderr so the development mailer's links stay out of the request log.
   const mailLog = (line: string) => console.error(line);
-  const services = createAccountServices({ config, store, now: Date.now, mailLog });
+  const services = createAccountServices({ config, store, now: Date.now, mailLog, log });
   let handler;
   try {
     handler = await createApp({ config, log, now: Date.now, store, ...services });
@@ -56,6 +56,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
+  // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
+  services.sender.start();
   log(JSON.stringify({
     message: "listening",
     listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),
@@ -67,6 +69,7 @@ async function main(): Promise<number> {
   Deno.addSignalListener("SIGTERM", stop);
   await stopped.promise;
   await server.shutdown();
+  await services.sender.stop();
   store.close();
   log(JSON.stringify({ message: "stopped" }));
   return 0;

@@ -1,5 +1,13 @@
 import type { Config } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
+import {
+  createMailOutbox,
+  MAIL_KIND,
+  mailDeliveryHandler,
+  type MailOutbox,
+} from "../mail/mail_outbox.ts";
+import { createOutbox } from "../outbox/outbox.ts";
+import { createSender, type Sender } from "../outbox/sender.ts";
 import type { Store } from "../store/store.ts";
 import { createAccounts } from "./accounts.ts";
 import { createEmailLinks, type EmailLinks } from "./email_links.ts";
@@ -10,22 +18,44 @@ import { createSessions } from "./sessions.ts";
 export interface AccountServices {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
-  readonly mailer: Mailer;
+  /** Every mail goes through the outbox, whatever the transport. */
+  readonly mailer: MailOutbox;
   /** Sign-in and sign-up mail, shared by the forms and the onboarding tools (one rate limit). */
   readonly emailLinks: EmailLinks;
+  /** Delivers the outbox; main.ts starts it and stops it on shutdown. */
+  readonly sender: Sender;
 }
 
 /** Built once by main.ts (and the test harness) and placed in AppDeps. */
 export function createAccountServices(
-  deps: { config: Config; store: Store; now: () => number; mailLog: LogSink },
+  deps: {
+    config: Config;
+    store: Store;
+    now: () => number;
+    /** Where the `log` transport writes mail (links included: development only). */
+    mailLog: LogSink;
+    /** Where the sender reports failed deliveries; `mailLog` by default. */
+    log?: LogSink;
+    /** The transport; by default the one VESTIBULE_MAIL names. */
+    transport?: Mailer;
+  },
 ): AccountServices {
   const { config, store, now } = deps;
   const accounts = createAccounts(store, now);
-  const mailer = createMailer(config.mail, deps.mailLog);
+  const outbox = createOutbox({ store, now });
+  const transport = deps.transport ?? createMailer(config.mail, deps.mailLog);
+  const sender = createSender({
+    outbox,
+    handlers: { [MAIL_KIND]: mailDeliveryHandler(transport) },
+    log: deps.log ?? deps.mailLog,
+    now,
+  });
+  const mailer = createMailOutbox({ store, outbox, sender });
   return {
     accounts,
     sessions: createSessions({ config, store, now, accounts }),
     mailer,
     emailLinks: createEmailLinks({ config, store, now, mailer, accounts }),
+    sender,
   };
 }

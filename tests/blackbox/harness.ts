@@ -55,6 +55,7 @@ export async function startTestServer(
   const services = createAccountServices({ config, store, now, mailLog: log });
   const handler = await createApp({ config, log, now, store, ...services });
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
+  services.sender.start();
   return {
     config,
     baseUrl: config.baseUrl,
@@ -64,6 +65,7 @@ export async function startTestServer(
     store,
     async close() {
       await server.shutdown();
+      await services.sender.stop();
       store.close();
     },
   };

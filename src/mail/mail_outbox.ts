@@ -1,0 +1,87 @@
+/**
+ * Mail through the durable outbox, whatever the transport (`log`, `file:`, SMTP): callers
+ * record a message in their own commit, beside the link it carries, then ask for it to be
+ * sent at once; when the transport cannot take it now, the sender retries it later and the
+ * caller's page looks the same.
+ */
+import * as v from "valibot";
+import type { Mail, Mailer } from "../accounts/mailer.ts";
+import type { Delivery, DeliveryState, Outbox } from "../outbox/outbox.ts";
+import { DeliveryError, type DeliveryHandler, type Sender } from "../outbox/sender.ts";
+import type { Key, Mutation, Store } from "../store/store.ts";
+
+/** The outbox kind of a mail delivery. */
+export const MAIL_KIND = "mail";
+
+/**
+ * How long a request waits for the first attempt before it answers anyway: long enough for
+ * any healthy transport, short enough that a mail server that does not answer costs the
+ * person a few seconds, not a failed page.
+ */
+export const FIRST_ATTEMPT_WAIT_MS = 5000;
+
+const MailSchema = v.object({
+  to: v.string(),
+  subject: v.string(),
+  text: v.string(),
+  link: v.string(),
+});
+
+export interface MailOutbox extends Mailer {
+  /** The mutation recording `mail`, for the caller's commit; `expiresAt`: when its link dies. */
+  record(
+    mail: Mail,
+    options?: { readonly expiresAt?: number; readonly reportTo?: Key },
+  ): { readonly id: string; readonly mutation: Mutation };
+  /** Tries a recorded mail now, waiting at most FIRST_ATTEMPT_WAIT_MS; never rejects. */
+  dispatch(id: string): Promise<DeliveryState | "missing" | "waiting">;
+}
+
+export function createMailOutbox(
+  deps: { store: Store; outbox: Outbox; sender: Sender },
+): MailOutbox {
+  const { store, outbox, sender } = deps;
+
+  const record: MailOutbox["record"] = (mail, options = {}) =>
+    outbox.record({
+      kind: MAIL_KIND,
+      payload: { to: mail.to, subject: mail.subject, text: mail.text, link: mail.link },
+      label: `${mail.to}: ${mail.subject}`,
+      expiresAt: options.expiresAt ?? null,
+      reportTo: options.reportTo ?? null,
+    });
+
+  const dispatch: MailOutbox["dispatch"] = async (id) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<"waiting">((resolve) => {
+      timer = setTimeout(() => resolve("waiting"), FIRST_ATTEMPT_WAIT_MS);
+    });
+    try {
+      return await Promise.race([sender.deliverNow(id), waited]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return {
+    record,
+    dispatch,
+    /** A mail of its own (a decision notice): recorded alone, then tried at once. */
+    async send(mail) {
+      const { id, mutation } = record(mail);
+      await store.commit([], [mutation]);
+      if (await dispatch(id) === "failed") {
+        throw new Error("the mail server refused the message");
+      }
+    },
+  };
+}
+
+/** The sender's handler for mail: the payload is read back from the store and checked. */
+export function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
+  return async (delivery: Delivery) => {
+    const mail = v.safeParse(MailSchema, delivery.payload);
+    if (!mail.success) throw new DeliveryError("the stored mail is malformed", true);
+    await transport.send(mail.output);
+  };
+}
