@@ -36,14 +36,17 @@ export function createAccountServices(
     mailLog: LogSink;
     /** Where the sender reports failed deliveries; `mailLog` by default. */
     log?: LogSink;
-    /** The transport; by default the one VESTIBULE_MAIL names. */
+    /** The transport (src/mail/transport.ts); for `log` and `file:` it may be left out. */
     transport?: Mailer;
   },
 ): AccountServices {
   const { config, store, now } = deps;
   const accounts = createAccounts(store, now);
   const outbox = createOutbox({ store, now });
-  const transport = deps.transport ?? createMailer(config.mail, deps.mailLog);
+  const transport = deps.transport ??
+    (config.mail.kind === "smtp"
+      ? _missing("an SMTP transport (openMailTransport)")
+      : createMailer(config.mail, deps.mailLog));
   const sender = createSender({
     outbox,
     handlers: { [MAIL_KIND]: mailDeliveryHandler(transport) },
@@ -58,4 +61,8 @@ export function createAccountServices(
     emailLinks: createEmailLinks({ config, store, now, mailer, accounts }),
     sender,
   };
+}
+
+function _missing(what: string): never {
+  throw new Error(`createAccountServices needs ${what}`);
 }

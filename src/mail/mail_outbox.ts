@@ -82,6 +82,6 @@ export function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
   return async (delivery: Delivery) => {
     const mail = v.safeParse(MailSchema, delivery.payload);
     if (!mail.success) throw new DeliveryError("the stored mail is malformed", true);
-    await transport.send(mail.output);
+    await transport.send(mail.output, delivery.id);
   };
 }

@@ -2,6 +2,7 @@
 import { createAccountServices } from "../../src/accounts/services.ts";
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
+import { openMailTransport } from "../../src/mail/transport.ts";
 import { serve } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -33,6 +34,8 @@ export interface TestServerOptions {
   readonly now?: () => number;
   /** Wraps the server's store, e.g. to make it fail. */
   readonly wrapStore?: (store: Store) => Store;
+  /** Certificates the SMTP transport trusts besides the system's (a test's own server). */
+  readonly mailCa?: readonly string[];
 }
 
 export async function startTestServer(
@@ -52,7 +55,12 @@ export async function startTestServer(
   const opened = await openKvStore(":memory:", now);
   const store = options.wrapStore?.(opened) ?? opened;
   const log = (line: string) => logs.push(line);
-  const services = createAccountServices({ config, store, now, mailLog: log });
+  const transport = await openMailTransport(config.mail, {
+    mailLog: log,
+    clientName: "localhost",
+    ...(options.mailCa ? { ca: options.mailCa } : {}),
+  });
+  const services = createAccountServices({ config, store, now, mailLog: log, transport });
   const handler = await createApp({ config, log, now, store, ...services });
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
   services.sender.start();
