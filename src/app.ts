@@ -1,7 +1,7 @@
 import type { EmailLinks } from "./accounts/email_links.ts";
-import type { Mailer } from "./accounts/mailer.ts";
 import type { Accounts, Sessions } from "./accounts/model.ts";
 import type { Config } from "./config.ts";
+import type { MailOutbox } from "./mail/mail_outbox.ts";
 import type { Handler } from "./http/handler.ts";
 import type { StaticAsset } from "./http/static_asset.ts";
 import { createHostRouter } from "./http/host_router.ts";
@@ -22,7 +22,7 @@ export interface AppDeps {
   readonly store: Store;
   readonly accounts: Accounts;
   readonly sessions: Sessions;
-  readonly mailer: Mailer;
+  readonly mailer: MailOutbox;
   readonly emailLinks: EmailLinks;
 }
 

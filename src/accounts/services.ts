@@ -1,13 +1,7 @@
 import type { Config } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
-import {
-  createMailOutbox,
-  MAIL_KIND,
-  mailDeliveryHandler,
-  type MailOutbox,
-} from "../mail/mail_outbox.ts";
-import { createOutbox } from "../outbox/outbox.ts";
-import { createSender, type Sender } from "../outbox/sender.ts";
+import { createMailService, type MailOutbox } from "../mail/mail_outbox.ts";
+import type { Sender } from "../outbox/sender.ts";
 import type { Store } from "../store/store.ts";
 import { createAccounts } from "./accounts.ts";
 import { createEmailLinks, type EmailLinks } from "./email_links.ts";
@@ -42,18 +36,16 @@ export function createAccountServices(
 ): AccountServices {
   const { config, store, now } = deps;
   const accounts = createAccounts(store, now);
-  const outbox = createOutbox({ store, now });
   const transport = deps.transport ??
     (config.mail.kind === "smtp"
       ? _missing("an SMTP transport (openMailTransport)")
       : createMailer(config.mail, deps.mailLog));
-  const sender = createSender({
-    outbox,
-    handlers: { [MAIL_KIND]: mailDeliveryHandler(transport) },
-    log: deps.log ?? deps.mailLog,
+  const { mailer, sender } = createMailService({
+    store,
     now,
+    transport,
+    log: deps.log ?? deps.mailLog,
   });
-  const mailer = createMailOutbox({ store, outbox, sender });
   return {
     accounts,
     sessions: createSessions({ config, store, now, accounts }),

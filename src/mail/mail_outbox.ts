@@ -6,8 +6,14 @@
  */
 import * as v from "valibot";
 import type { Mail, Mailer } from "../accounts/mailer.ts";
-import type { Delivery, DeliveryState, Outbox } from "../outbox/outbox.ts";
-import { DeliveryError, type DeliveryHandler, type Sender } from "../outbox/sender.ts";
+import type { LogSink } from "../http/request_log.ts";
+import { createOutbox, type Delivery, type DeliveryState, type Outbox } from "../outbox/outbox.ts";
+import {
+  createSender,
+  DeliveryError,
+  type DeliveryHandler,
+  type Sender,
+} from "../outbox/sender.ts";
 import type { Key, Mutation, Store } from "../store/store.ts";
 
 /** The outbox kind of a mail delivery. */
@@ -84,4 +90,19 @@ export function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
     if (!mail.success) throw new DeliveryError("the stored mail is malformed", true);
     await transport.send(mail.output, delivery.id);
   };
+}
+
+/** The outbox, its sender and mail through them, over one store and one transport. */
+export function createMailService(
+  deps: { store: Store; now: () => number; transport: Mailer; log: LogSink },
+): { mailer: MailOutbox; sender: Sender } {
+  const { store, now } = deps;
+  const outbox = createOutbox({ store, now });
+  const sender = createSender({
+    outbox,
+    handlers: { [MAIL_KIND]: mailDeliveryHandler(deps.transport) },
+    log: deps.log,
+    now,
+  });
+  return { mailer: createMailOutbox({ store, outbox, sender }), sender };
 }
