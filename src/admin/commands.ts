@@ -13,6 +13,7 @@ import {
   revokeGrant,
 } from "../oauth/grants.ts";
 import { createSigningKeys } from "../oauth/signing_keys.ts";
+import { sendTestMail } from "../mail/mail_test.ts";
 import { createOutbox, type Delivery } from "../outbox/outbox.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog } from "../workspace/audit.ts";
@@ -220,6 +221,16 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       const delivery = await createOutbox({ store, now }).retryNow(id);
       if (!delivery) throw new AdminError(`No pending or failed delivery with id "${id}"`);
       return { delivery: _describeDelivery(delivery) };
+    },
+  }),
+  "mail-test": _command({
+    usage: "mail-test --to EMAIL",
+    summary: "Send a test message through VESTIBULE_MAIL now and report the server's answer.",
+    options: v.strictObject({ to: EmailSchema }),
+    async run({ to }, { config, err }) {
+      const result = await sendTestMail(config, to, err);
+      if (!result.sent) throw new AdminError(`not sent via ${result.transport}: ${result.error}`);
+      return result;
     },
   }),
 };

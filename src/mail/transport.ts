@@ -1,6 +1,6 @@
 // The transport VESTIBULE_MAIL names, opened once at start-up (main.ts, the admin's mail-test).
 import { createMailer, type Mailer } from "../accounts/mailer.ts";
-import type { MailConfig } from "../config.ts";
+import type { MailConfig, SmtpConfig } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createSmtpTransport } from "./smtp.ts";
 
@@ -17,23 +17,25 @@ export async function openMailTransport(
   deps: { mailLog: LogSink; clientName: string; ca?: readonly string[] },
 ): Promise<Mailer> {
   if (config.kind !== "smtp") return createMailer(config, deps.mailLog);
-  let password = config.password;
-  if (config.passwordFile !== null) {
-    try {
-      password = (await Deno.readTextFile(config.passwordFile)).replace(/\r?\n$/, "");
-    } catch (error) {
-      throw new MailTransportError(
-        `cannot read VESTIBULE_MAIL_PASSWORD_FILE=${JSON.stringify(config.passwordFile)}: ${
-          (error as Error).name
-        }`,
-      );
-    }
-  }
   return createSmtpTransport(config, {
     clientName: deps.clientName,
-    password,
+    password: await readMailPassword(config),
     ...(deps.ca ? { ca: deps.ca } : {}),
   });
+}
+
+/** The SMTP password: VESTIBULE_MAIL_PASSWORD_FILE's one line when set, else the URL's. */
+export async function readMailPassword(config: SmtpConfig): Promise<string | null> {
+  if (config.passwordFile === null) return config.password;
+  try {
+    return (await Deno.readTextFile(config.passwordFile)).replace(/\r?\n$/, "");
+  } catch (error) {
+    throw new MailTransportError(
+      `cannot read VESTIBULE_MAIL_PASSWORD_FILE=${JSON.stringify(config.passwordFile)}: ${
+        (error as Error).name
+      }`,
+    );
+  }
 }
 
 /** The transport as logs may show it: an SMTP URL with its password masked. */
