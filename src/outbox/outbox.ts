@@ -35,6 +35,11 @@ export interface Delivery {
   readonly reportTo: Key | null;
 }
 
+/**
+ * A new delivery is left this long to the request that recorded it, which tries it at once;
+ * only then may the sender's loop take it (the request's process may have died).
+ */
+export const HANDOFF_MS = 10 * 1000;
 /** Longer than the slowest delivery attempt (the SMTP transport's timeouts add up to less). */
 export const LEASE_MS = 2 * 60 * 1000;
 /** Retry delays double from 5 s and are capped at 5 minutes: a sign-in link lives 15. */
@@ -77,8 +82,9 @@ export interface Outbox {
    * Claims a delivery that is due (pending and its time has come, or sending with a lapsed
    * claim). Returns it claimed, or null when it is not due or another claimer won. One past
    * its expiry reads as absent (the store expires it with its link): dropped, never sent.
+   * `first`: the recorder's own attempt, which may take a new delivery before it is due.
    */
-  claim(id: string): Promise<Delivery | null>;
+  claim(id: string, options?: { readonly first?: boolean }): Promise<Delivery | null>;
   /** Records an attempt's outcome, if the claim is still ours; returns the new state or null. */
   finish(claimed: Delivery, outcome: AttemptOutcome): Promise<Delivery | null>;
   /** Makes a pending or failed delivery due now (the admin's retry). */
@@ -138,7 +144,7 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
         state: "pending",
         attempts: 0,
         createdAt,
-        nextAttemptAt: createdAt,
+        nextAttemptAt: createdAt + HANDOFF_MS,
         claim: null,
         expiresAt: options.expiresAt ?? null,
         lastError: null,
@@ -159,12 +165,13 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       return deliveries;
     },
 
-    async claim(id) {
+    async claim(id, options = {}) {
       const entry = await read(id);
       if (!entry) return null;
       const delivery = entry.value;
       const at = now();
-      const due = (delivery.state === "pending" && delivery.nextAttemptAt <= at) ||
+      const first = options.first === true && delivery.attempts === 0;
+      const due = (delivery.state === "pending" && (first || delivery.nextAttemptAt <= at)) ||
         (delivery.state === "sending" && delivery.claim !== null && delivery.claim.until <= at);
       if (!due) return null;
       const claimed: Delivery = {

@@ -23,7 +23,7 @@ export type DeliveryHandler = (delivery: Delivery) => Promise<void>;
 export const POLL_MS = 30 * 1000;
 
 export interface Sender {
-  /** Tries one delivery now if it is due; resolves with its state afterwards (never rejects). */
+  /** The recorder's attempt at a new delivery; resolves with its state after (never rejects). */
   deliverNow(id: string): Promise<DeliveryState | "missing">;
   /** Delivers everything due now, one after another; the loop's step. */
   deliverDue(): Promise<void>;
@@ -58,8 +58,8 @@ export function createSender(deps: {
     }
   };
 
-  const deliverOne = async (id: string): Promise<DeliveryState | "missing"> => {
-    const delivery = await outbox.claim(id);
+  const deliverOne = async (id: string, first: boolean): Promise<DeliveryState | "missing"> => {
+    const delivery = await outbox.claim(id, { first });
     if (delivery === null) return (await outbox.get(id))?.state ?? "missing";
     const outcome = await attempt(delivery);
     const next = await outbox.finish(delivery, outcome);
@@ -96,7 +96,7 @@ export function createSender(deps: {
     const due = (await outbox.list(["pending", "sending"])).filter((d) =>
       d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
     );
-    for (const delivery of due) await deliverOne(delivery.id);
+    for (const delivery of due) await deliverOne(delivery.id, false);
   };
 
   const tick = () => {
@@ -121,7 +121,7 @@ export function createSender(deps: {
   };
 
   return {
-    deliverNow: (id) => guarded(() => deliverOne(id), "pending"),
+    deliverNow: (id) => guarded(() => deliverOne(id, true), "pending"),
     deliverDue: () => guarded(deliverDue, undefined),
     start() {
       if (looping) return;
