@@ -74,7 +74,7 @@ async function main(): Promise<number> {
   }
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
   // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
-  services.sender.start();
+  void services.sender.start();
   log(JSON.stringify({
     message: "listening",
     listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),

@@ -27,8 +27,8 @@ export interface Sender {
   deliverNow(id: string): Promise<DeliveryState | "missing">;
   /** Delivers everything due now, one after another; the loop's step. */
   deliverDue(): Promise<void>;
-  /** Starts the timer loop. */
-  start(): void;
+  /** Starts the timer loop; resolves when its first pass is done (tests start from quiet). */
+  start(): Promise<void>;
   /** Stops the loop and waits for the attempt under way. */
   stop(): Promise<void>;
 }
@@ -123,10 +123,11 @@ export function createSender(deps: {
   return {
     deliverNow: (id) => guarded(() => deliverOne(id, true), "pending"),
     deliverDue: () => guarded(deliverDue, undefined),
-    start() {
+    async start() {
       if (looping) return;
       looping = true;
       tick();
+      await running;
     },
     async stop() {
       looping = false;

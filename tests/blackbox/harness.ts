@@ -63,7 +63,7 @@ export async function startTestServer(
   const services = createAccountServices({ config, store, now, mailLog: log, transport });
   const handler = await createApp({ config, log, now, store, ...services });
   const server = serve(config.listen, handler, { trustProxy: config.trustProxy });
-  services.sender.start();
+  await services.sender.start();
   return {
     config,
     baseUrl: config.baseUrl,

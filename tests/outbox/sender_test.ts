@@ -76,7 +76,7 @@ Deno.test("a store error is logged, never thrown, and the loop stops cleanly", a
   );
   try {
     await f.sender.deliverDue();
-    f.sender.start();
+    await f.sender.start();
     await f.sender.stop();
     assert.ok(f.logs.length >= 1);
     assert.ok(f.logs.every((l) => l.level === "error" && l.message === "outbox error"));
