@@ -17,14 +17,14 @@ import {
 import type { Key, Mutation, Store } from "../store/store.ts";
 
 /** The outbox kind of a mail delivery. */
-export const MAIL_KIND = "mail";
+const MAIL_KIND = "mail";
 
 /**
  * How long a request waits for the first attempt before it answers anyway: long enough for
  * any healthy transport, short enough that a mail server that does not answer costs the
  * person a few seconds, not a failed page.
  */
-export const FIRST_ATTEMPT_WAIT_MS = 5000;
+const FIRST_ATTEMPT_WAIT_MS = 5000;
 
 const MailSchema = v.object({
   to: v.string(),
@@ -43,7 +43,7 @@ export interface MailOutbox extends Mailer {
   dispatch(id: string): Promise<DeliveryState | "missing" | "waiting">;
 }
 
-export function createMailOutbox(
+function createMailOutbox(
   deps: { store: Store; outbox: Outbox; sender: Sender },
 ): MailOutbox {
   const { store, outbox, sender } = deps;
@@ -84,7 +84,7 @@ export function createMailOutbox(
 }
 
 /** The sender's handler for mail: the payload is read back from the store and checked. */
-export function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
+function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
   return async (delivery: Delivery) => {
     const mail = v.safeParse(MailSchema, delivery.payload);
     if (!mail.success) throw new DeliveryError("the stored mail is malformed", true);

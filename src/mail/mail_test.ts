@@ -8,11 +8,11 @@ import { DeliveryError } from "../outbox/sender.ts";
 import { createSmtpTransport } from "./smtp.ts";
 import { describeMailTransport, MailTransportError, readMailPassword } from "./transport.ts";
 
-export type MailTestResult =
+type MailTestResult =
   | { readonly sent: true; readonly transport: string; readonly reply: string }
   | { readonly sent: false; readonly transport: string; readonly error: string };
 
-export function testMail(config: Config, to: string): Mail {
+function _testMail(config: Config, to: string): Mail {
   return {
     to,
     subject: "Vestibule test message",
@@ -29,7 +29,7 @@ export async function sendTestMail(
   mailLog: LogSink,
 ): Promise<MailTestResult> {
   const transport = describeMailTransport(config.mail);
-  const mail = testMail(config, to);
+  const mail = _testMail(config, to);
   const id = `mail-test-${crypto.randomUUID()}`;
   try {
     if (config.mail.kind !== "smtp") {

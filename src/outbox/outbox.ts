@@ -43,12 +43,12 @@ export const HANDOFF_MS = 10 * 1000;
 /** Longer than the slowest delivery attempt (the SMTP transport's timeouts add up to less). */
 export const LEASE_MS = 2 * 60 * 1000;
 /** Retry delays double from 5 s and are capped at 5 minutes: a sign-in link lives 15. */
-export const FIRST_RETRY_MS = 5 * 1000;
+const FIRST_RETRY_MS = 5 * 1000;
 export const MAX_RETRY_MS = 5 * 60 * 1000;
 /** A delivery without an expiry that keeps failing transiently is given up after a day. */
 export const GIVE_UP_AFTER_MS = 24 * 60 * 60 * 1000;
 /** How long a finished (sent or failed) delivery stays listed. */
-export const KEEP_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
+const KEEP_FINISHED_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** Delay before attempt `attempts + 1`, after `attempts` failed ones. */
 export function retryDelay(attempts: number): number {

@@ -4,8 +4,7 @@
  * what a crashed process left claimed. It never throws: store and transport errors are
  * logged, and the delivery is tried again.
  */
-import type { LogSink } from "../http/request_log.ts";
-import { describeError } from "../http/request_log.ts";
+import { describeError, type LogSink } from "../http/request_log.ts";
 import type { AttemptOutcome, Delivery, DeliveryState, Outbox } from "./outbox.ts";
 
 /** A handler's refusal; `permanent` ones (an SMTP 5xx) are not retried. */
@@ -20,7 +19,7 @@ export class DeliveryError extends Error {
 export type DeliveryHandler = (delivery: Delivery) => Promise<void>;
 
 /** The loop looks again at least this often, for work other processes recorded. */
-export const POLL_MS = 30 * 1000;
+const POLL_MS = 30 * 1000;
 
 export interface Sender {
   /** The recorder's attempt at a new delivery; resolves with its state after (never rejects). */
