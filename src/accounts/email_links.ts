@@ -80,7 +80,7 @@ export function createEmailLinks(
    */
   const issue = async (token: string, record: LinkRecord, mail: Mail): Promise<void> => {
     const expiresAt = now() + LINK_LIFETIME_MS;
-    const { id, mutation } = mailer.record(mail, { expiresAt });
+    const { delivery, mutation } = mailer.record(mail, { expiresAt });
     await store.commit([], [
       {
         type: "set",
@@ -90,7 +90,7 @@ export function createEmailLinks(
       },
       mutation,
     ]);
-    await mailer.dispatch(id);
+    await mailer.dispatch(delivery);
   };
 
   const lookup = async (token: string) =>

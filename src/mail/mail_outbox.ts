@@ -38,9 +38,9 @@ export interface MailOutbox extends Mailer {
   record(
     mail: Mail,
     options?: { readonly expiresAt?: number; readonly reportTo?: Key },
-  ): { readonly id: string; readonly mutation: Mutation };
-  /** Tries a recorded mail now, waiting at most FIRST_ATTEMPT_WAIT_MS; never rejects. */
-  dispatch(id: string): Promise<DeliveryState | "missing" | "waiting">;
+  ): { readonly delivery: Delivery; readonly mutation: Mutation };
+  /** Tries a recorded mail once committed, waiting at most FIRST_ATTEMPT_WAIT_MS; never rejects. */
+  dispatch(recorded: Delivery): Promise<DeliveryState | "missing" | "waiting">;
 }
 
 function createMailOutbox(
@@ -57,13 +57,13 @@ function createMailOutbox(
       reportTo: options.reportTo ?? null,
     });
 
-  const dispatch: MailOutbox["dispatch"] = async (id) => {
+  const dispatch: MailOutbox["dispatch"] = async (recorded) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise<"waiting">((resolve) => {
       timer = setTimeout(() => resolve("waiting"), FIRST_ATTEMPT_WAIT_MS);
     });
     try {
-      return await Promise.race([sender.deliverNow(id), waited]);
+      return await Promise.race([sender.deliverNow(recorded), waited]);
     } finally {
       clearTimeout(timer);
     }
@@ -74,9 +74,9 @@ function createMailOutbox(
     dispatch,
     /** A mail of its own (a decision notice): recorded alone, then tried at once. */
     async send(mail) {
-      const { id, mutation } = record(mail);
+      const { delivery, mutation } = record(mail);
       await store.commit([], [mutation]);
-      if (await dispatch(id) === "failed") {
+      if (await dispatch(delivery) === "failed") {
         throw new Error("the mail server refused the message");
       }
     },

@@ -35,11 +35,6 @@ export interface Delivery {
   readonly reportTo: Key | null;
 }
 
-/**
- * A new delivery is left this long to the request that recorded it, which tries it at once;
- * only then may the sender's loop take it (the request's process may have died).
- */
-export const HANDOFF_MS = 10 * 1000;
 /** Longer than the slowest delivery attempt (the SMTP transport's timeouts add up to less). */
 export const LEASE_MS = 2 * 60 * 1000;
 /** Retry delays double from 5 s and are capped at 5 minutes: a sign-in link lives 15. */
@@ -73,8 +68,12 @@ export type AttemptOutcome =
   | { readonly kind: "failed"; readonly error: string };
 
 export interface Outbox {
-  /** The delivery and the mutation recording it, for the caller's own commit. */
-  record(options: RecordOptions): { readonly id: string; readonly mutation: Mutation };
+  /**
+   * The mutation recording a delivery, for the caller's own commit. It is recorded claimed
+   * by the caller, who tries it at once (no commit spent on claiming it); should the caller
+   * die first, any sender takes it over when that claim lapses.
+   */
+  record(options: RecordOptions): { readonly delivery: Delivery; readonly mutation: Mutation };
   get(id: string): Promise<Delivery | null>;
   /** Deliveries in creation order, optionally only those in the given states. */
   list(states?: readonly DeliveryState[]): Promise<Delivery[]>;
@@ -82,9 +81,8 @@ export interface Outbox {
    * Claims a delivery that is due (pending and its time has come, or sending with a lapsed
    * claim). Returns it claimed, or null when it is not due or another claimer won. One past
    * its expiry reads as absent (the store expires it with its link): dropped, never sent.
-   * `first`: the recorder's own attempt, which may take a new delivery before it is due.
    */
-  claim(id: string, options?: { readonly first?: boolean }): Promise<Delivery | null>;
+  claim(id: string): Promise<Delivery | null>;
   /** Records an attempt's outcome, if the claim is still ours; returns the new state or null. */
   finish(claimed: Delivery, outcome: AttemptOutcome): Promise<Delivery | null>;
   /** Makes a pending or failed delivery due now (the admin's retry). */
@@ -141,16 +139,16 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
         kind: options.kind,
         payload: options.payload,
         label: options.label,
-        state: "pending",
-        attempts: 0,
+        state: "sending",
+        attempts: 1,
         createdAt,
-        nextAttemptAt: createdAt + HANDOFF_MS,
-        claim: null,
+        nextAttemptAt: createdAt,
+        claim: { token: crypto.randomUUID(), until: createdAt + LEASE_MS },
         expiresAt: options.expiresAt ?? null,
         lastError: null,
         reportTo: options.reportTo ?? null,
       };
-      return { id, mutation: put(delivery) };
+      return { delivery, mutation: put(delivery) };
     },
 
     async get(id) {
@@ -165,13 +163,12 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       return deliveries;
     },
 
-    async claim(id, options = {}) {
+    async claim(id) {
       const entry = await read(id);
       if (!entry) return null;
       const delivery = entry.value;
       const at = now();
-      const first = options.first === true && delivery.attempts === 0;
-      const due = (delivery.state === "pending" && (first || delivery.nextAttemptAt <= at)) ||
+      const due = (delivery.state === "pending" && delivery.nextAttemptAt <= at) ||
         (delivery.state === "sending" && delivery.claim !== null && delivery.claim.until <= at);
       if (!due) return null;
       const claimed: Delivery = {

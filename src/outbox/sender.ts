@@ -22,8 +22,8 @@ export type DeliveryHandler = (delivery: Delivery) => Promise<void>;
 const POLL_MS = 30 * 1000;
 
 export interface Sender {
-  /** The recorder's attempt at a new delivery; resolves with its state after (never rejects). */
-  deliverNow(id: string): Promise<DeliveryState | "missing">;
+  /** The recorder's attempt at what it recorded; resolves with the state after (never rejects). */
+  deliverNow(recorded: Delivery): Promise<DeliveryState | "missing">;
   /** Delivers everything due now, one after another; the loop's step. */
   deliverDue(): Promise<void>;
   /** Starts the timer loop; resolves when its first pass is done (tests start from quiet). */
@@ -57,9 +57,12 @@ export function createSender(deps: {
     }
   };
 
-  const deliverOne = async (id: string, first: boolean): Promise<DeliveryState | "missing"> => {
-    const delivery = await outbox.claim(id, { first });
-    if (delivery === null) return (await outbox.get(id))?.state ?? "missing";
+  const claimAndDeliver = async (id: string): Promise<void> => {
+    const delivery = await outbox.claim(id);
+    if (delivery !== null) await deliverClaimed(delivery);
+  };
+
+  const deliverClaimed = async (delivery: Delivery): Promise<DeliveryState | "missing"> => {
     const outcome = await attempt(delivery);
     const next = await outbox.finish(delivery, outcome);
     if (outcome.kind !== "sent" && next !== null) {
@@ -78,7 +81,7 @@ export function createSender(deps: {
       }));
     }
     if (next?.state === "pending") wakeAt(next.nextAttemptAt);
-    return next?.state ?? (await outbox.get(id))?.state ?? "missing";
+    return next?.state ?? (await outbox.get(delivery.id))?.state ?? "missing";
   };
 
   const guarded = async <T>(work: () => Promise<T>, fallback: T): Promise<T> => {
@@ -95,7 +98,7 @@ export function createSender(deps: {
     const due = (await outbox.list(["pending", "sending"])).filter((d) =>
       d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
     );
-    for (const delivery of due) await deliverOne(delivery.id, false);
+    for (const delivery of due) await claimAndDeliver(delivery.id);
   };
 
   const tick = () => {
@@ -120,7 +123,7 @@ export function createSender(deps: {
   };
 
   return {
-    deliverNow: (id) => guarded(() => deliverOne(id, true), "pending"),
+    deliverNow: (recorded) => guarded(() => deliverClaimed(recorded), "pending"),
     deliverDue: () => guarded(deliverDue, undefined),
     async start() {
       if (looping) return;

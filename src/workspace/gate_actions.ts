@@ -8,6 +8,7 @@ import * as v from "valibot";
 import type { Mail } from "../accounts/mailer.ts";
 import type { Accounts } from "../accounts/model.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
+import type { Delivery } from "../outbox/outbox.ts";
 import type { AtomicCheck, Entry, Key, Mutation } from "../store/store.ts";
 import {
   type Automation,
@@ -97,7 +98,7 @@ export type Plan =
     /** What happened, in words, for the gate and the audit log. */
     readonly outcome: string;
     /** Outbox deliveries the mutations record, to be sent once they are committed. */
-    readonly deliveries?: readonly string[];
+    readonly deliveries?: readonly Delivery[];
   }
   | { readonly ok: false; readonly reason: string; readonly checks: readonly AtomicCheck[] };
 
@@ -317,7 +318,7 @@ export async function planAction(
           },
         }, mail.mutation],
         outcome: `Invite ${action.email} as ${_article(action.role)}`,
-        deliveries: [mail.id],
+        deliveries: [mail.delivery],
       };
     }
     case "grant_automation": {

@@ -259,7 +259,7 @@ export function createGates(deps: GatesDeps): Gates {
         );
         // A failed commit means the gate or a record it reads changed: decide again from scratch.
         if (!ok) continue;
-        for (const id of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(id);
+        for (const mail of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(mail);
         return { kind: "decided", gate: await deliver(decided) };
       }
     },

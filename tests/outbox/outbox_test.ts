@@ -2,15 +2,11 @@ import assert from "node:assert/strict";
 import {
   createOutbox,
   GIVE_UP_AFTER_MS,
-  HANDOFF_MS,
   LEASE_MS,
   MAX_RETRY_MS,
   retryDelay,
 } from "../../src/outbox/outbox.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-
-/** The recorder's own first attempt. */
-const FIRST = { first: true } as const;
 
 async function fixture() {
   let time = 1_800_000_000_000;
@@ -18,34 +14,32 @@ async function fixture() {
   const store = await openKvStore(":memory:", clock.now);
   const outbox = createOutbox({ store, now: clock.now });
   const add = async (options: { expiresAt?: number; reportTo?: readonly string[] } = {}) => {
-    const { id, mutation } = outbox.record({
+    const { delivery, mutation } = outbox.record({
       kind: "mail",
       payload: { secret: "link" },
       label: "a@example.com: Hello",
       ...options,
     });
     assert.ok(await store.commit([], [mutation]));
-    return id;
+    return delivery;
   };
   return { clock, store, outbox, add, [Symbol.dispose]: () => store.close() };
 }
 
-Deno.test("racing claims of one delivery: exactly one wins", async () => {
+Deno.test("a new delivery is its recorder's; once that claim lapses, one of racing senders wins", async () => {
   using f = await fixture();
-  const id = await f.add();
-  const claims = await Promise.all([
-    f.outbox.claim(id, FIRST),
-    f.outbox.claim(id, FIRST),
-    f.outbox.claim(id, FIRST),
-  ]);
+  const { id } = await f.add();
+  assert.equal(await f.outbox.claim(id), null, "the recorder holds it");
+  f.clock.advance(LEASE_MS);
+  const claims = await Promise.all([f.outbox.claim(id), f.outbox.claim(id), f.outbox.claim(id)]);
   assert.equal(claims.filter((c) => c !== null).length, 1);
   assert.equal((await f.outbox.get(id))?.state, "sending");
 });
 
 Deno.test("a lapsed claim is taken over, and the first claimer's late outcome is ignored", async () => {
   using f = await fixture();
-  const id = await f.add();
-  const first = (await f.outbox.claim(id, FIRST))!;
+  const first = await f.add();
+  const id = first.id;
   f.clock.advance(LEASE_MS - 1);
   assert.equal(await f.outbox.claim(id), null, "still held");
   f.clock.advance(1);
@@ -67,8 +61,8 @@ Deno.test("transient failures back off from 5 seconds, doubling, capped at 5 min
     MAX_RETRY_MS,
   ]);
   using f = await fixture();
-  const id = await f.add();
-  const claimed = (await f.outbox.claim(id, FIRST))!;
+  const claimed = await f.add();
+  const id = claimed.id;
   const next = await f.outbox.finish(claimed, { kind: "retry", error: "ECONNREFUSED" });
   assert.equal(next?.state, "pending");
   assert.equal(next?.nextAttemptAt, f.clock.now() + 5_000);
@@ -79,8 +73,8 @@ Deno.test("transient failures back off from 5 seconds, doubling, capped at 5 min
 
 Deno.test("a permanent failure ends in failed; the admin's retry makes it due again", async () => {
   using f = await fixture();
-  const id = await f.add();
-  const claimed = (await f.outbox.claim(id, FIRST))!;
+  const claimed = await f.add();
+  const id = claimed.id;
   const failed = await f.outbox.finish(claimed, { kind: "failed", error: "550 no such user" });
   assert.equal(failed?.state, "failed");
   f.clock.advance(GIVE_UP_AFTER_MS);
@@ -94,8 +88,8 @@ Deno.test("a permanent failure ends in failed; the admin's retry makes it due ag
 
 Deno.test("a delivery whose link has expired is dropped, not claimed for sending", async () => {
   using f = await fixture();
-  const id = await f.add({ expiresAt: f.clock.now() + 60_000 });
-  const claimed = (await f.outbox.claim(id, FIRST))!;
+  const claimed = await f.add({ expiresAt: f.clock.now() + 60_000 });
+  const id = claimed.id;
   await f.outbox.finish(claimed, { kind: "retry", error: "timeout" });
   f.clock.advance(59_999);
   assert.ok(await f.outbox.get(id), "still waiting for its retry");
@@ -109,8 +103,8 @@ Deno.test("a delivery's report record follows its state; sent ones lose their pa
   using f = await fixture();
   const reportTo = ["workspace", "invitation", "i1"];
   await f.store.set(reportTo, { id: "i1", delivery: "pending" });
-  const id = await f.add({ reportTo });
-  const claimed = (await f.outbox.claim(id, FIRST))!;
+  const claimed = await f.add({ reportTo });
+  const id = claimed.id;
   await f.outbox.finish(claimed, { kind: "sent" });
   assert.deepEqual((await f.store.get(reportTo))?.value, { id: "i1", delivery: "sent" });
   assert.equal((await f.outbox.get(id))?.payload, null);
@@ -118,19 +112,9 @@ Deno.test("a delivery's report record follows its state; sent ones lose their pa
 
 Deno.test("a delivery without an expiry that keeps failing is given up after a day", async () => {
   using f = await fixture();
-  const id = await f.add();
+  const { id } = await f.add();
   f.clock.advance(GIVE_UP_AFTER_MS);
   const claimed = (await f.outbox.claim(id))!;
   const next = await f.outbox.finish(claimed, { kind: "retry", error: "ECONNREFUSED" });
   assert.equal(next?.state, "failed");
-});
-
-Deno.test("a new delivery is left to its recorder's attempt, then any sender may take it", async () => {
-  using f = await fixture();
-  const id = await f.add();
-  assert.equal(await f.outbox.nextDueAt(), f.clock.now() + HANDOFF_MS);
-  f.clock.advance(HANDOFF_MS - 1);
-  assert.equal(await f.outbox.claim(id), null, "the loop waits for the recorder");
-  f.clock.advance(1);
-  assert.equal((await f.outbox.claim(id))?.attempts, 1, "the recorder is gone: the loop sends");
 });

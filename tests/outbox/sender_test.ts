@@ -19,9 +19,9 @@ async function fixture(handler: () => Promise<void>, wrap: (s: Store) => Store =
     now: clock.now,
   });
   const add = async () => {
-    const { id, mutation } = outbox.record({ kind: "mail", payload: {}, label: "x: y" });
+    const { delivery, mutation } = outbox.record({ kind: "mail", payload: {}, label: "x: y" });
     await kv.commit([], [mutation]);
-    return id;
+    return delivery;
   };
   return { clock, outbox, sender, logs, add, calls: () => calls, close: () => kv.close() };
 }
@@ -30,8 +30,9 @@ Deno.test("the sender retries a transient failure when it is due, and sends once
   let up = false;
   const f = await fixture(() => up ? Promise.resolve() : Promise.reject(new Error("ECONNREFUSED")));
   try {
-    const id = await f.add();
-    assert.equal(await f.sender.deliverNow(id), "pending");
+    const recorded = await f.add();
+    const id = recorded.id;
+    assert.equal(await f.sender.deliverNow(recorded), "pending");
     assert.equal(f.logs.length, 1);
     assert.equal(f.logs[0]!.message, "delivery failed, will retry");
     assert.equal(f.logs[0]!.retryInSeconds, 5);
@@ -51,8 +52,7 @@ Deno.test("the sender retries a transient failure when it is due, and sends once
 Deno.test("a permanent refusal is not retried and is logged once", async () => {
   const f = await fixture(() => Promise.reject(new DeliveryError("550 no such user", true)));
   try {
-    const id = await f.add();
-    assert.equal(await f.sender.deliverNow(id), "failed");
+    assert.equal(await f.sender.deliverNow(await f.add()), "failed");
     f.clock.advance(60 * 60 * 1000);
     await f.sender.deliverDue();
     assert.equal(f.calls(), 1);
