@@ -8,7 +8,7 @@ import { copyProject, mainCommand, originsEnv, startTaskFlags, taskFlags } from 
 import { startSmtpServer } from "./smtp_server.ts";
 
 interface RunningServer {
-  /** Resolves with the first stdout line matching `pattern`. */
+  /** Resolves with the first stdout line matching `pattern`; fails after 60 s rather than hang. */
   waitForLine(pattern: RegExp): Promise<string>;
   stop(): Promise<{ code: number; stdout: string; stderr: string }>;
 }
@@ -41,7 +41,14 @@ async function startServer(dir: string, env: Record<string, string>): Promise<Ru
         check();
         return assert.fail(`server exited ${code} before ${pattern}:\n${stdout}${await stderr}`);
       });
-      return Promise.race([found, exited]);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no ${pattern} within 60 s:\n${stdout}`)),
+          60_000,
+        );
+      });
+      return Promise.race([found, exited, late]).finally(() => clearTimeout(timer));
     },
     async stop() {
       child.kill("SIGTERM");
@@ -77,11 +84,15 @@ Deno.test("a sign-in mail asked for during an SMTP outage arrives once, after a 
   try {
     // 1. The mail server is down: the person gets the usual page, the mail waits.
     const first = await startServer(dir, env);
-    const pageDuringOutage = await askForSignIn(authUrl);
-    const warning = JSON.parse(await first.waitForLine(/delivery failed, will retry/));
-    assert.match(warning.error, /ECONNREFUSED|connect/i);
-    const firstRun = await first.stop();
-    assert.equal(firstRun.code, 0, firstRun.stderr);
+    let pageDuringOutage;
+    try {
+      pageDuringOutage = await askForSignIn(authUrl);
+      const warning = JSON.parse(await first.waitForLine(/delivery failed, will retry/));
+      assert.match(warning.error, /ECONNREFUSED|connect/i);
+    } finally {
+      const firstRun = await first.stop();
+      assert.equal(firstRun.code, 0, firstRun.stderr);
+    }
 
     // 2. The mail server comes back; a restarted Vestibule sends what was waiting.
     const smtp = await startSmtpServer({ port: smtpPort });

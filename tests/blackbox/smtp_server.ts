@@ -25,7 +25,7 @@ export interface TestSmtpServer {
   readonly received: ReceivedMail[];
   /** The certificate to trust (PEM) when STARTTLS is on. */
   readonly ca: string | null;
-  /** Resolves when `count` messages have been received. */
+  /** Resolves when `count` messages have been received; rejects after 60 s rather than hang. */
   waitFor(count: number): Promise<ReceivedMail[]>;
   close(): Promise<void>;
 }
@@ -70,6 +70,7 @@ export async function selfSignedCertificate(): Promise<{ key: string; cert: stri
 export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   const waiters: { count: number; resolve: (mails: ReceivedMail[]) => void }[] = [];
+  const timers = new Set<ReturnType<typeof setTimeout>>();
   const tls = options.starttls ? await selfSignedCertificate() : null;
   const server = new SMTPServer({
     ...(tls ? { key: tls.key, cert: tls.cert } : { disabledCommands: ["STARTTLS"] }),
@@ -101,6 +102,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
           typeof session.user === "string" ? session.user : null,
         ));
         for (const waiter of waiters.filter((w) => received.length >= w.count)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
           waiter.resolve([...received]);
         }
         callback();
@@ -118,9 +120,22 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     ca: tls?.cert ?? null,
     waitFor(count) {
       if (received.length >= count) return Promise.resolve([...received]);
-      return new Promise((resolve) => waiters.push({ count, resolve }));
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          reject(new Error(`${received.length} of ${count} messages arrived within 60 s`));
+        }, 60_000);
+        timers.add(timer);
+        waiters.push({
+          count,
+          resolve: (mails) => (clearTimeout(timer), timers.delete(timer), resolve(mails)),
+        });
+      });
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
