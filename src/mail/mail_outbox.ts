@@ -44,7 +44,7 @@ export interface MailOutbox extends Mailer {
 }
 
 function createMailOutbox(
-  deps: { store: Store; outbox: Outbox; sender: Sender },
+  deps: { store: Store; outbox: Outbox; sender: Sender; firstAttemptWaitMs: number },
 ): MailOutbox {
   const { store, outbox, sender } = deps;
 
@@ -60,7 +60,7 @@ function createMailOutbox(
   const dispatch: MailOutbox["dispatch"] = async (recorded) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const waited = new Promise<"waiting">((resolve) => {
-      timer = setTimeout(() => resolve("waiting"), FIRST_ATTEMPT_WAIT_MS);
+      timer = setTimeout(() => resolve("waiting"), deps.firstAttemptWaitMs);
     });
     try {
       return await Promise.race([sender.deliverNow(recorded), waited]);
@@ -94,7 +94,14 @@ function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
 
 /** The outbox, its sender and mail through them, over one store and one transport. */
 export function createMailService(
-  deps: { store: Store; now: () => number; transport: Mailer; log: LogSink },
+  deps: {
+    store: Store;
+    now: () => number;
+    transport: Mailer;
+    log: LogSink;
+    /** FIRST_ATTEMPT_WAIT_MS unless a test shortens it. */
+    firstAttemptWaitMs?: number;
+  },
 ): { mailer: MailOutbox; sender: Sender } {
   const { store, now } = deps;
   const outbox = createOutbox({ store, now });
@@ -104,5 +111,6 @@ export function createMailService(
     log: deps.log,
     now,
   });
-  return { mailer: createMailOutbox({ store, outbox, sender }), sender };
+  const firstAttemptWaitMs = deps.firstAttemptWaitMs ?? FIRST_ATTEMPT_WAIT_MS;
+  return { mailer: createMailOutbox({ store, outbox, sender, firstAttemptWaitMs }), sender };
 }
