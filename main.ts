@@ -2,6 +2,11 @@ import { createAccountServices } from "./src/accounts/services.ts";
 import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
 import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
+import {
+  describeMailTransport,
+  MailTransportError,
+  openMailTransport,
+} from "./src/mail/transport.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
 import { serve } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
@@ -45,7 +50,19 @@ async function main(): Promise<number> {
   }
   // Mail goes to stderr so the development mailer's links stay out of the request log.
   const mailLog = (line: string) => console.error(line);
-  const services = createAccountServices({ config, store, now: Date.now, mailLog });
+  let transport;
+  try {
+    transport = await openMailTransport(config.mail, {
+      mailLog,
+      clientName: new URL(config.authUrl).hostname,
+    });
+  } catch (error) {
+    if (!(error instanceof MailTransportError)) throw error;
+    console.error(`vestibule: ${error.message}`);
+    store.close();
+    return 2;
+  }
+  const services = createAccountServices({ config, store, now: Date.now, mailLog, log, transport });
   let handler;
   try {
     handler = await createApp({ config, log, now: Date.now, store, ...services });
@@ -56,10 +73,13 @@ async function main(): Promise<number> {
     return 2;
   }
   const server = serve(config, handler, log);
+  // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
+  void services.sender.start();
   log(JSON.stringify({
     message: "listening",
     listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),
     origins: [config.baseUrl, config.authUrl, config.apiUrl],
+    mail: describeMailTransport(config.mail),
   }));
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
@@ -67,6 +87,7 @@ async function main(): Promise<number> {
   Deno.addSignalListener("SIGTERM", stop);
   await stopped.promise;
   await server.shutdown();
+  await services.sender.stop();
   store.close();
   log(JSON.stringify({ message: "stopped" }));
   return 0;

@@ -5,8 +5,8 @@
  * request log.
  */
 import type { EmailLinks } from "./accounts/email_links.ts";
-import type { Mailer } from "./accounts/mailer.ts";
 import type { Accounts, Sessions } from "./accounts/model.ts";
+import type { MailOutbox } from "./mail/mail_outbox.ts";
 import { createApiSite } from "./api_site.ts";
 import { createAuthSite } from "./auth_site.ts";
 import type { Config } from "./config.ts";
@@ -30,7 +30,7 @@ export interface AppDeps {
   readonly store: Store;
   readonly accounts: Accounts;
   readonly sessions: Sessions;
-  readonly mailer: Mailer;
+  readonly mailer: MailOutbox;
   readonly emailLinks: EmailLinks;
 }
 

@@ -8,7 +8,23 @@ export interface ListenAddress {
 
 export type MailConfig =
   | { readonly kind: "log" }
-  | { readonly kind: "file"; readonly path: string };
+  | { readonly kind: "file"; readonly path: string }
+  | SmtpConfig;
+
+/** `smtp://` (STARTTLS) or `smtps://` (TLS from the first byte). */
+export interface SmtpConfig {
+  readonly kind: "smtp";
+  /** true for smtps: (port 465 by default); false for STARTTLS (587 by default). */
+  readonly implicitTls: boolean;
+  readonly host: string;
+  readonly port: number;
+  readonly user: string | null;
+  /** From the URL; VESTIBULE_MAIL_PASSWORD_FILE is read at start-up instead when set. */
+  readonly password: string | null;
+  readonly passwordFile: string | null;
+  /** VESTIBULE_MAIL_FROM: `addr@host` or `Display Name <addr@host>`. */
+  readonly from: string;
+}
 
 export interface Config {
   /** Origins without a trailing slash, e.g. `http://localhost:8000`. */
@@ -93,6 +109,8 @@ const SETTINGS = {
   listen: { env: "VESTIBULE_LISTEN", default: "" },
   dataPath: { env: "VESTIBULE_DATA", default: "./data/vestibule.kv" },
   mail: { env: "VESTIBULE_MAIL", default: "log" },
+  mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
+  mailPasswordFile: { env: "VESTIBULE_MAIL_PASSWORD_FILE", default: "" },
   trustedOrigins: { env: "VESTIBULE_TRUSTED_ORIGINS", default: "" },
   trustProxy: { env: "VESTIBULE_TRUST_PROXY", default: "off" },
   rateLimits: { env: "VESTIBULE_RATE_LIMITS", default: "on" },
@@ -156,14 +174,70 @@ const ListenSchema = v.pipe(
   ),
 );
 
-const MailSchema = v.union([
-  v.pipe(v.literal("log"), v.transform((): MailConfig => ({ kind: "log" }))),
+const MAIL_FORMS = "must be log, file:PATH, smtp://[USER:PASSWORD@]HOST[:PORT] or smtps://…";
+
+/** What the SMTP URL gives; the sender address and the password file are added after. */
+type SmtpUrl = Omit<SmtpConfig, "passwordFile" | "from">;
+
+const SmtpUrlSchema = v.pipe(
+  v.string(),
+  v.check((s) => URL.canParse(s), "must be a URL: smtp://[USER:PASSWORD@]HOST[:PORT]"),
+  v.transform((s) => new URL(s)),
+  v.check((u) => u.hostname !== "", "must name a host"),
+  v.check(
+    (u) => (u.pathname === "" || u.pathname === "/") && u.search === "" && u.hash === "",
+    "must not have a path, query or fragment",
+  ),
+  v.check((u) => u.password === "" || u.username !== "", "a password needs a user"),
+  v.rawTransform(({ dataset, addIssue, NEVER }): SmtpUrl => {
+    const u = dataset.value;
+    try {
+      const implicitTls = u.protocol === "smtps:";
+      return {
+        kind: "smtp",
+        implicitTls,
+        host: u.hostname,
+        port: u.port === "" ? (implicitTls ? 465 : 587) : Number(u.port),
+        user: u.username === "" ? null : decodeURIComponent(u.username),
+        password: u.password === "" ? null : decodeURIComponent(u.password),
+      };
+    } catch {
+      addIssue({ message: "user and password must be percent-encoded" });
+      return NEVER;
+    }
+  }),
+);
+
+/** Chooses the form by its prefix, so a bad SMTP URL gets the message about what is wrong. */
+const MailSchema = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }): MailConfig | SmtpUrl => {
+    const value = dataset.value;
+    if (value === "log") return { kind: "log" };
+    if (/^file:./.test(value)) return { kind: "file", path: value.slice("file:".length) };
+    const smtp = /^smtps?:\/\//.test(value) ? v.safeParse(SmtpUrlSchema, value) : null;
+    if (smtp?.success) return smtp.output;
+    addIssue({ message: smtp?.issues[0].message ?? MAIL_FORMS });
+    return NEVER;
+  }),
+);
+
+/** `addr@host` or `Display Name <addr@host>` (the name plain or quoted); "" when unset. */
+const MailFromSchema = v.union([
+  v.literal(""),
   v.pipe(
     v.string(),
-    v.regex(/^file:.+/, "must be log or file:PATH"),
-    v.transform((s): MailConfig => ({ kind: "file", path: s.slice("file:".length) })),
+    v.regex(
+      /^(?:(?:"[^"\\\r\n]*"|[^"<>\r\n,;@]+?)\s*<[^\s<>@",;]+@[^\s<>@",;]+\.?[^\s<>@",;]*>|[^\s<>@",;]+@[^\s<>@",;]+)$/,
+      'must be an address, optionally with a display name: "Name <addr@example.com>"',
+    ),
   ),
-], "must be log or file:PATH");
+]);
+
+/** The URL with its password replaced by `***`: what logs and error messages may show. */
+export function maskMailUrl(value: string): string {
+  return value.replace(/^(smtps?:\/\/[^:@\/]*:)[^@\/]*@/, "$1***@");
+}
 
 /** Seconds, decimals allowed (`0.5`), as milliseconds. */
 const SecondsSchema = v.pipe(
@@ -181,6 +255,8 @@ const SCHEMAS = {
   listen: ListenSchema,
   dataPath: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   mail: MailSchema,
+  mailFrom: MailFromSchema,
+  mailPasswordFile: v.string(),
   trustedOrigins: v.pipe(
     v.string(),
     v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),
@@ -249,7 +325,8 @@ export function resolveConfig(
     const result = v.safeParse(SCHEMAS[name], raw);
     if (!result.success) {
       const source = flags.has(flag) ? flag : setting.env;
-      throw new ConfigError(`${source}=${JSON.stringify(raw)}: ${result.issues[0].message}`);
+      const shown = name === "mail" ? maskMailUrl(raw) : raw;
+      throw new ConfigError(`${source}=${JSON.stringify(shown)}: ${result.issues[0].message}`);
     }
     parsed[name] = result.output;
   }
@@ -257,8 +334,27 @@ export function resolveConfig(
   const origins = [p.baseUrl, p.authUrl, p.apiUrl];
   return Object.freeze({
     ...p,
+    mail: _withSmtpSettings(p),
     listen: Object.freeze(p.listen.length > 0 ? p.listen : _listenFromOrigins(origins)),
     trustedOrigins: Object.freeze([...new Set([...origins, ...p.trustedOrigins])]),
+  });
+}
+
+/** Completes an SMTP mail setting with the sender and the password file, which it requires. */
+function _withSmtpSettings(p: Parsed): MailConfig {
+  if (p.mail.kind !== "smtp") return p.mail;
+  if (p.mailFrom === "") {
+    throw new ConfigError(`${SETTINGS.mailFrom.env} is required with SMTP mail`);
+  }
+  if (p.mailPasswordFile !== "" && p.mail.user === null) {
+    throw new ConfigError(
+      `${SETTINGS.mailPasswordFile.env} needs a user in ${SETTINGS.mail.env} (smtp://USER@HOST)`,
+    );
+  }
+  return Object.freeze({
+    ...p.mail,
+    from: p.mailFrom,
+    passwordFile: p.mailPasswordFile === "" ? null : p.mailPasswordFile,
   });
 }
 

@@ -101,7 +101,12 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
     ],
     ["listen", { VESTIBULE_LISTEN: "8000" }, [], /^VESTIBULE_LISTEN="8000": must be host:port/],
     ["port", { VESTIBULE_LISTEN: "127.0.0.1:70000" }, [], /^VESTIBULE_LISTEN=.*at most 65535$/],
-    ["mail", { VESTIBULE_MAIL: "smtp" }, [], /^VESTIBULE_MAIL="smtp": must be log or file:PATH$/],
+    [
+      "mail",
+      { VESTIBULE_MAIL: "smtp" },
+      [],
+      /^VESTIBULE_MAIL="smtp": must be log, file:PATH, smtp:\/\/\[USER:PASSWORD@\]HOST\[:PORT\] or smtps:\/\/…$/,
+    ],
     [
       "switch",
       { VESTIBULE_TRUST_PROXY: "yes" },

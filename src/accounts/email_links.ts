@@ -1,7 +1,8 @@
 import type { Config } from "../config.ts";
 import { configuredRateLimiter, type RateLimiter } from "../http/rate_limiter.ts";
 import type { Store } from "../store/store.ts";
-import type { Mail, Mailer } from "./mailer.ts";
+import type { MailOutbox } from "../mail/mail_outbox.ts";
+import type { Mail } from "./mailer.ts";
 import type { Accounts } from "./model.ts";
 import { hashSecret, randomSecret } from "../secrets.ts";
 
@@ -58,7 +59,7 @@ export function createEmailLinks(
     config: Pick<Config, "authUrl" | "rateLimits">;
     store: Store;
     now: () => number;
-    mailer: Mailer;
+    mailer: MailOutbox;
     accounts: Accounts;
   },
 ): EmailLinks {
@@ -73,10 +74,29 @@ export function createEmailLinks(
   };
 
   /** The token travels in the query: the request log records paths only. */
-  const issue = async (record: LinkRecord): Promise<string> => {
+  const newLink = () => {
     const token = randomSecret();
-    await store.set(_key(await hashSecret(token)), record, { expireIn: LINK_LIFETIME_MS });
-    return `${config.authUrl}/sign-in/verify?token=${token}`;
+    return { token, link: `${config.authUrl}/sign-in/verify?token=${token}` };
+  };
+
+  /**
+   * Stores the link's record and the mail in one commit (neither exists without the other),
+   * then asks for the mail to go out at once. The mail is dropped, not sent, once the link
+   * has expired. The person's page is the same whether it went out or waits for a retry.
+   */
+  const issue = async (token: string, record: LinkRecord, mail: Mail): Promise<void> => {
+    const expiresAt = now() + LINK_LIFETIME_MS;
+    const { delivery, mutation } = mailer.record(mail, { expiresAt });
+    await store.commit([], [
+      {
+        type: "set",
+        key: _key(await hashSecret(token)),
+        value: record,
+        expireIn: LINK_LIFETIME_MS,
+      },
+      mutation,
+    ]);
+    await mailer.dispatch(delivery);
   };
 
   const lookup = async (token: string) =>
@@ -88,8 +108,8 @@ export function createEmailLinks(
     async requestSignUp({ email, businessName, clientAddress, returnTo = "/account" }) {
       const outcome = allow(email, clientAddress);
       if (!outcome.sent) return outcome;
-      const link = await issue({ kind: "sign_up", email, businessName, returnTo });
-      await mailer.send({
+      const { token, link } = newLink();
+      await issue(token, { kind: "sign_up", email, businessName, returnTo }, {
         to: email,
         subject: "Confirm your Vestibule sign-up",
         text:
@@ -108,8 +128,12 @@ export function createEmailLinks(
       // nor the time it takes tells whether the address has an account. The record of an
       // address without one is never mailed and expires unused.
       const known = await accounts.hasAccount(email);
-      const link = await issue({ kind: "sign_in", email, returnTo });
-      await mailer.send(known ? _signInMail(email, link) : _noAccountMail(email, config.authUrl));
+      const { token, link } = newLink();
+      await issue(
+        token,
+        { kind: "sign_in", email, returnTo },
+        known ? _signInMail(email, link) : _noAccountMail(email, config.authUrl),
+      );
       return outcome;
     },
 

@@ -11,8 +11,12 @@ export interface Mail {
 }
 
 export interface Mailer {
-  send(mail: Mail): Promise<void>;
+  /** `deliveryId`: the outbox delivery it comes from, the same on every attempt. */
+  send(mail: Mail, deliveryId?: string): Promise<void>;
 }
+
+/** The transports this module provides; SMTP lives in src/mail/smtp.ts. */
+export type LocalMailConfig = Exclude<MailConfig, { kind: "smtp" }>;
 
 /**
  * `log`: one JSON line per mail, link included, on the given sink — for local development
@@ -20,7 +24,7 @@ export interface Mailer {
  * appended to PATH (the outbox tests and local tools read), owner-only like every file holding
  * live links. Appends are serialised so concurrent mails never interleave.
  */
-export function createMailer(config: MailConfig, log: LogSink): Mailer {
+export function createMailer(config: LocalMailConfig, log: LogSink): Mailer {
   if (config.kind === "log") {
     return {
       send(mail) {

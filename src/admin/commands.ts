@@ -14,6 +14,8 @@ import {
   revokeGrant,
 } from "../oauth/grants.ts";
 import { createSigningKeys } from "../oauth/signing_keys.ts";
+import { sendTestMail } from "../mail/mail_test.ts";
+import { createOutbox, type Delivery } from "../outbox/outbox.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog } from "../workspace/audit.ts";
 
@@ -207,7 +209,51 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       return await createSigningKeys({ store, now }).rotate();
     },
   }),
+  "list-outbox": _command({
+    usage: "list-outbox",
+    summary: "Mail waiting to be sent or that failed: recipient and subject, never the link.",
+    options: v.strictObject({}),
+    async run(_options, { store, now }) {
+      const deliveries = await createOutbox({ store, now }).list(["pending", "sending", "failed"]);
+      return { deliveries: deliveries.map(_describeDelivery) };
+    },
+  }),
+  "retry-delivery": _command({
+    usage: "retry-delivery --id ID",
+    summary:
+      "Send a pending or failed message again now (the server picks it up within 30 seconds).",
+    options: v.strictObject({ id: IdSchema }),
+    async run({ id }, { store, now }) {
+      const delivery = await createOutbox({ store, now }).retryNow(id);
+      if (!delivery) throw new AdminError(`No pending or failed delivery with id "${id}"`);
+      return { delivery: _describeDelivery(delivery) };
+    },
+  }),
+  "mail-test": _command({
+    usage: "mail-test --to EMAIL",
+    summary: "Send a test message through VESTIBULE_MAIL now and report the server's answer.",
+    options: v.strictObject({ to: EmailSchema }),
+    async run({ to }, { config, err }) {
+      const result = await sendTestMail(config, to, err);
+      if (!result.sent) throw new AdminError(`not sent via ${result.transport}: ${result.error}`);
+      return result;
+    },
+  }),
 };
+
+/** What an operator sees of a delivery: the label, never the payload (it holds the link). */
+function _describeDelivery(d: Delivery) {
+  return {
+    id: d.id,
+    kind: d.kind,
+    message: d.label,
+    state: d.state,
+    attempts: d.attempts,
+    createdAt: new Date(d.createdAt).toISOString(),
+    ...(d.state === "pending" ? { nextAttemptAt: new Date(d.nextAttemptAt).toISOString() } : {}),
+    ...(d.lastError === null ? {} : { lastError: d.lastError }),
+  };
+}
 
 export function adminUsage(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.summary}`);

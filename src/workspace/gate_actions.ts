@@ -5,7 +5,10 @@
  * entry commit together, exactly once, and only while what the decision read still holds.
  */
 import * as v from "valibot";
+import type { Mail } from "../accounts/mailer.ts";
 import type { Accounts } from "../accounts/model.ts";
+import type { MailOutbox } from "../mail/mail_outbox.ts";
+import type { Delivery } from "../outbox/outbox.ts";
 import type { AtomicCheck, Entry, Key, Mutation } from "../store/store.ts";
 import {
   type Automation,
@@ -78,6 +81,9 @@ export interface PlanDeps {
   readonly workspace: Workspace;
   readonly accounts: Accounts;
   readonly now: () => number;
+  /** Records the mail an action promises (an invitation) in the decision's own commit. */
+  readonly mailer: Pick<MailOutbox, "record">;
+  readonly authUrl: string;
 }
 
 /**
@@ -91,6 +97,8 @@ export type Plan =
     readonly mutations: readonly Mutation[];
     /** What happened, in words, for the gate and the audit log. */
     readonly outcome: string;
+    /** Outbox deliveries the mutations record, to be sent once they are committed. */
+    readonly deliveries?: readonly Delivery[];
   }
   | { readonly ok: false; readonly reason: string; readonly checks: readonly AtomicCheck[] };
 
@@ -102,6 +110,29 @@ export const PLAN_PRICES: Readonly<Record<(typeof PLANS)[number], number>> = {
 };
 
 const _money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+const _article = (role: "owner" | "member") => role === "owner" ? "an owner" : "a member";
+
+/** The invitee signs in with their address: membership is already theirs, nothing to accept. */
+function _invitationMail(
+  email: string,
+  role: "owner" | "member",
+  businessName: string,
+  authUrl: string,
+): Mail {
+  const link = `${authUrl}/sign-in`;
+  return {
+    to: email,
+    subject: `You were added to ${businessName} on Vestibule`,
+    text:
+      `An owner of "${businessName}" added ${email} to it on Vestibule as ${
+        _article(role)
+      }.\n\nTo sign in, open this page and enter this address; we will mail you a link:\n${link}\n\n` +
+      `This invitation does not expire. If you did not expect it, ignore this mail, ` +
+      `or ask the business's owners to remove you.\n`,
+    link,
+  };
+}
 
 /** The check that a record read at `key` (or found absent) is still as it was read. */
 const _unchanged = (key: Key, entry: Entry<unknown> | null): AtomicCheck => ({
@@ -264,21 +295,30 @@ export async function planAction(
         };
       }
       const invitationId = crypto.randomUUID();
+      const invitationKey = workspace.invitations.key(businessId, invitationId);
+      const business = await accounts.getBusiness(businessId);
+      // The invitation and its mail are committed together; the record's `delivery` then
+      // follows the mail through the outbox (pending, sent, failed).
+      const mail = deps.mailer.record(
+        _invitationMail(action.email, action.role, business?.name ?? "a business", deps.authUrl),
+        { reportTo: invitationKey },
+      );
       return {
         ok: true,
         checks,
         mutations: [...mutations, {
           type: "set",
-          key: workspace.invitations.key(businessId, invitationId),
+          key: invitationKey,
           value: {
             id: invitationId,
             email: action.email,
             role: action.role,
-            delivery: "sent",
+            delivery: "pending",
             sentAt: now(),
           },
-        }],
-        outcome: `Invite ${action.email} as ${action.role === "owner" ? "an owner" : "a member"}`,
+        }, mail.mutation],
+        outcome: `Invite ${action.email} as ${_article(action.role)}`,
+        deliveries: [mail.delivery],
       };
     }
     case "grant_automation": {

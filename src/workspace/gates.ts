@@ -6,7 +6,7 @@
  * requester (and can be redelivered).
  */
 import * as v from "valibot";
-import type { Mailer } from "../accounts/mailer.ts";
+import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Accounts } from "../accounts/model.ts";
 import type { Store } from "../store/store.ts";
 import type { AuditLog } from "./audit.ts";
@@ -64,7 +64,7 @@ export interface GatesDeps {
   readonly accounts: Accounts;
   readonly workspace: Workspace;
   readonly audit: AuditLog;
-  readonly mailer: Mailer;
+  readonly mailer: MailOutbox;
   readonly authUrl: string;
 }
 
@@ -259,6 +259,7 @@ export function createGates(deps: GatesDeps): Gates {
         );
         // A failed commit means the gate or a record it reads changed: decide again from scratch.
         if (!ok) continue;
+        for (const mail of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(mail);
         return { kind: "decided", gate: await deliver(decided) };
       }
     },

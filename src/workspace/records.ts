@@ -48,7 +48,8 @@ export const InvitationSchema = v.object({
   id: Id,
   email: v.string(),
   role: v.picklist(["owner", "member"]),
-  delivery: v.picklist(["sent", "delivered", "bounced", "accepted"]),
+  /** The invitation mail: waiting in the outbox (pending), sent, or refused (failed). */
+  delivery: v.picklist(["pending", "sent", "failed", "delivered", "bounced", "accepted"]),
   sentAt: Time,
 });
 export type Invitation = v.InferOutput<typeof InvitationSchema>;

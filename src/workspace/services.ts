@@ -2,7 +2,7 @@
  * The workspace domain, built once by app.ts and shared by the {api_url} site (the MCP tools)
  * and the {auth_url} site (approvals, the account page's section).
  */
-import type { Mailer } from "../accounts/mailer.ts";
+import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Accounts } from "../accounts/model.ts";
 import type { Store } from "../store/store.ts";
 import { type AuditLog, createAuditLog } from "./audit.ts";
@@ -15,7 +15,7 @@ export interface WorkspaceServicesDeps {
   readonly store: Store;
   readonly now: () => number;
   readonly accounts: Accounts;
-  readonly mailer: Mailer;
+  readonly mailer: MailOutbox;
   readonly authUrl: string;
 }
 
@@ -27,7 +27,7 @@ export interface WorkspaceServices {
   readonly gates: Gates;
   readonly connectionTests: ConnectionTests;
   readonly conversations: Conversations;
-  readonly mailer: Mailer;
+  readonly mailer: MailOutbox;
 }
 
 export function createWorkspaceServices(deps: WorkspaceServicesDeps): WorkspaceServices {

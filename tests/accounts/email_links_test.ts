@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { createEmailLinks } from "../../src/accounts/email_links.ts";
-import { createMailer, type Mail } from "../../src/accounts/mailer.ts";
+import type { Mail } from "../../src/accounts/mailer.ts";
+import { createAccountServices } from "../../src/accounts/services.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Key, Store } from "../../src/store/store.ts";
@@ -47,12 +47,12 @@ Deno.test("sign-in and sign-up do the same work whether or not the address has a
   await createAccounts(kv, now).createAccountWithBusiness("known@example.com", "Known Ltd");
   const { store, operations } = recording(kv);
   const mails: Mail[] = [];
-  const emailLinks = createEmailLinks({
+  // The real mail path: link and mail recorded in one commit, then sent from the outbox.
+  const { emailLinks } = createAccountServices({
     config,
     store,
     now,
-    mailer: createMailer({ kind: "log" }, (line) => mails.push(JSON.parse(line))),
-    accounts: createAccounts(store, now),
+    mailLog: (line) => mails.push(JSON.parse(line)),
   });
   /** The store operations and the mail of one request. */
   const workOf = async (request: () => Promise<unknown>) => {
@@ -69,7 +69,8 @@ Deno.test("sign-in and sign-up do the same work whether or not the address has a
       const known = await workOf(signIn("known@example.com"));
       const unknown = await workOf(signIn("nobody@example.com"));
       assert.deepEqual(unknown, known);
-      assert.ok(known.operations.some((op) => op.startsWith("set accounts/email_link")));
+      // The link and its mail are written in one commit.
+      assert.ok(known.operations.includes("commit  accounts/email_link,outbox/delivery"));
     });
 
     await t.step("sign-up: the same store reads and writes, and one mail", async () => {

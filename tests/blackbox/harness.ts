@@ -3,6 +3,7 @@ import { type AccountServices, createAccountServices } from "../../src/accounts/
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
+import { openMailTransport } from "../../src/mail/transport.ts";
 import { serve } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -34,6 +35,8 @@ export interface TestServerOptions {
   readonly now?: () => number;
   /** Wraps the server's store, e.g. to make it fail. */
   readonly wrapStore?: (store: Store) => Store;
+  /** Certificates the SMTP transport trusts besides the system's (a test's own server). */
+  readonly mailCa?: readonly string[];
 }
 
 /** The whole app as one in-process handler, wired like main.ts, before anything listens. */
@@ -62,7 +65,12 @@ export async function createTestApp(
   const opened = await openKvStore(":memory:", now);
   const store = options.wrapStore?.(opened) ?? opened;
   const log = (line: string) => logs.push(line);
-  const services = createAccountServices({ config, store, now, mailLog: log });
+  const transport = await openMailTransport(config.mail, {
+    mailLog: log,
+    clientName: "localhost",
+    ...(options.mailCa ? { ca: options.mailCa } : {}),
+  });
+  const services = createAccountServices({ config, store, now, mailLog: log, transport });
   const handler = await createApp({ config, log, now, store, ...services });
   return { config, handler, logs, store, ...services };
 }
@@ -71,8 +79,9 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const { config, handler, logs, store } = await createTestApp(env, options);
+  const { config, handler, logs, store, sender } = await createTestApp(env, options);
   const server = serve(config, handler, (line) => logs.push(line));
+  await sender.start();
   return {
     config,
     baseUrl: config.baseUrl,
@@ -82,6 +91,7 @@ export async function startTestServer(
     store,
     async close() {
       await server.shutdown();
+      await sender.stop();
       store.close();
     },
   };

@@ -2,6 +2,7 @@
 // the test moves, and a mailer that records what it sent.
 import type { Mail } from "../../src/accounts/mailer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
+import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { createWorkspaceServices, type WorkspaceServices } from "../../src/workspace/services.ts";
 
@@ -24,7 +25,13 @@ export async function createFixture(): Promise<Fixture> {
     store,
     now,
     accounts,
-    mailer: { send: (mail) => Promise.resolve(void sent.push(mail)) },
+    // The real outbox, delivering to a list.
+    mailer: createMailService({
+      store,
+      now,
+      transport: { send: (mail) => Promise.resolve(void sent.push(mail)) },
+      log: () => {},
+    }).mailer,
     authUrl: "http://auth.test",
   });
   const { account, business } = await accounts.createAccountWithBusiness(

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { runAdminCommand } from "../../src/admin/commands.ts";
+import { createAccountServices } from "../../src/accounts/services.ts";
+import { resolveConfig } from "../../src/config.ts";
+import { DeliveryError } from "../../src/outbox/sender.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+
+Deno.test("list-outbox shows waiting and failed mail without its link; retry-delivery requeues", async () => {
+  const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+  const store = await openKvStore(":memory:");
+  const now = Date.now;
+  const run = async (...args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runAdminCommand(args, {
+      config,
+      store,
+      now,
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+    });
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  };
+  const { emailLinks } = createAccountServices({
+    config,
+    store,
+    now,
+    mailLog: () => {},
+    transport: { send: () => Promise.reject(new DeliveryError("550 5.1.1 mailbox unknown", true)) },
+  });
+  try {
+    await emailLinks.requestSignUp({
+      email: "new@example.com",
+      businessName: "New Co",
+      clientAddress: "192.0.2.1",
+    });
+    const listed = await run("list-outbox");
+    assert.equal(listed.code, 0, listed.err);
+    assert.doesNotMatch(listed.out, /token|verify|https?:/, "no link in the listing");
+    const [delivery, ...others] = JSON.parse(listed.out).deliveries;
+    assert.equal(others.length, 0);
+    assert.equal(delivery.message, "new@example.com: Confirm your Vestibule sign-up");
+    assert.equal(delivery.state, "failed");
+    assert.equal(delivery.lastError, "550 5.1.1 mailbox unknown");
+
+    const retried = await run("retry-delivery", "--id", delivery.id);
+    assert.equal(retried.code, 0, retried.err);
+    assert.equal(JSON.parse(retried.out).delivery.state, "pending");
+
+    const unknown = await run("retry-delivery", "--id", "nope");
+    assert.equal(unknown.code, 1);
+    assert.equal(
+      unknown.err,
+      'vestibule admin retry-delivery: No pending or failed delivery with id "nope"',
+    );
+  } finally {
+    store.close();
+  }
+});

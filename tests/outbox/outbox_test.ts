@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import {
+  createOutbox,
+  GIVE_UP_AFTER_MS,
+  LEASE_MS,
+  MAX_RETRY_MS,
+  retryDelay,
+} from "../../src/outbox/outbox.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+
+async function fixture() {
+  let time = 1_800_000_000_000;
+  const clock = { now: () => time, advance: (ms: number) => void (time += ms) };
+  const store = await openKvStore(":memory:", clock.now);
+  const outbox = createOutbox({ store, now: clock.now });
+  const add = async (options: { expiresAt?: number; reportTo?: readonly string[] } = {}) => {
+    const { delivery, mutation } = outbox.record({
+      kind: "mail",
+      payload: { secret: "link" },
+      label: "a@example.com: Hello",
+      ...options,
+    });
+    assert.ok(await store.commit([], [mutation]));
+    return delivery;
+  };
+  return { clock, store, outbox, add, [Symbol.dispose]: () => store.close() };
+}
+
+Deno.test("a new delivery is its recorder's; once that claim lapses, one of racing senders wins", async () => {
+  using f = await fixture();
+  const { id } = await f.add();
+  assert.equal(await f.outbox.claim(id), null, "the recorder holds it");
+  f.clock.advance(LEASE_MS);
+  const claims = await Promise.all([f.outbox.claim(id), f.outbox.claim(id), f.outbox.claim(id)]);
+  assert.equal(claims.filter((c) => c !== null).length, 1);
+  assert.equal((await f.outbox.get(id))?.state, "sending");
+});
+
+Deno.test("a lapsed claim is taken over, and the first claimer's late outcome is ignored", async () => {
+  using f = await fixture();
+  const first = await f.add();
+  const id = first.id;
+  f.clock.advance(LEASE_MS - 1);
+  assert.equal(await f.outbox.claim(id), null, "still held");
+  f.clock.advance(1);
+  const second = (await f.outbox.claim(id))!;
+  assert.equal(second.attempts, 2);
+  assert.equal(await f.outbox.finish(first, { kind: "sent" }), null);
+  assert.equal((await f.outbox.finish(second, { kind: "sent" }))?.state, "sent");
+});
+
+Deno.test("transient failures back off from 5 seconds, doubling, capped at 5 minutes", async () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 20].map(retryDelay), [
+    5_000,
+    10_000,
+    20_000,
+    40_000,
+    80_000,
+    160_000,
+    MAX_RETRY_MS,
+    MAX_RETRY_MS,
+  ]);
+  using f = await fixture();
+  const claimed = await f.add();
+  const id = claimed.id;
+  const next = await f.outbox.finish(claimed, { kind: "retry", error: "ECONNREFUSED" });
+  assert.equal(next?.state, "pending");
+  assert.equal(next?.nextAttemptAt, f.clock.now() + 5_000);
+  assert.equal(await f.outbox.claim(id), null, "not due yet");
+  f.clock.advance(5_000);
+  assert.ok(await f.outbox.claim(id), "due again");
+});
+
+Deno.test("a permanent failure ends in failed; the admin's retry makes it due again", async () => {
+  using f = await fixture();
+  const claimed = await f.add();
+  const id = claimed.id;
+  const failed = await f.outbox.finish(claimed, { kind: "failed", error: "550 no such user" });
+  assert.equal(failed?.state, "failed");
+  f.clock.advance(GIVE_UP_AFTER_MS);
+  assert.equal(await f.outbox.claim(id), null, "never retried by itself");
+  assert.deepEqual((await f.outbox.list(["failed"])).map((d) => d.label), [
+    "a@example.com: Hello",
+  ]);
+  assert.equal((await f.outbox.retryNow(id))?.state, "pending");
+  assert.ok(await f.outbox.claim(id));
+});
+
+Deno.test("a delivery whose link has expired is dropped, not claimed for sending", async () => {
+  using f = await fixture();
+  const claimed = await f.add({ expiresAt: f.clock.now() + 60_000 });
+  const id = claimed.id;
+  await f.outbox.finish(claimed, { kind: "retry", error: "timeout" });
+  f.clock.advance(59_999);
+  assert.ok(await f.outbox.get(id), "still waiting for its retry");
+  f.clock.advance(1);
+  assert.equal(await f.outbox.claim(id), null);
+  assert.equal(await f.outbox.get(id), null);
+  assert.deepEqual(await f.outbox.list(), []);
+});
+
+Deno.test("a delivery's report record follows its state; sent ones lose their payload", async () => {
+  using f = await fixture();
+  const reportTo = ["workspace", "invitation", "i1"];
+  await f.store.set(reportTo, { id: "i1", delivery: "pending" });
+  const claimed = await f.add({ reportTo });
+  const id = claimed.id;
+  await f.outbox.finish(claimed, { kind: "sent" });
+  assert.deepEqual((await f.store.get(reportTo))?.value, { id: "i1", delivery: "sent" });
+  assert.equal((await f.outbox.get(id))?.payload, null);
+});
+
+Deno.test("a delivery without an expiry that keeps failing is given up after a day", async () => {
+  using f = await fixture();
+  const { id } = await f.add();
+  f.clock.advance(GIVE_UP_AFTER_MS);
+  const claimed = (await f.outbox.claim(id))!;
+  const next = await f.outbox.finish(claimed, { kind: "retry", error: "ECONNREFUSED" });
+  assert.equal(next?.state, "failed");
+});

@@ -1,0 +1,86 @@
+import assert from "node:assert/strict";
+import { createOutbox } from "../../src/outbox/outbox.ts";
+import { createSender, DeliveryError } from "../../src/outbox/sender.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+import type { Store } from "../../src/store/store.ts";
+
+async function fixture(handler: () => Promise<void>, wrap: (s: Store) => Store = (s) => s) {
+  let time = 1_800_000_000_000;
+  const clock = { now: () => time, advance: (ms: number) => void (time += ms) };
+  const kv = await openKvStore(":memory:", clock.now);
+  const store = wrap(kv);
+  const outbox = createOutbox({ store, now: clock.now });
+  const logs: Record<string, unknown>[] = [];
+  let calls = 0;
+  const sender = createSender({
+    outbox,
+    handlers: { mail: () => (calls++, handler()) },
+    log: (line) => logs.push(JSON.parse(line)),
+    now: clock.now,
+  });
+  const add = async () => {
+    const { delivery, mutation } = outbox.record({ kind: "mail", payload: {}, label: "x: y" });
+    await kv.commit([], [mutation]);
+    return delivery;
+  };
+  return { clock, outbox, sender, logs, add, calls: () => calls, close: () => kv.close() };
+}
+
+Deno.test("the sender retries a transient failure when it is due, and sends once", async () => {
+  let up = false;
+  const f = await fixture(() => up ? Promise.resolve() : Promise.reject(new Error("ECONNREFUSED")));
+  try {
+    const recorded = await f.add();
+    const id = recorded.id;
+    assert.equal(await f.sender.deliverNow(recorded), "pending");
+    assert.equal(f.logs.length, 1);
+    assert.equal(f.logs[0]!.message, "delivery failed, will retry");
+    assert.equal(f.logs[0]!.retryInSeconds, 5);
+    up = true;
+    await f.sender.deliverDue();
+    assert.equal(f.calls(), 1, "not due yet");
+    f.clock.advance(5_000);
+    await f.sender.deliverDue();
+    await f.sender.deliverDue();
+    assert.equal(f.calls(), 2);
+    assert.equal((await f.outbox.get(id))?.state, "sent");
+  } finally {
+    f.close();
+  }
+});
+
+Deno.test("a permanent refusal is not retried and is logged once", async () => {
+  const f = await fixture(() => Promise.reject(new DeliveryError("550 no such user", true)));
+  try {
+    assert.equal(await f.sender.deliverNow(await f.add()), "failed");
+    f.clock.advance(60 * 60 * 1000);
+    await f.sender.deliverDue();
+    assert.equal(f.calls(), 1);
+    assert.deepEqual(f.logs.map((l) => [l.level, l.message, l.error]), [
+      ["warn", "delivery failed, not retried", "550 no such user"],
+    ]);
+  } finally {
+    f.close();
+  }
+});
+
+Deno.test("a store error is logged, never thrown, and the loop stops cleanly", async () => {
+  const f = await fixture(
+    () => Promise.resolve(),
+    (s) => ({
+      ...s,
+      list: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("disk gone")) }),
+      }),
+    }),
+  );
+  try {
+    await f.sender.deliverDue();
+    await f.sender.start();
+    await f.sender.stop();
+    assert.ok(f.logs.length >= 1);
+    assert.ok(f.logs.every((l) => l.level === "error" && l.message === "outbox error"));
+  } finally {
+    f.close();
+  }
+});
