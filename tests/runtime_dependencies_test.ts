@@ -18,3 +18,13 @@ Deno.test("main.ts loads only jose, nodemailer, valibot and @valibot/to-json-sch
     .sort();
   assert.deepEqual(packages, ["@valibot/to-json-schema", "jose", "nodemailer", "valibot"]);
 });
+
+// `deno run` installs every npm package its lock file names, so the lock of `deno task start`
+// holds the runtime packages only; the test and bench tasks use tests/test.lock.
+Deno.test("deno.lock, the lock of deno task start, names the runtime packages only", async () => {
+  const lock = JSON.parse(await Deno.readTextFile(new URL("../deno.lock", import.meta.url))) as {
+    npm: Record<string, unknown>;
+  };
+  const names = Object.keys(lock.npm).map((key) => key.slice(0, key.indexOf("@", 1))).sort();
+  assert.deepEqual(names, ["@valibot/to-json-schema", "jose", "nodemailer", "valibot"]);
+});

@@ -1,5 +1,5 @@
 // A real SMTP server on loopback (nodemailer's own smtp-server) that keeps what it receives.
-import { SMTPServer } from "smtp-server";
+import { SMTPServer } from "npm:smtp-server@3.21.6";
 
 export interface ReceivedMail {
   readonly envelopeTo: string[];

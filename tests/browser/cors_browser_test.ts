@@ -2,7 +2,7 @@
 // discovery documents the way the official MCP SDK does in a browser-based client such as
 // the MCP Inspector: with the MCP-Protocol-Version header, hence after a CORS preflight.
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { chromium } from "npm:playwright-core@^1.56.0";
 import { metadataPaths } from "../../src/oauth/metadata.ts";
 import { startTestServer } from "../blackbox/harness.ts";
 

@@ -1,7 +1,7 @@
 // A real browser (Debian's chromium through playwright-core) goes through sign-up, sign-in,
 // business selection and consent; each page is saved to tests/screenshots/.
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { chromium } from "npm:playwright-core@^1.56.0";
 import { freePorts } from "../blackbox/harness.ts";
 import {
   authorizeParams,

@@ -1,7 +1,7 @@
 // Shared parts of the property-based fuzz tests: one seed per run, hostile text, and the
 // checks every HTTP answer must pass whatever was sent.
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "npm:fast-check@^4.10.2";
 import type { TestApp } from "../blackbox/harness.ts";
 
 /**

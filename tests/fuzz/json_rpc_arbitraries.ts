@@ -1,5 +1,5 @@
 // Generated JSON-RPC messages and bodies, right and wrong, for the codec and the endpoints.
-import fc from "fast-check";
+import fc from "npm:fast-check@^4.10.2";
 import { hostileText } from "./fuzz_support.ts";
 
 const encoder = new TextEncoder();

@@ -12,7 +12,7 @@ import {
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "../../src/mcp/errors.ts";
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "npm:fast-check@^4.10.2";
 import { issueGrant } from "../oauth/issue_grant.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { DEMO_OWNER_EMAIL } from "../../src/workspace/demo.ts";

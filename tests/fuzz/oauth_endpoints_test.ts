@@ -3,7 +3,7 @@
 // Each case starts from a request that must succeed and applies a few random mutations, so
 // the properties hold for correct requests and for everything near them.
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "npm:fast-check@^4.10.2";
 import { decodeJwt } from "jose";
 import { issueCode } from "../../src/oauth/codes.ts";
 import { MAX_TOKEN_REQUEST_BYTES } from "../../src/oauth/form_body.ts";

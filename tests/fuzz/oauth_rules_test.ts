@@ -1,6 +1,6 @@
 // Properties of the redirect-URI and resource rules (src/oauth/redirect_uri.ts, resource.ts).
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "npm:fast-check@^4.10.2";
 import { redirectUriMatches, redirectUriProblem } from "../../src/oauth/redirect_uri.ts";
 import { canonicalResource } from "../../src/oauth/resource.ts";
 import { fuzzRuns, hostileText } from "./fuzz_support.ts";

@@ -1,7 +1,7 @@
 // Properties of the page-document parser and renderers (src/pages/): any text either parses
 // or fails with a PageDocumentError; whatever parses renders; HTML escapes every string.
 import assert from "node:assert/strict";
-import fc from "fast-check";
+import fc from "npm:fast-check@^4.10.2";
 import type { Block, Inline, PageDocument } from "../../src/pages/page_document.ts";
 import { PageDocumentError, parsePageDocument } from "../../src/pages/parse_page.ts";
 import { renderPageHtml } from "../../src/pages/render_html.ts";

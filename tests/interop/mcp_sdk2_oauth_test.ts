@@ -15,7 +15,7 @@ import {
   type StoredOAuthTokens,
   StreamableHTTPClientTransport,
   UnauthorizedError,
-} from "@modelcontextprotocol/client";
+} from "npm:@modelcontextprotocol/client@2.4.0";
 import { consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
 
 /** What a real agent keeps between runs, in memory; records where it would send the human. */

@@ -4,9 +4,9 @@
 // read tool, progress, the response cache the caching hints allow; and, at the same time on
 // the same endpoint, the v1 client speaking 2025-11-25.
 import assert from "node:assert/strict";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport as TransportV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/client@2.4.0";
+import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
+import { StreamableHTTPClientTransport as TransportV1 } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
 import { startTestServer } from "../blackbox/harness.ts";
 
 const READ_TOOLS = ["get_connection_guide", "list_scopes", "describe_service"];

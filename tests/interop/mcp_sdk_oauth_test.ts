@@ -5,9 +5,9 @@
 // every tool across pages, runs the connection test by following nextAction, and finally
 // meets the step-up challenge for a tool outside its scopes.
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
+import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
+import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
 import { consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
 import { MemoryProvider } from "./memory_provider.ts";
 

@@ -1,8 +1,8 @@
 // Interop: the official MCP TypeScript SDK client (nobody here wrote it) against the running
 // onboarding endpoint, in JSON and in SSE mode, listing across pages and calling every tool.
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
+import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
 import { startTestServer } from "../blackbox/harness.ts";
 
 for (const mode of ["json", "sse"] as const) {

@@ -4,12 +4,12 @@
 // the documented workaround (forget the tokens, auth() with the challenged scope) gets the
 // human's consent for the wider scope.
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
+import { auth, UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+} from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
 import { consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
 import { MemoryProvider } from "./memory_provider.ts";
 

@@ -1,11 +1,11 @@
 // The OAuth client provider the MCP SDK interop tests hand to the SDK: what a real agent keeps
 // between runs, in memory, and where it would send the human.
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientProvider } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
   OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+} from "npm:@modelcontextprotocol/sdk@^1.32.2/shared/auth.js";
 
 export class MemoryProvider implements OAuthClientProvider {
   #client: OAuthClientInformationMixed | undefined;

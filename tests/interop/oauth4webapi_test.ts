@@ -3,7 +3,7 @@
 // validates the JWT access token against our JWKS. The human steps go through the forms
 // and the e-mail outbox.
 import assert from "node:assert/strict";
-import * as oauth from "oauth4webapi";
+import * as oauth from "npm:oauth4webapi@^3.8.8";
 import { authorizeUrl, consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
 
 Deno.test("oauth4webapi: discovery, registration, code, refresh, revocation", async (t) => {
