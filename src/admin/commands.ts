@@ -14,7 +14,7 @@ import {
   revokeGrant,
 } from "../oauth/grants.ts";
 import { createSigningKeys } from "../oauth/signing_keys.ts";
-import { sendTestMail } from "../mail/mail_test.ts";
+import { sendTestMail } from "../mail/test_message.ts";
 import { createOutbox, type Delivery } from "../outbox/outbox.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog } from "../workspace/audit.ts";
