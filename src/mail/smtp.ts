@@ -25,16 +25,7 @@ export function createSmtpTransport(config: SmtpConfig, options: SmtpOptions): M
   /** The server's last reply, e.g. "250 2.0.0 Ok: queued as 12345". */
   sendReporting(mail: Mail, deliveryId: string): Promise<string>;
 } {
-  const transport = nodemailer.createTransport({
-    host: config.host.replace(/^\[|\]$/g, ""),
-    port: config.port,
-    secure: config.implicitTls,
-    requireTLS: !config.implicitTls && !isLoopbackHost(config.host),
-    name: options.clientName,
-    ...(config.user === null ? {} : { auth: { user: config.user, pass: options.password ?? "" } }),
-    ...(options.ca ? { tls: { ca: [...options.ca] } } : {}),
-    ...TIMEOUTS,
-  });
+  const transport = nodemailer.createTransport(smtpTransportOptions(config, options));
   const domain = config.from.replace(/^.*@/, "").replace(/>$/, "");
 
   const sendReporting = async (mail: Mail, deliveryId: string): Promise<string> => {
