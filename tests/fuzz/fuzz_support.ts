@@ -1,5 +1,6 @@
 // Shared parts of the property-based fuzz tests: one seed per run, hostile text, and the
 // checks every HTTP answer must pass whatever was sent.
+import { readCapped } from "../../src/http/body.ts";
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@^4.10.2";
 import type { TestApp } from "../blackbox/harness.ts";
@@ -114,27 +115,15 @@ export function framedBody(
  * must get a bounded answer.
  */
 export async function readBounded(response: Response, maxBytes: number): Promise<string> {
-  if (response.body === null) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      assert.fail(`the response body exceeds ${maxBytes} bytes`);
-    }
-    chunks.push(value);
+  const body = await readCapped(response, maxBytes);
+  if (!body.ok) {
+    assert.fail(
+      `the response body ${
+        body.problem === "too-large" ? `exceeds ${maxBytes} bytes` : "broke off"
+      }`,
+    );
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  return new TextDecoder().decode(body.bytes);
 }
 
 /** A request to the in-process app, with the `Host` of `url` as a client would send it. */
