@@ -86,6 +86,8 @@ async function main(): Promise<number> {
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
   await stopped.promise;
+  // New connections are refused from here; requests in flight get VESTIBULE_SHUTDOWN_GRACE.
+  log(JSON.stringify({ message: "stopping", graceSeconds: config.shutdownGraceMs / 1000 }));
   await server.shutdown();
   await services.sender.stop();
   store.close();

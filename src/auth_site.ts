@@ -13,7 +13,7 @@ import type { LogSink } from "./http/request_log.ts";
 import { createRouter, type RouteTable } from "./http/router.ts";
 import type { StaticAsset } from "./http/static_asset.ts";
 import { mcpRoute } from "./mcp/endpoint.ts";
-import { listGrantsOfAccount, revokeAccountGrant } from "./oauth/grants.ts";
+import { endGrantMutations, getGrant, listGrantsOfAccount } from "./oauth/grants.ts";
 import { OAUTH_PATHS } from "./oauth/issuer.ts";
 import { checkMetadataRoutes, metadataPaths } from "./oauth/metadata.ts";
 import { createOAuthRoutes } from "./oauth/routes.ts";
@@ -63,7 +63,24 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     ...deps,
     grants: {
       listForAccount: (accountId) => listGrantsOfAccount(store, accountId),
-      revokeForAccount: (accountId, grantId) => revokeAccountGrant(store, accountId, grantId),
+      async revokeForAccount(accountId, grantId) {
+        // Only the account's own grants: a forged grant id of someone else's revokes nothing.
+        const grant = await getGrant(store, grantId);
+        if (!grant || grant.accountId !== accountId) return false;
+        await store.commit([], [
+          ...endGrantMutations(grant),
+          workspace.audit.entry({
+            businessId: grant.businessId,
+            accountId,
+            actor: "human",
+            clientId: grant.clientId,
+            action: "revoke_grant",
+            summary: `revoked the access of ${grant.clientName} on /account`,
+            gateId: null,
+          }),
+        ]);
+        return true;
+      },
     },
     businessSection: createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts }),
   });

@@ -51,6 +51,8 @@ export interface Config {
   readonly readTimeoutMs: number;
   /** A keep-alive connection waiting for its next request is closed after this many ms. */
   readonly idleTimeoutMs: number;
+  /** On SIGTERM/SIGINT, requests in flight get this many ms to finish before their connection closes. */
+  readonly shutdownGraceMs: number;
 }
 
 export const RATE_LIMIT_NAMES = [
@@ -122,6 +124,7 @@ const SETTINGS = {
   maxConnections: { env: "VESTIBULE_MAX_CONNECTIONS", default: "1000" },
   readTimeoutMs: { env: "VESTIBULE_READ_TIMEOUT", default: "10" },
   idleTimeoutMs: { env: "VESTIBULE_IDLE_TIMEOUT", default: "5" },
+  shutdownGraceMs: { env: "VESTIBULE_SHUTDOWN_GRACE", default: "10" },
 } as const;
 
 type SettingName = keyof typeof SETTINGS;
@@ -300,6 +303,7 @@ const SCHEMAS = {
   ),
   readTimeoutMs: SecondsSchema,
   idleTimeoutMs: SecondsSchema,
+  shutdownGraceMs: SecondsSchema,
 } satisfies Record<SettingName, v.GenericSchema<string, unknown>>;
 
 type Parsed = { [K in SettingName]: v.InferOutput<(typeof SCHEMAS)[K]> };

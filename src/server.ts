@@ -14,15 +14,15 @@ export interface RunningServer {
   /** The bound addresses, with the real port when 0 was asked for. */
   readonly addresses: readonly Deno.NetAddr[];
   /**
-   * Stops accepting, closes connections waiting for a request, lets requests in flight finish,
-   * and resolves when every connection is closed.
+   * Stops accepting, closes connections waiting for a request, lets requests in flight finish
+   * for `shutdownGraceMs`, then closes what is left; resolves when every connection is closed.
    */
   shutdown(): Promise<void>;
 }
 
 export type ServeConfig = Pick<
   Config,
-  "listen" | "trustProxy" | "maxConnections" | "readTimeoutMs" | "idleTimeoutMs"
+  "listen" | "trustProxy" | "maxConnections" | "readTimeoutMs" | "idleTimeoutMs" | "shutdownGraceMs"
 >;
 
 /** What `serveHttpOnConnection` passes a handler besides the request. */
@@ -88,11 +88,9 @@ export function serve(
     conn.setNoDelay(true);
     const peer = conn.remoteAddr;
     const answered = () => {
-      if (--connection.inFlight > 0) return;
-      if (stopping) {
-        pool.release(connection);
-        connection.close();
-      } else pool.idle(connection);
+      // While stopping, the answer said `Connection: close`, so the engine closes it once sent;
+      // aborting here could cut the answer's last bytes.
+      if (--connection.inFlight === 0 && !stopping) pool.idle(connection);
     };
     const { finished } = serveOnConnection(
       conn,
@@ -107,7 +105,7 @@ export function serve(
           // Registered before the engine sees the answer, so it runs before `answered`.
           answer.then(() => connection.inFlight > 0 && pool.busy(connection), () => {});
         }
-        return answer;
+        return answer.then((response) => stopping ? _closingConnection(response) : response);
       },
       onError,
       () => {},
@@ -133,11 +131,24 @@ export function serve(
       for (const listener of listeners) listener.close();
       await Promise.all(accepting);
       pool.closeWaiting();
+      const grace = setTimeout(() => pool.closeAll(), config.shutdownGraceMs);
       await Promise.all(served);
+      clearTimeout(grace);
       clearInterval(sweeper);
       globalThis.removeEventListener("error", _dropVanishedSocketErrors);
     },
   };
+}
+
+/** The answer with `Connection: close` (RFC 9112 section 9.6): the last on its connection. */
+function _closingConnection(response: Response): Response {
+  const headers = new Headers(response.headers);
+  headers.set("Connection", "close");
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 /** One accepted connection: closing it aborts the engine's work on it. */
@@ -217,7 +228,11 @@ function _plainServe(config: ServeConfig, handler: Handler): RunningServer {
   return {
     addresses: servers.map((s) => s.addr),
     async shutdown() {
-      await Promise.all(servers.map((s) => s.shutdown()));
+      // Deno.serve cannot close a connection in flight: past the grace, the process just ends.
+      const grace = Promise.withResolvers<void>();
+      const timer = setTimeout(grace.resolve, config.shutdownGraceMs);
+      await Promise.race([Promise.all(servers.map((s) => s.shutdown())), grace.promise]);
+      clearTimeout(timer);
     },
   };
 }

@@ -27,6 +27,7 @@ Deno.test("defaults: three loopback origins, one listener each, KV under ./data"
   assert.equal(config.maxConnections, 1000);
   assert.equal(config.readTimeoutMs, 10_000);
   assert.equal(config.idleTimeoutMs, 5_000);
+  assert.equal(config.shutdownGraceMs, 10_000);
   assert.ok(Object.isFrozen(config));
 });
 

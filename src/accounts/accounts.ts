@@ -245,5 +245,47 @@ export function createAccounts(store: Store, now: () => number): Accounts {
       }
       return out.sort((a, b) => a.account.email.localeCompare(b.account.email));
     },
+
+    async listAccounts() {
+      const out: Account[] = [];
+      for await (const entry of store.list<Account>(["accounts", "account"])) out.push(entry.value);
+      return out.sort((a, b) => a.email.localeCompare(b.email));
+    },
+
+    async listBusinesses() {
+      const out: Business[] = [];
+      for await (const entry of store.list<Business>(["accounts", "business"])) {
+        out.push(entry.value);
+      }
+      return out.sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+    },
+
+    async accountDeletion(accountId) {
+      const account = await getAccount(accountId);
+      const mutations: Mutation[] = account
+        ? [{ type: "delete", key: K.email(account.email) }]
+        : [];
+      for await (const entry of store.list<RoleRecord>(K.memberships(accountId))) {
+        mutations.push(...removalMutations(accountId, String(entry.key.at(-1))));
+      }
+      mutations.push({ type: "delete", key: K.account(accountId) });
+      return mutations;
+    },
+
+    async businessDeletion(businessId) {
+      const mutations: Mutation[] = [];
+      for await (const entry of store.list<RoleRecord>(K.members(businessId))) {
+        const accountId = String(entry.key.at(-1));
+        mutations.push(
+          { type: "delete", key: K.membership(accountId, businessId) },
+          { type: "delete", key: entry.key },
+        );
+      }
+      mutations.push(
+        { type: "delete", key: K.roster(businessId) },
+        { type: "delete", key: K.business(businessId) },
+      );
+      return mutations;
+    },
   };
 }

@@ -72,6 +72,14 @@ export interface Accounts {
   /** The account's businesses with its role in each, by business name. */
   listBusinessesOf(accountId: string): Promise<{ business: Business; role: Role }[]>;
   listMembers(businessId: string): Promise<{ account: Account; role: Role }[]>;
+  /** Every account, by e-mail (admin). */
+  listAccounts(): Promise<Account[]>;
+  /** Every business, by name (admin). */
+  listBusinesses(): Promise<Business[]>;
+  /** The writes that delete an account, its e-mail index and its memberships (admin). */
+  accountDeletion(accountId: string): Promise<Mutation[]>;
+  /** The writes that delete a business with its memberships and roster (admin). */
+  businessDeletion(businessId: string): Promise<Mutation[]>;
 }
 
 /** The signed-in human behind a browser request. */

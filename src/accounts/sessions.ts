@@ -17,6 +17,17 @@ interface SessionRecord {
 
 const _key = (id: string) => ["accounts", "session", id];
 
+/** Signs an account out everywhere (its deletion); returns how many sessions ended. */
+export async function deleteSessionsOf(store: Store, accountId: string): Promise<number> {
+  let count = 0;
+  for await (const entry of store.list<SessionRecord>(["accounts", "session"])) {
+    if (entry.value.accountId !== accountId) continue;
+    await store.delete(entry.key);
+    count++;
+  }
+  return count;
+}
+
 /**
  * Browser sessions. The cookie carries a random id; the store keys the record by its
  * SHA-256, which is also the public `Session.id`, so neither logs nor the store can

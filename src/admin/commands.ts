@@ -1,23 +1,25 @@
 // The admin subcommands: operator actions on the store, with no HTTP and no browser.
 import * as v from "valibot";
 import { AccountsError, createAccounts } from "../accounts/accounts.ts";
+import type { Accounts, Business } from "../accounts/model.ts";
 import { BusinessNameSchema, EmailSchema, RoleSchema } from "../accounts/schemas.ts";
 import type { Config } from "../config.ts";
 import { createMetadataDocuments } from "../oauth/cimd.ts";
 import { type Clients, createClients } from "../oauth/clients.ts";
 import { issuerOf } from "../oauth/issuer.ts";
 import {
+  endGrantMutations,
   getGrant,
-  listGrantsOfAccount,
+  type GrantRecord,
+  grantsOfAccount,
   listGrantsOfClient,
-  revokeClientGrants,
-  revokeGrant,
 } from "../oauth/grants.ts";
 import { createSigningKeys } from "../oauth/signing_keys.ts";
 import { sendTestMail } from "../mail/test_message.ts";
 import { createOutbox, type Delivery } from "../outbox/outbox.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
-import { createAuditLog } from "../workspace/audit.ts";
+import { createAuditLog, type NewAuditEntry } from "../workspace/audit.ts";
+import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
 
 export interface AdminDeps {
   readonly config: Config;
@@ -43,6 +45,78 @@ function _clients({ config, store, now }: AdminDeps): Clients {
     documents: createMetadataDocuments({ config, now }),
     issuer: issuerOf(config),
   });
+}
+
+function _erasure({ store, now }: AdminDeps): ErasureDeps {
+  return { store, accounts: createAccounts(store, now), audit: createAuditLog(store, now) };
+}
+
+/** An operator's command in a business's audit log. */
+function _operatorEntry(
+  businessId: string,
+  accountId: string,
+  action: string,
+  summary: string,
+): NewAuditEntry {
+  return {
+    businessId,
+    accountId,
+    actor: "operator",
+    clientId: null,
+    action,
+    summary,
+    gateId: null,
+  };
+}
+
+/** Ends grants, each with an operator entry in its business's audit log, in one commit each. */
+async function _revokeGrants(
+  { store, now }: AdminDeps,
+  grants: readonly GrantRecord[],
+  action: string,
+): Promise<void> {
+  const audit = createAuditLog(store, now);
+  for (const grant of grants) {
+    await store.commit([], [
+      ...endGrantMutations(grant),
+      audit.entry({
+        ..._operatorEntry(
+          grant.businessId,
+          grant.accountId,
+          action,
+          `revoked the access of ${grant.clientName} (${grant.clientId})`,
+        ),
+        clientId: grant.clientId,
+      }),
+    ]);
+  }
+}
+
+/** One shape for a grant, whichever way it was found. */
+function _describeGrant(grant: GrantRecord) {
+  return {
+    grantId: grant.id,
+    accountId: grant.accountId,
+    businessId: grant.businessId,
+    clientId: grant.clientId,
+    clientName: grant.clientName,
+    scopes: grant.scopes,
+    resource: grant.resource,
+    offline: grant.offline,
+    createdAt: new Date(grant.createdAt).toISOString(),
+  };
+}
+
+/** One shape for a business: the record and its members. */
+async function _describeBusiness(accounts: Accounts, business: Business) {
+  return {
+    business,
+    members: (await accounts.listMembers(business.id)).map((m) => ({
+      email: m.account.email,
+      accountId: m.account.id,
+      role: m.role,
+    })),
+  };
 }
 
 const IdSchema = v.pipe(v.string(), v.trim(), v.nonEmpty("must not be empty"));
@@ -84,6 +158,12 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
     options: v.strictObject({ owner: EmailSchema, name: BusinessNameSchema }),
     async run({ owner, name }, { store, now }) {
       const created = await createAccounts(store, now).createAccountWithBusiness(owner, name);
+      await createAuditLog(store, now).append(_operatorEntry(
+        created.business.id,
+        created.account.id,
+        "create-business",
+        `created the business with ${created.account.email} as owner`,
+      ));
       return { account: created.account, business: created.business };
     },
   }),
@@ -96,30 +176,103 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       role: v.optional(RoleSchema, "member"),
     }),
     async run({ business, email, role }, { store, now }) {
-      return await createAccounts(store, now).addMember(business, email, role);
+      const membership = await createAccounts(store, now).addMember(business, email, role);
+      await createAuditLog(store, now).append(_operatorEntry(
+        business,
+        membership.accountId,
+        "add-member",
+        `made ${email} a member with role ${role}`,
+      ));
+      return membership;
     },
   }),
-  "list-businesses": _command({
-    usage: "list-businesses --email EMAIL",
-    summary: "The businesses of an account, with its role and the members of each.",
-    options: v.strictObject({ email: EmailSchema }),
-    async run({ email }, { store, now }) {
+  "remove-member": _command({
+    usage: "remove-member --business ID --email EMAIL",
+    summary:
+      "Remove EMAIL from a business and revoke its grants there; the last owner stays (delete-business instead).",
+    options: v.strictObject({ business: IdSchema, email: EmailSchema }),
+    async run({ business, email }, deps) {
+      const { store, now } = deps;
       const accounts = createAccounts(store, now);
-      const account = await accounts.findAccountByEmail(email);
-      if (!account) throw new AdminError(`No account with e-mail "${email}"`);
-      const businesses = await accounts.listBusinessesOf(account.id);
+      if (!(await accounts.getBusiness(business))) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
+      const plan = await accounts.planMembershipChange(business, {
+        change: "remove",
+        email,
+        role: "member",
+      });
+      if (!plan.ok) throw new AdminError(plan.reason);
+      const account = (await accounts.findAccountByEmail(email))!;
+      const committed = await store.commit(plan.checks, [
+        ...plan.mutations,
+        createAuditLog(store, now).entry(
+          _operatorEntry(business, account.id, "remove-member", `removed ${account.email}`),
+        ),
+      ]);
+      if (!committed) throw new AdminError("the members changed meanwhile; try again");
+      const grants = await grantsOfAccount(store, account.id, business);
+      await _revokeGrants(deps, grants, "remove-member");
       return {
-        account,
-        businesses: await Promise.all(businesses.map(async ({ business, role }) => ({
-          business,
-          role,
-          members: (await accounts.listMembers(business.id)).map((m) => ({
-            email: m.account.email,
-            accountId: m.account.id,
-            role: m.role,
+        removed: account.email,
+        accountId: account.id,
+        business,
+        revokedGrants: grants.length,
+      };
+    },
+  }),
+  "list-accounts": _command({
+    usage: "list-accounts",
+    summary: "Every account, by e-mail, with its businesses and its role in each.",
+    options: v.strictObject({}),
+    async run(_options, { store, now }) {
+      const accounts = createAccounts(store, now);
+      return {
+        accounts: await Promise.all((await accounts.listAccounts()).map(async (account) => ({
+          account,
+          businesses: (await accounts.listBusinessesOf(account.id)).map(({ business, role }) => ({
+            businessId: business.id,
+            name: business.name,
+            role,
           })),
         }))),
       };
+    },
+  }),
+  "list-businesses": _command({
+    usage: "list-businesses [--email EMAIL]",
+    summary: "Every business (or those of one account), by name, with its members.",
+    options: v.strictObject({ email: v.optional(EmailSchema) }),
+    async run({ email }, { store, now }) {
+      const accounts = createAccounts(store, now);
+      let businesses: Business[];
+      if (email === undefined) businesses = await accounts.listBusinesses();
+      else {
+        const account = await accounts.findAccountByEmail(email);
+        if (!account) throw new AdminError(`No account with e-mail "${email}"`);
+        businesses = (await accounts.listBusinessesOf(account.id)).map((b) => b.business);
+      }
+      return {
+        businesses: await Promise.all(businesses.map((b) => _describeBusiness(accounts, b))),
+      };
+    },
+  }),
+  "delete-account": _command({
+    usage: "delete-account --email EMAIL",
+    summary:
+      "Delete an account with its grants and sessions, and the businesses it is the only member of.",
+    options: v.strictObject({ email: EmailSchema }),
+    async run({ email }, deps) {
+      return await deleteAccount(_erasure(deps), email);
+    },
+  }),
+  "delete-business": _command({
+    usage: "delete-business --business ID",
+    summary:
+      "Delete a business with its memberships, grants, records, approvals and audit log; member accounts stay.",
+    options: v.strictObject({ business: IdSchema }),
+    async run({ business }, deps) {
+      return await deleteBusiness(_erasure(deps), business);
     },
   }),
   "list-clients": _command({
@@ -139,7 +292,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
   }),
   "list-grants": _command({
     usage: "list-grants (--client CLIENT_ID | --email EMAIL)",
-    summary: "Live grants of a client, or of an account.",
+    summary: "Live grants of a client, or of an account, newest first.",
     options: v.pipe(
       v.strictObject({ client: v.optional(IdSchema), email: v.optional(EmailSchema) }),
       v.check(
@@ -148,21 +301,25 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       ),
     ),
     async run({ client, email }, { store, now }) {
-      if (client !== undefined) return { grants: await listGrantsOfClient(store, client) };
-      const account = await createAccounts(store, now).findAccountByEmail(email!);
-      if (!account) throw new AdminError(`No account with e-mail "${email}"`);
-      return { grants: await listGrantsOfAccount(store, account.id) };
+      let grants: GrantRecord[];
+      if (client !== undefined) grants = await listGrantsOfClient(store, client);
+      else {
+        const account = await createAccounts(store, now).findAccountByEmail(email!);
+        if (!account) throw new AdminError(`No account with e-mail "${email}"`);
+        grants = await grantsOfAccount(store, account.id);
+      }
+      grants.sort((a, b) => b.createdAt - a.createdAt);
+      return { grants: grants.map(_describeGrant) };
     },
   }),
   "revoke-grant": _command({
     usage: "revoke-grant --grant GRANT_ID",
     summary: "Revoke one grant: its access and refresh tokens stop working.",
     options: v.strictObject({ grant: IdSchema }),
-    async run({ grant }, { store }) {
-      const found = await getGrant(store, grant);
-      if (!found || !(await revokeGrant(store, grant))) {
-        throw new AdminError(`No live grant with id "${grant}"`);
-      }
+    async run({ grant }, deps) {
+      const found = await getGrant(deps.store, grant);
+      if (!found) throw new AdminError(`No live grant with id "${grant}"`);
+      await _revokeGrants(deps, [found], "revoke-grant");
       return { revoked: grant, clientId: found.clientId, accountId: found.accountId };
     },
   }),
@@ -171,12 +328,13 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
     summary: "Revoke every grant of a client and delete its registration.",
     options: v.strictObject({ client: IdSchema }),
     async run({ client }, deps) {
-      const revokedGrants = await revokeClientGrants(deps.store, client);
+      const grants = await listGrantsOfClient(deps.store, client);
+      await _revokeGrants(deps, grants, "revoke-client");
       const registrationDeleted = await _clients(deps).deleteRegistered(client);
-      if (revokedGrants === 0 && !registrationDeleted) {
+      if (grants.length === 0 && !registrationDeleted) {
         throw new AdminError(`No registration or live grant for client "${client}"`);
       }
-      return { clientId: client, revokedGrants, registrationDeleted };
+      return { clientId: client, revokedGrants: grants.length, registrationDeleted };
     },
   }),
   "audit-log": _command({
@@ -297,6 +455,10 @@ export async function runAdminCommand(args: readonly string[], deps: AdminDeps):
     return 2;
   }
   const command = COMMANDS[name]!;
+  if (rest.includes("--help")) {
+    deps.out(`Usage: vestibule admin ${command.usage}\n${command.summary}`);
+    return 0;
+  }
   try {
     deps.out(JSON.stringify(await command.execute(parseOptions(rest), deps), null, 2));
     return 0;

@@ -98,6 +98,11 @@ export class ConnectionPool<C extends Closable> {
     for (const connection of this.#waiting.keys()) this.#close(connection);
   }
 
+  /** Shutdown, once the grace period is over: closes every connection, in flight or not. */
+  closeAll(): void {
+    for (const connection of this.#open) this.#close(connection);
+  }
+
   #close(connection: C): void {
     this.release(connection);
     connection.close();

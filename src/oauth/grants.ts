@@ -96,18 +96,6 @@ export function endGrantMutations(grant: GrantRecord): Mutation[] {
   ];
 }
 
-/** Revokes a grant of `accountId` (/account's Revoke); false when it is not one of its own. */
-export async function revokeAccountGrant(
-  store: Store,
-  accountId: string,
-  gid: string,
-): Promise<boolean> {
-  // Only the account's own grants: a forged grant id of someone else's revokes nothing.
-  const grant = await getGrant(store, gid);
-  if (!grant || grant.accountId !== accountId) return false;
-  return await revokeGrant(store, gid);
-}
-
 /** Records that a grant was used (token verification or refresh); cheap and conflict-free. */
 export async function touchGrant(store: Store, gid: string, at: number): Promise<void> {
   const entry = await store.get<GrantRecord>(grantKey(gid));
@@ -175,21 +163,4 @@ export async function listGrantsOfClient(store: Store, clientId: string): Promis
     else await store.delete(index.key);
   }
   return out;
-}
-
-/**
- * Revokes one account's grants to a client (the "revoke" button on /account); with no
- * accountId, every grant of the client. Returns how many were revoked.
- */
-export async function revokeClientGrants(
-  store: Store,
-  clientId: string,
-  accountId?: string,
-): Promise<number> {
-  let count = 0;
-  for (const grant of await listGrantsOfClient(store, clientId)) {
-    if (accountId !== undefined && grant.accountId !== accountId) continue;
-    if (await revokeGrant(store, grant.id)) count++;
-  }
-  return count;
 }

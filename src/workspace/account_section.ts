@@ -6,11 +6,17 @@
 import type { Accounts, Role } from "../accounts/model.ts";
 import { utcMinute } from "../ui/auth_pages.ts";
 import { type Html, html } from "../ui/html.ts";
-import type { AuditLog } from "./audit.ts";
+import type { AuditEntry, AuditLog } from "./audit.ts";
 import type { ConnectionTests } from "./connection_tests.ts";
 
 /** How many audit entries the page shows per business. */
 export const ACCOUNT_AUDIT_ENTRIES = 20;
+
+const ACTOR_WORDS: Readonly<Record<AuditEntry["actor"], string>> = {
+  agent: "agent",
+  human: "person",
+  operator: "by the operator",
+};
 
 export type WorkspaceAccountSection = (businessId: string, role: Role) => Promise<Html>;
 
@@ -75,7 +81,7 @@ export function createWorkspaceAccountSection(deps: {
             html`
               <tr>
                 <td>${utcMinute(e.at)}</td>
-                <td>${emails.get(e.accountId)} (${e.actor === "human" ? "person" : "agent"})</td>
+                <td>${emails.get(e.accountId)} (${ACTOR_WORDS[e.actor]})</td>
                 <td>${e.clientId ?? ""}</td>
                 <td>${e.action}: ${e.summary}</td>
               </tr>

@@ -1,6 +1,6 @@
 /**
- * The audit log: every tool call that changes anything and every human decision, per
- * business, newest first. Entries are appended in the same commit as the change they
+ * The audit log: every tool call that changes anything, every human decision or revocation and
+ * every operator command, per business, newest first. Entries are appended in the same commit as the change they
  * describe when there is one, so the log cannot miss an applied change.
  */
 import * as v from "valibot";
@@ -10,13 +10,19 @@ export const AuditEntrySchema = v.object({
   id: v.string(),
   at: v.number(),
   businessId: v.string(),
-  /** The account on whose behalf it happened: the token's subject, or the deciding human. */
+  /**
+   * The account on whose behalf it happened: the token's subject, the deciding human, or the
+   * account an operator's command changed.
+   */
   accountId: v.string(),
-  /** `agent` for tool calls, `human` for decisions on the approval page. */
-  actor: v.picklist(["agent", "human"]),
+  /**
+   * `agent` for tool calls, `human` for decisions on the approval page and revocations on
+   * /account, `operator` for `vestibule admin` commands.
+   */
+  actor: v.picklist(["agent", "human", "operator"]),
   /** The OAuth client that made the call; for a decision, the client that asked for it. */
   clientId: v.nullable(v.string()),
-  /** The tool name, or `approve` / `decline`. */
+  /** The tool name, `approve` / `decline`, `revoke_grant`, or the admin command. */
   action: v.string(),
   summary: v.string(),
   gateId: v.nullable(v.string()),
@@ -35,9 +41,13 @@ export interface AuditLog {
   list(businessId: string, options?: { readonly limit?: number }): Promise<AuditEntry[]>;
 }
 
+/**
+ * Orders entries of the same millisecond newest first too; one counter for the process, as an
+ * admin command may append through more than one log.
+ */
+let sequence = 0;
+
 export function createAuditLog(store: Store, now: () => number): AuditLog {
-  // Orders entries of the same millisecond newest first too.
-  let sequence = 0;
   const entry = (fields: NewAuditEntry): Mutation => {
     const at = now();
     const record: AuditEntry = { id: crypto.randomUUID(), at, ...fields };

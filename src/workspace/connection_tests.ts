@@ -4,7 +4,7 @@
  * business and the tool round trip work without starting anything that costs money.
  */
 import * as v from "valibot";
-import type { Store } from "../store/store.ts";
+import type { Key, Store } from "../store/store.ts";
 
 /** How long a pending attempt can be verified. */
 export const ATTEMPT_TTL_MS = 15 * 60_000;
@@ -43,6 +43,15 @@ export interface ConnectionTests {
 }
 
 const _attemptKey = (id: string) => ["conntest", id];
+/** The connection-test attempts of a business; their pointers lie under `["ws", businessId]`. */
+export async function attemptKeysOf(store: Store, businessId: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  for await (const pointer of store.list<string>(["ws", businessId, "conntest_current"])) {
+    keys.push(_attemptKey(pointer.value));
+  }
+  return keys;
+}
+
 const _currentKey = (businessId: string, clientId: string) => [
   "ws",
   businessId,

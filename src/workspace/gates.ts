@@ -8,7 +8,7 @@
 import * as v from "valibot";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Accounts } from "../accounts/model.ts";
-import type { Store } from "../store/store.ts";
+import type { Key, Store } from "../store/store.ts";
 import type { AuditLog } from "./audit.ts";
 import { describeAction, type GateAction, planAction } from "./gate_actions.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
@@ -101,6 +101,15 @@ export interface Gates {
 
 const LATEST = 9_999_999_999_999;
 const _gateKey = (id: string) => ["gate", id];
+
+/** The gate records of a business; its index lies under `["ws", businessId]` (its deletion). */
+export async function gateKeysOf(store: Store, businessId: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  for await (const pointer of store.list<string>(["ws", businessId, "gate"])) {
+    keys.push(_gateKey(pointer.value));
+  }
+  return keys;
+}
 
 export function createGates(deps: GatesDeps): Gates {
   const { store, now, accounts, audit } = deps;

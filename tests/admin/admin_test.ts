@@ -121,12 +121,31 @@ Deno.test("admin commands", async (t) => {
         const one = await issue("client-a"); // one grant per account, business and client
         const byClient = json((await run("list-grants", "--client", "client-a")).out);
         assert.deepEqual(
-          byClient.grants.map((g: { id: string }) => g.id).sort(),
+          byClient.grants.map((g: { grantId: string }) => g.grantId).sort(),
           [one.grantId, two.grantId].sort(),
         );
         assert.equal(await getGrant(store, replaced.grantId), null);
         const byEmail = json((await run("list-grants", "--email", "boss@example.com")).out);
         assert.equal(byEmail.grants.length, 3);
+        // One shape for a grant, whichever way it was found.
+        const fromEmail = byEmail.grants.find((g: { grantId: string }) =>
+          g.grantId === one.grantId
+        );
+        const fromClient = byClient.grants.find((g: { grantId: string }) =>
+          g.grantId === one.grantId
+        );
+        assert.deepEqual(fromEmail, fromClient);
+        assert.deepEqual(Object.keys(fromEmail).sort(), [
+          "accountId",
+          "businessId",
+          "clientId",
+          "clientName",
+          "createdAt",
+          "grantId",
+          "offline",
+          "resource",
+          "scopes",
+        ]);
 
         assert.equal((await run("revoke-grant", "--grant", three.grantId)).code, 0);
         assert.equal(await getGrant(store, three.grantId), null);

@@ -1,3 +1,4 @@
+import { createAuditLog } from "../../src/workspace/audit.ts";
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
@@ -299,6 +300,7 @@ Deno.test("/account lists authorized clients per business and revokes them", asy
       });
       assert.equal(forged.status, 404);
       assert.ok(await getGrant(server.store, theirs.grantId), "their grant is intact");
+      assert.deepEqual(await createAuditLog(server.store, Date.now).list(stranger.business.id), []);
     });
 
     await t.step("revoking one's own grant ends it", async () => {
@@ -311,6 +313,14 @@ Deno.test("/account lists authorized clients per business and revokes them", asy
       assert.match(done.text, /Access revoked/);
       assert.equal(await getGrant(server.store, mine.grantId), null);
       assert.match(done.text, /No clients are authorized in this business/);
+      // The revocation is in the business's audit log, by the person, naming the client.
+      const [entry, ...rest] = await createAuditLog(server.store, Date.now).list(business.id);
+      assert.equal(rest.length, 0);
+      assert.deepEqual(
+        [entry?.actor, entry?.accountId, entry?.clientId, entry?.action],
+        ["human", account.id, "client-one", "revoke_grant"],
+      );
+      assert.match(done.text, /revoke_grant: revoked the access of Claude &lt;Desktop&gt;/);
     });
   } finally {
     await server.close();
