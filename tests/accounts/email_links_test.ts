@@ -35,6 +35,10 @@ function recording(store: Store): { store: Store; operations: string[] } {
         operations.push(`list ${at(prefix)}`);
         return store.list(prefix, options);
       },
+      snapshot() {
+        operations.push("snapshot");
+        return store.snapshot();
+      },
       close: () => store.close(),
     },
   };

@@ -181,4 +181,19 @@ export async function storeContract(t: Deno.TestContext, options: ContractOption
       await store.set(["json"], value);
       assert.deepEqual((await store.get(["json"]))?.value, value);
     }));
+
+  await t.step(
+    "snapshot holds every live record with its absolute expiry",
+    () =>
+      withStore(async (store, clock) => {
+        await store.set(["a"], { n: 1 });
+        await store.set(["b", "c"], "x", { expireIn: 5_000 });
+        await store.set(["d"], "gone", { expireIn: 1 });
+        clock.advance(1);
+        assert.deepEqual(await store.snapshot(), [
+          { key: ["a"], value: { n: 1 }, expiresAt: null },
+          { key: ["b", "c"], value: "x", expiresAt: clock.now() - 1 + 5_000 },
+        ]);
+      }),
+  );
 }
