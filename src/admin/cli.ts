@@ -34,6 +34,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
       now: Date.now,
       out: (text) => console.log(text),
       err: (text) => console.error(text),
+      input: () => new Response(Deno.stdin.readable).text(),
     });
   } finally {
     store.close();
