@@ -44,7 +44,7 @@ export async function exportLines(
   return [JSON.stringify(header), ...records.map(_encodeRecord)];
 }
 
-function _encodeRecord(record: StoredRecord): string {
+function _encodeRecord(record: Omit<StoredRecord, "version">): string {
   return JSON.stringify({
     key: record.key,
     value: encodeValue(record.value, record.key),
@@ -139,7 +139,8 @@ const RecordSchema = v.strictObject({
 
 export interface Backup {
   readonly header: BackupHeader;
-  readonly records: StoredRecord[];
+  /** Versions belong to the store that wrote them, so a backup has none. */
+  readonly records: Omit<StoredRecord, "version">[];
 }
 
 /** Reads a whole backup, every line checked, before anything is written anywhere. */

@@ -109,14 +109,19 @@ export async function openKvStore(
         if (options.limit !== undefined && ++count >= options.limit) return;
       }
     },
-    async snapshot(): Promise<StoredRecord[]> {
+    async snapshot(prefix: Key = []): Promise<StoredRecord[]> {
       // A KV list reads in batches, each its own transaction: one pass is no snapshot. When two
       // passes agree on every key and versionstamp (never reused), no write touched a record
       // they hold from its first read to its second, nor added one that was still there, so the
       // second pass is one moment's view (a record both missed came and went between them).
       const pass = async () => {
         const entries: Deno.KvEntry<Stored>[] = [];
-        for await (const entry of kv.list<Stored>({ prefix: [] }, { consistency: "strong" })) {
+        for await (
+          const entry of kv.list<Stored>(
+            { prefix: prefix as Deno.KvKey },
+            { consistency: "strong" },
+          )
+        ) {
           entries.push(entry);
         }
         return entries;
@@ -129,6 +134,7 @@ export async function openKvStore(
             key: entry.key as Key,
             value: entry.value.v,
             expiresAt: entry.value.exp,
+            version: entry.versionstamp,
           }));
         }
         previous = current;

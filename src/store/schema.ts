@@ -30,20 +30,25 @@ const HEX_DIGEST = /^[0-9a-f]{64}$/;
  * each keeping its expiry.
  */
 async function _rekeyHexDigests(store: Store, now: () => number): Promise<void> {
-  for (const record of await store.snapshot()) {
+  const records = [
+    ...await store.snapshot(["accounts", "session"]),
+    ...await store.snapshot(["accounts", "email_link"]),
+  ];
+  for (const record of records) {
     const [scope, kind, digest] = record.key;
-    if (scope !== "accounts" || (kind !== "session" && kind !== "email_link")) continue;
     if (record.key.length !== 3 || typeof digest !== "string" || !HEX_DIGEST.test(digest)) {
       continue;
     }
     const bytes = Uint8Array.from(digest.match(/../g)!, (pair) => parseInt(pair, 16));
-    const newKey = [scope, kind, base64url(bytes)];
+    const newKey = [scope!, kind!, base64url(bytes)];
     const expireIn = record.expiresAt === null ? undefined : record.expiresAt - now();
     if (expireIn !== undefined && expireIn <= 0) {
       await store.delete(record.key);
       continue;
     }
-    await store.commit([{ key: newKey, version: null }], [
+    // Only if it is still the record read (an old process may have ended the session meanwhile).
+    const unchanged = { key: record.key, version: record.version };
+    await store.commit([unchanged, { key: newKey, version: null }], [
       { type: "delete", key: record.key },
       {
         type: "set",

@@ -18,6 +18,8 @@ export interface StoredRecord {
   readonly key: Key;
   readonly value: unknown;
   readonly expiresAt: number | null;
+  /** As in Entry: what a commit checks to change the record only if it is still this one. */
+  readonly version: string;
 }
 
 export interface SetOptions {
@@ -52,9 +54,10 @@ export interface Store {
   /** Entries under a prefix in key order; expired ones are skipped. */
   list<T>(prefix: Key, options?: { readonly limit?: number }): AsyncIterable<Entry<T>>;
   /**
-   * Every live record with its expiry, as they all were at one moment (backup, migrations);
-   * throws StoreBusyError when writes never leave it a quiet moment.
+   * Every live record under a prefix (the whole store by default) with its expiry, as they all
+   * were at one moment (backup, migrations); throws StoreBusyError when writes under the prefix
+   * never leave it a quiet moment.
    */
-  snapshot(): Promise<StoredRecord[]>;
+  snapshot(prefix?: Key): Promise<StoredRecord[]>;
   close(): void;
 }

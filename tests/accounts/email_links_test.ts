@@ -35,9 +35,9 @@ function recording(store: Store): { store: Store; operations: string[] } {
         operations.push(`list ${at(prefix)}`);
         return store.list(prefix, options);
       },
-      snapshot() {
-        operations.push("snapshot");
-        return store.snapshot();
+      snapshot(prefix) {
+        operations.push(`snapshot ${at(prefix ?? [])}`);
+        return store.snapshot(prefix);
       },
       close: () => store.close(),
     },

@@ -19,7 +19,7 @@ function failingWhen(store: Store, failing: () => boolean): Store {
       if (failing()) throw fail();
       yield* store.list(prefix, options);
     },
-    snapshot: () => failing() ? Promise.reject(fail()) : store.snapshot(),
+    snapshot: (prefix) => failing() ? Promise.reject(fail()) : store.snapshot(prefix),
     close: () => store.close(),
   };
 }

@@ -12,6 +12,7 @@ import {
   SCHEMA_KEY,
   SchemaError,
 } from "../../src/store/schema.ts";
+import type { Store } from "../../src/store/store.ts";
 import { manualClock } from "./store_contract.ts";
 
 Deno.test("a fresh store is stamped with the current schema version", async () => {
@@ -68,6 +69,27 @@ Deno.test("a session stored under hex SHA-256 (before version 2) still signs in 
     assert.equal((await sessions.current(request))?.account.id, account.id);
     clock.advance(lifetimeLeft);
     assert.equal(await sessions.current(request), null, "expired when it would have");
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("the migration does not bring back a session ended after it read the store", async () => {
+  const store = await openKvStore(":memory:");
+  try {
+    const hex = "ab".repeat(32);
+    await store.set(["accounts", "session", hex], { accountId: "a1" }, { expireIn: 60_000 });
+    // An old process signs the session out between the migration's read and its write.
+    const racing: Store = {
+      ...store,
+      async snapshot(prefix) {
+        const records = await store.snapshot(prefix);
+        await store.delete(["accounts", "session", hex]);
+        return records;
+      },
+    };
+    await MIGRATIONS[0]!.run(racing, Date.now);
+    assert.deepEqual(await store.snapshot(["accounts"]), []);
   } finally {
     store.close();
   }
