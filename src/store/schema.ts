@@ -81,6 +81,18 @@ export async function readSchemaVersion(store: Store): Promise<number | null> {
   return (await store.get<SchemaRecord>(SCHEMA_KEY))?.value.version ?? null;
 }
 
+function _newerStore(version: number, current: number): SchemaError {
+  return new SchemaError(
+    `the store is at schema version ${version}, newer than this release knows (${current}): run the release that wrote it, or restore a backup made for this one`,
+  );
+}
+
+/** Throws SchemaError for a store written by a newer release; changes nothing (admin commands). */
+export async function refuseNewerSchema(store: Store): Promise<void> {
+  const version = await readSchemaVersion(store);
+  if (version !== null && version > CURRENT_SCHEMA) throw _newerStore(version, CURRENT_SCHEMA);
+}
+
 /**
  * Brings the store to CURRENT_SCHEMA: stamps an empty one, migrates an older one (a store with
  * records and no version is version 1), refuses a newer one. Returns the migrations applied.
@@ -98,11 +110,7 @@ export async function prepareSchema(
     for await (const _ of store.list([], { limit: 1 })) empty = false;
     version = empty ? current : 1;
   }
-  if (version > current) {
-    throw new SchemaError(
-      `the store is at schema version ${version}, newer than this release knows (${current}): run the release that wrote it, or restore a backup made for this one`,
-    );
-  }
+  if (version > current) throw _newerStore(version, current);
   const applied = migrations.filter((m) => m.to > version!);
   for (const migration of applied) {
     await migration.run(store, now);
