@@ -11,6 +11,8 @@ import { ensurePrivateFile } from "./src/private_files.ts";
 import { serve } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
+import { prepareSchema, SchemaError } from "./src/store/schema.ts";
+import { StoreBusyError } from "./src/store/store.ts";
 
 async function main(): Promise<number> {
   let config;
@@ -46,6 +48,17 @@ async function main(): Promise<number> {
         (error as Error).message
       }`,
     );
+    return 2;
+  }
+  try {
+    for (const migration of await prepareSchema(store, Date.now)) {
+      log(JSON.stringify({ message: "store migrated", to: migration.to, what: migration.summary }));
+    }
+  } catch (error) {
+    // A newer store, or one other processes kept writing through every pass of a migration.
+    if (!(error instanceof SchemaError || error instanceof StoreBusyError)) throw error;
+    console.error(`vestibule: VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${error.message}`);
+    store.close();
     return 2;
   }
   // Mail goes to stderr so the development mailer's links stay out of the request log.

@@ -1,6 +1,7 @@
 // `deno task admin …` and `vestibule admin …`: configuration, store, one command, exit status.
 import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "../config.ts";
 import { openKvStore } from "../store/kv_store.ts";
+import { refuseNewerSchema, SchemaError } from "../store/schema.ts";
 import { runAdminCommand } from "./commands.ts";
 
 /** Leading `--name=value` arguments are configuration flags (e.g. `--data=PATH`). */
@@ -28,12 +29,24 @@ export async function adminMain(args: readonly string[]): Promise<number> {
     return 2;
   }
   try {
+    // A newer release's records are shapes this one would misread or overwrite.
+    await refuseNewerSchema(store);
+  } catch (error) {
+    store.close();
+    if (!(error instanceof SchemaError)) throw error;
+    console.error(
+      `vestibule admin: VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${error.message}`,
+    );
+    return 2;
+  }
+  try {
     return await runAdminCommand(args.slice(split), {
       config,
       store,
       now: Date.now,
       out: (text) => console.log(text),
       err: (text) => console.error(text),
+      input: () => new Response(Deno.stdin.readable).text(),
     });
   } finally {
     store.close();

@@ -17,6 +17,8 @@ import {
 import { createSigningKeys } from "../oauth/signing_keys.ts";
 import { sendTestMail } from "../mail/test_message.ts";
 import { createOutbox, type Delivery } from "../outbox/outbox.ts";
+import { BackupError, exportLines, importBackup, parseBackup } from "../store/backup.ts";
+import { CURRENT_SCHEMA, readSchemaVersion } from "../store/schema.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog, type NewAuditEntry } from "../workspace/audit.ts";
 import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
@@ -29,6 +31,8 @@ export interface AdminDeps {
   readonly out: (text: string) => void;
   /** Errors and usage. */
   readonly err: (text: string) => void;
+  /** All of standard input (import reads a backup from it). */
+  readonly input?: () => Promise<string>;
 }
 
 /** A refusal worth a one-line message and exit status 1 (not found, nothing to do). */
@@ -387,6 +391,42 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       return { delivery: _describeDelivery(delivery) };
     },
   }),
+  export: _command({
+    usage: "export [--output PATH]",
+    summary:
+      "The whole store as JSON lines, as it was at one moment (the server may run): to standard output, or to a new owner-only file.",
+    options: v.strictObject({ output: v.optional(IdSchema) }),
+    async run({ output }, { store, now, out }) {
+      const lines = await exportLines(store, now, await readSchemaVersion(store));
+      if (output === undefined) {
+        for (const line of lines) out(line);
+        return undefined;
+      }
+      try {
+        // A new file, owner-only whatever the umask: the backup holds the signing keys.
+        await Deno.writeTextFile(output, lines.join("\n") + "\n", { createNew: true, mode: 0o600 });
+      } catch (error) {
+        throw new AdminError(`cannot write --output ${output}: ${(error as Error).message}`);
+      }
+      return { output, records: lines.length - 1 };
+    },
+  }),
+  import: _command({
+    usage: "import",
+    summary: "Load a backup from standard input into an empty store (stop the server first).",
+    options: v.strictObject({}),
+    async run(_options, { store, now, input }) {
+      if (!input) throw new AdminError("no standard input to read a backup from");
+      const backup = parseBackup(await input());
+      if (backup.header.schema !== null && backup.header.schema > CURRENT_SCHEMA) {
+        throw new AdminError(
+          `the backup is at schema version ${backup.header.schema}, newer than this release knows (${CURRENT_SCHEMA})`,
+        );
+      }
+      const imported = await importBackup(store, backup, now);
+      return { imported, skippedExpired: backup.records.length - imported };
+    },
+  }),
   "mail-test": _command({
     usage: "mail-test --to EMAIL",
     summary: "Send a test message through VESTIBULE_MAIL now and report the server's answer.",
@@ -460,7 +500,9 @@ export async function runAdminCommand(args: readonly string[], deps: AdminDeps):
     return 0;
   }
   try {
-    deps.out(JSON.stringify(await command.execute(parseOptions(rest), deps), null, 2));
+    const result = await command.execute(parseOptions(rest), deps);
+    // A command that wrote its own output (export) returns nothing more to print.
+    if (result !== undefined) deps.out(JSON.stringify(result, null, 2));
     return 0;
   } catch (error) {
     if (error instanceof AdminUsageError) {
@@ -472,7 +514,10 @@ export async function runAdminCommand(args: readonly string[], deps: AdminDeps):
       deps.err(`vestibule admin ${name}: ${error.message}; try again`);
       return 1;
     }
-    if (!(error instanceof AdminError || error instanceof AccountsError)) throw error;
+    if (
+      !(error instanceof AdminError || error instanceof AccountsError ||
+        error instanceof BackupError)
+    ) throw error;
     deps.err(`vestibule admin ${name}: ${error.message}`);
     return 1;
   }

@@ -7,6 +7,7 @@ import {
   type SetOptions,
   type Store,
   StoreBusyError,
+  type StoredRecord,
 } from "./store.ts";
 
 /** What is kept under each key: the value and its own expiry, since KV's expireIn is lazy. */
@@ -30,6 +31,9 @@ function _backoff(attempt: number): Promise<void> | null {
   const delay = Math.min(10 * 2 ** (attempt - 1), 250) * (0.5 + Math.random() / 2);
   return new Promise((resolve) => setTimeout(resolve, delay));
 }
+
+/** Passes over the whole store a snapshot may take before it gives up (see snapshot). */
+const SNAPSHOT_PASSES = 10;
 
 /**
  * Deno KV backend: a file (SQLite, crash-safe transactions) or `:memory:`.
@@ -105,10 +109,51 @@ export async function openKvStore(
         if (options.limit !== undefined && ++count >= options.limit) return;
       }
     },
+    async snapshot(prefix: Key = []): Promise<StoredRecord[]> {
+      // A KV list reads in batches, each its own transaction: one pass is no snapshot. When two
+      // passes agree on every key and versionstamp (never reused), no write touched a record
+      // they hold from its first read to its second, nor added one that was still there, so the
+      // second pass is one moment's view (a record both missed came and went between them).
+      const pass = async () => {
+        const entries: Deno.KvEntry<Stored>[] = [];
+        for await (
+          const entry of kv.list<Stored>(
+            { prefix: prefix as Deno.KvKey },
+            { consistency: "strong" },
+          )
+        ) {
+          entries.push(entry);
+        }
+        return entries;
+      };
+      let previous = await pass();
+      for (let passes = 2; passes <= SNAPSHOT_PASSES; passes++) {
+        const current = await pass();
+        if (_sameVersions(previous, current)) {
+          return current.filter((entry) => live(entry.value)).map((entry) => ({
+            key: entry.key as Key,
+            value: entry.value.v,
+            expiresAt: entry.value.exp,
+            version: entry.versionstamp,
+          }));
+        }
+        previous = current;
+      }
+      throw new StoreBusyError(
+        `the store changed during each of ${SNAPSHOT_PASSES} passes over it`,
+      );
+    },
     close() {
       kv.close();
     },
   };
+}
+
+function _sameVersions(a: readonly Deno.KvEntry<unknown>[], b: readonly Deno.KvEntry<unknown>[]) {
+  return a.length === b.length && a.every((entry, i) =>
+    entry.versionstamp === b[i]!.versionstamp &&
+    JSON.stringify(entry.key) === JSON.stringify(b[i]!.key)
+  );
 }
 
 /**

@@ -13,6 +13,15 @@ export interface Entry<T> {
   readonly version: string;
 }
 
+/** A record with its absolute expiry (epoch milliseconds), as a backup holds it. */
+export interface StoredRecord {
+  readonly key: Key;
+  readonly value: unknown;
+  readonly expiresAt: number | null;
+  /** As in Entry: what a commit checks to change the record only if it is still this one. */
+  readonly version: string;
+}
+
 export interface SetOptions {
   /** Milliseconds from now after which the record reads as absent. */
   readonly expireIn?: number;
@@ -44,5 +53,11 @@ export interface Store {
   commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]): Promise<boolean>;
   /** Entries under a prefix in key order; expired ones are skipped. */
   list<T>(prefix: Key, options?: { readonly limit?: number }): AsyncIterable<Entry<T>>;
+  /**
+   * Every live record under a prefix (the whole store by default) with its expiry, as they all
+   * were at one moment (backup, migrations); throws StoreBusyError when writes under the prefix
+   * never leave it a quiet moment.
+   */
+  snapshot(prefix?: Key): Promise<StoredRecord[]>;
   close(): void;
 }

@@ -35,6 +35,10 @@ function recording(store: Store): { store: Store; operations: string[] } {
         operations.push(`list ${at(prefix)}`);
         return store.list(prefix, options);
       },
+      snapshot(prefix) {
+        operations.push(`snapshot ${at(prefix ?? [])}`);
+        return store.snapshot(prefix);
+      },
       close: () => store.close(),
     },
   };

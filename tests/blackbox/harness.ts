@@ -6,6 +6,7 @@ import type { Handler } from "../../src/http/handler.ts";
 import { openMailTransport } from "../../src/mail/transport.ts";
 import { serve } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
+import { prepareSchema } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface TestServer {
@@ -35,6 +36,8 @@ export interface TestServerOptions {
   readonly now?: () => number;
   /** Wraps the server's store, e.g. to make it fail. */
   readonly wrapStore?: (store: Store) => Store;
+  /** The store to serve from (closed with the server); a new in-memory one by default. */
+  readonly store?: Store;
   /** Certificates the SMTP transport trusts besides the system's (a test's own server). */
   readonly mailCa?: readonly string[];
 }
@@ -62,7 +65,8 @@ export async function createTestApp(
     ...env,
   });
   const logs: string[] = [];
-  const opened = await openKvStore(":memory:", now);
+  const opened = options.store ?? await openKvStore(":memory:", now);
+  await prepareSchema(opened, now);
   const store = options.wrapStore?.(opened) ?? opened;
   const log = (line: string) => logs.push(line);
   const transport = await openMailTransport(config.mail, {

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { createAccessTokenVerifier, type TokenCheck } from "../../src/oauth/access_token.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
+import type { Store } from "../../src/store/store.ts";
 import { manualClock } from "../store/store_contract.ts";
 import { Browser, hiddenField, signUpThroughForms, tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
@@ -18,12 +19,15 @@ export interface OAuthFixture {
   close(): Promise<void>;
 }
 
-export async function oauthFixture(env: Record<string, string> = {}): Promise<OAuthFixture> {
+export async function oauthFixture(
+  env: Record<string, string> = {},
+  options: { readonly store?: Store; readonly clock?: ReturnType<typeof manualClock> } = {},
+): Promise<OAuthFixture> {
   const outbox = await tempOutbox();
-  const clock = manualClock(Date.now());
+  const clock = options.clock ?? manualClock(Date.now());
   const server = await startTestServer(
     { VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off", ...env },
-    { now: clock.now },
+    { now: clock.now, ...(options.store ? { store: options.store } : {}) },
   );
   return {
     server,

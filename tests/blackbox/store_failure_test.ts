@@ -19,6 +19,7 @@ function failingWhen(store: Store, failing: () => boolean): Store {
       if (failing()) throw fail();
       yield* store.list(prefix, options);
     },
+    snapshot: (prefix) => failing() ? Promise.reject(fail()) : store.snapshot(prefix),
     close: () => store.close(),
   };
 }

@@ -181,4 +181,26 @@ export async function storeContract(t: Deno.TestContext, options: ContractOption
       await store.set(["json"], value);
       assert.deepEqual((await store.get(["json"]))?.value, value);
     }));
+
+  await t.step(
+    "snapshot holds every live record under a prefix with its absolute expiry and version",
+    () =>
+      withStore(async (store, clock) => {
+        await store.set(["a"], { n: 1 });
+        await store.set(["b", "c"], "x", { expireIn: 5_000 });
+        await store.set(["d"], "gone", { expireIn: 1 });
+        clock.advance(1);
+        const withoutVersions = async (prefix?: string[]) =>
+          (await store.snapshot(prefix)).map(({ version: _, ...record }) => record);
+        assert.deepEqual(await withoutVersions(), [
+          { key: ["a"], value: { n: 1 }, expiresAt: null },
+          { key: ["b", "c"], value: "x", expiresAt: clock.now() - 1 + 5_000 },
+        ]);
+        assert.deepEqual(await withoutVersions(["b"]), [
+          { key: ["b", "c"], value: "x", expiresAt: clock.now() - 1 + 5_000 },
+        ]);
+        const [bc] = await store.snapshot(["b"]);
+        assert.equal(bc?.version, (await store.get(["b", "c"]))?.version);
+      }),
+  );
 }

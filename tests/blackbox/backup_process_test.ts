@@ -1,0 +1,86 @@
+// `deno task admin export` and `import` as real processes with the admin task's permissions:
+// export through standard output while a server runs on the store, import from standard input
+// into a new store, and a server on that store publishes the same keys.
+import assert from "node:assert/strict";
+import { openKvStore } from "../../src/store/kv_store.ts";
+import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../src/store/schema.ts";
+import { copyProject, mainCommand, originsEnv, startTaskFlags, taskFlags } from "./main_process.ts";
+
+/** Starts main.ts in `dir` with `env`, runs `during` once it listens, then stops it (exit 0). */
+async function whileServing<T>(
+  dir: string,
+  env: Record<string, string>,
+  during: () => Promise<T>,
+): Promise<T> {
+  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  let output = "";
+  try {
+    while (!output.includes('"message":"listening"')) {
+      const { value, done } = await stdout.read();
+      if (done) assert.fail(`exited ${(await child.status).code}:\n${output}${await stderr}`);
+      output += value;
+    }
+    return await during();
+  } finally {
+    child.kill("SIGTERM");
+    await stdout.cancel();
+    assert.equal((await child.status).code, 0, await stderr);
+  }
+}
+
+Deno.test("admin export while the server runs, import into a new store: the same JWKS; admin refuses a newer store", async () => {
+  const dir = await copyProject();
+  const flags = await taskFlags("admin", "src/admin/cli.ts");
+  const admin = async (env: Record<string, string>, args: string[], input = "") => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, "src/admin/cli.ts", ...args],
+      cwd: dir,
+      env: { NO_COLOR: "1", ...env },
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+    const output = await child.output();
+    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+  };
+  const origins = originsEnv();
+  const jwks = () => fetch(`${origins.VESTIBULE_AUTH_URL}/api/auth/jwks`).then((r) => r.json());
+  try {
+    const { keys, backup } = await whileServing(dir, origins, async () => {
+      const exported = await admin({}, ["export"]);
+      assert.equal(exported.code, 0, exported.stderr);
+      return { keys: await jwks(), backup: exported.stdout };
+    });
+    assert.match(backup, /^\{"vestibule":"backup","format":1,"schema":2,/);
+
+    const restored = { VESTIBULE_DATA: "./data/restored.kv" };
+    const imported = await admin(restored, ["import"], backup);
+    assert.equal(imported.code, 0, imported.stderr);
+    assert.equal(JSON.parse(imported.stdout).skippedExpired, 0);
+    assert.deepEqual(await whileServing(dir, { ...origins, ...restored }, jwks), keys);
+
+    const again = await admin(restored, ["import"], backup);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^vestibule admin import: the store is not empty/);
+
+    // A store a newer release wrote: every command refuses it, in one line.
+    const store = await openKvStore(`${dir}/data/restored.kv`);
+    await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
+    store.close();
+    const newer = await admin(restored, ["list-clients"]);
+    assert.equal(newer.code, 2);
+    assert.match(
+      newer.stderr,
+      /^vestibule admin: VESTIBULE_DATA="\.\/data\/restored\.kv": the store is at schema version \d+, newer than this release knows \(\d+\)[^\n]*\n$/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
