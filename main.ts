@@ -1,21 +1,30 @@
 import { createAccountServices } from "./src/accounts/services.ts";
 import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
-import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
+import {
+  checkGrantedPaths,
+  checkServeConfig,
+  ConfigError,
+  configWarnings,
+  readEnvironment,
+  resolveConfig,
+} from "./src/config.ts";
 import {
   describeMailTransport,
   MailTransportError,
   openMailTransport,
 } from "./src/mail/transport.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
-import { serve } from "./src/server.ts";
+import { ListenError, serve } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
 
 async function main(): Promise<number> {
   let config;
+  const env = readEnvironment();
   try {
-    config = resolveConfig(readEnvironment(), Deno.args);
+    config = resolveConfig(env, Deno.args);
+    checkServeConfig(config);
     checkGrantedPaths(config, ["dataPath", "mail"]);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -23,6 +32,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const log = (line: string) => console.log(line);
+  for (const warning of configWarnings(config, env)) {
+    log(JSON.stringify({ time: new Date().toISOString(), level: "warn", message: warning }));
+  }
   if (config.mail.kind === "file") {
     // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
     try {
@@ -72,7 +84,15 @@ async function main(): Promise<number> {
     store.close();
     return 2;
   }
-  const server = serve(config, handler, log);
+  let server;
+  try {
+    server = serve(config, handler, log);
+  } catch (error) {
+    if (!(error instanceof ListenError)) throw error;
+    console.error(`vestibule: ${error.message}`);
+    store.close();
+    return 2;
+  }
   // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
   void services.sender.start();
   log(JSON.stringify({

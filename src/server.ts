@@ -4,7 +4,7 @@
 // here, counted and timed by a ConnectionPool, and each is handed to the HTTP engine behind
 // Deno.serve (hyper) through `serveHttpOnConnection`, the per-connection entry point Deno's own
 // node:http is built on: the same parser and the same cost per request as Deno.serve.
-import type { Config, ListenAddress } from "./config.ts";
+import type { Config } from "./config.ts";
 import { clientAddress } from "./http/client_address.ts";
 import { type Closable, ConnectionPool } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";
@@ -22,7 +22,7 @@ export interface RunningServer {
 
 export type ServeConfig = Pick<
   Config,
-  "listen" | "trustProxy" | "maxConnections" | "readTimeoutMs" | "idleTimeoutMs"
+  "listen" | "listenSettings" | "trustProxy" | "maxConnections" | "readTimeoutMs" | "idleTimeoutMs"
 >;
 
 /** What `serveHttpOnConnection` passes a handler besides the request. */
@@ -120,7 +120,7 @@ export function serve(
     served.add(done);
   };
 
-  const listeners = config.listen.map(_listen);
+  const listeners = _listenAll(config);
   const accepting = listeners.map((listener) => _accept(listener, onConnection, pool, log));
   // Deadlines are checked together, often enough for them to hold to about a second.
   const sweep = Math.min(1000, config.readTimeoutMs / 2, config.idleTimeoutMs / 2);
@@ -163,8 +163,30 @@ function _dropVanishedSocketErrors(event: ErrorEvent): void {
   if (event.error instanceof Deno.errors.BadResource) event.preventDefault();
 }
 
-function _listen(address: ListenAddress): Deno.TcpListener {
-  return Deno.listen({ hostname: address.hostname, port: address.port, transport: "tcp" });
+/** An address that cannot be bound (in use, not resolvable, not permitted), in one line. */
+export class ListenError extends Error {
+  override name = "ListenError";
+}
+
+/** Binds every address, or none: on a failure the ones bound are closed again. */
+function _listenAll(config: ServeConfig): Deno.TcpListener[] {
+  const listeners: Deno.TcpListener[] = [];
+  for (const [i, address] of config.listen.entries()) {
+    try {
+      listeners.push(
+        Deno.listen({ hostname: address.hostname, port: address.port, transport: "tcp" }),
+      );
+    } catch (error) {
+      for (const listener of listeners) listener.close();
+      const at = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
+      throw new ListenError(
+        `cannot listen on ${at}:${address.port} (${config.listenSettings[i]}): ${
+          (error as Error).message
+        }`,
+      );
+    }
+  }
+  return listeners;
 }
 
 /**
