@@ -15,6 +15,7 @@ import {
   openMailTransport,
 } from "./src/mail/transport.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
+import { logEvent } from "./src/http/request_log.ts";
 import { ListenError, serve } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
@@ -33,7 +34,7 @@ async function main(): Promise<number> {
   }
   const log = (line: string) => console.log(line);
   for (const warning of configWarnings(config, env)) {
-    log(JSON.stringify({ time: new Date().toISOString(), level: "warn", message: warning }));
+    logEvent(log, { level: "warn", message: warning });
   }
   if (config.mail.kind === "file") {
     // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
@@ -95,12 +96,13 @@ async function main(): Promise<number> {
   }
   // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
   void services.sender.start();
-  log(JSON.stringify({
+  logEvent(log, {
+    level: "info",
     message: "listening",
     listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),
     origins: [config.baseUrl, config.authUrl, config.apiUrl],
     mail: describeMailTransport(config.mail),
-  }));
+  });
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
   Deno.addSignalListener("SIGINT", stop);
@@ -109,7 +111,7 @@ async function main(): Promise<number> {
   await server.shutdown();
   await services.sender.stop();
   store.close();
-  log(JSON.stringify({ message: "stopped" }));
+  logEvent(log, { level: "info", message: "stopped" });
   return 0;
 }
 

@@ -8,7 +8,7 @@ import type { Config } from "./config.ts";
 import { clientAddress } from "./http/client_address.ts";
 import { type Closable, ConnectionPool } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";
-import type { LogSink } from "./http/request_log.ts";
+import { logEvent, type LogSink } from "./http/request_log.ts";
 
 export interface RunningServer {
   /** The bound addresses, with the real port when 0 was asked for. */
@@ -70,11 +70,11 @@ export function serve(
     ? connectionServer()
     : options.serveOnConnection;
   if (serveOnConnection === null) {
-    log(JSON.stringify({
+    logEvent(log, {
       level: "warn",
       message: "this Deno has no per-connection server: no connection cap and no deadlines",
       deno: Deno.version.deno,
-    }));
+    });
     return _plainServe(config, handler);
   }
   const pool = new ConnectionPool<_Connection>(config, options.now ?? Date.now);
@@ -212,7 +212,7 @@ async function _accept(
         return;
       }
       if (!failing) {
-        log(JSON.stringify({ level: "error", message: "accept failed", error: String(error) }));
+        logEvent(log, { level: "error", message: "accept failed", error: String(error) });
         failing = true;
       }
       const code = (error as { code?: string }).code;

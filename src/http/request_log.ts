@@ -21,13 +21,7 @@ export function withRequestLog(handler: Handler, log: LogSink): Handler {
       response.headers.set("X-Request-Id", id);
       return response;
     } catch (error) {
-      log(JSON.stringify({
-        time: new Date().toISOString(),
-        level: "error",
-        id,
-        message: "unhandled",
-        ...describeError(error),
-      }));
+      logEvent(log, { level: "error", message: "unhandled", id, ...describeError(error) });
       return new Response("Internal server error\n", {
         status: 500,
         headers: { "Content-Type": "text/plain; charset=utf-8", "X-Request-Id": id },
@@ -47,6 +41,19 @@ export function withRequestLog(handler: Handler, log: LogSink): Handler {
       );
     }
   };
+}
+
+/** Any other log line: `time` first, then `level`, `message` and the event's fields. */
+export function logEvent(
+  log: LogSink,
+  event:
+    & { readonly level: "info" | "warn" | "error"; readonly message: string }
+    & Record<
+      string,
+      unknown
+    >,
+): void {
+  log(JSON.stringify({ time: new Date().toISOString(), ...event }));
 }
 
 /**

@@ -43,6 +43,12 @@ Deno.test("`deno task start` flags: serves /health from a KV file under ./data, 
     const status = await child.status;
     assert.equal(status.code, 0, output);
     assert.ok(output.includes('"message":"stopped"'), output);
+    // Every line, request or not, is one JSON object with its time and level.
+    for (const text of output.trimEnd().split("\n")) {
+      const { time, level } = JSON.parse(text);
+      assert.equal(new Date(time).toISOString(), time, text);
+      assert.ok(["info", "warn", "error"].includes(level), text);
+    }
     const logged = output.split("\n").filter((l) => l.includes(`"id":"${requestId}"`));
     assert.equal(logged.length, 1, output);
     const line = JSON.parse(logged[0]!);
