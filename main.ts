@@ -1,14 +1,22 @@
 import { createAccountServices } from "./src/accounts/services.ts";
 import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
-import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "./src/config.ts";
+import {
+  checkGrantedPaths,
+  checkServeConfig,
+  ConfigError,
+  configWarnings,
+  readEnvironment,
+  resolveConfig,
+} from "./src/config.ts";
 import {
   describeMailTransport,
   MailTransportError,
   openMailTransport,
 } from "./src/mail/transport.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
-import { serve } from "./src/server.ts";
+import { logEvent } from "./src/http/request_log.ts";
+import { ListenError, serve } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
 import { prepareSchema, SchemaError } from "./src/store/schema.ts";
@@ -16,8 +24,10 @@ import { StoreBusyError } from "./src/store/store.ts";
 
 async function main(): Promise<number> {
   let config;
+  const env = readEnvironment();
   try {
-    config = resolveConfig(readEnvironment(), Deno.args);
+    config = resolveConfig(env, Deno.args);
+    checkServeConfig(config);
     checkGrantedPaths(config, ["dataPath", "mail"]);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -25,6 +35,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const log = (line: string) => console.log(line);
+  for (const warning of configWarnings(config, env)) {
+    logEvent(log, { level: "warn", message: warning });
+  }
   if (config.mail.kind === "file") {
     // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
     try {
@@ -85,26 +98,40 @@ async function main(): Promise<number> {
     store.close();
     return 2;
   }
-  const server = serve(config, handler, log);
-  // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
-  void services.sender.start();
-  log(JSON.stringify({
-    message: "listening",
-    listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),
-    origins: [config.baseUrl, config.authUrl, config.apiUrl],
-    mail: describeMailTransport(config.mail),
-  }));
+  // Before anything listens: a SIGTERM right after "listening" must still stop cleanly.
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
+  let server;
+  try {
+    server = serve(config, handler, log);
+  } catch (error) {
+    if (!(error instanceof ListenError)) throw error;
+    console.error(`vestibule: ${error.message}`);
+    store.close();
+    return 2;
+  }
+  // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
+  void services.sender.start();
+  logEvent(log, {
+    level: "info",
+    message: "listening",
+    listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),
+    origins: [config.baseUrl, config.authUrl, config.apiUrl],
+    mail: describeMailTransport(config.mail),
+  });
   await stopped.promise;
   // New connections are refused from here; requests in flight get VESTIBULE_SHUTDOWN_GRACE.
-  log(JSON.stringify({ message: "stopping", graceSeconds: config.shutdownGraceMs / 1000 }));
+  logEvent(log, {
+    level: "info",
+    message: "stopping",
+    graceSeconds: config.shutdownGraceMs / 1000,
+  });
   await server.shutdown();
   await services.sender.stop();
   store.close();
-  log(JSON.stringify({ message: "stopped" }));
+  logEvent(log, { level: "info", message: "stopped" });
   return 0;
 }
 

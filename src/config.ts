@@ -1,5 +1,6 @@
 // The only module that reads the environment. Everything else receives a frozen Config.
 import * as v from "valibot";
+import { nearestName } from "./nearest_name.ts";
 
 export interface ListenAddress {
   readonly hostname: string;
@@ -32,8 +33,12 @@ export interface Config {
   readonly authUrl: string;
   readonly apiUrl: string;
   readonly listen: readonly ListenAddress[];
+  /** For messages, what set each address: `VESTIBULE_LISTEN`, or the origins' variables. */
+  readonly listenSettings: readonly string[];
   readonly dataPath: string;
   readonly mail: MailConfig;
+  /** VESTIBULE_MAIL_LOG_PUBLIC: the `log` mailer may serve a public https deployment. */
+  readonly mailLogPublic: boolean;
   /** The three origins plus VESTIBULE_TRUSTED_ORIGINS. */
   readonly trustedOrigins: readonly string[];
   readonly trustProxy: boolean;
@@ -113,6 +118,7 @@ const SETTINGS = {
   mail: { env: "VESTIBULE_MAIL", default: "log" },
   mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
   mailPasswordFile: { env: "VESTIBULE_MAIL_PASSWORD_FILE", default: "" },
+  mailLogPublic: { env: "VESTIBULE_MAIL_LOG_PUBLIC", default: "off" },
   trustedOrigins: { env: "VESTIBULE_TRUSTED_ORIGINS", default: "" },
   trustProxy: { env: "VESTIBULE_TRUST_PROXY", default: "off" },
   rateLimits: { env: "VESTIBULE_RATE_LIMITS", default: "on" },
@@ -260,6 +266,7 @@ const SCHEMAS = {
   mail: MailSchema,
   mailFrom: MailFromSchema,
   mailPasswordFile: v.string(),
+  mailLogPublic: SwitchSchema,
   trustedOrigins: v.pipe(
     v.string(),
     v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),
@@ -336,12 +343,87 @@ export function resolveConfig(
   }
   const p = parsed as Parsed;
   const origins = [p.baseUrl, p.authUrl, p.apiUrl];
+  _refuseSharedOrigins(p);
+  const listen = p.listen.length > 0 ? p.listen : _listenFromOrigins(origins);
   return Object.freeze({
     ...p,
     mail: _withSmtpSettings(p),
-    listen: Object.freeze(p.listen.length > 0 ? p.listen : _listenFromOrigins(origins)),
+    listen: Object.freeze(listen),
+    listenSettings: Object.freeze(
+      listen.map((address) =>
+        p.listen.length > 0 ? SETTINGS.listen.env : ORIGIN_SETTINGS
+          .filter((n) => _sameAddress(_listenFromOrigins([p[n]])[0]!, address))
+          .map((n) => SETTINGS[n].env)
+          .join(", ")
+      ),
+    ),
     trustedOrigins: Object.freeze([...new Set([...origins, ...p.trustedOrigins])]),
   });
+}
+
+const ORIGIN_SETTINGS = ["baseUrl", "authUrl", "apiUrl"] as const;
+
+/**
+ * Each site is found by its Host (src/http/host_router.ts), so two origins on one host and port
+ * would leave one site unreachable: every path of the other is a 404. Refused at start-up.
+ */
+function _refuseSharedOrigins(p: Parsed): void {
+  const seen = new Map<string, SettingName>();
+  for (const name of ORIGIN_SETTINGS) {
+    const url = new URL(p[name]);
+    const host = `${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`;
+    const other = seen.get(host);
+    if (other !== undefined) {
+      throw new ConfigError(
+        `${SETTINGS[other].env}=${JSON.stringify(p[other])} and ${SETTINGS[name].env}=` +
+          `${JSON.stringify(p[name])} share the host ${host}: each of the three origins needs ` +
+          "its own host name or port",
+      );
+    }
+    seen.set(host, name);
+  }
+}
+
+/**
+ * Refuses the development mailer, which writes every sign-in link to the log, on a deployment
+ * with a public https origin, unless VESTIBULE_MAIL_LOG_PUBLIC says it is meant.
+ * For the server only: the admin commands send no sign-in links.
+ */
+export function checkServeConfig(config: Config): void {
+  if (config.mail.kind !== "log" || config.mailLogPublic) return;
+  const name = ORIGIN_SETTINGS.find((n) => !isLoopbackHost(new URL(config[n]).hostname));
+  if (name === undefined) return;
+  throw new ConfigError(
+    `${SETTINGS.mail.env}=log writes sign-in links to the log, but ${SETTINGS[name].env}=` +
+      `${JSON.stringify(config[name])} is public: configure smtp:// or file:PATH, or set ` +
+      `${SETTINGS.mailLogPublic.env}=on`,
+  );
+}
+
+/**
+ * Warnings worth a log line at start-up: a VESTIBULE_* variable no setting reads (a typo,
+ * named with the nearest known one), and plain HTTP on every interface for an https origin.
+ */
+export function configWarnings(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const known = Object.values(SETTINGS).map((s) => s.env as string);
+  const warnings = Object.keys(env)
+    .filter((name) =>
+      name.startsWith("VESTIBULE_") && env[name] !== undefined && !known.includes(name)
+    )
+    .map((name) => `unknown variable ${name} is ignored (nearest: ${nearestName(name, known)})`);
+  const open = config.listen.filter((a) => a.hostname === "0.0.0.0" || a.hostname === "::");
+  if (open.length > 0 && ORIGIN_SETTINGS.some((n) => config[n].startsWith("https:"))) {
+    warnings.push(
+      `serving plain HTTP on every interface (${
+        open.map((a) => `${a.hostname}:${a.port}`).join(", ")
+      }) for https origins: put a TLS proxy in front and set ${SETTINGS.listen.env}, ` +
+        "e.g. 127.0.0.1:8080",
+    );
+  }
+  return warnings;
 }
 
 /** Completes an SMTP mail setting with the sender and the password file, which it requires. */
@@ -396,11 +478,31 @@ function _isGranted(name: "read" | "write", path: string): boolean {
   return Deno.permissions.querySync({ name, path }).state === "granted";
 }
 
-/** Reads the VESTIBULE_* variables this process is allowed to see. */
+/**
+ * Reads the VESTIBULE_* variables: every one when the process may list the environment, else
+ * (`--allow-env=VESTIBULE_*`, which cannot list) the known names and their likeliest typos.
+ */
 export function readEnvironment(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
+  let names: string[];
+  try {
+    names = Object.keys(Deno.env.toObject()).filter((name) => name.startsWith("VESTIBULE_"));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotCapable)) throw error;
+    names = Object.values(SETTINGS).flatMap((s) => [s.env, _withoutInnerUnderscores(s.env)]);
+    names.push(...LIKELY_TYPOS);
+  }
   for (const setting of Object.values(SETTINGS)) env[setting.env] = Deno.env.get(setting.env);
+  for (const name of names) env[name] ??= Deno.env.get(name);
   return env;
+}
+
+/** Names an operator may guess that no setting has. */
+const LIKELY_TYPOS = ["VESTIBULE_PORT", "VESTIBULE_HOST", "VESTIBULE_URL", "VESTIBULE_DATA_DIR"];
+
+/** `VESTIBULE_BASE_URL` -> `VESTIBULE_BASEURL`. */
+function _withoutInnerUnderscores(env: string): string {
+  return "VESTIBULE_" + env.slice("VESTIBULE_".length).replaceAll("_", "");
 }
 
 /**
@@ -438,10 +540,16 @@ function _parseFlags(args: readonly string[]): Map<string, string> {
   for (const arg of args) {
     const eq = arg.indexOf("=");
     const name = eq === -1 ? arg : arg.slice(0, eq);
-    if (!known.has(name)) throw new ConfigError(`${name}: unknown flag`);
+    if (!known.has(name)) {
+      throw new ConfigError(`unknown flag ${name} (expected: ${nearestName(name, [...known])})`);
+    }
     flags.set(name, eq === -1 ? "on" : arg.slice(eq + 1));
   }
   return flags;
+}
+
+function _sameAddress(a: ListenAddress, b: ListenAddress): boolean {
+  return a.hostname === b.hostname && a.port === b.port;
 }
 
 /** One listener per distinct host:port of the origins; `localhost` binds the IPv4 loopback. */

@@ -4,11 +4,11 @@
 // here, counted and timed by a ConnectionPool, and each is handed to the HTTP engine behind
 // Deno.serve (hyper) through `serveHttpOnConnection`, the per-connection entry point Deno's own
 // node:http is built on: the same parser and the same cost per request as Deno.serve.
-import type { Config, ListenAddress } from "./config.ts";
+import type { Config } from "./config.ts";
 import { clientAddress } from "./http/client_address.ts";
 import { type Closable, ConnectionPool } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";
-import type { LogSink } from "./http/request_log.ts";
+import { logEvent, type LogSink } from "./http/request_log.ts";
 
 export interface RunningServer {
   /** The bound addresses, with the real port when 0 was asked for. */
@@ -22,7 +22,13 @@ export interface RunningServer {
 
 export type ServeConfig = Pick<
   Config,
-  "listen" | "trustProxy" | "maxConnections" | "readTimeoutMs" | "idleTimeoutMs" | "shutdownGraceMs"
+  | "listen"
+  | "listenSettings"
+  | "trustProxy"
+  | "maxConnections"
+  | "readTimeoutMs"
+  | "idleTimeoutMs"
+  | "shutdownGraceMs"
 >;
 
 /** What `serveHttpOnConnection` passes a handler besides the request. */
@@ -70,11 +76,11 @@ export function serve(
     ? connectionServer()
     : options.serveOnConnection;
   if (serveOnConnection === null) {
-    log(JSON.stringify({
+    logEvent(log, {
       level: "warn",
       message: "this Deno has no per-connection server: no connection cap and no deadlines",
       deno: Deno.version.deno,
-    }));
+    });
     return _plainServe(config, handler);
   }
   const pool = new ConnectionPool<_Connection>(config, options.now ?? Date.now);
@@ -118,7 +124,7 @@ export function serve(
     served.add(done);
   };
 
-  const listeners = config.listen.map(_listen);
+  const listeners = _listenAll(config);
   const accepting = listeners.map((listener) => _accept(listener, onConnection, pool, log));
   // Deadlines are checked together, often enough for them to hold to about a second.
   const sweep = Math.min(1000, config.readTimeoutMs / 2, config.idleTimeoutMs / 2);
@@ -174,8 +180,30 @@ function _dropVanishedSocketErrors(event: ErrorEvent): void {
   if (event.error instanceof Deno.errors.BadResource) event.preventDefault();
 }
 
-function _listen(address: ListenAddress): Deno.TcpListener {
-  return Deno.listen({ hostname: address.hostname, port: address.port, transport: "tcp" });
+/** An address that cannot be bound (in use, not resolvable, not permitted), in one line. */
+export class ListenError extends Error {
+  override name = "ListenError";
+}
+
+/** Binds every address, or none: on a failure the ones bound are closed again. */
+function _listenAll(config: ServeConfig): Deno.TcpListener[] {
+  const listeners: Deno.TcpListener[] = [];
+  for (const [i, address] of config.listen.entries()) {
+    try {
+      listeners.push(
+        Deno.listen({ hostname: address.hostname, port: address.port, transport: "tcp" }),
+      );
+    } catch (error) {
+      for (const listener of listeners) listener.close();
+      const at = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
+      throw new ListenError(
+        `cannot listen on ${at}:${address.port} (${config.listenSettings[i]}): ${
+          (error as Error).message
+        }`,
+      );
+    }
+  }
+  return listeners;
 }
 
 /**
@@ -201,7 +229,7 @@ async function _accept(
         return;
       }
       if (!failing) {
-        log(JSON.stringify({ level: "error", message: "accept failed", error: String(error) }));
+        logEvent(log, { level: "error", message: "accept failed", error: String(error) });
         failing = true;
       }
       const code = (error as { code?: string }).code;

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import {
   checkGrantedPaths,
+  checkServeConfig,
   ConfigError,
+  configWarnings,
   DEFAULT_RATE_LIMITS,
   flagName,
   resolveConfig,
@@ -170,7 +172,34 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
       /^VESTIBULE_RATE_LIMITS="mail=0": every rate must be above 0/,
     ],
     ["flag value", {}, ["--base-url=ftp://x"], /^--base-url="ftp:\/\/x": must use http or https$/],
-    ["unknown flag", {}, ["--verbose"], /^--verbose: unknown flag$/],
+    [
+      "unknown flag",
+      {},
+      ["--base-ur=http://localhost:1"],
+      /^unknown flag --base-ur \(expected: --base-url\)$/,
+    ],
+    [
+      "identical origins",
+      {
+        VESTIBULE_BASE_URL: "https://example.com",
+        VESTIBULE_AUTH_URL: "https://example.com",
+        VESTIBULE_API_URL: "https://example.com",
+      },
+      [],
+      /^VESTIBULE_BASE_URL="https:\/\/example.com" and VESTIBULE_AUTH_URL="https:\/\/example.com" share the host example.com:443: each of the three origins needs its own host name or port$/,
+    ],
+    [
+      "origins on one host and port",
+      { VESTIBULE_AUTH_URL: "http://localhost:8002" },
+      [],
+      /^VESTIBULE_AUTH_URL="http:\/\/localhost:8002" and VESTIBULE_API_URL="http:\/\/localhost:8002" share the host localhost:8002:/,
+    ],
+    [
+      "origins differing only in scheme",
+      { VESTIBULE_BASE_URL: "https://www.example.com", VESTIBULE_API_URL: "http://localhost:8001" },
+      [],
+      /and VESTIBULE_API_URL="http:\/\/localhost:8001" share the host localhost:8001:/,
+    ],
   ];
   for (const [name, env, args, message] of cases) {
     await t.step(name, () => {
@@ -221,4 +250,64 @@ Deno.test("checkGrantedPaths asks for read and write on each path the process us
   );
   const inMemory = resolveConfig({ VESTIBULE_DATA: ":memory:" });
   checkGrantedPaths(inMemory, ["dataPath", "mail"], () => assert.fail("nothing to check"));
+});
+
+Deno.test("the log mailer with a public origin is refused unless explicitly allowed", () => {
+  const publicOrigins = {
+    VESTIBULE_BASE_URL: "https://www.example.com",
+    VESTIBULE_AUTH_URL: "https://auth.example.com",
+    VESTIBULE_API_URL: "https://api.example.com",
+  };
+  assert.throws(
+    () => checkServeConfig(resolveConfig(publicOrigins)),
+    new ConfigError(
+      'VESTIBULE_MAIL=log writes sign-in links to the log, but VESTIBULE_BASE_URL="https://www.example.com" ' +
+        "is public: configure smtp:// or file:PATH, or set VESTIBULE_MAIL_LOG_PUBLIC=on",
+    ),
+  );
+  checkServeConfig(resolveConfig({ ...publicOrigins, VESTIBULE_MAIL_LOG_PUBLIC: "on" }));
+  checkServeConfig(resolveConfig({ ...publicOrigins, VESTIBULE_MAIL: "file:./data/out.jsonl" }));
+  checkServeConfig(resolveConfig({}));
+});
+
+Deno.test("warnings: an unknown VESTIBULE_* variable names the nearest known one", () => {
+  const env = { VESTIBULE_BASEURL: "http://localhost:9", VESTIBULE_DEMO: "on", OTHER: "x" };
+  assert.deepEqual(configWarnings(resolveConfig(env), env), [
+    "unknown variable VESTIBULE_BASEURL is ignored (nearest: VESTIBULE_BASE_URL)",
+  ]);
+  const unset = { VESTIBULE_PORT: undefined };
+  assert.deepEqual(configWarnings(resolveConfig(unset), unset), [], "an unset name is no typo");
+});
+
+Deno.test("warnings: plain HTTP on every interface for https origins, not behind a loopback listener", () => {
+  const env = {
+    VESTIBULE_BASE_URL: "https://www.example.com",
+    VESTIBULE_AUTH_URL: "https://auth.example.com",
+    VESTIBULE_API_URL: "https://api.example.com",
+  };
+  assert.deepEqual(configWarnings(resolveConfig(env), env), [
+    "serving plain HTTP on every interface (0.0.0.0:443) for https origins: put a TLS proxy in " +
+    "front and set VESTIBULE_LISTEN, e.g. 127.0.0.1:8080",
+  ]);
+  const proxied = { ...env, VESTIBULE_LISTEN: "127.0.0.1:8080" };
+  assert.deepEqual(configWarnings(resolveConfig(proxied), proxied), []);
+  assert.deepEqual(configWarnings(resolveConfig({}), {}), []);
+});
+
+Deno.test("each listen address knows the setting that asked for it, for start-up messages", () => {
+  const derived = resolveConfig({
+    VESTIBULE_BASE_URL: "https://www.example.com",
+    VESTIBULE_AUTH_URL: "https://auth.example.com",
+    VESTIBULE_API_URL: "http://localhost:9002",
+  });
+  assert.deepEqual(derived.listen, [
+    { hostname: "0.0.0.0", port: 443 },
+    { hostname: "127.0.0.1", port: 9002 },
+  ]);
+  assert.deepEqual(derived.listenSettings, [
+    "VESTIBULE_BASE_URL, VESTIBULE_AUTH_URL",
+    "VESTIBULE_API_URL",
+  ]);
+  const explicit = resolveConfig({ VESTIBULE_LISTEN: "127.0.0.1:1,127.0.0.1:2" });
+  assert.deepEqual(explicit.listenSettings, ["VESTIBULE_LISTEN", "VESTIBULE_LISTEN"]);
 });

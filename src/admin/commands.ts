@@ -4,6 +4,7 @@ import { AccountsError, createAccounts } from "../accounts/accounts.ts";
 import type { Accounts, Business } from "../accounts/model.ts";
 import { BusinessNameSchema, EmailSchema, RoleSchema } from "../accounts/schemas.ts";
 import type { Config } from "../config.ts";
+import { nearestName } from "../nearest_name.ts";
 import { createMetadataDocuments } from "../oauth/cimd.ts";
 import { type Clients, createClients } from "../oauth/clients.ts";
 import { issuerOf } from "../oauth/issuer.ts";
@@ -144,10 +145,23 @@ function _command<S extends v.GenericSchema<unknown, unknown>>(command: Command<
     usage: command.usage,
     summary: command.summary,
     async execute(options, deps) {
+      // The usage line names every option; the validator's words are not for operators.
+      const known = [...command.usage.matchAll(/--[a-z-]+/g)].map((m) => m[0]);
+      for (const name of Object.keys(options).map((key) => `--${key}`)) {
+        if (known.includes(name)) continue;
+        throw new AdminUsageError(
+          known.length === 0
+            ? `unknown argument ${name} (this command takes none)`
+            : `unknown argument ${name} (expected: ${nearestName(name, known)})`,
+        );
+      }
       const parsed = v.safeParse(command.options, options);
       if (!parsed.success) {
         const issue = parsed.issues[0];
         const path = issue.path?.map((p) => `--${String(p.key)}`).join(" ");
+        if (path && issue.type === "strict_object" && issue.input === undefined) {
+          throw new AdminUsageError(`missing argument ${path}`);
+        }
         throw new AdminUsageError(path ? `${path}: ${issue.message}` : issue.message);
       }
       return await command.run(parsed.output, deps);

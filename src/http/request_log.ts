@@ -4,35 +4,56 @@ import { pathOf } from "./url_path.ts";
 export type LogSink = (line: string) => void;
 
 /**
- * One JSON line per request: method, host, path without query (queries may carry codes),
- * status and duration. Unexpected errors become a bare 500 and an error line with the stack
- * (for the operator; never in a response) but without details of the request body.
+ * One JSON line per request: `time` (ISO 8601), `level`, request `id` (also the X-Request-Id
+ * response header), `method`, `host`, `path` without query (queries may carry codes), `status`,
+ * `ms` and `client` (the client address). Unexpected errors become a bare 500 and an error line
+ * with the stack and the request id (for the operator; never in a response) but without details
+ * of the request body.
  */
 export function withRequestLog(handler: Handler, log: LogSink): Handler {
   return async (request, context) => {
     const started = performance.now();
+    const id = crypto.randomUUID();
     let status = 500;
     try {
       const response = await handler(request, context);
       status = response.status;
+      response.headers.set("X-Request-Id", id);
       return response;
     } catch (error) {
-      log(JSON.stringify({ level: "error", message: "unhandled", ...describeError(error) }));
+      logEvent(log, { level: "error", message: "unhandled", id, ...describeError(error) });
       return new Response("Internal server error\n", {
         status: 500,
-        headers: { "Content-Type": "text/plain; charset=utf-8" },
+        headers: { "Content-Type": "text/plain; charset=utf-8", "X-Request-Id": id },
       });
     } finally {
       // Written by hand: the same text JSON.stringify gives for this object, with only the
       // request's strings escaped; stringifying a fresh object cost more than routing (bench site).
       const ms = Math.round((performance.now() - started) * 100) / 100;
       log(
-        `{"method":${JSON.stringify(request.method)},"host":${
+        `{"time":"${new Date().toISOString()}","level":"${
+          status >= 500 ? "error" : "info"
+        }","id":"${id}","method":${JSON.stringify(request.method)},"host":${
           JSON.stringify(request.headers.get("Host") ?? "")
-        },"path":${JSON.stringify(pathOf(request.url))},"status":${status},"ms":${ms}}`,
+        },"path":${JSON.stringify(pathOf(request.url))},"status":${status},"ms":${ms},"client":${
+          JSON.stringify(context.clientAddress)
+        }}`,
       );
     }
   };
+}
+
+/** Any other log line: `time` first, then `level`, `message` and the event's fields. */
+export function logEvent(
+  log: LogSink,
+  event:
+    & { readonly level: "info" | "warn" | "error"; readonly message: string }
+    & Record<
+      string,
+      unknown
+    >,
+): void {
+  log(JSON.stringify({ time: new Date().toISOString(), ...event }));
 }
 
 /**

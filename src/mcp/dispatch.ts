@@ -3,7 +3,7 @@
 // The revisions differ only here, as data and small branches: which methods exist, and what a
 // 2026-07-28 result carries besides the common fields (resultType, serverInfo, caching hints).
 import * as v from "valibot";
-import { describeError, type LogSink } from "../http/request_log.ts";
+import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { encodeMessage, encodeResult } from "./codec.ts";
 import {
   INTERNAL_ERROR,
@@ -125,12 +125,12 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   const reply = (body: string): Reply => ({ kind: "reply", body });
 
   const internal = (request: JsonRpcRequest, error: unknown): JsonRpcError => {
-    log(JSON.stringify({
+    logEvent(log, {
       level: "error",
       message: "MCP request failed",
       method: request.method,
       ...describeError(error),
-    }));
+    });
     return new JsonRpcError(INTERNAL_ERROR, "Internal error");
   };
 
@@ -162,13 +162,13 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       const output = await tool.handler(args, context);
       const checked = v.safeParse(tool.output, output);
       if (!checked.success) {
-        log(JSON.stringify({
+        logEvent(log, {
           level: "error",
           message: "tool output does not match its schema",
           tool: tool.name,
           // Paths only: the received values may be account data.
           fields: checked.issues.map((issue) => v.getDotPath(issue) ?? "(root)"),
-        }));
+        });
         return errorReply(request, new JsonRpcError(INTERNAL_ERROR, "Internal error"));
       }
       const text = tool.text?.(checked.output) ?? JSON.stringify(checked.output);

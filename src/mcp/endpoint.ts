@@ -8,7 +8,7 @@ import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/
 import { HttpError } from "../http/errors.ts";
 import type { Handler, RequestContext } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import { describeError, type LogSink } from "../http/request_log.ts";
+import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, type Outcome, type ServerInfo } from "./dispatch.ts";
@@ -109,11 +109,11 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     // run() turns tool failures into JSON-RPC errors itself; anything escaping it is a bug,
     // which ends the stream rather than the process.
     outcome.run(send).then(send, (error: unknown) => {
-      options.log(JSON.stringify({
+      logEvent(options.log, {
         level: "error",
         message: "MCP stream failed",
         ...describeError(error),
-      }));
+      });
     }).finally(() => {
       if (open) writer.close().catch(() => {});
     });

@@ -4,7 +4,7 @@
  * what a crashed process left claimed. It never throws: store and transport errors are
  * logged, and the delivery is tried again.
  */
-import { describeError, type LogSink } from "../http/request_log.ts";
+import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import type { AttemptOutcome, Delivery, DeliveryState, Outbox } from "./outbox.ts";
 
 /** A handler's refusal; `permanent` ones (an SMTP 5xx) are not retried. */
@@ -66,7 +66,7 @@ export function createSender(deps: {
     const outcome = await attempt(delivery);
     const next = await outbox.finish(delivery, outcome);
     if (outcome.kind !== "sent" && next !== null) {
-      log(JSON.stringify({
+      logEvent(log, {
         level: "warn",
         message: next.state === "failed"
           ? "delivery failed, not retried"
@@ -78,7 +78,7 @@ export function createSender(deps: {
           ? { retryInSeconds: Math.round((next.nextAttemptAt - now()) / 1000) }
           : {}),
         error: outcome.error,
-      }));
+      });
     }
     if (next?.state === "pending") wakeAt(next.nextAttemptAt);
     return next?.state ?? (await outbox.get(delivery.id))?.state ?? "missing";
@@ -88,7 +88,7 @@ export function createSender(deps: {
     try {
       return await work();
     } catch (error) {
-      log(JSON.stringify({ level: "error", message: "outbox error", ...describeError(error) }));
+      logEvent(log, { level: "error", message: "outbox error", ...describeError(error) });
       return fallback;
     }
   };

@@ -182,6 +182,33 @@ Deno.test("admin commands", async (t) => {
       assert.equal((await run("revoke-client", "--client", client.clientId)).code, 1);
     });
 
+    await t.step("a misspelt or missing argument is named in plain words", async () => {
+      const cases: [string[], string][] = [
+        [
+          ["add-member", "--busines", "b", "--email", "a@example.com"],
+          "vestibule admin add-member: unknown argument --busines (expected: --business)",
+        ],
+        [
+          ["create-business", "--owner", "a@example.com", "--nam", "X"],
+          "vestibule admin create-business: unknown argument --nam (expected: --name)",
+        ],
+        [
+          ["list-clients", "--all", "yes"],
+          "vestibule admin list-clients: unknown argument --all (this command takes none)",
+        ],
+        [
+          ["add-member", "--email", "a@example.com"],
+          "vestibule admin add-member: missing argument --business",
+        ],
+      ];
+      for (const [args, line] of cases) {
+        const result = await run(...args);
+        assert.equal(result.code, 2);
+        assert.equal(result.err.split("\n")[0], line);
+        assert.ok(!result.err.includes("Invalid key"), result.err);
+      }
+    });
+
     await t.step("rotate-signing-key keeps the old key published", async () => {
       const keys = createSigningKeys({ store, now });
       const before = (await keys.current()).kid;

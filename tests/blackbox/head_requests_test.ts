@@ -32,6 +32,8 @@ async function onTheWire(
     .filter((line) => !line.startsWith("date:"))
     // A fresh CSRF cookie per request: its value differs, its presence and attributes do not.
     .map((line) => line.replace(/^(set-cookie: [^=]+=)[^;]*/, "$1…"))
+    // Each request has its own id (src/http/request_log.ts): present on both, values differ.
+    .map((line) => line.replace(/^(x-request-id: ).*/, "$1…"))
     .sort();
   return { fields: [status, ...fields], body: text.slice(end + 4) };
 }

@@ -46,7 +46,7 @@ Deno.test("a request body cut short is 400 and logs no error, on every endpoint"
           assert.match(text, body);
           const lines = server.logs.slice(logged).map((line) => JSON.parse(line));
           assert.deepEqual(lines.map((line) => [line.level, line.path, line.status]), [
-            [undefined, path, 400],
+            ["info", path, 400],
           ]);
         });
       }

@@ -3,7 +3,7 @@ import { withRequestLog } from "../../src/http/request_log.ts";
 
 const context = { clientAddress: "127.0.0.1" };
 
-Deno.test("request log: one JSON line with method, host, path without query, status, ms", async () => {
+Deno.test("request log: one JSON line with time, level, id, method, host, path without query, status, ms, client", async () => {
   const lines: string[] = [];
   const handler = withRequestLog(
     () => Promise.resolve(new Response("ok", { status: 201 })),
@@ -12,14 +12,41 @@ Deno.test("request log: one JSON line with method, host, path without query, sta
   const request = new Request("http://www.example.com/path?code=secret", {
     headers: { Host: "www.example.com" },
   });
-  assert.equal((await handler(request, context)).status, 201);
+  const response = await handler(request, context);
+  assert.equal(response.status, 201);
   assert.equal(lines.length, 1);
   const line = JSON.parse(lines[0]!);
-  assert.deepEqual(Object.keys(line), ["method", "host", "path", "status", "ms"]);
+  assert.deepEqual(Object.keys(line), [
+    "time",
+    "level",
+    "id",
+    "method",
+    "host",
+    "path",
+    "status",
+    "ms",
+    "client",
+  ]);
+  assert.equal(new Date(line.time).toISOString(), line.time, "ISO 8601");
+  assert.equal(line.level, "info");
+  assert.match(line.id, /^[0-9a-f-]{36}$/);
+  assert.equal(response.headers.get("X-Request-Id"), line.id);
+  assert.equal(line.client, "127.0.0.1");
   assert.equal(line.method, "GET");
   assert.equal(line.path, "/path");
   assert.equal(line.status, 201);
   assert.ok(!lines[0]!.includes("secret"));
+});
+
+Deno.test("request log: every request gets its own id", async () => {
+  const lines: string[] = [];
+  const handler = withRequestLog(() => Promise.resolve(new Response("ok")), (l) => lines.push(l));
+  const ids = new Set<string | null>();
+  for (let i = 0; i < 3; i++) {
+    ids.add((await handler(new Request("http://x.test/"), context)).headers.get("X-Request-Id"));
+  }
+  assert.equal(ids.size, 3);
+  assert.deepEqual(new Set(lines.map((l) => JSON.parse(l).id)), ids);
 });
 
 function explode(): never {
@@ -36,10 +63,15 @@ Deno.test("request log: an unexpected error is a bare 500, logged with its stack
   assert.equal(response.status, 500);
   assert.equal(await response.text(), "Internal server error\n", "no stack in the response");
   assert.equal(lines.length, 2);
-  const { stack, ...rest } = JSON.parse(lines[0]!);
+  const { stack, time, id, ...rest } = JSON.parse(lines[0]!);
   assert.deepEqual(rest, { level: "error", message: "unhandled", error: "TypeError: boom" });
   assert.match(stack, /^TypeError: boom\n\s+at explode \(.*request_log_test\.ts:\d+:\d+\)/);
-  assert.equal(JSON.parse(lines[1]!).status, 500);
+  assert.equal(new Date(time).toISOString(), time);
+  const request = JSON.parse(lines[1]!);
+  assert.equal(request.status, 500);
+  assert.equal(request.level, "error");
+  assert.equal(request.id, id, "the error line and the request line share the request id");
+  assert.equal(response.headers.get("X-Request-Id"), id);
   assert.ok(!lines.join("").includes("secret"));
 });
 
@@ -47,7 +79,8 @@ Deno.test("request log: a thrown non-error is logged as such, without a stack", 
   const lines: string[] = [];
   const handler = withRequestLog(() => Promise.reject("a string"), (line) => lines.push(line));
   assert.equal((await handler(new Request("http://x.test/a"), context)).status, 500);
-  assert.deepEqual(JSON.parse(lines[0]!), {
+  const { time: _time, id: _id, ...line } = JSON.parse(lines[0]!);
+  assert.deepEqual(line, {
     level: "error",
     message: "unhandled",
     error: "non-error thrown",
