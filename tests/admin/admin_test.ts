@@ -1,3 +1,4 @@
+import { adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { runAdminCommand } from "../../src/admin/commands.ts";
@@ -15,18 +16,7 @@ Deno.test("admin commands", async (t) => {
   const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
   const store = await openKvStore(":memory:");
   const now = Date.now;
-  const run = async (...args: string[]) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runAdminCommand(args, {
-      config,
-      store,
-      now,
-      out: (s) => out.push(s),
-      err: (s) => err.push(s),
-    });
-    return { code, out: out.join("\n"), err: err.join("\n") };
-  };
+  const run = adminRunner(store, { now });
   const json = (text: string) => JSON.parse(text);
   try {
     let businessId = "";

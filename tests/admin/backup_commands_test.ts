@@ -1,22 +1,11 @@
+import { adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
-import { runAdminCommand } from "../../src/admin/commands.ts";
-import { resolveConfig } from "../../src/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 
 Deno.test("export --output writes a new owner-only file and never overwrites one", async () => {
   const dir = await Deno.makeTempDir();
   const store = await openKvStore(":memory:");
-  const run = async (...args: string[]) => {
-    const err: string[] = [];
-    const code = await runAdminCommand(args, {
-      config: resolveConfig({ VESTIBULE_DATA: ":memory:" }),
-      store,
-      now: Date.now,
-      out: () => {},
-      err: (text) => err.push(text),
-    });
-    return { code, err: err.join("\n") };
-  };
+  const run = adminRunner(store);
   try {
     await store.set(["oauth", "key", "k1"], { private: "sealed" });
     const path = `${dir}/backup.jsonl`;

@@ -1,9 +1,10 @@
 // list-accounts, list-businesses, remove-member, delete-account and delete-business on a real
 // (in-memory) KV store, with the operator's actions in the audit log, and --help everywhere.
+import { type AdminRun, adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createSessions } from "../../src/accounts/sessions.ts";
-import { adminUsage, runAdminCommand } from "../../src/admin/commands.ts";
+import { adminUsage } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
@@ -16,28 +17,15 @@ import { issueGrant } from "../oauth/issue_grant.ts";
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
 const now = Date.now;
 
-async function withStore(test: (store: Store, run: Run) => Promise<void>): Promise<void> {
+async function withStore(test: (store: Store, run: AdminRun) => Promise<void>): Promise<void> {
   const store = await openKvStore(":memory:");
-  const run: Run = async (...args) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runAdminCommand(args, {
-      config,
-      store,
-      now,
-      out: (s) => out.push(s),
-      err: (s) => err.push(s),
-    });
-    return { code, out: out.join("\n"), err: err.join("\n") };
-  };
+  const run = adminRunner(store, { now });
   try {
     await test(store, run);
   } finally {
     store.close();
   }
 }
-
-type Run = (...args: string[]) => Promise<{ code: number; out: string; err: string }>;
 
 /** Every key in the store, as text, for before/after comparisons. */
 async function allKeys(store: Store): Promise<string[]> {

@@ -1,5 +1,5 @@
+import { adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
-import { runAdminCommand } from "../../src/admin/commands.ts";
 import { createAccountServices } from "../../src/accounts/services.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { DeliveryError } from "../../src/outbox/sender.ts";
@@ -9,18 +9,7 @@ Deno.test("list-outbox shows waiting and failed mail without its link; retry-del
   const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
   const store = await openKvStore(":memory:");
   const now = Date.now;
-  const run = async (...args: string[]) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runAdminCommand(args, {
-      config,
-      store,
-      now,
-      out: (s) => out.push(s),
-      err: (s) => err.push(s),
-    });
-    return { code, out: out.join("\n"), err: err.join("\n") };
-  };
+  const run = adminRunner(store, { now });
   const { emailLinks } = createAccountServices({
     config,
     store,

@@ -1,9 +1,8 @@
 // Backup and restore end to end: a server on store A issues tokens; `admin export` reads A while
 // that server runs; `admin import` loads the file into an empty store B; a server on B, at the
 // same addresses, serves the same JWKS, refreshes the refresh token and accepts the access token.
+import { adminRunner } from "../admin/admin_runner.ts";
 import assert from "node:assert/strict";
-import { runAdminCommand } from "../../src/admin/commands.ts";
-import { resolveConfig } from "../../src/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { manualClock } from "../store/store_contract.ts";
@@ -17,18 +16,8 @@ import {
   token,
 } from "./oauth_helpers.ts";
 
-async function admin(store: Store, now: () => number, args: string[], input = "") {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdminCommand(args, {
-    config: resolveConfig({ VESTIBULE_DATA: ":memory:" }),
-    store,
-    now,
-    out: (text) => out.push(text),
-    err: (text) => err.push(text),
-    input: () => Promise.resolve(input),
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
+function admin(store: Store, now: () => number, args: string[], input = "") {
+  return adminRunner(store, { now, input: () => Promise.resolve(input) })(...args);
 }
 
 Deno.test("a restored store serves the same keys, grants and tokens", async () => {
