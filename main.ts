@@ -16,7 +16,9 @@ import {
 } from "./src/mail/transport.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
 import { logEvent } from "./src/http/request_log.ts";
-import { ListenError, serve } from "./src/server.ts";
+import { createAdminSite } from "./src/ops/admin_site.ts";
+import { createServiceMetrics } from "./src/ops/service_metrics.ts";
+import { ListenError, serve, serveAdmin } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
 import { prepareSchema, SchemaError } from "./src/store/schema.ts";
@@ -89,9 +91,14 @@ async function main(): Promise<number> {
     return 2;
   }
   const services = createAccountServices({ config, store, now: Date.now, mailLog, log, transport });
+  const metrics = config.adminListen === null ? undefined : createServiceMetrics({
+    store,
+    now: Date.now,
+    origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
+  });
   let handler;
   try {
-    handler = await createApp({ config, log, now: Date.now, store, ...services });
+    handler = await createApp({ config, log, now: Date.now, store, ...services, metrics });
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     console.error(`vestibule: template error: ${error.message}`);
@@ -103,12 +110,16 @@ async function main(): Promise<number> {
   const stop = () => stopped.resolve();
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
-  let server;
+  let server, adminServer;
   try {
     server = serve(config, handler, log);
+    if (metrics !== undefined && config.adminListen !== null) {
+      adminServer = serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+    }
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;
     console.error(`vestibule: ${error.message}`);
+    await server?.shutdown();
     store.close();
     return 2;
   }
@@ -118,6 +129,7 @@ async function main(): Promise<number> {
     level: "info",
     message: "listening",
     listen: server.addresses.map((a) => `${a.hostname}:${a.port}`),
+    admin: adminServer?.addresses.map((a) => `${a.hostname}:${a.port}`)[0] ?? "off",
     origins: [config.baseUrl, config.authUrl, config.apiUrl],
     mail: describeMailTransport(config.mail),
   });
@@ -128,7 +140,7 @@ async function main(): Promise<number> {
     message: "stopping",
     graceSeconds: config.shutdownGraceMs / 1000,
   });
-  await server.shutdown();
+  await Promise.all([server.shutdown(), adminServer?.shutdown()]);
   await services.sender.stop();
   store.close();
   logEvent(log, { level: "info", message: "stopped" });

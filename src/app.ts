@@ -15,6 +15,7 @@ import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
 import { type LogSink, withRequestLog } from "./http/request_log.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
+import type { ServiceMetrics } from "./ops/service_metrics.ts";
 import { createPublicSite } from "./public_site.ts";
 import type { Store } from "./store/store.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
@@ -32,6 +33,8 @@ export interface AppDeps {
   readonly sessions: Sessions;
   readonly mailer: MailOutbox;
   readonly emailLinks: EmailLinks;
+  /** Counts every request when the operator listener is on (VESTIBULE_ADMIN_LISTEN). */
+  readonly metrics?: ServiceMetrics | undefined;
 }
 
 export async function createApp(deps: AppDeps): Promise<Handler> {
@@ -54,5 +57,5 @@ export async function createApp(deps: AppDeps): Promise<Handler> {
     { origin: config.authUrl, handler: await createAuthSite({ ...deps, ...shared }) },
     { origin: config.apiUrl, handler: await createApiSite({ ...deps, ...shared }) },
   ];
-  return withRequestLog(createHostRouter(sites), deps.log);
+  return withRequestLog(createHostRouter(sites), deps.log, deps.metrics?.observeRequest);
 }

@@ -35,6 +35,8 @@ export interface Config {
   readonly listen: readonly ListenAddress[];
   /** For messages, what set each address: `VESTIBULE_LISTEN`, or the origins' variables. */
   readonly listenSettings: readonly string[];
+  /** VESTIBULE_ADMIN_LISTEN: the operator listener (GET /metrics, GET /ready), or null: off. */
+  readonly adminListen: ListenAddress | null;
   readonly dataPath: string;
   readonly mail: MailConfig;
   /** VESTIBULE_MAIL_LOG_PUBLIC: the `log` mailer may serve a public https deployment. */
@@ -114,6 +116,7 @@ const SETTINGS = {
   authUrl: { env: "VESTIBULE_AUTH_URL", default: "http://localhost:8001" },
   apiUrl: { env: "VESTIBULE_API_URL", default: "http://localhost:8002" },
   listen: { env: "VESTIBULE_LISTEN", default: "" },
+  adminListen: { env: "VESTIBULE_ADMIN_LISTEN", default: "" },
   dataPath: { env: "VESTIBULE_DATA", default: "./data/vestibule.kv" },
   mail: { env: "VESTIBULE_MAIL", default: "log" },
   mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
@@ -262,6 +265,11 @@ const SCHEMAS = {
   authUrl: OriginSchema,
   apiUrl: OriginSchema,
   listen: ListenSchema,
+  adminListen: v.pipe(
+    ListenSchema,
+    v.maxLength(1, "must be one host:port"),
+    v.transform((addresses) => addresses[0] ?? null),
+  ),
   dataPath: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   mail: MailSchema,
   mailFrom: MailFromSchema,
@@ -345,6 +353,7 @@ export function resolveConfig(
   const origins = [p.baseUrl, p.authUrl, p.apiUrl];
   _refuseSharedOrigins(p);
   const listen = p.listen.length > 0 ? p.listen : _listenFromOrigins(origins);
+  _refusePublicAdminListen(p.adminListen, listen);
   return Object.freeze({
     ...p,
     mail: _withSmtpSettings(p),
@@ -362,6 +371,23 @@ export function resolveConfig(
 }
 
 const ORIGIN_SETTINGS = ["baseUrl", "authUrl", "apiUrl"] as const;
+
+/**
+ * The operator listener must never be one of the public listeners: their port is what a proxy
+ * or the internet reaches, and metrics are for the operator only. Same port, any host: an
+ * address on 0.0.0.0 or :: would take every interface's port.
+ */
+function _refusePublicAdminListen(
+  admin: ListenAddress | null,
+  listen: readonly ListenAddress[],
+): void {
+  const clash = admin && listen.find((address) => address.port === admin.port);
+  if (!admin || !clash) return;
+  throw new ConfigError(
+    `${SETTINGS.adminListen.env}=${JSON.stringify(`${admin.hostname}:${admin.port}`)}: ` +
+      `port ${admin.port} serves the public origins; the operator listener needs a port of its own`,
+  );
+}
 
 /**
  * Each site is found by its Host (src/http/host_router.ts), so two origins on one host and port

@@ -146,6 +146,16 @@ export function serve(
   };
 }
 
+/** The operator listener (VESTIBULE_ADMIN_LISTEN) on its own address, with the same protections. */
+export function serveAdmin(
+  config: ServeConfig & Pick<Config, "adminListen">,
+  handler: Handler,
+  log: LogSink,
+): RunningServer {
+  const listen = config.adminListen === null ? [] : [config.adminListen];
+  return serve({ ...config, listen, listenSettings: ["VESTIBULE_ADMIN_LISTEN"] }, handler, log);
+}
+
 /** The answer with `Connection: close` (RFC 9112 section 9.6): the last on its connection. */
 function _closingConnection(response: Response): Response {
   const headers = new Headers(response.headers);

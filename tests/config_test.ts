@@ -105,6 +105,24 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
     ["listen", { VESTIBULE_LISTEN: "8000" }, [], /^VESTIBULE_LISTEN="8000": must be host:port/],
     ["port", { VESTIBULE_LISTEN: "127.0.0.1:70000" }, [], /^VESTIBULE_LISTEN=.*at most 65535$/],
     [
+      "admin on a public port",
+      { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:8001" },
+      [],
+      /^VESTIBULE_ADMIN_LISTEN="127.0.0.1:8001": port 8001 serves the public origins/,
+    ],
+    [
+      "admin on a listen port",
+      { VESTIBULE_LISTEN: "0.0.0.0:9000", VESTIBULE_ADMIN_LISTEN: "10.0.0.5:9000" },
+      [],
+      /^VESTIBULE_ADMIN_LISTEN=.*port 9000 serves the public origins/,
+    ],
+    [
+      "two admin addresses",
+      { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100,127.0.0.1:9101" },
+      [],
+      /^VESTIBULE_ADMIN_LISTEN=.*must be one host:port$/,
+    ],
+    [
       "mail",
       { VESTIBULE_MAIL: "smtp" },
       [],

@@ -8,9 +8,14 @@ export type LogSink = (line: string) => void;
  * response header), `method`, `host`, `path` without query (queries may carry codes), `status`,
  * `ms` and `client` (the client address). Unexpected errors become a bare 500 and an error line
  * with the stack and the request id (for the operator; never in a response) but without details
- * of the request body.
+ * of the request body. `observe`, when given, is told each answer's Host, status and seconds
+ * (the metrics).
  */
-export function withRequestLog(handler: Handler, log: LogSink): Handler {
+export function withRequestLog(
+  handler: Handler,
+  log: LogSink,
+  observe?: (host: string | null, status: number, seconds: number) => void,
+): Handler {
   return async (request, context) => {
     const started = performance.now();
     const id = crypto.randomUUID();
@@ -29,7 +34,9 @@ export function withRequestLog(handler: Handler, log: LogSink): Handler {
     } finally {
       // Written by hand: the same text JSON.stringify gives for this object, with only the
       // request's strings escaped; stringifying a fresh object cost more than routing (bench site).
-      const ms = Math.round((performance.now() - started) * 100) / 100;
+      const elapsed = performance.now() - started;
+      observe?.(request.headers.get("Host"), status, elapsed / 1000);
+      const ms = Math.round(elapsed * 100) / 100;
       log(
         `{"time":"${new Date().toISOString()}","level":"${
           status >= 500 ? "error" : "info"

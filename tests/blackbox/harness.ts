@@ -4,7 +4,9 @@ import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
 import { openMailTransport } from "../../src/mail/transport.ts";
-import { serve } from "../../src/server.ts";
+import { createAdminSite } from "../../src/ops/admin_site.ts";
+import { createServiceMetrics, type ServiceMetrics } from "../../src/ops/service_metrics.ts";
+import { serve, serveAdmin } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { prepareSchema } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -17,6 +19,8 @@ export interface TestServer {
   /** Log lines the server wrote. */
   readonly logs: string[];
   readonly store: Store;
+  /** The operator listener's origin when VESTIBULE_ADMIN_LISTEN was given, else null. */
+  readonly adminUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -49,6 +53,8 @@ export interface TestApp extends AccountServices {
   /** Log lines the app wrote (requests and mail). */
   readonly logs: string[];
   readonly store: Store;
+  /** Made when VESTIBULE_ADMIN_LISTEN is given, as main.ts does. */
+  readonly metrics: ServiceMetrics | undefined;
 }
 
 export async function createTestApp(
@@ -75,16 +81,26 @@ export async function createTestApp(
     ...(options.mailCa ? { ca: options.mailCa } : {}),
   });
   const services = createAccountServices({ config, store, now, mailLog: log, transport });
-  const handler = await createApp({ config, log, now, store, ...services });
-  return { config, handler, logs, store, ...services };
+  const metrics = config.adminListen === null ? undefined : createServiceMetrics({
+    store,
+    now,
+    origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
+  });
+  const handler = await createApp({ config, log, now, store, ...services, metrics });
+  return { config, handler, logs, store, metrics, ...services };
 }
 
 export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const { config, handler, logs, store, sender } = await createTestApp(env, options);
-  const server = serve(config, handler, (line) => logs.push(line));
+  const { config, handler, logs, store, sender, metrics } = await createTestApp(env, options);
+  const log = (line: string) => logs.push(line);
+  const server = serve(config, handler, log);
+  const admin = metrics === undefined
+    ? null
+    : serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+  const adminAddress = admin?.addresses[0];
   await sender.start();
   return {
     config,
@@ -93,8 +109,9 @@ export async function startTestServer(
     apiUrl: config.apiUrl,
     logs,
     store,
+    adminUrl: adminAddress ? `http://${adminAddress.hostname}:${adminAddress.port}` : null,
     async close() {
-      await server.shutdown();
+      await Promise.all([server.shutdown(), admin?.shutdown()]);
       await sender.stop();
       store.close();
     },

@@ -1,0 +1,99 @@
+/**
+ * A small metrics registry rendered in the Prometheus text format, version 0.0.4
+ * (https://prometheus.io/docs/instrumenting/exposition_formats/): counters, gauges read at
+ * scrape time and histograms with fixed buckets. Label values must come from bounded sets:
+ * each distinct set of values is a series kept for the life of the process.
+ */
+
+type Labels = Readonly<Record<string, string>>;
+
+/** Seconds; the default buckets of the Prometheus client libraries. */
+export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+
+export class Counter {
+  readonly #values = new Map<string, number>();
+  constructor(readonly name: string, readonly help: string) {}
+  /** One Map lookup and an add: cheap enough for every request. */
+  inc(labels: Labels = {}, by = 1): void {
+    const key = _labelText(labels);
+    this.#values.set(key, (this.#values.get(key) ?? 0) + by);
+  }
+  render(): string {
+    return _family(this.name, this.help, "counter", [...this.#values].map(([k, v]) => [k, v]));
+  }
+}
+
+export class Histogram {
+  /** Per label set: the count in each bucket (not cumulative), then the sum. */
+  readonly #series = new Map<string, { buckets: number[]; count: number; sum: number }>();
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly bounds: readonly number[] = DURATION_BUCKETS,
+  ) {}
+  observe(value: number, labels: Labels = {}): void {
+    const key = _labelText(labels);
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      series = { buckets: this.bounds.map(() => 0), count: 0, sum: 0 };
+      this.#series.set(key, series);
+    }
+    const i = this.bounds.findIndex((bound) => value <= bound);
+    if (i !== -1) series.buckets[i]!++;
+    series.count++;
+    series.sum += value;
+  }
+  render(): string {
+    const samples: [string, number, string][] = [];
+    for (const [key, series] of this.#series) {
+      let cumulative = 0;
+      for (const [i, bound] of this.bounds.entries()) {
+        cumulative += series.buckets[i]!;
+        samples.push([_withLabel(key, "le", String(bound)), cumulative, "_bucket"]);
+      }
+      samples.push([_withLabel(key, "le", "+Inf"), series.count, "_bucket"]);
+      samples.push([key, series.sum, "_sum"], [key, series.count, "_count"]);
+    }
+    return `# HELP ${this.name} ${this.help}\n# TYPE ${this.name} histogram\n` +
+      samples.map(([key, value, suffix]) => `${this.name}${suffix}${key} ${value}\n`).join("");
+  }
+}
+
+/** A gauge whose samples are read when scraped (from the store, the process). */
+export interface Gauge {
+  readonly name: string;
+  readonly help: string;
+  read(): Promise<readonly (readonly [Labels, number])[]>;
+}
+
+export function renderGauge(gauge: Gauge, samples: readonly (readonly [Labels, number])[]): string {
+  return _family(
+    gauge.name,
+    gauge.help,
+    "gauge",
+    samples.map(([labels, value]) => [_labelText(labels), value]),
+  );
+}
+
+function _family(
+  name: string,
+  help: string,
+  type: string,
+  samples: readonly (readonly [string, number])[],
+): string {
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n` +
+    samples.map(([key, value]) => `${name}${key} ${value}\n`).join("");
+}
+
+/** `{a="x",b="y"}`, or "" without labels; values escaped as the format says. */
+function _labelText(labels: Labels): string {
+  const parts = Object.entries(labels).map(([k, v]) =>
+    `${k}="${v.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n")}"`
+  );
+  return parts.length === 0 ? "" : `{${parts.join(",")}}`;
+}
+
+function _withLabel(key: string, name: string, value: string): string {
+  const label = `${name}="${value}"`;
+  return key === "" ? `{${label}}` : `${key.slice(0, -1)},${label}}`;
+}
