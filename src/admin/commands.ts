@@ -453,7 +453,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
     summary:
       "Check the configuration, store and mail transport (and with --live the public URLs, as an agent fetches them): one line per finding, exit 1 on a fault.",
     switches: ["live"],
-    options: v.strictObject({ live: v.optional(v.literal("on")) }),
+    options: v.strictObject({ live: v.optional(v.literal("on", "takes no value")) }),
     async run({ live }, deps) {
       const findings = await offlineChecks({
         config: deps.config,

@@ -2,6 +2,7 @@
 // paths and the start-up refusals, one finding per line.
 import assert from "node:assert/strict";
 import { type Finding, offlineChecks } from "../../src/admin/doctor.ts";
+import { adminRunner } from "./admin_runner.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { createSigningKeys, currentSigningKid } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
@@ -110,4 +111,17 @@ Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent",
   } finally {
     await smtp.close();
   }
+});
+
+Deno.test("doctor: check takes --live bare; a value for it is a usage error in plain words", async () => {
+  await withStore(async (store) => {
+    const run = adminRunner(store);
+    const bad = await run("check", "--live=yes");
+    assert.equal(bad.code, 2);
+    assert.equal(bad.err, "vestibule admin check: --live: takes no value\nUsage: check [--live]");
+    const offline = await run("check");
+    assert.equal(offline.code, 1);
+    assert.match(offline.out, /^fault the store has no signing key/m);
+    assert.equal(offline.err, "vestibule admin check: 1 fault(s)");
+  });
 });
