@@ -9,8 +9,9 @@ export async function adminMain(args: readonly string[]): Promise<number> {
   const firstCommandArg = args.findIndex((arg) => !arg.startsWith("--") || arg === "--help");
   const split = firstCommandArg === -1 ? args.length : firstCommandArg;
   let config;
+  const env = readEnvironment();
   try {
-    config = resolveConfig(readEnvironment(), args.slice(0, split));
+    config = resolveConfig(env, args.slice(0, split));
     checkGrantedPaths(config, ["dataPath"]);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -29,8 +30,9 @@ export async function adminMain(args: readonly string[]): Promise<number> {
     return 2;
   }
   try {
-    // A newer release's records are shapes this one would misread or overwrite.
-    await refuseNewerSchema(store);
+    // A newer release's records are shapes this one would misread or overwrite; `check`
+    // only reads, and reports that itself.
+    if (args[split] !== "check") await refuseNewerSchema(store);
   } catch (error) {
     store.close();
     if (!(error instanceof SchemaError)) throw error;
@@ -47,6 +49,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
       out: (text) => console.log(text),
       err: (text) => console.error(text),
       input: () => new Response(Deno.stdin.readable).text(),
+      env,
     });
   } finally {
     store.close();

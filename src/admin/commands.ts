@@ -22,6 +22,7 @@ import { BackupError, exportLines, importBackup, parseBackup } from "../store/ba
 import { CURRENT_SCHEMA, readSchemaVersion } from "../store/schema.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog, type NewAuditEntry } from "../workspace/audit.ts";
+import { formatFinding, liveChecks, offlineChecks } from "./doctor.ts";
 import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
 
 export interface AdminDeps {
@@ -34,6 +35,8 @@ export interface AdminDeps {
   readonly err: (text: string) => void;
   /** All of standard input (import reads a backup from it). */
   readonly input?: () => Promise<string>;
+  /** The VESTIBULE_* variables (check warns of unknown ones); none by default. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A refusal worth a one-line message and exit status 1 (not found, nothing to do). */
@@ -129,6 +132,8 @@ const IdSchema = v.pipe(v.string(), v.trim(), v.nonEmpty("must not be empty"));
 interface Command<S extends v.GenericSchema<unknown, unknown>> {
   readonly usage: string;
   readonly summary: string;
+  /** Options given bare, without a value (`--live`); parsed as "on". */
+  readonly switches?: readonly string[];
   readonly options: S;
   readonly run: (options: v.InferOutput<S>, deps: AdminDeps) => Promise<unknown>;
 }
@@ -137,6 +142,7 @@ interface Command<S extends v.GenericSchema<unknown, unknown>> {
 interface Runnable {
   readonly usage: string;
   readonly summary: string;
+  readonly switches: readonly string[];
   execute(options: Record<string, string>, deps: AdminDeps): Promise<unknown>;
 }
 
@@ -144,6 +150,7 @@ function _command<S extends v.GenericSchema<unknown, unknown>>(command: Command<
   return {
     usage: command.usage,
     summary: command.summary,
+    switches: command.switches ?? [],
     async execute(options, deps) {
       // The usage line names every option; the validator's words are not for operators.
       const known = [...command.usage.matchAll(/--[a-z-]+/g)].map((m) => m[0]);
@@ -441,6 +448,25 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       return { imported, skippedExpired: backup.records.length - imported };
     },
   }),
+  check: _command({
+    usage: "check [--live]",
+    summary:
+      "Check the configuration, store and mail transport (and with --live the public URLs, as an agent fetches them): one line per finding, exit 1 on a fault.",
+    switches: ["live"],
+    options: v.strictObject({ live: v.optional(v.literal("on", "takes no value")) }),
+    async run({ live }, deps) {
+      const findings = await offlineChecks({
+        config: deps.config,
+        env: deps.env ?? {},
+        store: deps.store,
+      });
+      if (live) findings.push(...await liveChecks(deps.config, fetch));
+      for (const finding of findings) deps.out(formatFinding(finding));
+      const faults = findings.filter((f) => f.level === "fault").length;
+      if (faults > 0) throw new AdminError(`${faults} fault(s)`);
+      return undefined;
+    },
+  }),
   "mail-test": _command({
     usage: "mail-test --to EMAIL",
     summary: "Send a test message through VESTIBULE_MAIL now and report the server's answer.",
@@ -478,8 +504,14 @@ export function adminUsage(): string {
   ].join("\n");
 }
 
-/** `--name value` and `--name=value`; a repeated or bare option is a usage error. */
-export function parseOptions(args: readonly string[]): Record<string, string> {
+/**
+ * `--name value` and `--name=value`, or a bare `--name` for a switch ("on"); a repeated option,
+ * or a bare one that is not a switch, is a usage error.
+ */
+export function parseOptions(
+  args: readonly string[],
+  switches: readonly string[] = [],
+): Record<string, string> {
   const options: Record<string, string> = Object.create(null);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -487,6 +519,7 @@ export function parseOptions(args: readonly string[]): Record<string, string> {
     if (!match) throw new AdminUsageError(`unexpected argument "${arg}"`);
     const name = match[1]!;
     let value = match[2];
+    if (value === undefined && switches.includes(name)) value = "on";
     if (value === undefined) {
       value = args[++i];
       if (value === undefined) throw new AdminUsageError(`--${name} needs a value`);
@@ -514,7 +547,7 @@ export async function runAdminCommand(args: readonly string[], deps: AdminDeps):
     return 0;
   }
   try {
-    const result = await command.execute(parseOptions(rest), deps);
+    const result = await command.execute(parseOptions(rest, command.switches), deps);
     // A command that wrote its own output (export) returns nothing more to print.
     if (result !== undefined) deps.out(JSON.stringify(result, null, 2));
     return 0;

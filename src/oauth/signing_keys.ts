@@ -163,3 +163,10 @@ async function _generate(createdAt: number): Promise<StoredSigningKey> {
     retiresAt: null,
   };
 }
+
+/** The current key's id, or null when the store has none; creates nothing (admin check). */
+export async function currentSigningKid(store: Store): Promise<string | null> {
+  const pointer = await store.get<{ kid: string }>(CURRENT_KEY);
+  if (!pointer) return null;
+  return (await store.get<StoredSigningKey>(keyOf(pointer.value.kid))) ? pointer.value.kid : null;
+}

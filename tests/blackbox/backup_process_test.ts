@@ -4,31 +4,7 @@
 import assert from "node:assert/strict";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../src/store/schema.ts";
-import { copyProject, mainCommand, originsEnv, startTaskFlags, taskFlags } from "./main_process.ts";
-
-/** Starts main.ts in `dir` with `env`, runs `during` once it listens, then stops it (exit 0). */
-async function whileServing<T>(
-  dir: string,
-  env: Record<string, string>,
-  during: () => Promise<T>,
-): Promise<T> {
-  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  let output = "";
-  try {
-    while (!output.includes('"message":"listening"')) {
-      const { value, done } = await stdout.read();
-      if (done) assert.fail(`exited ${(await child.status).code}:\n${output}${await stderr}`);
-      output += value;
-    }
-    return await during();
-  } finally {
-    child.kill("SIGTERM");
-    await stdout.cancel();
-    assert.equal((await child.status).code, 0, await stderr);
-  }
-}
+import { copyProject, originsEnv, taskFlags, whileServing } from "./main_process.ts";
 
 Deno.test("admin export while the server runs, import into a new store: the same JWKS; admin refuses a newer store", async () => {
   const dir = await copyProject();

@@ -105,3 +105,27 @@ export async function startup(command: Deno.Command): Promise<StartupOutcome> {
   }
   return { code: (await child.status).code, listened, stdout, stderr: await stderr };
 }
+
+/** Starts main.ts in `dir` with `env`, runs `during` once it listens, then stops it (exit 0). */
+export async function whileServing<T>(
+  dir: string,
+  env: Record<string, string>,
+  during: () => Promise<T>,
+): Promise<T> {
+  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
+  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  let output = "";
+  try {
+    while (!output.includes('"message":"listening"')) {
+      const { value, done } = await stdout.read();
+      if (done) assert.fail(`exited ${(await child.status).code}:\n${output}${await stderr}`);
+      output += value;
+    }
+    return await during();
+  } finally {
+    child.kill("SIGTERM");
+    await stdout.cancel();
+    assert.equal((await child.status).code, 0, await stderr);
+  }
+}

@@ -1,0 +1,127 @@
+// The doctor's offline checks against a real in-memory store: schema version, signing key,
+// paths and the start-up refusals, one finding per line.
+import assert from "node:assert/strict";
+import { type Finding, offlineChecks } from "../../src/admin/doctor.ts";
+import { adminRunner } from "./admin_runner.ts";
+import { resolveConfig } from "../../src/config.ts";
+import { createSigningKeys, currentSigningKid } from "../../src/oauth/signing_keys.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+import { CURRENT_SCHEMA, prepareSchema, SCHEMA_KEY } from "../../src/store/schema.ts";
+import type { Store } from "../../src/store/store.ts";
+import { startSmtpServer } from "../blackbox/smtp_server.ts";
+
+const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+
+async function withStore(test: (store: Store) => Promise<void>): Promise<void> {
+  const store = await openKvStore(":memory:");
+  try {
+    await prepareSchema(store, Date.now);
+    await test(store);
+  } finally {
+    store.close();
+  }
+}
+
+const faults = (findings: Finding[]) => findings.filter((f) => f.level === "fault");
+
+Deno.test("doctor: a store at this schema with a signing key has no fault", async () => {
+  await withStore(async (store) => {
+    await createSigningKeys({ store, now: Date.now }).current();
+    const findings = await offlineChecks({ config, env: {}, store });
+    assert.deepEqual(faults(findings), []);
+    assert.ok(findings.some((f) => f.what.includes(`schema version ${CURRENT_SCHEMA}`)));
+  });
+});
+
+Deno.test("doctor: a store without a signing key is a fault, and none is created", async () => {
+  await withStore(async (store) => {
+    const findings = await offlineChecks({ config, env: {}, store });
+    assert.deepEqual(faults(findings).map((f) => [f.what, f.where]), [[
+      "the store has no signing key: run `deno task admin rotate-signing-key` to create one",
+      "VESTIBULE_DATA",
+    ]]);
+    assert.equal(await currentSigningKid(store), null);
+  });
+});
+
+Deno.test("doctor: a store from a newer release is a fault", async () => {
+  await withStore(async (store) => {
+    await createSigningKeys({ store, now: Date.now }).current();
+    await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
+    const [fault, ...rest] = faults(await offlineChecks({ config, env: {}, store }));
+    assert.deepEqual(rest, []);
+    assert.match(fault!.what, new RegExp(`schema version ${CURRENT_SCHEMA + 1}, newer`));
+  });
+});
+
+Deno.test("doctor: start-up refusals, unknown variables and ungranted paths", async () => {
+  await withStore(async (store) => {
+    await createSigningKeys({ store, now: Date.now }).current();
+    const publicLog = resolveConfig({
+      VESTIBULE_DATA: "data/x.kv",
+      VESTIBULE_BASE_URL: "https://acme.example",
+      VESTIBULE_AUTH_URL: "https://auth.acme.example",
+      VESTIBULE_API_URL: "https://api.acme.example",
+    });
+    const findings = await offlineChecks({
+      config: publicLog,
+      env: { VESTIBULE_BASEURL: "x" },
+      store,
+      granted: () => false,
+    });
+    assert.deepEqual(findings.filter((f) => f.level !== "ok").map((f) => [f.level, f.where]), [
+      ["fault", "VESTIBULE_MAIL"],
+      ["warn", "env"],
+      ["warn", "env"],
+      ["fault", "permissions"],
+    ]);
+    assert.match(findings.find((f) => f.where === "env" && f.level === "warn")!.what, /BASEURL/);
+  });
+});
+
+Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent", async () => {
+  const smtp = await startSmtpServer({ auth: { user: "doctor", pass: "right-pass" } });
+  const smtpConfig = (pass: string) =>
+    resolveConfig({
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_MAIL: `smtp://doctor:${pass}@127.0.0.1:${smtp.port}`,
+      VESTIBULE_MAIL_FROM: "vestibule@example.com",
+    });
+  const mailFinding = async (pass: string) => {
+    const store = await openKvStore(":memory:");
+    try {
+      const findings = await offlineChecks({ config: smtpConfig(pass), env: {}, store });
+      return findings.find((f) => f.where === "VESTIBULE_MAIL")!;
+    } finally {
+      store.close();
+    }
+  };
+  try {
+    const right = await mailFinding("right-pass");
+    assert.equal(right.level, "ok");
+    assert.match(right.what, new RegExp(`127\\.0\\.0\\.1:${smtp.port} answers EHLO and AUTH`));
+    const wrong = await mailFinding("wrong-pass");
+    assert.equal(wrong.level, "fault");
+    assert.match(
+      wrong.what,
+      new RegExp(`^the SMTP server 127\\.0\\.0\\.1:${smtp.port} does not: `),
+    );
+    assert.doesNotMatch(wrong.what, /wrong-pass/);
+    assert.deepEqual(smtp.received, []);
+  } finally {
+    await smtp.close();
+  }
+});
+
+Deno.test("doctor: check takes --live bare; a value for it is a usage error in plain words", async () => {
+  await withStore(async (store) => {
+    const run = adminRunner(store);
+    const bad = await run("check", "--live=yes");
+    assert.equal(bad.code, 2);
+    assert.equal(bad.err, "vestibule admin check: --live: takes no value\nUsage: check [--live]");
+    const offline = await run("check");
+    assert.equal(offline.code, 1);
+    assert.match(offline.out, /^fault the store has no signing key/m);
+    assert.equal(offline.err, "vestibule admin check: 1 fault(s)");
+  });
+});
