@@ -5,6 +5,7 @@
 // human over HTTP, reading the `file:` outbox), checks `iss` (RFC 9207) and exchanges the
 // code, lists every tool, runs the connection test, and finally meets the step-up challenge
 // for a tool outside its scopes, which its transport answers by authorizing again.
+import { runConnectionTest } from "./connection_check.ts";
 import assert from "node:assert/strict";
 import {
   Client,
@@ -178,19 +179,7 @@ for (const { name, mode } of modes) {
       });
 
       await t.step("runs the connection test by following nextAction", async () => {
-        const setup = await client.callTool({ name: "get_agent_connection_setup", arguments: {} });
-        assert.notEqual(setup.isError, true, JSON.stringify(setup));
-        const next =
-          (setup.structuredContent as { nextAction: Record<string, unknown> }).nextAction;
-        assert.equal(next.type, "call_tool");
-        const verified = await client.callTool({
-          name: next.tool as string,
-          arguments: next.arguments as Record<string, unknown>,
-        });
-        assert.notEqual(verified.isError, true, JSON.stringify(verified));
-        const content = verified.structuredContent as { status: string; nextAction: unknown };
-        assert.equal(content.status, "verified");
-        assert.deepEqual(content.nextAction, { type: "done" });
+        await runConnectionTest((request) => client.callTool(request));
       });
 
       await t.step("a tool outside the granted scopes meets the step-up challenge", async () => {

@@ -4,6 +4,7 @@
 // test plays the human over HTTP, reading the `file:` outbox), exchanges the code, lists
 // every tool across pages, runs the connection test by following nextAction, and finally
 // meets the step-up challenge for a tool outside its scopes.
+import { runConnectionTest } from "./connection_check.ts";
 import assert from "node:assert/strict";
 import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
 import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
@@ -101,19 +102,7 @@ for (const mode of ["json", "sse"] as const) {
       });
 
       await t.step("runs the connection test by following nextAction", async () => {
-        const setup = await client.callTool({ name: "get_agent_connection_setup", arguments: {} });
-        assert.notEqual(setup.isError, true, JSON.stringify(setup));
-        const next =
-          (setup.structuredContent as { nextAction: Record<string, unknown> }).nextAction;
-        assert.equal(next.type, "call_tool");
-        const verified = await client.callTool({
-          name: next.tool as string,
-          arguments: next.arguments as Record<string, unknown>,
-        });
-        assert.notEqual(verified.isError, true, JSON.stringify(verified));
-        const content = verified.structuredContent as { status: string; nextAction: unknown };
-        assert.equal(content.status, "verified");
-        assert.deepEqual(content.nextAction, { type: "done" });
+        await runConnectionTest((request) => client.callTool(request));
       });
 
       await t.step("a tool outside the granted scopes meets the step-up challenge", async () => {
