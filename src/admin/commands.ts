@@ -201,14 +201,27 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       role: v.optional(RoleSchema, "member"),
     }),
     async run({ business, email, role }, { store, now }) {
-      const membership = await createAccounts(store, now).addMember(business, email, role);
+      const accounts = createAccounts(store, now);
+      if (!(await accounts.getBusiness(business))) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
+      // The roster's own plan, as on the members page: the only owner cannot be demoted.
+      const known = await accounts.findAccountByEmail(email);
+      const member = known && await accounts.getMembership(known.id, business);
+      const change = member ? "change_role" : "invite";
+      const plan = await accounts.planMembershipChange(business, { change, email, role });
+      if (!plan.ok) throw new AdminError(plan.reason);
+      if (!(await store.commit(plan.checks, plan.mutations))) {
+        throw new AdminError("the members changed meanwhile; try again");
+      }
+      const account = (await accounts.findAccountByEmail(email))!;
       await createAuditLog(store, now).append(_operatorEntry(
         business,
-        membership.accountId,
+        account.id,
         "add-member",
-        `made ${email} a member with role ${role}`,
+        `made ${account.email} a member with role ${role}`,
       ));
-      return membership;
+      return { accountId: account.id, businessId: business, role };
     },
   }),
   "remove-member": _command({

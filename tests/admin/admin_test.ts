@@ -55,6 +55,46 @@ Deno.test("admin commands", async (t) => {
       );
     });
 
+    await t.step("add-member changes a role, but never demotes the only owner", async () => {
+      const promoted = await run(
+        "add-member",
+        "--business",
+        businessId,
+        "--email",
+        "helper@example.com",
+        "--role",
+        "owner",
+      );
+      assert.equal(promoted.code, 0, promoted.err);
+      assert.equal(json(promoted.out).role, "owner");
+      const back = await run(
+        "add-member",
+        "--business",
+        businessId,
+        "--email",
+        "helper@example.com",
+      );
+      assert.equal(back.code, 0, back.err);
+      assert.equal(json(back.out).role, "member");
+      const refused = await run(
+        "add-member",
+        "--business",
+        businessId,
+        "--email",
+        "Boss@Example.com",
+        "--role",
+        "member",
+      );
+      assert.equal(refused.code, 1);
+      assert.match(refused.err, /boss@example\.com is the only owner; add another owner first/);
+      const members = json((await run("list-businesses", "--email", "boss@example.com")).out)
+        .businesses.find((b: { business: { id: string } }) => b.business.id === businessId).members;
+      assert.deepEqual(
+        members.map((m: { email: string; role: string }) => `${m.email}:${m.role}`),
+        ["boss@example.com:owner", "helper@example.com:member"],
+      );
+    });
+
     await t.step("bad input is a usage error (2); a missing record is a refusal (1)", async () => {
       const cases: [string[], number, RegExp][] = [
         [[], 2, /Usage: vestibule admin/],
