@@ -198,3 +198,36 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
     await ws.close();
   }
 });
+
+Deno.test("a new gate mails each owner once: the link, what it would do, which agent asked", async () => {
+  const outbox = await tempOutbox();
+  const ws = await startWorkspaceServer({ VESTIBULE_MAIL: outbox.env });
+  try {
+    await ws.accounts.addMember(ws.businessId, "co-owner@example.com", "owner");
+    const { token } = await ws.token(["app.access", "skills.draft"], {
+      accountId: ws.memberId,
+      clientId: "skill-writer",
+    });
+    const { status, message } = await ws.call(token, "draft_skill", {
+      name: "Refund notes",
+      description: "Writes refund notes",
+      instructions: "Summarise each refund in one line.",
+    });
+    assert.equal(status, 200, JSON.stringify(message));
+    const pending = message.result.structuredContent;
+    const mails = (await outbox.read()).filter((m) => m.link === pending.approvalUrl);
+    assert.deepEqual(mails.map((m) => m.to).sort(), ["co-owner@example.com", "owner@example.com"]);
+    for (const mail of mails) {
+      assert.equal(mail.subject, "Approval needed in Acme Outdoor: draft_skill");
+      assert.ok(mail.text.includes(`Approving would: ${pending.summary}`), mail.text);
+      assert.ok(
+        mail.text.includes('The agent "skill-writer" asks on behalf of member@example.com'),
+      );
+      assert.ok(mail.text.includes(pending.approvalUrl));
+      // The approval page's address is the only link: no token, code or sign-in link.
+      assert.deepEqual(mail.text.match(/https?:\/\/\S+/g), [pending.approvalUrl]);
+    }
+  } finally {
+    await ws.close();
+  }
+});
