@@ -23,7 +23,7 @@ try {
 }
 
 Deno.test({
-  name: "a real browser signs up, signs in, picks a business and consents",
+  name: "a real browser signs up, signs in, picks a business and consents to what it ticks",
   ignore: !available,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -109,7 +109,11 @@ Deno.test({
         const consent = await page.content();
         assert.match(consent, /Allow access to Hill Bakery\?/);
         assert.match(consent, /Browser Agent/);
-        await page.getByLabel(/billing\.read/).uncheck();
+        // Least privilege: only app.access starts ticked; the human ticks members.read.
+        assert.equal(await page.getByLabel(/app\.access/).isChecked(), true);
+        assert.equal(await page.getByLabel(/members\.read/).isChecked(), false);
+        assert.equal(await page.getByLabel(/billing\.read/).isChecked(), false);
+        await page.getByLabel(/members\.read/).check();
         await shot("07-consent");
         await page.getByRole("button", { name: "Allow" }).click();
         await page.waitForURL(/\/callback\?/);
