@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Browser, followLink, hiddenField, submitForm, tempOutbox } from "./accounts_browser.ts";
+import { escapeHtml } from "../../src/ui/html.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
 
 async function signIn(
@@ -179,6 +180,22 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       const memberPage = await member.get(`${authUrl}/account`);
       assert.ok(memberPage.text.includes('data-connection-status="verified"'));
       assert.ok(!memberPage.text.includes("Audit log"));
+    });
+
+    await t.step("/account lists the approvals waiting for an owner, with links", async () => {
+      const pending = await requestRun();
+      const link = `<a href="/approvals/${pending.gateId}">${escapeHtml(pending.summary)}</a>`;
+      const page = await owner.get(`${authUrl}/account`);
+      assert.ok(page.text.includes("Waiting for an owner's approval"));
+      const row = `<td>test-client</td> <td>${link}</td>`;
+      assert.ok(page.text.replace(/\s+/g, " ").includes(row), "the agent and the link in one row");
+      const form = await owner.get(pending.approvalUrl);
+      await owner.post(pending.approvalUrl, {
+        csrf: hiddenField(form.text, "csrf"),
+        decision: "decline",
+      });
+      assert.ok(!(await owner.get(`${authUrl}/account`)).text.includes(link), "decided");
+      assert.ok(!(await member.get(`${authUrl}/account`)).text.includes("Waiting for an owner"));
     });
 
     await t.step("an unknown or malformed approval id is 404", async () => {
