@@ -96,6 +96,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/agents": { GET: onboarding.guidePage },
 
     // People: sign-up and sign-in by e-mailed link, the account page, approvals of gated calls.
+    "/": people.home,
     "/sign-up": people.signUp,
     "/sign-in": people.signIn,
     "/sign-in/verify": people.verify,

@@ -52,6 +52,8 @@ export interface AccountRoutesDeps {
 
 /** The people's pages of {auth_url} (auth_site.ts maps the paths). */
 export interface AccountRoutes {
+  /** /: people arriving at {auth_url} itself. */
+  readonly home: MethodHandlers;
   /** /sign-up */
   readonly signUp: MethodHandlers;
   /** /sign-in */
@@ -206,6 +208,14 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
   });
 
   return {
+    // Nothing lives at the bare origin: a signed-in visitor goes to their account, anyone else
+    // to sign in (which leads there too).
+    home: {
+      GET: _guard(async (request) =>
+        _redirect(`${config.authUrl}${(await sessions.current(request)) ? "/account" : "/sign-in"}`)
+      ),
+    },
+
     signUp: linkForm({
       purpose: "sign-up",
       schema: SignUpFormSchema,

@@ -3,7 +3,14 @@ import type { Business, Role } from "../accounts/model.ts";
 import { HTML_SECURITY_HEADERS } from "../http/security_headers.ts";
 import { authPage } from "../ui/auth_pages.ts";
 import { type Html, html } from "../ui/html.ts";
-import { OWNER_ONLY_REASON, OWNER_ONLY_SCOPES, type Scope, SCOPE_MEANINGS } from "./scopes.ts";
+import {
+  DEFAULT_SCOPES,
+  MONEY_SCOPES,
+  OWNER_ONLY_REASON,
+  OWNER_ONLY_SCOPES,
+  type Scope,
+  SCOPE_MEANINGS,
+} from "./scopes.ts";
 import type { Transaction } from "./transactions.ts";
 
 function _layout(title: string, main: Html): string {
@@ -85,43 +92,74 @@ export function consentPage(options: {
   role: Role;
 }): string {
   const { txn, role } = options;
+  const business = options.business.name;
+  const blocked = (scope: string) => role !== "owner" && OWNER_ONLY_SCOPES.has(scope as Scope);
   const scopeRows = txn.scopes.map((scope) => {
-    const blocked = role !== "owner" && OWNER_ONLY_SCOPES.has(scope as Scope);
     const id = `scope-${scope.replaceAll(".", "-")}`;
+    // Least privilege: only the scope every client starts with is ticked; the human ticks
+    // anything more (a form posted as shown grants app.access alone).
+    const state = blocked(scope)
+      ? "disabled"
+      : DEFAULT_SCOPES.includes(scope as Scope)
+      ? "checked"
+      : "";
+    const marks = _marks(scope as Scope);
     return html`
       <li>
         <label class="choice" for="${id}">
-          <input type="checkbox" id="${id}" name="scope" value="${scope}" ${blocked
-            ? "disabled"
-            : "checked"}>
-          <span><code>${scope}</code>: ${SCOPE_MEANINGS[scope as Scope]}</span>
+          <input type="checkbox" id="${id}" name="scope" value="${scope}" ${state}>
+          <span><code>${scope}</code>: ${SCOPE_MEANINGS[scope as Scope]}${marks}</span>
         </label>
-        ${blocked
-          ? html`<br><small class="reason">${OWNER_ONLY_REASON} You are a member of ${options.business.name}.</small>`
+        ${blocked(scope)
+          ? html`<br><small class="reason">${OWNER_ONLY_REASON} You are a member of ${business}.</small>`
           : ""}
       </li>
     `;
   });
+  const ownerOnly = txn.scopes.filter(blocked);
+  // A member cannot grant these however often the application asks: say so once, plainly,
+  // so nobody goes round the loop of asking again.
+  const ownerOnlyNotice = ownerOnly.length === 0 ? "" : html`
+    <p id="owner-only-notice" role="note"><strong>Only an owner of ${business} can allow
+    ${ownerOnly.map((scope, i) => html`${i === 0 ? "" : ", "}<code>${scope}</code>`)}.</strong>
+    You are a member, so this application cannot get ${ownerOnly.length === 1 ? "it" : "them"}
+    from you, whatever it asks: allowing gives it only what you tick below. If it needs more,
+    ask an owner of ${business} to connect it.</p>
+  `;
   return _layout(
-    `Allow access to ${options.business.name}?`,
+    `Allow access to ${business}?`,
     html`
       ${_clientFacts(txn)}
-      <p>Business: <strong id="business-name">${options.business
-        .name}</strong> (you are ${role === "owner" ? "an owner" : "a member"})</p>
+      <p>Business: <strong id="business-name">${business}</strong> (you are ${role === "owner"
+        ? "an owner"
+        : "a member"})</p>
       <form method="post" action="${options.action}">
         <input type="hidden" name="txn" value="${options.txnId}">
         <input type="hidden" name="csrf" value="${options.csrf}">
+        ${ownerOnlyNotice}
         <fieldset>
           <legend>The application asks to</legend>
           <ul class="scopes">${scopeRows}</ul>
         </fieldset>
-        <p>Untick anything you do not want to allow. Money, access changes and installations
-        still need your separate approval.</p>
+        <p>Apart from <code>app.access</code>, nothing starts ticked: tick only what you want to
+        allow. Money, access changes and installations still need an owner's separate approval.</p>
         <button type="submit" name="decision" value="allow">Allow</button>
         <button type="submit" name="decision" value="deny">Deny</button>
       </form>
     `,
   );
+}
+
+/** What the human should know before ticking a scope: who may grant it, whether it costs. */
+function _marks(scope: Scope): Html[] {
+  return [
+    ...(OWNER_ONLY_SCOPES.has(scope)
+      ? [html`<em class="mark" data-mark="owner-only">owner only</em>`]
+      : []),
+    ...(MONEY_SCOPES.has(scope)
+      ? [html`<em class="mark" data-mark="money">spends money</em>`]
+      : []),
+  ];
 }
 
 /**

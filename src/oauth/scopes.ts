@@ -72,6 +72,9 @@ export const OWNER_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
   "billing.manage",
 ]);
 
+/** Scopes that can spend the business's money: paid workflow runs, the subscription. */
+export const MONEY_SCOPES: ReadonlySet<Scope> = new Set<Scope>(["workflows.run", "billing.manage"]);
+
 export const OWNER_ONLY_REASON = "Only an owner of the business can grant this permission.";
 
 export function isScope(value: string): value is Scope {

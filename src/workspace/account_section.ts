@@ -1,16 +1,20 @@
 /**
  * What /account shows of the workspace for one business: each client's agent connection
- * test status, and for owners the latest audit log entries. The accounts part owns the
- * page; it places this section under each business.
+ * test status, and for owners the approvals waiting for them and the latest audit log
+ * entries. The accounts part owns the page; it places this section under each business.
  */
 import type { Accounts, Role } from "../accounts/model.ts";
 import { utcMinute } from "../ui/auth_pages.ts";
 import { type Html, html } from "../ui/html.ts";
 import type { AuditEntry, AuditLog } from "./audit.ts";
 import type { ConnectionTests } from "./connection_tests.ts";
+import type { Gates } from "./gates.ts";
 
 /** How many audit entries the page shows per business. */
 export const ACCOUNT_AUDIT_ENTRIES = 20;
+
+/** How many of the newest gates are searched for pending ones, as /approvals does. */
+const GATES_SEARCHED = 100;
 
 const ACTOR_WORDS: Readonly<Record<AuditEntry["actor"], string>> = {
   agent: "agent",
@@ -23,10 +27,11 @@ export type WorkspaceAccountSection = (businessId: string, role: Role) => Promis
 export function createWorkspaceAccountSection(deps: {
   readonly connectionTests: ConnectionTests;
   readonly audit: AuditLog;
+  readonly gates: Pick<Gates, "list">;
   readonly accounts: Accounts;
   readonly now: () => number;
 }): WorkspaceAccountSection {
-  const { connectionTests: tests, audit, accounts, now } = deps;
+  const { connectionTests: tests, audit, gates, accounts, now } = deps;
 
   return async (businessId, role) => {
     const attempts = await tests.statuses(businessId);
@@ -59,6 +64,32 @@ export function createWorkspaceAccountSection(deps: {
       `;
     if (role !== "owner") return connections;
 
+    const pending = (await gates.list(businessId, { limit: GATES_SEARCHED }))
+      .filter((gate) => gate.status === "pending");
+    const approvals = pending.length === 0
+      ? html`<p class="muted">No approval is waiting for an owner.</p>`
+      : html`
+        <table>
+          <caption>Waiting for an owner's approval</caption>
+          <thead>
+            <tr>
+              <th scope="col">Asked</th>
+              <th scope="col">Agent</th>
+              <th scope="col">Approving would</th>
+            </tr>
+          </thead>
+          <tbody>${pending.map((gate) =>
+            html`
+              <tr>
+                <td>${utcMinute(gate.createdAt)}</td>
+                <td>${gate.clientName}</td>
+                <td><a href="/approvals/${gate.id}">${gate.summary}</a></td>
+              </tr>
+            `
+          )}</tbody>
+        </table>
+      `;
+
     const entries = await audit.list(businessId, { limit: ACCOUNT_AUDIT_ENTRIES });
     const emails = new Map<string, string>();
     for (const id of new Set(entries.map((e) => e.accountId))) {
@@ -89,6 +120,6 @@ export function createWorkspaceAccountSection(deps: {
           )}</tbody>
         </table>
       `;
-    return html`${connections}${log}`;
+    return html`${connections}${approvals}${log}`;
   };
 }

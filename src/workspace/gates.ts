@@ -1,8 +1,8 @@
 /**
- * Human approval gates. A gated tool records what exactly would happen and stops; an owner
- * approves or declines on the approval page; an approval applies the change in the same
- * commit that moves the gate out of `pending` and audits it, so it happens once however
- * often it is approved, and wholly or not at all. The decision is then delivered to the
+ * Human approval gates. A gated tool records what exactly would happen, mails the business's
+ * owners, and stops; an owner approves or declines on the approval page; an approval applies
+ * the change in the same commit that moves the gate out of `pending` and audits it, so it
+ * happens once however often it is approved, and wholly or not at all. The decision is then delivered to the
  * requester (and can be redelivered).
  */
 import * as v from "valibot";
@@ -187,8 +187,11 @@ export function createGates(deps: GatesDeps): Gates {
         lastDeliveredAt: null,
         lastDelivery: null,
       };
+      // The owners' notices are recorded with the gate: a gate never exists unannounced.
+      const notices = await _approvalRequestMails(deps, gate, approvalUrl(gate.id));
       await store.commit([{ key: _gateKey(gate.id), version: null }], [
         { type: "set", key: _gateKey(gate.id), value: gate },
+        ...notices.map((notice) => notice.mutation),
         {
           type: "set",
           key: ["ws", gate.businessId, "gate", LATEST - gate.createdAt, LATEST - sequence, gate.id],
@@ -204,6 +207,7 @@ export function createGates(deps: GatesDeps): Gates {
           gateId: gate.id,
         }),
       ]);
+      await Promise.all(notices.map((notice) => deps.mailer.dispatch(notice.delivery)));
       return { ok: true, gate };
     },
 
@@ -278,6 +282,37 @@ export function createGates(deps: GatesDeps): Gates {
       return await deliver(gate);
     },
   };
+}
+
+/**
+ * One mail per owner of the business, whatever their notification settings (those govern
+ * decision notices; nothing happens here until an owner acts): what approving would do, which
+ * agent asked for whom, and the approval page, which needs the owner signed in, so the link
+ * carries no secret.
+ */
+async function _approvalRequestMails(
+  deps: GatesDeps,
+  gate: Gate,
+  link: string,
+): Promise<ReturnType<MailOutbox["record"]>[]> {
+  const [business, requester, members] = await Promise.all([
+    deps.accounts.getBusiness(gate.businessId),
+    deps.accounts.getAccount(gate.requestedBy),
+    deps.accounts.listMembers(gate.businessId),
+  ]);
+  const businessName = business?.name ?? "your business";
+  const onBehalfOf = requester ? ` on behalf of ${requester.email}` : "";
+  return members.filter(({ role }) => role === "owner").map(({ account }) =>
+    deps.mailer.record({
+      to: account.email,
+      subject: `Approval needed in ${businessName}: ${gate.tool}`,
+      text: `The agent "${gate.clientName}" asks${onBehalfOf} for an owner's approval in ` +
+        `"${businessName}".\n\nApproving would: ${gate.summary}\n\n` +
+        `Nothing happens unless an owner approves. Approve or decline here (sign in first):\n` +
+        `${link}\n\nYou receive this as an owner of "${businessName}".\n`,
+      link,
+    })
+  );
 }
 
 /** Sends the decision to the requester as their notification settings say; returns what happened. */

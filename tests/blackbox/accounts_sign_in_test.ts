@@ -65,6 +65,24 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       assert.equal(account.response.headers.get("Cache-Control"), "no-store");
     });
 
+    await t.step(
+      "{auth_url}/ leads to the account when signed in, to sign-in otherwise",
+      async () => {
+        const browser = new Browser();
+        const signedOut = await browser.get(`${auth}/`);
+        assert.equal(signedOut.status, 303);
+        assert.equal(signedOut.response.headers.get("Location"), `${auth}/sign-in`);
+        await submitForm(browser, `${auth}/sign-in`, `${auth}/sign-in`, {
+          email: "owner@example.com",
+        });
+        assert.equal((await followLink(browser, (await outbox.read()).at(-1)!.link)).status, 303);
+        const signedIn = await browser.get(`${auth}/`);
+        assert.equal(signedIn.status, 303);
+        assert.equal(signedIn.response.headers.get("Location"), `${auth}/account`);
+        assert.equal(signedIn.response.headers.get("Cache-Control"), "no-store");
+      },
+    );
+
     await t.step("the same e-mail signing up again adds another business", async () => {
       const browser = new Browser();
       await signUpThroughForms(browser, auth, outbox, "owner@example.com", "Acme Catering");

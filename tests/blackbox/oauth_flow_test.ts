@@ -16,6 +16,7 @@ import {
   obtainCode,
   ownerBrowser,
   registerClient,
+  tickedScopes,
   token,
 } from "./oauth_helpers.ts";
 
@@ -90,6 +91,11 @@ Deno.test("authorization code flow", async (t) => {
           "members.read",
           "billing.manage",
         ]);
+        assert.match(
+          page.text,
+          /<code>billing.manage<\/code>: [^<]+<em class="mark" data-mark="owner-only">owner only<\/em>\s*<em class="mark" data-mark="money">spends money<\/em>\s*<\/span>/,
+        );
+        assert.match(page.text, /<code>members.read<\/code>: [^<]+<\/span>/, "no mark");
         assert.match(page.text, /<button type="submit" name="decision" value="allow">/);
         assert.match(page.text, /<button type="submit" name="decision" value="deny">/);
       },
@@ -107,7 +113,7 @@ Deno.test("authorization code flow", async (t) => {
       );
     });
 
-    await t.step("every requested scope is listed with its meaning, ticked", async () => {
+    await t.step("each requested scope is listed with its meaning, app.access ticked", async () => {
       const { params } = await authorizeParams(client, { scope: SUPPORTED_SCOPES.join(" ") });
       const page = await owner.get(authorizeUrl(fx, params));
       assert.equal(page.status, 200);
@@ -123,6 +129,25 @@ Deno.test("authorization code flow", async (t) => {
         );
       }
       assert.deepEqual(enabledScopes(page.text), SUPPORTED_SCOPES);
+      assert.deepEqual(tickedScopes(page.text), ["app.access"]);
+    });
+
+    await t.step("the consent form posted as shown grants app.access alone", async () => {
+      const { params, verifier } = await authorizeParams(client, {
+        scope: "openid offline_access app.access members.read billing.manage",
+      });
+      const page = await owner.get(authorizeUrl(fx, params));
+      const location = await consent(owner, fx, authorizeUrl(fx, params), {
+        scopes: tickedScopes(page.text),
+      });
+      const { status, json } = await exchange(
+        fx,
+        client,
+        location.searchParams.get("code")!,
+        verifier,
+      );
+      assert.equal(status, 200, JSON.stringify(json));
+      assert.equal(json.scope, "app.access");
     });
 
     await t.step("aud is exactly the canonical resource, however it was spelled", async () => {

@@ -136,17 +136,28 @@ export async function authorizeParams(
 export interface ConsentChoice {
   /** Business name to pick on the choice page (when there is one). */
   readonly business?: string;
-  /** Scopes to leave ticked; all enabled ones by default. */
+  /**
+   * Scopes to tick; by default every one the human may tick (the page itself starts with
+   * app.access alone), as a human granting everything asked would.
+   */
   readonly scopes?: readonly string[];
   readonly decision?: "allow" | "deny";
 }
 
-/** The consent page's enabled scope checkboxes. */
+/** The consent page's scope checkboxes a human may tick (not disabled). */
 export function enabledScopes(page: string): string[] {
+  return _scopeBoxes(page).filter((box) => box.state !== "disabled").map((box) => box.scope);
+}
+
+/** The consent page's scope checkboxes that start ticked. */
+export function tickedScopes(page: string): string[] {
+  return _scopeBoxes(page).filter((box) => box.state === "checked").map((box) => box.scope);
+}
+
+function _scopeBoxes(page: string): { scope: string; state: string }[] {
   return [
-    ...page.matchAll(/<input type="checkbox" id="[^"]+" name="scope" value="([^"]+)"\s+checked>/g),
-  ]
-    .map((m) => m[1]!);
+    ...page.matchAll(/<input type="checkbox" id="[^"]+" name="scope" value="([^"]+)"\s*(\w*)>/g),
+  ].map((m) => ({ scope: m[1]!, state: m[2]! }));
 }
 
 /** Loads the authorize URL in the browser and answers the pages; returns the final redirect. */

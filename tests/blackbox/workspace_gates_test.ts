@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Browser, followLink, hiddenField, submitForm, tempOutbox } from "./accounts_browser.ts";
+import { escapeHtml } from "../../src/ui/html.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
 
 async function signIn(
@@ -181,6 +182,22 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       assert.ok(!memberPage.text.includes("Audit log"));
     });
 
+    await t.step("/account lists the approvals waiting for an owner, with links", async () => {
+      const pending = await requestRun();
+      const link = `<a href="/approvals/${pending.gateId}">${escapeHtml(pending.summary)}</a>`;
+      const page = await owner.get(`${authUrl}/account`);
+      assert.ok(page.text.includes("Waiting for an owner's approval"));
+      const row = `<td>test-client</td> <td>${link}</td>`;
+      assert.ok(page.text.replace(/\s+/g, " ").includes(row), "the agent and the link in one row");
+      const form = await owner.get(pending.approvalUrl);
+      await owner.post(pending.approvalUrl, {
+        csrf: hiddenField(form.text, "csrf"),
+        decision: "decline",
+      });
+      assert.ok(!(await owner.get(`${authUrl}/account`)).text.includes(link), "decided");
+      assert.ok(!(await member.get(`${authUrl}/account`)).text.includes("Waiting for an owner"));
+    });
+
     await t.step("an unknown or malformed approval id is 404", async () => {
       for (const id of ["no-such-gate", "%E0%A4%A", "%00"]) {
         const page = await owner.get(`${authUrl}/approvals/${id}`);
@@ -194,6 +211,39 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       const pending = await requestRun();
       assert.equal((await stranger.get(pending.approvalUrl)).status, 404);
     });
+  } finally {
+    await ws.close();
+  }
+});
+
+Deno.test("a new gate mails each owner once: the link, what it would do, which agent asked", async () => {
+  const outbox = await tempOutbox();
+  const ws = await startWorkspaceServer({ VESTIBULE_MAIL: outbox.env });
+  try {
+    await ws.accounts.addMember(ws.businessId, "co-owner@example.com", "owner");
+    const { token } = await ws.token(["app.access", "skills.draft"], {
+      accountId: ws.memberId,
+      clientId: "skill-writer",
+    });
+    const { status, message } = await ws.call(token, "draft_skill", {
+      name: "Refund notes",
+      description: "Writes refund notes",
+      instructions: "Summarise each refund in one line.",
+    });
+    assert.equal(status, 200, JSON.stringify(message));
+    const pending = message.result.structuredContent;
+    const mails = (await outbox.read()).filter((m) => m.link === pending.approvalUrl);
+    assert.deepEqual(mails.map((m) => m.to).sort(), ["co-owner@example.com", "owner@example.com"]);
+    for (const mail of mails) {
+      assert.equal(mail.subject, "Approval needed in Acme Outdoor: draft_skill");
+      assert.ok(mail.text.includes(`Approving would: ${pending.summary}`), mail.text);
+      assert.ok(
+        mail.text.includes('The agent "skill-writer" asks on behalf of member@example.com'),
+      );
+      assert.ok(mail.text.includes(pending.approvalUrl));
+      // The approval page's address is the only link: no token, code or sign-in link.
+      assert.deepEqual(mail.text.match(/https?:\/\/\S+/g), [pending.approvalUrl]);
+    }
   } finally {
     await ws.close();
   }

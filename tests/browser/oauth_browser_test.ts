@@ -2,6 +2,7 @@
 // business selection and consent; each page is saved to tests/screenshots/.
 import assert from "node:assert/strict";
 import { chromium } from "npm:playwright-core@^1.56.0";
+import { createAccounts } from "../../src/accounts/accounts.ts";
 import { freePorts } from "../blackbox/harness.ts";
 import {
   authorizeParams,
@@ -23,7 +24,7 @@ try {
 }
 
 Deno.test({
-  name: "a real browser signs up, signs in, picks a business and consents",
+  name: "a real browser signs up, signs in, picks a business and consents to what it ticks",
   ignore: !available,
   sanitizeOps: false,
   sanitizeResources: false,
@@ -109,7 +110,11 @@ Deno.test({
         const consent = await page.content();
         assert.match(consent, /Allow access to Hill Bakery\?/);
         assert.match(consent, /Browser Agent/);
-        await page.getByLabel(/billing\.read/).uncheck();
+        // Least privilege: only app.access starts ticked; the human ticks members.read.
+        assert.equal(await page.getByLabel(/app\.access/).isChecked(), true);
+        assert.equal(await page.getByLabel(/members\.read/).isChecked(), false);
+        assert.equal(await page.getByLabel(/billing\.read/).isChecked(), false);
+        await page.getByLabel(/members\.read/).check();
         await shot("07-consent");
         await page.getByRole("button", { name: "Allow" }).click();
         await page.waitForURL(/\/callback\?/);
@@ -126,6 +131,39 @@ Deno.test({
         );
         assert.equal(status, 200, JSON.stringify(json));
         assert.equal(json.scope, "app.access members.read");
+      });
+
+      await t.step("a member is told an owner-only scope is not theirs to grant", async () => {
+        const accounts = createAccounts(fx.server.store, fx.clock.now);
+        const owner = await accounts.findAccountByEmail("owner@example.com");
+        const hill = (await accounts.listBusinessesOf(owner!.id))
+          .find((m) => m.business.name === "Hill Bakery")!;
+        await accounts.addMember(hill.business.id, "clerk@example.com", "member");
+        await context.clearCookies();
+        const { params, verifier } = await authorizeParams(client, {
+          scope: "app.access members.read billing.manage",
+        });
+        await page.goto(authorizeUrl(fx, params));
+        await page.fill("#email", "clerk@example.com");
+        await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+        await page.waitForLoadState();
+        await openMail();
+
+        const notice = page.locator("#owner-only-notice");
+        assert.match(
+          (await notice.innerText()).replace(/\s+/g, " "),
+          /^Only an owner of Hill Bakery can allow billing\.manage\. You are a member, so this application cannot get it from you/,
+        );
+        const billing = page.getByLabel(/billing\.manage/);
+        assert.equal(await billing.isDisabled(), true);
+        const marks = page.locator("label[for=scope-billing-manage] .mark");
+        assert.deepEqual(await marks.allInnerTexts(), ["owner only", "spends money"]);
+        await shot("09-member-consent");
+        await page.getByRole("button", { name: "Allow" }).click();
+        await page.waitForURL(/\/callback\?/);
+        const back = new URL(page.url());
+        const { json } = await exchange(fx, client, back.searchParams.get("code")!, verifier);
+        assert.equal(json.scope, "app.access", "only what the page started with");
       });
     } finally {
       await context.close();

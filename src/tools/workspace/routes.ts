@@ -125,8 +125,9 @@ export function protectedResourceMetadata(config: Pick<Config, "apiUrl" | "authU
  * Scope per tool (RFC 6750 §3.1): a missing scope is a 403 step-up challenge whose `scope`
  * is everything the token has plus the one missing, so re-authorizing with it loses nothing
  * the resource needs (offline_access aside: see RESOURCE_SCOPES).
- * An owner-only scope held by someone who is no longer an owner is a plain 403: consent
- * cannot fix a role.
+ * An owner-only tool called for an account that is not an owner is a plain 403 first, held
+ * scope or not: consent cannot fix a role, and a challenge would send the member's agent to a
+ * consent page that cannot grant it, again and again.
  */
 function _checkToolScope(
   config: Pick<Config, "apiUrl">,
@@ -134,6 +135,15 @@ function _checkToolScope(
   auth: WorkspaceAuth,
 ): Response | undefined {
   const { scope } = tool;
+  if (OWNER_ONLY_SCOPES.has(scope) && auth.role !== "owner") {
+    return oauthErrorResponse(
+      new OAuthError(
+        "access_denied",
+        `The tool ${tool.name} needs ${scope}, which only an owner of the business can grant; this account is a ${auth.role}`,
+        403,
+      ),
+    );
+  }
   if (!auth.scopes.includes(scope)) {
     const needed = [...auth.scopes, scope]
       .filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s))
@@ -142,15 +152,6 @@ function _checkToolScope(
       new OAuthError("insufficient_scope", `The tool ${tool.name} needs the scope ${scope}`, 403, {
         "WWW-Authenticate": bearerChallenge(config, needed, "insufficient_scope"),
       }),
-    );
-  }
-  if (OWNER_ONLY_SCOPES.has(scope) && auth.role !== "owner") {
-    return oauthErrorResponse(
-      new OAuthError(
-        "access_denied",
-        `The tool ${tool.name} is for owners of the business, and this account is a ${auth.role}`,
-        403,
-      ),
     );
   }
   return undefined;
