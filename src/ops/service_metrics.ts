@@ -9,8 +9,8 @@ import { Counter, type Gauge, Histogram, renderGauge } from "./metrics.ts";
 const DELIVERY_STATES: readonly DeliveryState[] = ["pending", "sending", "sent", "failed"];
 
 export interface ServiceMetrics {
-  /** Called once per answered request on the three public origins. */
-  observeRequest(host: string | null, status: number, seconds: number): void;
+  /** Called once per answered request on the three public origins; `route` is a pattern. */
+  observeRequest(host: string | null, route: string, status: number, seconds: number): void;
   /** The whole exposition, gauges read now. */
   render(): Promise<string>;
 }
@@ -23,11 +23,11 @@ export function createServiceMetrics(deps: {
 }): ServiceMetrics {
   const requests = new Counter(
     "vestibule_http_requests_total",
-    "HTTP requests answered, by origin (base, auth, api, or other for an unknown Host) and status.",
+    "HTTP requests answered, by origin (base, auth, api, or other for an unknown Host), route (the matched pattern, or other) and status.",
   );
   const duration = new Histogram(
     "vestibule_http_request_duration_seconds",
-    "Time from a request's arrival to its answer, by origin.",
+    "Time from a request's arrival to its answer, by origin and route.",
   );
   // The Host forms the host router accepts (with and without the default port), to a label.
   const labelOf = new Map<string, string>();
@@ -56,11 +56,12 @@ export function createServiceMetrics(deps: {
     },
   ];
   return {
-    observeRequest(host, status, seconds) {
-      // Unknown Hosts share one label: a client chooses Host, the series must stay few.
+    observeRequest(host, route, status, seconds) {
+      // Unknown Hosts share one label: a client chooses Host, the series must stay few. The
+      // route is a pattern of a route table (or `other`), never the raw path, for the same reason.
       const origin = labelOf.get(host?.toLowerCase() ?? "") ?? "other";
-      requests.inc({ origin, status: String(status) });
-      duration.observe(seconds, { origin });
+      requests.inc({ origin, route, status: String(status) });
+      duration.observe(seconds, { origin, route });
     },
     async render() {
       const read = await Promise.all(gauges.map(async (g) => renderGauge(g, await g.read())));

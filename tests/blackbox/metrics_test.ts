@@ -22,17 +22,36 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-Deno.test("metrics: requests are counted by origin and status, with durations and gauges", async () => {
+Deno.test("metrics: requests are counted by origin, route and status, with durations and gauges", async () => {
   const server = await startTestServer(adminEnv());
   try {
     for (let i = 0; i < 3; i++) await (await fetch(`${server.baseUrl}/`)).body?.cancel();
     await (await fetch(`${server.authUrl}/no-such-page`)).body?.cancel();
+    // Two gates' pages: one route pattern, never the raw paths.
+    for (const id of ["g1", "g2"]) {
+      await (await fetch(`${server.authUrl}/approvals/${id}`)).body?.cancel();
+    }
     const text = await scrape(server.adminUrl);
-    assert.equal(sample(text, 'vestibule_http_requests_total{origin="base",status="200"}'), 3);
-    assert.equal(sample(text, 'vestibule_http_requests_total{origin="auth",status="404"}'), 1);
-    assert.equal(sample(text, 'vestibule_http_request_duration_seconds_count{origin="base"}'), 3);
+    const base = 'origin="base",route="/"';
+    assert.equal(sample(text, `vestibule_http_requests_total{${base},status="200"}`), 3);
     assert.equal(
-      sample(text, 'vestibule_http_request_duration_seconds_bucket{origin="base",le="+Inf"}'),
+      sample(text, 'vestibule_http_requests_total{origin="auth",route="other",status="404"}'),
+      1,
+    );
+    assert.ok(
+      text.includes('vestibule_http_requests_total{origin="auth",route="/approvals/*",status="'),
+    );
+    assert.ok(!text.includes("g1") && !text.includes("no-such-page"), "no raw path");
+    assert.equal(
+      sample(
+        text,
+        'vestibule_http_request_duration_seconds_count{origin="auth",route="/approvals/*"}',
+      ),
+      2,
+    );
+    assert.equal(sample(text, `vestibule_http_request_duration_seconds_count{${base}}`), 3);
+    assert.equal(
+      sample(text, `vestibule_http_request_duration_seconds_bucket{${base},le="+Inf"}`),
       3,
     );
     assert.equal(sample(text, 'vestibule_outbox_messages{state="pending"}'), 0);
@@ -41,7 +60,7 @@ Deno.test("metrics: requests are counted by origin and status, with durations an
     assert.equal(
       sample(
         await scrape(server.adminUrl),
-        'vestibule_http_requests_total{origin="base",status="200"}',
+        'vestibule_http_requests_total{origin="base",route="/",status="200"}',
       ),
       3,
     );
