@@ -18,6 +18,7 @@ import { ensurePrivateFile } from "./src/private_files.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { createAdminSite } from "./src/ops/admin_site.ts";
 import { createServiceMetrics } from "./src/ops/service_metrics.ts";
+import { withStoreMetrics } from "./src/ops/store_metrics.ts";
 import { ListenError, serve, serveAdmin } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
@@ -90,15 +91,24 @@ async function main(): Promise<number> {
     store.close();
     return 2;
   }
-  const services = createAccountServices({ config, store, now: Date.now, mailLog, log, transport });
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now: Date.now,
     origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
   });
+  // Measured only with metrics on: otherwise the parts call the store directly.
+  const served = metrics === undefined ? store : withStoreMetrics(store, metrics.observeStore);
+  const services = createAccountServices({
+    config,
+    store: served,
+    now: Date.now,
+    mailLog,
+    log,
+    transport,
+  });
   let handler;
   try {
-    handler = await createApp({ config, log, now: Date.now, store, ...services, metrics });
+    handler = await createApp({ config, log, now: Date.now, store: served, ...services, metrics });
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     console.error(`vestibule: template error: ${error.message}`);

@@ -5,12 +5,18 @@
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import type { Store } from "../store/store.ts";
 import { Counter, type Gauge, Histogram, renderGauge } from "./metrics.ts";
+import { STORE_OPERATIONS, type StoreObserver } from "./store_metrics.ts";
+
+/** Seconds: a local store answers in well under a millisecond, a troubled one in seconds. */
+const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
 const DELIVERY_STATES: readonly DeliveryState[] = ["pending", "sending", "sent", "failed"];
 
 export interface ServiceMetrics {
   /** Called once per answered request on the three public origins; `route` is a pattern. */
   observeRequest(host: string | null, route: string, status: number, seconds: number): void;
+  /** Each store operation, when main.ts wraps the store (withStoreMetrics). */
+  readonly observeStore: StoreObserver;
   /** The whole exposition, gauges read now. */
   render(): Promise<string>;
 }
@@ -29,6 +35,17 @@ export function createServiceMetrics(deps: {
     "vestibule_http_request_duration_seconds",
     "Time from a request's arrival to its answer, by origin and route.",
   );
+  const storeDuration = new Histogram(
+    "vestibule_store_operation_duration_seconds",
+    "Time the store took to answer, by operation (a listing: the time spent waiting for its entries).",
+    STORE_BUCKETS,
+  );
+  const storeErrors = new Counter(
+    "vestibule_store_errors_total",
+    "Store operations that failed (threw), by operation.",
+  );
+  // Every operation present from the first scrape, so a rate over it starts at zero.
+  for (const operation of STORE_OPERATIONS) storeErrors.inc({ operation }, 0);
   // The Host forms the host router accepts (with and without the default port), to a label.
   const labelOf = new Map<string, string>();
   for (const [label, origin] of Object.entries(deps.origins)) {
@@ -63,9 +80,19 @@ export function createServiceMetrics(deps: {
       requests.inc({ origin, route, status: String(status) });
       duration.observe(seconds, { origin, route });
     },
+    observeStore(operation, seconds, failed) {
+      storeDuration.observe(seconds, { operation });
+      if (failed) storeErrors.inc({ operation });
+    },
     async render() {
       const read = await Promise.all(gauges.map(async (g) => renderGauge(g, await g.read())));
-      return [requests.render(), duration.render(), ...read].join("");
+      return [
+        requests.render(),
+        duration.render(),
+        storeDuration.render(),
+        storeErrors.render(),
+        ...read,
+      ].join("");
     },
   };
 }

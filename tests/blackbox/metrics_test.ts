@@ -2,7 +2,7 @@
 // the store, and promtool accepts the exposition.
 import assert from "node:assert/strict";
 import { createOutbox } from "../../src/outbox/outbox.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Key, Store } from "../../src/store/store.ts";
 import { freePorts, startTestServer } from "./harness.ts";
 
 function adminEnv(): Record<string, string> {
@@ -87,6 +87,46 @@ Deno.test("metrics: the outbox gauge counts deliveries by state", async () => {
     assert.equal(sample(text, 'vestibule_outbox_messages{state="sending"}'), 1);
     assert.equal(total, 1);
   } finally {
+    await server.close();
+  }
+});
+
+Deno.test("metrics: store operations are timed and their failures counted, by operation", async () => {
+  let failing = false;
+  const server = await startTestServer(adminEnv(), {
+    wrapStore: (store): Store => ({
+      ...store,
+      list: <T>(prefix: Key, options?: { readonly limit?: number }) =>
+        failing
+          ? {
+            [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("disk gone")) }),
+          }
+          : store.list<T>(prefix, options),
+      close: () => store.close(),
+    }),
+  });
+  const listings = 'vestibule_store_operation_duration_seconds_count{operation="list"}';
+  const listErrors = 'vestibule_store_errors_total{operation="list"}';
+  try {
+    const before = await scrape(server.adminUrl);
+    assert.equal(sample(before, listErrors), 0);
+    // The JWKS lists the signing keys on every request.
+    for (let i = 0; i < 2; i++) {
+      await (await fetch(`${server.authUrl}/api/auth/jwks`)).body?.cancel();
+    }
+    const after = await scrape(server.adminUrl);
+    assert.equal(sample(after, listings)! - (sample(before, listings) ?? 0), 2);
+    assert.ok(
+      sample(after, 'vestibule_store_operation_duration_seconds_count{operation="get"}')! > 0,
+    );
+    failing = true;
+    const failed = await fetch(`${server.authUrl}/api/auth/jwks`);
+    await failed.body?.cancel();
+    assert.equal(failed.status, 500);
+    failing = false;
+    assert.equal(sample(await scrape(server.adminUrl), listErrors), 1);
+  } finally {
+    failing = false;
     await server.close();
   }
 });
