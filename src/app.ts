@@ -54,7 +54,10 @@ export async function createApp(deps: AppDeps): Promise<Handler> {
   };
   const sites = [
     { origin: config.baseUrl, handler: await createPublicSite({ config, ...shared }) },
-    { origin: config.authUrl, handler: await createAuthSite({ ...deps, ...shared }) },
+    {
+      origin: config.authUrl,
+      handler: await createAuthSite({ ...deps, ...shared, oauthMetrics: deps.metrics?.oauth }),
+    },
     { origin: config.apiUrl, handler: await createApiSite({ ...deps, ...shared }) },
   ];
   return withRequestLog(createHostRouter(sites), deps.log, deps.metrics?.observeRequest);

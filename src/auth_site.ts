@@ -16,6 +16,7 @@ import { mcpRoute } from "./mcp/endpoint.ts";
 import { endGrantMutations, getGrant, listGrantsOfAccount } from "./oauth/grants.ts";
 import { OAUTH_PATHS } from "./oauth/issuer.ts";
 import { checkMetadataRoutes, metadataPaths } from "./oauth/metadata.ts";
+import type { OAuthMetrics } from "./oauth/oauth_metrics.ts";
 import { createOAuthRoutes } from "./oauth/routes.ts";
 import type { SigningKeys } from "./oauth/signing_keys.ts";
 import type { Store } from "./store/store.ts";
@@ -46,6 +47,7 @@ export interface AuthSiteDeps {
   readonly workspace: WorkspaceServices;
   readonly cors: CorsPolicies;
   readonly stylesheet: StaticAsset;
+  readonly oauthMetrics?: OAuthMetrics | undefined;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
@@ -79,6 +81,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
             gateId: null,
           }),
         ]);
+        deps.oauthMetrics?.grantRevoked("account");
         return true;
       },
     },

@@ -2,6 +2,7 @@
  * What Vestibule measures, for the operator listener's GET /metrics (README: Metrics and
  * readiness). Counters move on the request path; gauges are read from the store when scraped.
  */
+import { type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import type { Store } from "../store/store.ts";
 import { Counter, type Gauge, Histogram, renderGauge } from "./metrics.ts";
@@ -15,6 +16,8 @@ const DELIVERY_STATES: readonly DeliveryState[] = ["pending", "sending", "sent",
 export interface ServiceMetrics {
   /** Called once per answered request on the three public origins; `route` is a pattern. */
   observeRequest(host: string | null, route: string, status: number, seconds: number): void;
+  /** Tokens issued, refresh-token reuse and revoked grants, counted by the OAuth parts. */
+  readonly oauth: OAuthMetrics;
   /** Each store operation, when main.ts wraps the store (withStoreMetrics). */
   readonly observeStore: StoreObserver;
   /** The whole exposition, gauges read now. */
@@ -35,6 +38,18 @@ export function createServiceMetrics(deps: {
     "vestibule_http_request_duration_seconds",
     "Time from a request's arrival to its answer, by origin and route.",
   );
+  const tokensIssued = new Counter(
+    "vestibule_oauth_tokens_issued_total",
+    "Token responses with new tokens, by grant_type (authorization_code, refresh_token).",
+  );
+  const refreshReuse = new Counter(
+    "vestibule_oauth_refresh_reuse_total",
+    "Rotated refresh tokens presented again after the retry window (each revokes its grant).",
+  );
+  const grantsRevoked = new Counter(
+    "vestibule_oauth_grants_revoked_total",
+    "Grants ended by this process, by who or what ended them (client, account, code_replay, refresh_reuse, membership_ended).",
+  );
   const storeDuration = new Histogram(
     "vestibule_store_operation_duration_seconds",
     "Time the store took to answer, by operation (a listing: the time spent waiting for its entries).",
@@ -44,8 +59,13 @@ export function createServiceMetrics(deps: {
     "vestibule_store_errors_total",
     "Store operations that failed (threw), by operation.",
   );
-  // Every operation present from the first scrape, so a rate over it starts at zero.
+  // Every label value present from the first scrape, so a rate over it starts at zero.
   for (const operation of STORE_OPERATIONS) storeErrors.inc({ operation }, 0);
+  for (const grant_type of ["authorization_code", "refresh_token"]) {
+    tokensIssued.inc({ grant_type }, 0);
+  }
+  refreshReuse.inc({}, 0);
+  for (const by of REVOKED_BY) grantsRevoked.inc({ by }, 0);
   // The Host forms the host router accepts (with and without the default port), to a label.
   const labelOf = new Map<string, string>();
   for (const [label, origin] of Object.entries(deps.origins)) {
@@ -80,6 +100,11 @@ export function createServiceMetrics(deps: {
       requests.inc({ origin, route, status: String(status) });
       duration.observe(seconds, { origin, route });
     },
+    oauth: {
+      tokensIssued: (grant_type) => tokensIssued.inc({ grant_type }),
+      refreshReuse: () => refreshReuse.inc(),
+      grantRevoked: (by) => grantsRevoked.inc({ by }),
+    },
     observeStore(operation, seconds, failed) {
       storeDuration.observe(seconds, { operation });
       if (failed) storeErrors.inc({ operation });
@@ -89,6 +114,9 @@ export function createServiceMetrics(deps: {
       return [
         requests.render(),
         duration.render(),
+        tokensIssued.render(),
+        refreshReuse.render(),
+        grantsRevoked.render(),
         storeDuration.render(),
         storeErrors.render(),
         ...read,

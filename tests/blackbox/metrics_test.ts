@@ -3,24 +3,8 @@
 import assert from "node:assert/strict";
 import { createOutbox } from "../../src/outbox/outbox.ts";
 import type { Key, Store } from "../../src/store/store.ts";
-import { freePorts, startTestServer } from "./harness.ts";
-
-function adminEnv(): Record<string, string> {
-  return { VESTIBULE_ADMIN_LISTEN: `127.0.0.1:${freePorts(1)[0]}` };
-}
-
-async function scrape(adminUrl: string | null): Promise<string> {
-  const response = await fetch(`${adminUrl}/metrics`);
-  assert.equal(response.status, 200);
-  assert.equal(response.headers.get("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
-  return await response.text();
-}
-
-/** The value of the sample written exactly `series` (name and labels), or undefined. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
+import { startTestServer } from "./harness.ts";
+import { adminEnv, sample, scrape } from "./metrics_helpers.ts";
 
 Deno.test("metrics: requests are counted by origin, route and status, with durations and gauges", async () => {
   const server = await startTestServer(adminEnv());
