@@ -2,6 +2,7 @@
  * What Vestibule measures, for the operator listener's GET /metrics (README: Metrics and
  * readiness). Counters move on the request path; gauges are read from the store when scraped.
  */
+import type { McpMetrics } from "../mcp/endpoint.ts";
 import { type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import type { Store } from "../store/store.ts";
@@ -16,6 +17,8 @@ const DELIVERY_STATES: readonly DeliveryState[] = ["pending", "sending", "sent",
 export interface ServiceMetrics {
   /** Called once per answered request on the three public origins; `route` is a pattern. */
   observeRequest(host: string | null, route: string, status: number, seconds: number): void;
+  /** What one MCP endpoint counts: its requests by method and tool, its JSON-RPC errors. */
+  mcp(endpoint: "onboarding" | "workspace"): McpMetrics;
   /** Tokens issued, refresh-token reuse and revoked grants, counted by the OAuth parts. */
   readonly oauth: OAuthMetrics;
   /** Each store operation, when main.ts wraps the store (withStoreMetrics). */
@@ -49,6 +52,14 @@ export function createServiceMetrics(deps: {
   const grantsRevoked = new Counter(
     "vestibule_oauth_grants_revoked_total",
     "Grants ended by this process, by who or what ended them (client, account, code_replay, refresh_reuse, membership_ended).",
+  );
+  const mcpRequests = new Counter(
+    "vestibule_mcp_requests_total",
+    "MCP requests (messages with an id), by endpoint (onboarding, workspace), method (or other) and, for tools/call, tool (or other).",
+  );
+  const mcpErrors = new Counter(
+    "vestibule_mcp_errors_total",
+    "JSON-RPC errors the MCP endpoints answered, by endpoint and code.",
   );
   const storeDuration = new Histogram(
     "vestibule_store_operation_duration_seconds",
@@ -100,6 +111,11 @@ export function createServiceMetrics(deps: {
       requests.inc({ origin, route, status: String(status) });
       duration.observe(seconds, { origin, route });
     },
+    mcp: (endpoint) => ({
+      request: (method, tool) =>
+        mcpRequests.inc(tool === undefined ? { endpoint, method } : { endpoint, method, tool }),
+      error: (code) => mcpErrors.inc({ endpoint, code: String(code) }),
+    }),
     oauth: {
       tokensIssued: (grant_type) => tokensIssued.inc({ grant_type }),
       refreshReuse: () => refreshReuse.inc(),
@@ -114,6 +130,8 @@ export function createServiceMetrics(deps: {
       return [
         requests.render(),
         duration.render(),
+        mcpRequests.render(),
+        mcpErrors.render(),
         tokensIssued.render(),
         refreshReuse.render(),
         grantsRevoked.render(),

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createOutbox } from "../../src/outbox/outbox.ts";
 import type { Key, Store } from "../../src/store/store.ts";
 import { startTestServer } from "./harness.ts";
+import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";
 import { adminEnv, sample, scrape } from "./metrics_helpers.ts";
 
 Deno.test("metrics: requests are counted by origin, route and status, with durations and gauges", async () => {
@@ -154,7 +155,17 @@ Deno.test({
     const server = await startTestServer(adminEnv());
     try {
       await (await fetch(`${server.baseUrl}/`)).body?.cancel();
+      // Every family with samples: MCP requests with and without a tool, an MCP error.
+      for (const body of [INITIALIZE, { ...INITIALIZE, method: "tools/call" }]) {
+        await (await mcpPost(`${server.authUrl}/mcp`, body)).body?.cancel();
+      }
       const text = await scrape(server.adminUrl);
+      assert.ok(
+        text.includes(
+          'vestibule_mcp_requests_total{endpoint="onboarding",method="tools/call",tool="other"} 1',
+        ),
+      );
+      assert.ok(text.includes('vestibule_mcp_errors_total{endpoint="onboarding",code="-32602"} 1'));
       const check = new Deno.Command("promtool", {
         args: ["check", "metrics"],
         stdin: "piped",
