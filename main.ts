@@ -10,6 +10,7 @@ import {
   resolveConfig,
 } from "./src/config.ts";
 import {
+  checkMailTransport,
   describeMailTransport,
   MailTransportError,
   openMailTransport,
@@ -79,12 +80,10 @@ async function main(): Promise<number> {
   }
   // Mail goes to stderr so the development mailer's links stay out of the request log.
   const mailLog = (line: string) => console.error(line);
+  const mailClientName = new URL(config.authUrl).hostname;
   let transport;
   try {
-    transport = await openMailTransport(config.mail, {
-      mailLog,
-      clientName: new URL(config.authUrl).hostname,
-    });
+    transport = await openMailTransport(config.mail, { mailLog, clientName: mailClientName });
   } catch (error) {
     if (!(error instanceof MailTransportError)) throw error;
     console.error(`vestibule: ${error.message}`);
@@ -124,7 +123,12 @@ async function main(): Promise<number> {
   try {
     server = serve(config, handler, log);
     if (metrics !== undefined && config.adminListen !== null) {
-      adminServer = serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+      const checkMail = () => checkMailTransport(config.mail, { clientName: mailClientName });
+      adminServer = serveAdmin(
+        config,
+        createAdminSite({ store, metrics, log, now: Date.now, checkMail }),
+        log,
+      );
     }
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;

@@ -3,7 +3,7 @@ import { type AccountServices, createAccountServices } from "../../src/accounts/
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
-import { openMailTransport } from "../../src/mail/transport.ts";
+import { checkMailTransport, openMailTransport } from "../../src/mail/transport.ts";
 import { createAdminSite } from "../../src/ops/admin_site.ts";
 import { createServiceMetrics, type ServiceMetrics } from "../../src/ops/service_metrics.ts";
 import { withStoreMetrics } from "../../src/ops/store_metrics.ts";
@@ -105,9 +105,21 @@ export async function startTestServer(
   const { config, handler, logs, store, sender, metrics } = await createTestApp(env, options);
   const log = (line: string) => logs.push(line);
   const server = serve(config, handler, log);
-  const admin = metrics === undefined
-    ? null
-    : serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+  const admin = metrics === undefined ? null : serveAdmin(
+    config,
+    createAdminSite({
+      store,
+      metrics,
+      log,
+      now: options.now ?? Date.now,
+      checkMail: () =>
+        checkMailTransport(config.mail, {
+          clientName: "localhost",
+          ...(options.mailCa ? { ca: options.mailCa } : {}),
+        }),
+    }),
+    log,
+  );
   const adminAddress = admin?.addresses[0];
   await sender.start();
   return {

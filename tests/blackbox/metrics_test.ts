@@ -4,8 +4,11 @@ import assert from "node:assert/strict";
 import { createOutbox } from "../../src/outbox/outbox.ts";
 import type { Key, Store } from "../../src/store/store.ts";
 import { startTestServer } from "./harness.ts";
+import { MAIL_VERDICT_MS } from "../../src/ops/admin_site.ts";
+import { manualClock } from "../store/store_contract.ts";
 import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";
 import { adminEnv, sample, scrape } from "./metrics_helpers.ts";
+import { startSmtpServer } from "./smtp_server.ts";
 
 Deno.test("metrics: requests are counted by origin, route and status, with durations and gauges", async () => {
   const server = await startTestServer(adminEnv());
@@ -139,6 +142,42 @@ Deno.test("ready: 200 while the store answers, 503 with the reason when it does 
   } finally {
     failing = false;
     await server.close();
+  }
+});
+
+Deno.test("ready: 503 when the SMTP server does not answer, its verdict kept a few seconds", async () => {
+  const smtp = await startSmtpServer();
+  const clock = manualClock(Date.now());
+  const server = await startTestServer({
+    ...adminEnv(),
+    VESTIBULE_MAIL: `smtp://127.0.0.1:${smtp.port}`,
+    VESTIBULE_MAIL_FROM: "Vestibule <vestibule@example.com>",
+  }, { now: clock.now });
+  const ready = async () => {
+    const response = await fetch(`${server.adminUrl}/ready`);
+    return [response.status, await response.json()];
+  };
+  try {
+    // Concurrent and repeated probes share one SMTP conversation.
+    const answers = await Promise.all([ready(), ready(), ready()]);
+    assert.deepEqual(answers, Array(3).fill([200, { ready: true }]));
+    assert.deepEqual(await ready(), [200, { ready: true }]);
+    assert.equal(smtp.connections, 1);
+    await smtp.close();
+    clock.advance(MAIL_VERDICT_MS - 1);
+    assert.deepEqual(await ready(), [200, { ready: true }], "the verdict still stands");
+    clock.advance(1);
+    assert.deepEqual(await ready(), [503, {
+      ready: false,
+      reason: "the mail server does not answer",
+    }]);
+    const logged = server.logs.map((line) => JSON.parse(line))
+      .filter((line) => line.message === "not ready: the mail server does not answer");
+    assert.equal(logged.length, 1);
+    assert.match(logged[0].error, /ECONNREFUSED|refused/i);
+  } finally {
+    await server.close();
+    await smtp.close();
   }
 });
 
