@@ -5,6 +5,7 @@
 import type { McpMetrics } from "../mcp/endpoint.ts";
 import { type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
+import { countPendingGates } from "../workspace/gates.ts";
 import type { Store } from "../store/store.ts";
 import { Counter, type Gauge, Histogram, renderGauge } from "./metrics.ts";
 import { STORE_OPERATIONS, type StoreObserver } from "./store_metrics.ts";
@@ -96,6 +97,11 @@ export function createServiceMetrics(deps: {
         }
         return [...counts].map(([state, n]) => [{ state }, n] as const);
       },
+    },
+    {
+      name: "vestibule_approvals_pending",
+      help: "Approvals (gates) waiting for a human's decision, in every business.",
+      read: async () => [[{}, await countPendingGates(deps.store)]],
     },
     {
       name: "process_resident_memory_bytes",
