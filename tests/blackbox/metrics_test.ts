@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { createOutbox } from "../../src/outbox/outbox.ts";
 import type { Key, Store } from "../../src/store/store.ts";
-import { startTestServer } from "./harness.ts";
+import { freePorts, startTestServer } from "./harness.ts";
+import { copyProject, originsEnv, whileServing } from "./main_process.ts";
 import { MAIL_VERDICT_MS } from "../../src/ops/admin_site.ts";
 import { manualClock } from "../store/store_contract.ts";
 import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";
@@ -222,4 +223,42 @@ Deno.test({
       await server.close();
     }
   },
+});
+
+Deno.test("main.ts with the start task's permissions: metrics by route, the store measured, /ready asks the SMTP server", async () => {
+  const dir = await copyProject();
+  const origins = originsEnv();
+  const admin = adminEnv();
+  const [closedPort] = freePorts(1);
+  try {
+    await whileServing(dir, {
+      ...origins,
+      ...admin,
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_MAIL: `smtp://127.0.0.1:${closedPort}`,
+      VESTIBULE_MAIL_FROM: "vestibule@example.com",
+    }, async () => {
+      const adminUrl = `http://${admin.VESTIBULE_ADMIN_LISTEN}`;
+      await (await fetch(`${origins.VESTIBULE_AUTH_URL}/api/auth/jwks`)).body?.cancel();
+      const text = await scrape(adminUrl);
+      assert.equal(
+        sample(
+          text,
+          'vestibule_http_requests_total{origin="auth",route="/api/auth/jwks",status="200"}',
+        ),
+        1,
+      );
+      assert.ok(
+        sample(text, 'vestibule_store_operation_duration_seconds_count{operation="list"}')! > 0,
+      );
+      const ready = await fetch(`${adminUrl}/ready`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(await ready.json(), {
+        ready: false,
+        reason: "the mail server does not answer",
+      });
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
