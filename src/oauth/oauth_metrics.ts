@@ -3,7 +3,9 @@
  * Optional in every part's dependencies: without the operator listener nothing is counted.
  */
 
-export type IssuingGrantType = "authorization_code" | "refresh_token";
+/** The grants of the token endpoint that issue tokens. */
+export const ISSUING_GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+export type IssuingGrantType = (typeof ISSUING_GRANT_TYPES)[number];
 
 /**
  * Why a grant ended before its time, in this process: the client revoked it (RFC 7009), the

@@ -3,11 +3,18 @@
  * readiness). Counters move on the request path; gauges are read from the store when scraped.
  */
 import type { McpMetrics } from "../mcp/endpoint.ts";
-import { type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
+import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import { countPendingGates } from "../workspace/gates.ts";
 import type { Store } from "../store/store.ts";
-import { Counter, type Gauge, Histogram, renderGauge } from "./metrics.ts";
+import {
+  Counter,
+  type CounterSeries,
+  type Gauge,
+  Histogram,
+  type HistogramSeries,
+  renderGauge,
+} from "./metrics.ts";
 import { STORE_OPERATIONS, type StoreObserver } from "./store_metrics.ts";
 
 /** Seconds: a local store answers in well under a millisecond, a troubled one in seconds. */
@@ -42,6 +49,11 @@ export function createServiceMetrics(deps: {
     "vestibule_http_request_duration_seconds",
     "Time from a request's arrival to its answer, by origin and route.",
   );
+  // Each origin, route and status found once: later requests build no label text.
+  const requestSeries = new Map<
+    string,
+    { readonly count: CounterSeries; readonly duration: HistogramSeries }
+  >();
   const tokensIssued = new Counter(
     "vestibule_oauth_tokens_issued_total",
     "Token responses with new tokens, by grant_type (authorization_code, refresh_token).",
@@ -73,9 +85,7 @@ export function createServiceMetrics(deps: {
   );
   // Every label value present from the first scrape, so a rate over it starts at zero.
   for (const operation of STORE_OPERATIONS) storeErrors.inc({ operation }, 0);
-  for (const grant_type of ["authorization_code", "refresh_token"]) {
-    tokensIssued.inc({ grant_type }, 0);
-  }
+  for (const grant_type of ISSUING_GRANT_TYPES) tokensIssued.inc({ grant_type }, 0);
   refreshReuse.inc({}, 0);
   for (const by of REVOKED_BY) grantsRevoked.inc({ by }, 0);
   // The Host forms the host router accepts (with and without the default port), to a label.
@@ -114,8 +124,17 @@ export function createServiceMetrics(deps: {
       // Unknown Hosts share one label: a client chooses Host, the series must stay few. The
       // route is a pattern of a route table (or `other`), never the raw path, for the same reason.
       const origin = labelOf.get(host?.toLowerCase() ?? "") ?? "other";
-      requests.inc({ origin, route, status: String(status) });
-      duration.observe(seconds, { origin, route });
+      const key = `${origin} ${route} ${status}`;
+      let series = requestSeries.get(key);
+      if (series === undefined) {
+        series = {
+          count: requests.series({ origin, route, status: String(status) }),
+          duration: duration.series({ origin, route }),
+        };
+        requestSeries.set(key, series);
+      }
+      series.count.inc();
+      series.duration.observe(seconds);
     },
     mcp: (endpoint) => ({
       request: (method, tool) =>
