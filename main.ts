@@ -10,6 +10,7 @@ import {
   resolveConfig,
 } from "./src/config.ts";
 import {
+  checkMailTransport,
   describeMailTransport,
   MailTransportError,
   openMailTransport,
@@ -18,6 +19,7 @@ import { ensurePrivateFile } from "./src/private_files.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { createAdminSite } from "./src/ops/admin_site.ts";
 import { createServiceMetrics } from "./src/ops/service_metrics.ts";
+import { withStoreMetrics } from "./src/ops/store_metrics.ts";
 import { ListenError, serve, serveAdmin } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
 import { openKvStore } from "./src/store/kv_store.ts";
@@ -78,27 +80,34 @@ async function main(): Promise<number> {
   }
   // Mail goes to stderr so the development mailer's links stay out of the request log.
   const mailLog = (line: string) => console.error(line);
+  const mailClientName = new URL(config.authUrl).hostname;
   let transport;
   try {
-    transport = await openMailTransport(config.mail, {
-      mailLog,
-      clientName: new URL(config.authUrl).hostname,
-    });
+    transport = await openMailTransport(config.mail, { mailLog, clientName: mailClientName });
   } catch (error) {
     if (!(error instanceof MailTransportError)) throw error;
     console.error(`vestibule: ${error.message}`);
     store.close();
     return 2;
   }
-  const services = createAccountServices({ config, store, now: Date.now, mailLog, log, transport });
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now: Date.now,
     origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
   });
+  // Measured only with metrics on: otherwise the parts call the store directly.
+  const served = metrics === undefined ? store : withStoreMetrics(store, metrics.observeStore);
+  const services = createAccountServices({
+    config,
+    store: served,
+    now: Date.now,
+    mailLog,
+    log,
+    transport,
+  });
   let handler;
   try {
-    handler = await createApp({ config, log, now: Date.now, store, ...services, metrics });
+    handler = await createApp({ config, log, now: Date.now, store: served, ...services, metrics });
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     console.error(`vestibule: template error: ${error.message}`);
@@ -114,7 +123,12 @@ async function main(): Promise<number> {
   try {
     server = serve(config, handler, log);
     if (metrics !== undefined && config.adminListen !== null) {
-      adminServer = serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+      const checkMail = () => checkMailTransport(config.mail, { clientName: mailClientName });
+      adminServer = serveAdmin(
+        config,
+        createAdminSite({ store, metrics, log, now: Date.now, checkMail }),
+        log,
+      );
     }
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;

@@ -4,7 +4,7 @@ import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import type { LogSink } from "./http/request_log.ts";
 import { createRouter } from "./http/router.ts";
-import { mcpRoute } from "./mcp/endpoint.ts";
+import { type McpMetrics, mcpRoute } from "./mcp/endpoint.ts";
 import type { SigningKeys } from "./oauth/signing_keys.ts";
 import type { Store } from "./store/store.ts";
 import { createWorkspaceRoutes, type WorkspaceRoutesDeps } from "./tools/workspace/routes.ts";
@@ -19,6 +19,7 @@ export interface ApiSiteDeps {
   readonly keys: SigningKeys;
   readonly workspace: WorkspaceServices;
   readonly cors: CorsPolicies;
+  readonly mcpMetrics?: McpMetrics | undefined;
 }
 
 export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {
@@ -30,6 +31,6 @@ export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {
       GET: workspace.resourceMetadata,
     }),
     // The workspace MCP endpoint: bearer token with app.access, then one scope per tool.
-    "/api/mcp": mcpRoute(workspace.mcp, cors.mcp),
+    "/api/mcp": mcpRoute(workspace.mcp, cors.mcp, deps.mcpMetrics),
   });
 }

@@ -38,7 +38,7 @@ export interface AppDeps {
 }
 
 export async function createApp(deps: AppDeps): Promise<Handler> {
-  const { config, store, now, accounts } = deps;
+  const { config, store, now, accounts, metrics } = deps;
   if (config.demo) await seedDemo(deps);
   const shared = {
     stylesheet: await loadStylesheet(),
@@ -54,8 +54,19 @@ export async function createApp(deps: AppDeps): Promise<Handler> {
   };
   const sites = [
     { origin: config.baseUrl, handler: await createPublicSite({ config, ...shared }) },
-    { origin: config.authUrl, handler: await createAuthSite({ ...deps, ...shared }) },
-    { origin: config.apiUrl, handler: await createApiSite({ ...deps, ...shared }) },
+    {
+      origin: config.authUrl,
+      handler: await createAuthSite({
+        ...deps,
+        ...shared,
+        oauthMetrics: metrics?.oauth,
+        mcpMetrics: metrics?.mcp("onboarding"),
+      }),
+    },
+    {
+      origin: config.apiUrl,
+      handler: await createApiSite({ ...deps, ...shared, mcpMetrics: metrics?.mcp("workspace") }),
+    },
   ];
-  return withRequestLog(createHostRouter(sites), deps.log, deps.metrics?.observeRequest);
+  return withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest);
 }

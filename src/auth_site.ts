@@ -12,10 +12,11 @@ import type { Handler } from "./http/handler.ts";
 import type { LogSink } from "./http/request_log.ts";
 import { createRouter, type RouteTable } from "./http/router.ts";
 import type { StaticAsset } from "./http/static_asset.ts";
-import { mcpRoute } from "./mcp/endpoint.ts";
+import { type McpMetrics, mcpRoute } from "./mcp/endpoint.ts";
 import { endGrantMutations, getGrant, listGrantsOfAccount } from "./oauth/grants.ts";
 import { OAUTH_PATHS } from "./oauth/issuer.ts";
 import { checkMetadataRoutes, metadataPaths } from "./oauth/metadata.ts";
+import type { OAuthMetrics } from "./oauth/oauth_metrics.ts";
 import { createOAuthRoutes } from "./oauth/routes.ts";
 import type { SigningKeys } from "./oauth/signing_keys.ts";
 import type { Store } from "./store/store.ts";
@@ -46,6 +47,9 @@ export interface AuthSiteDeps {
   readonly workspace: WorkspaceServices;
   readonly cors: CorsPolicies;
   readonly stylesheet: StaticAsset;
+  readonly oauthMetrics?: OAuthMetrics | undefined;
+  /** The onboarding endpoint's. */
+  readonly mcpMetrics?: McpMetrics | undefined;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
@@ -79,6 +83,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
             gateId: null,
           }),
         ]);
+        deps.oauthMetrics?.grantRevoked("account");
         return true;
       },
     },
@@ -91,7 +96,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
 
     // Onboarding, no credentials: the MCP endpoint, and the connection guide as text and page.
-    "/mcp": mcpRoute(onboarding.mcp, cors.mcp),
+    "/mcp": mcpRoute(onboarding.mcp, cors.mcp, deps.mcpMetrics),
     "/llms.txt": { GET: onboarding.guideText },
     "/agents": { GET: onboarding.guidePage },
 

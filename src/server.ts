@@ -281,6 +281,7 @@ function _plainServe(config: ServeConfig, handler: Handler): RunningServer {
  * that doubled the heap and halved the MCP endpoint's requests/s (bench mcp).
  */
 class _LazyContext {
+  route: string | undefined = undefined;
   #address: string | undefined;
   readonly #request: Request;
   readonly #peer: Deno.Addr;

@@ -1,6 +1,5 @@
 // `admin check`: the configuration, store and mail transport, and with `live` the public URLs
 // as an agent walks them. One finding per line; a fault is what would break a deployment.
-import nodemailer from "nodemailer";
 import {
   checkGrantedPaths,
   checkServeConfig,
@@ -8,8 +7,7 @@ import {
   ConfigError,
   configWarnings,
 } from "../config.ts";
-import { readMailPassword } from "../mail/transport.ts";
-import { smtpTransportOptions } from "../mail/smtp.ts";
+import { checkMailTransport } from "../mail/transport.ts";
 import { ISSUER_PATH, issuerOf } from "../oauth/issuer.ts";
 import { currentSigningKid } from "../oauth/signing_keys.ts";
 import { CURRENT_SCHEMA, readSchemaVersion } from "../store/schema.ts";
@@ -123,17 +121,8 @@ async function _mailCheck(
   }
 }
 
-async function _verifySmtp(config: Config): Promise<void> {
-  if (config.mail.kind !== "smtp") return;
-  const transport = nodemailer.createTransport(smtpTransportOptions(config.mail, {
-    clientName: new URL(config.authUrl).hostname,
-    password: await readMailPassword(config.mail),
-  }));
-  try {
-    await transport.verify();
-  } finally {
-    transport.close();
-  }
+function _verifySmtp(config: Config): Promise<void> {
+  return checkMailTransport(config.mail, { clientName: new URL(config.authUrl).hostname });
 }
 
 /** The four authorization-server metadata locations of DESIGN.md, on {auth_url}. */

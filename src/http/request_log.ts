@@ -3,18 +3,22 @@ import { pathOf } from "./url_path.ts";
 
 export type LogSink = (line: string) => void;
 
+/** The route of a request no route table matched (unknown Host or path): one shared label. */
+export const UNMATCHED_ROUTE = "other";
+
 /**
  * One JSON line per request: `time` (ISO 8601), `level`, request `id` (also the X-Request-Id
- * response header), `method`, `host`, `path` without query (queries may carry codes), `status`,
- * `ms` and `client` (the client address). Unexpected errors become a bare 500 and an error line
- * with the stack and the request id (for the operator; never in a response) but without details
- * of the request body. `observe`, when given, is told each answer's Host, status and seconds
+ * response header), `method`, `host`, `path` without query (queries may carry codes), `route`
+ * (the pattern the path router matched, `other` when none did), `status`, `ms` and `client`
+ * (the client address). Unexpected errors become a bare 500 and an error line with the stack
+ * and the request id (for the operator; never in a response) but without details of the
+ * request body. `observe`, when given, is told each answer's Host, route, status and seconds
  * (the metrics).
  */
 export function withRequestLog(
   handler: Handler,
   log: LogSink,
-  observe?: (host: string | null, status: number, seconds: number) => void,
+  observe?: (host: string | null, route: string, status: number, seconds: number) => void,
 ): Handler {
   return async (request, context) => {
     const started = performance.now();
@@ -35,16 +39,17 @@ export function withRequestLog(
       // Written by hand: the same text JSON.stringify gives for this object, with only the
       // request's strings escaped; stringifying a fresh object cost more than routing (bench site).
       const elapsed = performance.now() - started;
-      observe?.(request.headers.get("Host"), status, elapsed / 1000);
+      const route = context.route ?? UNMATCHED_ROUTE;
+      observe?.(request.headers.get("Host"), route, status, elapsed / 1000);
       const ms = Math.round(elapsed * 100) / 100;
       log(
         `{"time":"${new Date().toISOString()}","level":"${
           status >= 500 ? "error" : "info"
         }","id":"${id}","method":${JSON.stringify(request.method)},"host":${
           JSON.stringify(request.headers.get("Host") ?? "")
-        },"path":${JSON.stringify(pathOf(request.url))},"status":${status},"ms":${ms},"client":${
-          JSON.stringify(context.clientAddress)
-        }}`,
+        },"path":${JSON.stringify(pathOf(request.url))},"route":${
+          JSON.stringify(route)
+        },"status":${status},"ms":${ms},"client":${JSON.stringify(context.clientAddress)}}`,
       );
     }
   };

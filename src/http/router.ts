@@ -32,6 +32,8 @@ export interface RouterOptions {
 
 /** A path's handlers, looked up in a Map: a method named `constructor` finds nothing. */
 interface _Route {
+  /** The table's key, as the request log and the metrics name the route. */
+  readonly pattern: string;
   readonly handlers: ReadonlyMap<string, Handler>;
   readonly allow: string;
   readonly methodNotAllowed: MethodNotAllowed | undefined;
@@ -42,6 +44,7 @@ export function createRouter(table: RouteTable, options: RouterOptions = {}): Ha
   const prefixes: [string, _Route][] = [];
   for (const [path, handlers] of Object.entries(table)) {
     const route: _Route = {
+      pattern: path,
       handlers: new Map(METHODS.flatMap((m) => (handlers[m] ? [[m, handlers[m]!] as const] : []))),
       allow: allowedMethods(handlers),
       methodNotAllowed: handlers.methodNotAllowed,
@@ -69,6 +72,7 @@ export function createRouter(table: RouteTable, options: RouterOptions = {}): Ha
   return (request, context) => {
     const route = lookup(pathOf(request.url));
     if (!route) return notFound(request, context);
+    context.route = route.pattern;
     const method = request.method;
     const get = route.handlers.get("GET");
     if (method === "HEAD" && get) {

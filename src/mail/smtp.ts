@@ -55,6 +55,19 @@ export function createSmtpTransport(config: SmtpConfig, options: SmtpOptions): M
   };
 }
 
+/**
+ * Asks the server for EHLO (and STARTTLS and AUTH when configured) on a connection of its own,
+ * sending nothing; throws what went wrong. The doctor and the readiness check use it.
+ */
+export async function verifySmtp(config: SmtpConfig, options: SmtpOptions): Promise<void> {
+  const transport = nodemailer.createTransport(smtpTransportOptions(config, options));
+  try {
+    await transport.verify();
+  } finally {
+    transport.close();
+  }
+}
+
 /** nodemailer's options for the configured server. */
 export function smtpTransportOptions(config: SmtpConfig, options: SmtpOptions) {
   return {

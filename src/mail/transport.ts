@@ -2,7 +2,7 @@
 import { createMailer, type Mailer } from "../accounts/mailer.ts";
 import type { MailConfig, SmtpConfig } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
-import { createSmtpTransport } from "./smtp.ts";
+import { createSmtpTransport, verifySmtp } from "./smtp.ts";
 
 export class MailTransportError extends Error {
   override name = "MailTransportError";
@@ -18,6 +18,22 @@ export async function openMailTransport(
 ): Promise<Mailer> {
   if (config.kind !== "smtp") return createMailer(config, deps.mailLog);
   return createSmtpTransport(config, {
+    clientName: deps.clientName,
+    password: await readMailPassword(config),
+    ...(deps.ca ? { ca: deps.ca } : {}),
+  });
+}
+
+/**
+ * Whether the configured transport answers: for SMTP, EHLO and AUTH on a connection of its own
+ * with nothing sent (`verifySmtp`); `log` and `file:` always do. Throws what went wrong.
+ */
+export async function checkMailTransport(
+  config: MailConfig,
+  deps: { clientName: string; ca?: readonly string[] },
+): Promise<void> {
+  if (config.kind !== "smtp") return;
+  await verifySmtp(config, {
     clientName: deps.clientName,
     password: await readMailPassword(config),
     ...(deps.ca ? { ca: deps.ca } : {}),

@@ -63,16 +63,20 @@ export interface DispatcherOptions<A> {
 /** Writes one JSON-RPC message (JSON text) to a stream that is already open. */
 export type Send = (message: string) => Promise<void>;
 
+/** One JSON-RPC response, as JSON text; `errorCode` when it is an error response. */
+export interface Reply {
+  readonly kind: "reply";
+  readonly body: string;
+  readonly errorCode?: number;
+}
+
 export type Outcome =
-  /** One JSON-RPC response, as JSON text; `errorCode` when it is an error response. */
-  | { readonly kind: "reply"; readonly body: string; readonly errorCode?: number }
+  | Reply
   /**
    * Notifications first, then the response: `run` sends the notifications as they happen and
-   * resolves with the response text.
+   * resolves with the response.
    */
-  | { readonly kind: "stream"; readonly run: (send: Send) => Promise<string> };
-
-type Reply = Extract<Outcome, { kind: "reply" }>;
+  | { readonly kind: "stream"; readonly run: (send: Send) => Promise<Reply> };
 
 export interface Dispatcher<A> {
   /**
@@ -81,6 +85,15 @@ export interface Dispatcher<A> {
    */
   dispatch(request: JsonRpcRequest, auth: A, version: ProtocolVersion): Promise<Outcome>;
 }
+
+/** Every method a request may name (a bounded label for the metrics; others are -32601). */
+export const DISPATCHED_METHODS: ReadonlySet<string> = new Set([
+  "initialize",
+  "ping",
+  "server/discover",
+  "tools/list",
+  "tools/call",
+]);
 
 /** Methods of one era only: the handshake and ping are gone in 2026-07-28, discover is new. */
 const LEGACY_ONLY = new Set(["initialize", "ping"]);
@@ -212,7 +225,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
           progress: (progress, total, message) =>
             send(encodeMessage(_progress(token, progress, total, message))),
         };
-        return (await runTool(request, tool, parsed.output, context, version)).body;
+        return await runTool(request, tool, parsed.output, context, version);
       },
     };
   };

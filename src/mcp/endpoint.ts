@@ -11,11 +11,11 @@ import type { RateLimiter } from "../http/rate_limiter.ts";
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { decodeMessage } from "./codec.ts";
-import { createDispatcher, type Outcome, type ServerInfo } from "./dispatch.ts";
+import { createDispatcher, DISPATCHED_METHODS, type Outcome, type ServerInfo } from "./dispatch.ts";
 import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
-import type { CacheScope, RpcError } from "./messages.ts";
+import type { CacheScope, JsonRpcRequest, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
-import { createToolRegistry } from "./registry.ts";
+import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent } from "./sse.ts";
 import type { AnyTool } from "./tool.ts";
 import { isModern } from "./versions.ts";
@@ -48,6 +48,21 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly beforeToolCall?: (tool: T, auth: A) => Response | undefined;
   /** Randomness for the cursors; crypto.getRandomValues by default. */
   readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
+  readonly metrics?: McpMetrics | undefined;
+}
+
+/**
+ * What an endpoint counts for the operator's metrics (src/ops/service_metrics.ts); without it
+ * nothing is counted. Both are told bounded values only.
+ */
+export interface McpMetrics {
+  /**
+   * A request (it has an id): its method, or `other` for a method no MCP revision here knows;
+   * for tools/call, the tool, or `other` for a name the catalogue does not have.
+   */
+  request(method: string, tool: string | undefined): void;
+  /** A JSON-RPC error answered, by its code. */
+  error(code: number): void;
 }
 
 /** Authentication wraps this from outside and passes `auth`; rateKey names the bucket. */
@@ -71,7 +86,7 @@ const SSE_HEADERS = Object.freeze({
 export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   options: McpEndpointOptions<A, T>,
 ): McpHandler<A> {
-  const { config, maxBodyBytes, rateLimiter, beforeToolCall } = options;
+  const { config, maxBodyBytes, rateLimiter, beforeToolCall, metrics } = options;
   const registry = createToolRegistry<A, T>(options.tools, {
     pageSize: config.mcpPageSize,
     ...(options.random ? { random: options.random } : {}),
@@ -85,8 +100,19 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   });
   const alwaysSse = config.mcpResponse === "sse";
 
+  // A JSON-RPC error the endpoint answers itself, counted.
+  const fail = (status: number, error: RpcError, headers?: HeaderMap): Response => {
+    metrics?.error(error.error.code);
+    return _errorResponse(status, error, headers);
+  };
+  const refuse = (request: Request, status: number, message: string): Promise<Response> => {
+    metrics?.error(TRANSPORT_ERROR);
+    return _reject(request, status, message);
+  };
+
   const respond = (outcome: Outcome, modern: boolean): Response => {
     if (outcome.kind === "reply") {
+      if (outcome.errorCode !== undefined) metrics?.error(outcome.errorCode);
       // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
       if (modern && outcome.errorCode === METHOD_NOT_FOUND) {
         return _errorResponse(404, outcome.body);
@@ -108,7 +134,10 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     };
     // run() turns tool failures into JSON-RPC errors itself; anything escaping it is a bug,
     // which ends the stream rather than the process.
-    outcome.run(send).then(send, (error: unknown) => {
+    outcome.run(send).then((reply) => {
+      if (reply.errorCode !== undefined) metrics?.error(reply.errorCode);
+      return send(reply.body);
+    }, (error: unknown) => {
       logEvent(options.log, {
         level: "error",
         message: "MCP stream failed",
@@ -129,14 +158,14 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       });
     }
     if (!_isJsonMediaType(request.headers.get("Content-Type"))) {
-      return await _reject(
+      return await refuse(
         request,
         415,
         "Unsupported Media Type: Content-Type must be application/json",
       );
     }
     if (!_acceptsJsonAndSse(request.headers.get("Accept"))) {
-      return await _reject(
+      return await refuse(
         request,
         406,
         "Not Acceptable: Accept must list both application/json and text/event-stream",
@@ -147,18 +176,15 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       body = await readBodyCapped(request, maxBodyBytes);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
-      return _errorResponse(
-        error.status,
-        rpcError(null, TRANSPORT_ERROR, error.message),
-        error.headers,
-      );
+      return fail(error.status, rpcError(null, TRANSPORT_ERROR, error.message), error.headers);
     }
     const decoded = decodeMessage(body);
-    if (decoded.kind === "invalid") return _errorResponse(400, decoded.error);
+    if (decoded.kind === "invalid") return fail(400, decoded.error);
     const negotiated = negotiate(request.headers, decoded);
-    if (!negotiated.ok) return _errorResponse(400, negotiated.error);
+    if (!negotiated.ok) return fail(400, negotiated.error);
     if (decoded.kind !== "request") return new Response(null, { status: 202 });
     const { version } = negotiated;
+    if (metrics) _countRequest(metrics, decoded.request, registry);
     if (beforeToolCall && decoded.request.method === "tools/call") {
       const name = decoded.request.params?.["name"];
       const tool = typeof name === "string" ? registry.find(name) : undefined;
@@ -177,12 +203,17 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
  * origins. An `Origin` that is not trusted is refused with 403 before anything else, preflight
  * included: the transport's defence against DNS rebinding (MCP 2025-11-25 §"Security Warning").
  */
-export function mcpRoute(post: Handler, cors: TrustedCorsPolicy): MethodHandlers {
+export function mcpRoute(
+  post: Handler,
+  cors: TrustedCorsPolicy,
+  metrics?: McpMetrics | undefined,
+): MethodHandlers {
   // Clients that are not browsers send no Origin (most calls): they skip the CORS layer.
   const byOrigin = (plain: Handler, browser: Handler): Handler => (request, context) => {
     const origin = request.headers.get("Origin");
     if (origin === null) return plain(request, context);
     if (!cors.allows(origin)) {
+      metrics?.error(TRANSPORT_ERROR);
       return _reject(request, 403, `Forbidden: origin ${JSON.stringify(origin)} is not trusted`);
     }
     return browser(request, context);
@@ -191,11 +222,31 @@ export function mcpRoute(post: Handler, cors: TrustedCorsPolicy): MethodHandlers
   return {
     POST: byOrigin(post, withCorsHeaders(cors, post)),
     OPTIONS: byOrigin(preflight, preflight),
-    methodNotAllowed: (request, allow) =>
-      _reject(request, 405, `Method Not Allowed: ${request.method} is not supported; use POST`, {
-        Allow: allow,
-      }),
+    methodNotAllowed: (request, allow) => {
+      metrics?.error(TRANSPORT_ERROR);
+      return _reject(
+        request,
+        405,
+        `Method Not Allowed: ${request.method} is not supported; use POST`,
+        { Allow: allow },
+      );
+    },
   };
+}
+
+/** Bounded labels only: a client chooses both the method and the tool name. */
+function _countRequest<A>(
+  metrics: McpMetrics,
+  request: JsonRpcRequest,
+  registry: ToolRegistry<A>,
+): void {
+  const { method } = request;
+  if (method !== "tools/call") {
+    metrics.request(DISPATCHED_METHODS.has(method) ? method : "other", undefined);
+    return;
+  }
+  const name = request.params?.["name"];
+  metrics.request(method, typeof name === "string" && registry.find(name) ? name : "other");
 }
 
 /** A transport error: the unread body is cancelled, and the status carries a JSON-RPC error. */

@@ -10,6 +10,7 @@ import { createClientEndpoint, type TokenBudgets } from "./client_endpoint.ts";
 import type { Clients } from "./clients.ts";
 import { getGrant, revokeGrant } from "./grants.ts";
 import { OAuthError } from "./oauth_error.ts";
+import type { OAuthMetrics } from "./oauth_metrics.ts";
 import { refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
 import { hashSecret } from "../secrets.ts";
 
@@ -19,6 +20,7 @@ export interface RevocationDeps {
   readonly budgets: TokenBudgets;
   /** Verifies an access token's signature and issuer (expiry ignored: revoking an expired one is fine). */
   readonly accessTokenGrant: (jwt: string) => Promise<string | null>;
+  readonly oauthMetrics?: OAuthMetrics | undefined;
 }
 
 export function createRevocationEndpoint(deps: RevocationDeps): Handler {
@@ -42,7 +44,7 @@ export function createRevocationEndpoint(deps: RevocationDeps): Handler {
       }
       // A token of its own proves a public client; an unknown one proves nothing.
       admit();
-      await revokeGrant(deps.store, grant.id);
+      if (await revokeGrant(deps.store, grant.id)) deps.oauthMetrics?.grantRevoked("client");
     }
     return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
   });

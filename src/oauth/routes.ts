@@ -15,6 +15,7 @@ import { createClients } from "./clients.ts";
 import { createConsentEndpoint } from "./consent.ts";
 import { issuerOf } from "./issuer.ts";
 import { createMetadataHandler } from "./metadata.ts";
+import type { OAuthMetrics } from "./oauth_metrics.ts";
 import { createRegistrationEndpoint } from "./registration.ts";
 import { createRevocationEndpoint } from "./revocation.ts";
 import type { SigningKeys } from "./signing_keys.ts";
@@ -31,6 +32,7 @@ export interface OAuthRoutesDeps {
   readonly keys: SigningKeys;
   readonly accounts: Accounts;
   readonly sessions: Sessions;
+  readonly oauthMetrics?: OAuthMetrics | undefined;
 }
 
 export interface OAuthRoutes {
@@ -77,6 +79,7 @@ export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRou
       clients,
       budgets,
       accessTokenGrant: createAccessTokenGrantReader({ keys, issuer: issuerOf(config) }),
+      oauthMetrics: deps.oauthMetrics,
     }),
   };
 }

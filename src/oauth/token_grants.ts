@@ -10,6 +10,7 @@ import { codeKey, type CodeRecord } from "./codes.ts";
 import { grantEndsAt, grantKey, grantMutations, type GrantRecord, revokeGrant } from "./grants.ts";
 import { LIFETIMES } from "./issuer.ts";
 import { OAuthError } from "./oauth_error.ts";
+import type { OAuthMetrics, RevokedBy } from "./oauth_metrics.ts";
 import { REFRESH_ANSWER_PURPOSE, refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
 import { canonicalResource } from "./resource.ts";
 import { OWNER_ONLY_SCOPES, parseScope } from "./scopes.ts";
@@ -23,6 +24,7 @@ export interface TokenGrantDeps {
   readonly now: () => number;
   readonly signer: TokenSigner;
   readonly accounts: Accounts;
+  readonly oauthMetrics?: OAuthMetrics | undefined;
 }
 
 type Fields = Readonly<Record<string, string>>;
@@ -69,7 +71,7 @@ export async function exchangeCode(
     throw new OAuthError("invalid_grant", "The authorization code is unknown or has expired");
   }
   if (entry.value.state === "used") {
-    await revokeGrant(store, entry.value.gid);
+    await _revoke(deps, entry.value.gid, "code_replay");
     throw new OAuthError(
       "invalid_grant",
       "The authorization code was already used; the grant it created is revoked",
@@ -152,11 +154,14 @@ export async function exchangeCode(
       ...prepared.mutations,
       { type: "set", key, value: used, expireIn: LIFETIMES.usedCode },
     ]);
-    if (ok) return prepared.response;
+    if (ok) {
+      deps.oauthMetrics?.tokensIssued("authorization_code");
+      return prepared.response;
+    }
     const now = await store.get<CodeRecord>(key);
     if (now?.version !== entry.version) {
       // Another request used the code at the same moment: that is a replay too.
-      if (now?.value.state === "used") await revokeGrant(store, now.value.gid);
+      if (now?.value.state === "used") await _revoke(deps, now.value.gid, "code_replay");
       throw new OAuthError("invalid_grant", "The authorization code was already used");
     }
     // Another code of the same account, business and client was exchanged at the same
@@ -203,7 +208,8 @@ export async function refreshGrant(
           return JSON.parse(answer) as TokenResponse;
         }
       }
-      await revokeGrant(store, grant.id);
+      deps.oauthMetrics?.refreshReuse();
+      await _revoke(deps, grant.id, "refresh_reuse");
       throw new OAuthError(
         "invalid_grant",
         "The refresh token was already used; the grant is revoked",
@@ -217,7 +223,7 @@ export async function refreshGrant(
     if (wrongTarget) throw wrongTarget;
     const membership = await deps.accounts.getMembership(grant.accountId, grant.businessId);
     if (!membership) {
-      await revokeGrant(store, grant.id);
+      await _revoke(deps, grant.id, "membership_ended");
       throw new OAuthError("invalid_grant", "The account is no longer a member of the business");
     }
     const scopes = _grantableTo(membership.role, requested);
@@ -247,9 +253,17 @@ export async function refreshGrant(
         ...grantMutations(grant, at),
       ],
     );
-    if (ok) return response;
+    if (ok) {
+      deps.oauthMetrics?.tokensIssued("refresh_token");
+      return response;
+    }
   }
   throw new OAuthError("invalid_grant", "The refresh token is being used concurrently");
+}
+
+/** Ends the grant, counted when it was still there to end. */
+async function _revoke(deps: TokenGrantDeps, gid: string, by: RevokedBy): Promise<void> {
+  if (await revokeGrant(deps.store, gid)) deps.oauthMetrics?.grantRevoked(by);
 }
 
 /** RFC 6749 §6: a refresh may ask for fewer scopes than granted, never more. */

@@ -10,38 +10,82 @@ type Labels = Readonly<Record<string, string>>;
 /** Seconds; the default buckets of the Prometheus client libraries. */
 export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
 
+/** One labelled series of a counter: kept by a caller whose labels recur, it adds in place. */
+export interface CounterSeries {
+  inc(by?: number): void;
+}
+
+/** One labelled series of a histogram, as CounterSeries is of a counter. */
+export interface HistogramSeries {
+  observe(value: number): void;
+}
+
 export class Counter {
-  readonly #values = new Map<string, number>();
+  readonly #values = new Map<string, { value: number }>();
   constructor(readonly name: string, readonly help: string) {}
-  /** One Map lookup and an add: cheap enough for every request. */
   inc(labels: Labels = {}, by = 1): void {
+    this.#cell(labels).value += by;
+  }
+  /** The series of `labels`; its `inc` builds no label text (the request path keeps these). */
+  series(labels: Labels): CounterSeries {
+    const cell = this.#cell(labels);
+    return { inc: (by = 1) => void (cell.value += by) };
+  }
+  #cell(labels: Labels): { value: number } {
     const key = _labelText(labels);
-    this.#values.set(key, (this.#values.get(key) ?? 0) + by);
+    let cell = this.#values.get(key);
+    if (cell === undefined) this.#values.set(key, cell = { value: 0 });
+    return cell;
   }
   render(): string {
-    return _family(this.name, this.help, "counter", [...this.#values].map(([k, v]) => [k, v]));
+    return _family(
+      this.name,
+      this.help,
+      "counter",
+      [...this.#values].map(([k, c]) => [k, c.value]),
+    );
   }
 }
 
+interface _HistogramCells {
+  /** The count in each bucket (not cumulative). */
+  readonly buckets: number[];
+  count: number;
+  sum: number;
+}
+
 export class Histogram {
-  /** Per label set: the count in each bucket (not cumulative), then the sum. */
-  readonly #series = new Map<string, { buckets: number[]; count: number; sum: number }>();
+  readonly #series = new Map<string, _HistogramCells>();
   constructor(
     readonly name: string,
     readonly help: string,
     readonly bounds: readonly number[] = DURATION_BUCKETS,
   ) {}
   observe(value: number, labels: Labels = {}): void {
+    this.#record(this.#cells(labels), value);
+  }
+  /** The series of `labels`; its `observe` builds no label text. */
+  series(labels: Labels): HistogramSeries {
+    const cells = this.#cells(labels);
+    return { observe: (value) => this.#record(cells, value) };
+  }
+  #cells(labels: Labels): _HistogramCells {
     const key = _labelText(labels);
-    let series = this.#series.get(key);
-    if (series === undefined) {
-      series = { buckets: this.bounds.map(() => 0), count: 0, sum: 0 };
-      this.#series.set(key, series);
+    let cells = this.#series.get(key);
+    if (cells === undefined) {
+      this.#series.set(key, cells = { buckets: this.bounds.map(() => 0), count: 0, sum: 0 });
     }
-    const i = this.bounds.findIndex((bound) => value <= bound);
-    if (i !== -1) series.buckets[i]!++;
-    series.count++;
-    series.sum += value;
+    return cells;
+  }
+  #record(cells: _HistogramCells, value: number): void {
+    for (let i = 0; i < this.bounds.length; i++) {
+      if (value <= this.bounds[i]!) {
+        cells.buckets[i]!++;
+        break;
+      }
+    }
+    cells.count++;
+    cells.sum += value;
   }
   render(): string {
     const samples: [string, number, string][] = [];

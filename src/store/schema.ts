@@ -60,12 +60,34 @@ async function _rekeyHexDigests(store: Store, now: () => number): Promise<void> 
   }
 }
 
+/**
+ * Pending approvals get a mark, `["gate_pending", id]` -> business id, which workspace/gates.ts
+ * now writes with each gate and deletes in the commit that decides it, so the metrics count what
+ * waits without reading every gate ever made. Gates are `["gate", id]`, as gates.ts keys them.
+ */
+async function _markPendingGates(store: Store): Promise<void> {
+  for (const record of await store.snapshot(["gate"])) {
+    const [, id] = record.key;
+    const gate = record.value as { readonly status?: unknown; readonly businessId?: unknown };
+    if (record.key.length !== 2 || id === undefined || gate.status !== "pending") continue;
+    // Only while it is still the gate read: one decided meanwhile stays unmarked.
+    await store.commit([{ key: record.key, version: record.version }], [
+      { type: "set", key: ["gate_pending", id], value: gate.businessId },
+    ]);
+  }
+}
+
 /** Every migration, in order; the last one's `to` is the current version. */
 export const MIGRATIONS: readonly Migration[] = [
   {
     to: 2,
     summary: "sessions and sign-in links keyed by base64url instead of hex SHA-256",
     run: _rekeyHexDigests,
+  },
+  {
+    to: 3,
+    summary: "pending approvals marked under gate_pending (counted by the metrics)",
+    run: _markPendingGates,
   },
 ];
 

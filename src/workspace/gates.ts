@@ -101,14 +101,33 @@ export interface Gates {
 
 const LATEST = 9_999_999_999_999;
 const _gateKey = (id: string) => ["gate", id];
+/**
+ * The pending gates, id to business id: written with the gate, deleted in the commit that
+ * decides it, so counting what waits for a human reads only what waits (store migration 3).
+ */
+const PENDING_PREFIX = ["gate_pending"] as const;
+const _pendingKey = (id: string): Key => [...PENDING_PREFIX, id];
 
-/** The gate records of a business; its index lies under `["ws", businessId]` (its deletion). */
+/**
+ * The gate records of a business, with their pending marks; its index lies under
+ * `["ws", businessId]` (its deletion).
+ */
 export async function gateKeysOf(store: Store, businessId: string): Promise<Key[]> {
   const keys: Key[] = [];
   for await (const pointer of store.list<string>(["ws", businessId, "gate"])) {
     keys.push(_gateKey(pointer.value));
   }
+  for await (const mark of store.list<string>(PENDING_PREFIX)) {
+    if (mark.value === businessId) keys.push(mark.key);
+  }
   return keys;
+}
+
+/** Gates waiting for a human's decision, in every business. */
+export async function countPendingGates(store: Store): Promise<number> {
+  let pending = 0;
+  for await (const _ of store.list(PENDING_PREFIX)) pending++;
+  return pending;
 }
 
 export function createGates(deps: GatesDeps): Gates {
@@ -191,6 +210,7 @@ export function createGates(deps: GatesDeps): Gates {
       const notices = await _approvalRequestMails(deps, gate, approvalUrl(gate.id));
       await store.commit([{ key: _gateKey(gate.id), version: null }], [
         { type: "set", key: _gateKey(gate.id), value: gate },
+        { type: "set", key: _pendingKey(gate.id), value: gate.businessId },
         ...notices.map((notice) => notice.mutation),
         {
           type: "set",
@@ -258,6 +278,7 @@ export function createGates(deps: GatesDeps): Gates {
           [{ key: entry.key, version: entry.version }, decider.check, ...(plan?.checks ?? [])],
           [
             { type: "set", key: entry.key, value: decided },
+            { type: "delete", key: _pendingKey(gateId) },
             ...(plan?.ok ? plan.mutations : []),
             audit.entry({
               businessId: gate.businessId,

@@ -13,6 +13,7 @@ import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { createAuditLog } from "../../src/workspace/audit.ts";
 import { createWorkspaceServices } from "../../src/workspace/services.ts";
 import { issueGrant } from "../oauth/issue_grant.ts";
+import { countPendingGates } from "../../src/workspace/gates.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
 const now = Date.now;
@@ -199,6 +200,7 @@ Deno.test("delete-business deletes its memberships, grants, records, approvals, 
     const left = (await allKeys(store)).filter((k) => k.includes(business.id));
     assert.deepEqual(left, [], "nothing of the business is left");
     assert.equal(await services.gates.get(gate.gate.id), null);
+    assert.equal(await countPendingGates(store), 0, "its approvals no longer wait");
     assert.deepEqual(await services.connectionTests.statuses(business.id), []);
     const attempts: string[] = [];
     for await (const entry of store.list(["conntest"])) attempts.push(String(entry.key));

@@ -143,7 +143,10 @@ Deno.test("VESTIBULE_READ_TIMEOUT and VESTIBULE_IDLE_TIMEOUT close stalled and i
             'Content-Length: 100\r\n\r\n{"jsonrpc":',
         );
         assert.equal(await closedByServer(conn!), true);
-        assert.match(server.logs.at(-1)!, /"method":"POST",.*"path":"\/mcp","status":400/);
+        assert.match(
+          server.logs.at(-1)!,
+          /"method":"POST",.*"path":"\/mcp","route":"\/mcp","status":400/,
+        );
       },
     );
     await t.step("a keep-alive connection after its answer", async () => {

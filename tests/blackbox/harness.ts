@@ -3,9 +3,10 @@ import { type AccountServices, createAccountServices } from "../../src/accounts/
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
-import { openMailTransport } from "../../src/mail/transport.ts";
+import { checkMailTransport, openMailTransport } from "../../src/mail/transport.ts";
 import { createAdminSite } from "../../src/ops/admin_site.ts";
 import { createServiceMetrics, type ServiceMetrics } from "../../src/ops/service_metrics.ts";
+import { withStoreMetrics } from "../../src/ops/store_metrics.ts";
 import { serve, serveAdmin } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { prepareSchema } from "../../src/store/schema.ts";
@@ -80,13 +81,20 @@ export async function createTestApp(
     clientName: "localhost",
     ...(options.mailCa ? { ca: options.mailCa } : {}),
   });
-  const services = createAccountServices({ config, store, now, mailLog: log, transport });
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now,
     origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
   });
-  const handler = await createApp({ config, log, now, store, ...services, metrics });
+  const served = metrics === undefined ? store : withStoreMetrics(store, metrics.observeStore);
+  const services = createAccountServices({
+    config,
+    store: served,
+    now,
+    mailLog: log,
+    transport,
+  });
+  const handler = await createApp({ config, log, now, store: served, ...services, metrics });
   return { config, handler, logs, store, metrics, ...services };
 }
 
@@ -97,9 +105,21 @@ export async function startTestServer(
   const { config, handler, logs, store, sender, metrics } = await createTestApp(env, options);
   const log = (line: string) => logs.push(line);
   const server = serve(config, handler, log);
-  const admin = metrics === undefined
-    ? null
-    : serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+  const admin = metrics === undefined ? null : serveAdmin(
+    config,
+    createAdminSite({
+      store,
+      metrics,
+      log,
+      now: options.now ?? Date.now,
+      checkMail: () =>
+        checkMailTransport(config.mail, {
+          clientName: "localhost",
+          ...(options.mailCa ? { ca: options.mailCa } : {}),
+        }),
+    }),
+    log,
+  );
   const adminAddress = admin?.addresses[0];
   await sender.start();
   return {

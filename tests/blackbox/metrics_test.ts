@@ -2,37 +2,45 @@
 // the store, and promtool accepts the exposition.
 import assert from "node:assert/strict";
 import { createOutbox } from "../../src/outbox/outbox.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Key, Store } from "../../src/store/store.ts";
 import { freePorts, startTestServer } from "./harness.ts";
+import { copyProject, originsEnv, whileServing } from "./main_process.ts";
+import { MAIL_VERDICT_MS } from "../../src/ops/admin_site.ts";
+import { manualClock } from "../store/store_contract.ts";
+import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";
+import { adminEnv, sample, scrape } from "./metrics_helpers.ts";
+import { startSmtpServer } from "./smtp_server.ts";
 
-function adminEnv(): Record<string, string> {
-  return { VESTIBULE_ADMIN_LISTEN: `127.0.0.1:${freePorts(1)[0]}` };
-}
-
-async function scrape(adminUrl: string | null): Promise<string> {
-  const response = await fetch(`${adminUrl}/metrics`);
-  assert.equal(response.status, 200);
-  assert.equal(response.headers.get("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
-  return await response.text();
-}
-
-/** The value of the sample written exactly `series` (name and labels), or undefined. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
-Deno.test("metrics: requests are counted by origin and status, with durations and gauges", async () => {
+Deno.test("metrics: requests are counted by origin, route and status, with durations and gauges", async () => {
   const server = await startTestServer(adminEnv());
   try {
     for (let i = 0; i < 3; i++) await (await fetch(`${server.baseUrl}/`)).body?.cancel();
     await (await fetch(`${server.authUrl}/no-such-page`)).body?.cancel();
+    // Two gates' pages: one route pattern, never the raw paths.
+    for (const id of ["g1", "g2"]) {
+      await (await fetch(`${server.authUrl}/approvals/${id}`)).body?.cancel();
+    }
     const text = await scrape(server.adminUrl);
-    assert.equal(sample(text, 'vestibule_http_requests_total{origin="base",status="200"}'), 3);
-    assert.equal(sample(text, 'vestibule_http_requests_total{origin="auth",status="404"}'), 1);
-    assert.equal(sample(text, 'vestibule_http_request_duration_seconds_count{origin="base"}'), 3);
+    const base = 'origin="base",route="/"';
+    assert.equal(sample(text, `vestibule_http_requests_total{${base},status="200"}`), 3);
     assert.equal(
-      sample(text, 'vestibule_http_request_duration_seconds_bucket{origin="base",le="+Inf"}'),
+      sample(text, 'vestibule_http_requests_total{origin="auth",route="other",status="404"}'),
+      1,
+    );
+    assert.ok(
+      text.includes('vestibule_http_requests_total{origin="auth",route="/approvals/*",status="'),
+    );
+    assert.ok(!text.includes("g1") && !text.includes("no-such-page"), "no raw path");
+    assert.equal(
+      sample(
+        text,
+        'vestibule_http_request_duration_seconds_count{origin="auth",route="/approvals/*"}',
+      ),
+      2,
+    );
+    assert.equal(sample(text, `vestibule_http_request_duration_seconds_count{${base}}`), 3);
+    assert.equal(
+      sample(text, `vestibule_http_request_duration_seconds_bucket{${base},le="+Inf"}`),
       3,
     );
     assert.equal(sample(text, 'vestibule_outbox_messages{state="pending"}'), 0);
@@ -41,7 +49,7 @@ Deno.test("metrics: requests are counted by origin and status, with durations an
     assert.equal(
       sample(
         await scrape(server.adminUrl),
-        'vestibule_http_requests_total{origin="base",status="200"}',
+        'vestibule_http_requests_total{origin="base",route="/",status="200"}',
       ),
       3,
     );
@@ -72,6 +80,46 @@ Deno.test("metrics: the outbox gauge counts deliveries by state", async () => {
   }
 });
 
+Deno.test("metrics: store operations are timed and their failures counted, by operation", async () => {
+  let failing = false;
+  const server = await startTestServer(adminEnv(), {
+    wrapStore: (store): Store => ({
+      ...store,
+      list: <T>(prefix: Key, options?: { readonly limit?: number }) =>
+        failing
+          ? {
+            [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("disk gone")) }),
+          }
+          : store.list<T>(prefix, options),
+      close: () => store.close(),
+    }),
+  });
+  const listings = 'vestibule_store_operation_duration_seconds_count{operation="list"}';
+  const listErrors = 'vestibule_store_errors_total{operation="list"}';
+  try {
+    const before = await scrape(server.adminUrl);
+    assert.equal(sample(before, listErrors), 0);
+    // The JWKS lists the signing keys on every request.
+    for (let i = 0; i < 2; i++) {
+      await (await fetch(`${server.authUrl}/api/auth/jwks`)).body?.cancel();
+    }
+    const after = await scrape(server.adminUrl);
+    assert.equal(sample(after, listings)! - (sample(before, listings) ?? 0), 2);
+    assert.ok(
+      sample(after, 'vestibule_store_operation_duration_seconds_count{operation="get"}')! > 0,
+    );
+    failing = true;
+    const failed = await fetch(`${server.authUrl}/api/auth/jwks`);
+    await failed.body?.cancel();
+    assert.equal(failed.status, 500);
+    failing = false;
+    assert.equal(sample(await scrape(server.adminUrl), listErrors), 1);
+  } finally {
+    failing = false;
+    await server.close();
+  }
+});
+
 Deno.test("ready: 200 while the store answers, 503 with the reason when it does not", async () => {
   let failing = false;
   const server = await startTestServer(adminEnv(), {
@@ -98,6 +146,42 @@ Deno.test("ready: 200 while the store answers, 503 with the reason when it does 
   }
 });
 
+Deno.test("ready: 503 when the SMTP server does not answer, its verdict kept a few seconds", async () => {
+  const smtp = await startSmtpServer();
+  const clock = manualClock(Date.now());
+  const server = await startTestServer({
+    ...adminEnv(),
+    VESTIBULE_MAIL: `smtp://127.0.0.1:${smtp.port}`,
+    VESTIBULE_MAIL_FROM: "Vestibule <vestibule@example.com>",
+  }, { now: clock.now });
+  const ready = async () => {
+    const response = await fetch(`${server.adminUrl}/ready`);
+    return [response.status, await response.json()];
+  };
+  try {
+    // Concurrent and repeated probes share one SMTP conversation.
+    const answers = await Promise.all([ready(), ready(), ready()]);
+    assert.deepEqual(answers, Array(3).fill([200, { ready: true }]));
+    assert.deepEqual(await ready(), [200, { ready: true }]);
+    assert.equal(smtp.connections, 1);
+    await smtp.close();
+    clock.advance(MAIL_VERDICT_MS - 1);
+    assert.deepEqual(await ready(), [200, { ready: true }], "the verdict still stands");
+    clock.advance(1);
+    assert.deepEqual(await ready(), [503, {
+      ready: false,
+      reason: "the mail server does not answer",
+    }]);
+    const logged = server.logs.map((line) => JSON.parse(line))
+      .filter((line) => line.message === "not ready: the mail server does not answer");
+    assert.equal(logged.length, 1);
+    assert.match(logged[0].error, /ECONNREFUSED|refused/i);
+  } finally {
+    await server.close();
+    await smtp.close();
+  }
+});
+
 const promtool = await new Deno.Command("promtool", { args: ["--version"] }).output()
   .then((out) => out.success, () => false);
 if (!promtool) {
@@ -111,7 +195,17 @@ Deno.test({
     const server = await startTestServer(adminEnv());
     try {
       await (await fetch(`${server.baseUrl}/`)).body?.cancel();
+      // Every family with samples: MCP requests with and without a tool, an MCP error.
+      for (const body of [INITIALIZE, { ...INITIALIZE, method: "tools/call" }]) {
+        await (await mcpPost(`${server.authUrl}/mcp`, body)).body?.cancel();
+      }
       const text = await scrape(server.adminUrl);
+      assert.ok(
+        text.includes(
+          'vestibule_mcp_requests_total{endpoint="onboarding",method="tools/call",tool="other"} 1',
+        ),
+      );
+      assert.ok(text.includes('vestibule_mcp_errors_total{endpoint="onboarding",code="-32602"} 1'));
       const check = new Deno.Command("promtool", {
         args: ["check", "metrics"],
         stdin: "piped",
@@ -129,4 +223,42 @@ Deno.test({
       await server.close();
     }
   },
+});
+
+Deno.test("main.ts with the start task's permissions: metrics by route, the store measured, /ready asks the SMTP server", async () => {
+  const dir = await copyProject();
+  const origins = originsEnv();
+  const admin = adminEnv();
+  const [closedPort] = freePorts(1);
+  try {
+    await whileServing(dir, {
+      ...origins,
+      ...admin,
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_MAIL: `smtp://127.0.0.1:${closedPort}`,
+      VESTIBULE_MAIL_FROM: "vestibule@example.com",
+    }, async () => {
+      const adminUrl = `http://${admin.VESTIBULE_ADMIN_LISTEN}`;
+      await (await fetch(`${origins.VESTIBULE_AUTH_URL}/api/auth/jwks`)).body?.cancel();
+      const text = await scrape(adminUrl);
+      assert.equal(
+        sample(
+          text,
+          'vestibule_http_requests_total{origin="auth",route="/api/auth/jwks",status="200"}',
+        ),
+        1,
+      );
+      assert.ok(
+        sample(text, 'vestibule_store_operation_duration_seconds_count{operation="list"}')! > 0,
+      );
+      const ready = await fetch(`${adminUrl}/ready`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(await ready.json(), {
+        ready: false,
+        reason: "the mail server does not answer",
+      });
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

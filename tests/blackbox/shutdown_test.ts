@@ -83,7 +83,10 @@ Deno.test("SIGTERM during a request whose body is still arriving: it completes, 
   assert.match(answer, /\r\nconnection: close\r\n/i, "the last answer on its connection");
   const { code, stdout, stderr } = await server.finish();
   assert.equal(code, 0, stdout + stderr);
-  assert.match(stdout, /"method":"POST","host":"[^"]+","path":"\/mcp","status":200/);
+  assert.match(
+    stdout,
+    /"method":"POST","host":"[^"]+","path":"\/mcp","route":"\/mcp","status":200/,
+  );
   assert.ok(stdout.includes('"message":"stopped"'), stdout);
 });
 

@@ -25,6 +25,8 @@ export interface TestSmtpServer {
   readonly received: ReceivedMail[];
   /** The certificate to trust (PEM) when STARTTLS is on. */
   readonly ca: string | null;
+  /** Connections (SMTP sessions) opened so far. */
+  readonly connections: number;
   /** Resolves when `count` messages have been received; rejects after 60 s rather than hang. */
   waitFor(count: number): Promise<ReceivedMail[]>;
   close(): Promise<void>;
@@ -71,6 +73,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
   const received: ReceivedMail[] = [];
   const waiters: { count: number; resolve: (mails: ReceivedMail[]) => void }[] = [];
   const timers = new Set<ReturnType<typeof setTimeout>>();
+  let connections = 0;
   const tls = options.starttls ? await selfSignedCertificate() : null;
   const server = new SMTPServer({
     ...(tls ? { key: tls.key, cert: tls.cert } : { disabledCommands: ["STARTTLS"] }),
@@ -78,6 +81,10 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     // Plain-text AUTH only after STARTTLS, as a real submission server insists.
     allowInsecureAuth: !options.starttls,
     logger: false,
+    onConnect(_session, callback) {
+      connections++;
+      callback();
+    },
     onAuth(auth, _session, callback) {
       const ok = options.auth && auth.username === options.auth.user &&
         auth.password === options.auth.pass;
@@ -118,6 +125,9 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
     port: typeof address === "object" && address !== null ? address.port : 0,
     received,
     ca: tls?.cert ?? null,
+    get connections() {
+      return connections;
+    },
     waitFor(count) {
       if (received.length >= count) return Promise.resolve([...received]);
       return new Promise((resolve, reject) => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { withRequestLog } from "../../src/http/request_log.ts";
+import { createRouter } from "../../src/http/router.ts";
 
 const context = { clientAddress: "127.0.0.1" };
 
@@ -23,6 +24,7 @@ Deno.test("request log: one JSON line with time, level, id, method, host, path w
     "method",
     "host",
     "path",
+    "route",
     "status",
     "ms",
     "client",
@@ -34,8 +36,35 @@ Deno.test("request log: one JSON line with time, level, id, method, host, path w
   assert.equal(line.client, "127.0.0.1");
   assert.equal(line.method, "GET");
   assert.equal(line.path, "/path");
+  assert.equal(line.route, "other", "no router matched");
   assert.equal(line.status, 201);
   assert.ok(!lines[0]!.includes("secret"));
+});
+
+Deno.test("request log: the route the router matched, never the raw path, in the line and to observe", async () => {
+  const lines: string[] = [];
+  const observed: [string | null, string, number][] = [];
+  const handler = withRequestLog(
+    createRouter({ "/approvals/*": { GET: () => Promise.resolve(new Response("ok")) } }),
+    (line) => lines.push(line),
+    (host, route, status) => observed.push([host, route, status]),
+  );
+  for (const path of ["/approvals/g1", "/approvals/g2", "/nope"]) {
+    await (await handler(
+      new Request(`http://x.test${path}`, { headers: { Host: "x.test" } }),
+      { clientAddress: "127.0.0.1" },
+    )).body?.cancel();
+  }
+  assert.deepEqual(lines.map((l) => JSON.parse(l).route), [
+    "/approvals/*",
+    "/approvals/*",
+    "other",
+  ]);
+  assert.deepEqual(observed, [
+    ["x.test", "/approvals/*", 200],
+    ["x.test", "/approvals/*", 200],
+    ["x.test", "other", 404],
+  ]);
 });
 
 Deno.test("request log: every request gets its own id", async () => {

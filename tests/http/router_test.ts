@@ -87,3 +87,23 @@ Deno.test("router: a path may answer other methods itself", async () => {
   assert.equal((await call(router, "/rpc", "OPTIONS")).status, 204, "OPTIONS stays derived");
   assert.equal(await (await call(router, "/plain", "PUT")).text(), "Method not allowed\n");
 });
+
+Deno.test("router: tells the context the pattern it matched (exact, prefix, 405), nothing for 404", async (t) => {
+  const router = createRouter({
+    "/a": { GET: text("a") },
+    "/approvals/*": { GET: text("gate") },
+  });
+  const cases: [string, string, string | undefined][] = [
+    ["/a?x=1", "GET", "/a"],
+    ["/approvals/g1", "GET", "/approvals/*"],
+    ["/a", "DELETE", "/a"],
+    ["/a/b", "GET", undefined],
+  ];
+  for (const [path, method, route] of cases) {
+    await t.step(`${method} ${path}`, async () => {
+      const fresh: { clientAddress: string; route?: string } = { clientAddress: "127.0.0.1" };
+      await (await router(new Request(`http://x.test${path}`, { method }), fresh)).body?.cancel();
+      assert.equal(fresh.route, route);
+    });
+  }
+});

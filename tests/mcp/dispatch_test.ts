@@ -263,7 +263,7 @@ Deno.test("dispatcher: tools/call", async (t) => {
           params: { progressToken: "tok", progress: 2, total: 2, message: "step 2" },
         },
       ]);
-      assert.deepEqual(JSON.parse(last).result.structuredContent, { done: 2 });
+      assert.deepEqual(JSON.parse(last.body).result.structuredContent, { done: 2 });
     },
   );
 
@@ -363,7 +363,7 @@ Deno.test("dispatcher: 2026-07-28", async (t) => {
     });
     assert.equal(outcome.kind, "stream");
     if (outcome.kind !== "stream") return;
-    const last = JSON.parse(await outcome.run(() => Promise.resolve()));
+    const last = JSON.parse((await outcome.run(() => Promise.resolve())).body);
     assert.equal(last.result.resultType, "complete");
     assert.deepEqual(last.result._meta, serverInfo);
   });

@@ -4,16 +4,24 @@ import { createCorsPolicies } from "../../src/http/cors.ts";
 import { createRouter } from "../../src/http/router.ts";
 import { resolveConfig } from "../../src/config.ts";
 import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
-import { createMcpEndpoint, mcpRoute } from "../../src/mcp/endpoint.ts";
+import { createMcpEndpoint, type McpMetrics, mcpRoute } from "../../src/mcp/endpoint.ts";
+import { type AnyTool, defineTool } from "../../src/mcp/tool.ts";
 import type { RateLimiter } from "../../src/http/rate_limiter.ts";
-import { TEST_TOOLS } from "./fixtures.ts";
+import * as v from "valibot";
+import { progressTool, TEST_TOOLS } from "./fixtures.ts";
 
 const ORIGIN = "http://127.0.0.1:9101";
 const URL_ = `${ORIGIN}/mcp`;
 
 function setup(
-  options: { sse?: boolean; rateLimiter?: RateLimiter; maxBodyBytes?: number; refuse?: boolean } =
-    {},
+  options: {
+    sse?: boolean;
+    rateLimiter?: RateLimiter;
+    maxBodyBytes?: number;
+    refuse?: boolean;
+    metrics?: McpMetrics;
+    tools?: readonly AnyTool<string>[];
+  } = {},
 ) {
   const config = resolveConfig({
     VESTIBULE_BASE_URL: "http://127.0.0.1:9100",
@@ -24,7 +32,7 @@ function setup(
     VESTIBULE_MCP_PAGE_SIZE: "2",
   });
   const endpoint = createMcpEndpoint<string>({
-    tools: TEST_TOOLS,
+    tools: options.tools ?? TEST_TOOLS,
     config,
     maxBodyBytes: options.maxBodyBytes ?? 1024,
     rateLimiter: options.rateLimiter ?? UNLIMITED,
@@ -32,6 +40,7 @@ function setup(
     instructions: "i",
     cacheScope: "public",
     log: () => {},
+    metrics: options.metrics,
     ...(options.refuse
       ? {
         beforeToolCall: (tool, auth) =>
@@ -45,6 +54,7 @@ function setup(
     [new URL(URL_).pathname]: mcpRoute(
       (r, c) => endpoint(r, c, "alice", c.clientAddress),
       createCorsPolicies(config.trustedOrigins).mcp,
+      options.metrics,
     ),
   });
   const context = { clientAddress: "192.0.2.1" };
@@ -487,3 +497,54 @@ export function parseSse(text: string) {
     return JSON.parse(data);
   });
 }
+
+Deno.test("endpoint: metrics count requests by bounded method and tool, errors by code, streamed ones too", async () => {
+  const requests: [string, string | undefined][] = [];
+  const errors: number[] = [];
+  const metrics: McpMetrics = {
+    request: (method, tool) => requests.push([method, tool]),
+    error: (code) => errors.push(code),
+  };
+  const fallsOver = defineTool<string, Record<string, never>, { done: number }>({
+    ...progressTool,
+    name: "falls_over",
+    input: v.strictObject({}),
+    async handler(_args, context) {
+      await context.progress(1, 2, "half way");
+      throw new Error("unexpected");
+    },
+  });
+  const send = setup({ metrics, tools: [progressTool, fallsOver] });
+  const call = (name: string, meta = {}) => ({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name, arguments: name === "count_up" ? { steps: 1 } : {}, _meta: meta },
+  });
+  for (
+    const init of [
+      post(PING),
+      post(call("count_up")),
+      post(call("whatever")),
+      post({ jsonrpc: "2.0", id: 2, method: "no/such" }),
+      post(call("falls_over", { progressToken: 1 })),
+      post("["),
+      post(PING, { "Content-Type": "text/plain" }),
+      { method: "PUT", headers: HEADERS, body: "{}" },
+      post(PING, { Origin: "https://evil.example" }),
+      post({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    ]
+  ) {
+    await (await send(init)).text();
+  }
+  assert.deepEqual(requests, [
+    ["ping", undefined],
+    ["tools/call", "count_up"],
+    ["tools/call", "other"],
+    ["other", undefined],
+    ["tools/call", "falls_over"],
+  ]);
+  // -32602 unknown tool, -32601 unknown method, -32603 the streamed failure, -32700 the bad
+  // body; the media type, the method and the origin are transport errors.
+  assert.deepEqual(errors, [-32602, -32601, -32603, -32700, -32000, -32000, -32000]);
+});

@@ -13,6 +13,7 @@ import {
   SchemaError,
 } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
+import { countPendingGates } from "../../src/workspace/gates.ts";
 import { manualClock } from "./store_contract.ts";
 
 Deno.test("a fresh store is stamped with the current schema version", async () => {
@@ -58,7 +59,7 @@ Deno.test("a session stored under hex SHA-256 (before version 2) still signs in 
     assert.equal(await sessions.current(request), null, "the old key is not found as it is");
 
     const applied = await prepareSchema(store, clock.now);
-    assert.deepEqual(applied.map((m) => m.to), [2]);
+    assert.deepEqual(applied.map((m) => m.to), [2, 3]);
     assert.equal(await readSchemaVersion(store), CURRENT_SCHEMA);
     assert.equal((await sessions.current(request))?.account.id, account.id);
     assert.equal(await store.get(["accounts", "session", hex]), null);
@@ -90,6 +91,34 @@ Deno.test("the migration does not bring back a session ended after it read the s
     };
     await MIGRATIONS[0]!.run(racing, Date.now);
     assert.deepEqual(await store.snapshot(["accounts"]), []);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("migration 3 marks the pending gates of an older store, once, and not one decided meanwhile", async () => {
+  const store = await openKvStore(":memory:");
+  try {
+    // Gates as releases before version 3 wrote them: no pending mark.
+    await store.set(["gate", "g1"], { id: "g1", businessId: "b1", status: "pending" });
+    await store.set(["gate", "g2"], { id: "g2", businessId: "b1", status: "approved" });
+    await store.set(["gate", "g3"], { id: "g3", businessId: "b2", status: "pending" });
+    await store.set(SCHEMA_KEY, { version: 2 });
+    assert.equal(await countPendingGates(store), 0);
+    // g3 is declined by an old process between the migration's read and its write.
+    const racing: Store = {
+      ...store,
+      async snapshot(prefix) {
+        const records = await store.snapshot(prefix);
+        await store.set(["gate", "g3"], { id: "g3", businessId: "b2", status: "declined" });
+        return records;
+      },
+    };
+    assert.deepEqual((await prepareSchema(racing, Date.now)).map((m) => m.to), [3]);
+    assert.equal(await countPendingGates(store), 1);
+    assert.deepEqual((await store.get(["gate_pending", "g1"]))?.value, "b1");
+    await MIGRATIONS[1]!.run(store, Date.now);
+    assert.equal(await countPendingGates(store), 1, "a second run changes nothing");
   } finally {
     store.close();
   }

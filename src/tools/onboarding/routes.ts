@@ -7,7 +7,7 @@ import { configuredRateLimiter } from "../../http/rate_limiter.ts";
 import type { LogSink } from "../../http/request_log.ts";
 import { HTML_SECURITY_HEADERS } from "../../http/security_headers.ts";
 import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
-import { createMcpEndpoint } from "../../mcp/endpoint.ts";
+import { createMcpEndpoint, type McpMetrics } from "../../mcp/endpoint.ts";
 import type { OnboardingCaller } from "./caller.ts";
 import { loadConnectionGuide, renderGuidePage, renderGuideText } from "./connection_guide.ts";
 import { createOnboardingTools } from "./tools.ts";
@@ -23,6 +23,7 @@ export interface OnboardingRoutesDeps {
   readonly now: () => number;
   readonly log: LogSink;
   readonly emailLinks: EmailLinks;
+  readonly mcpMetrics?: McpMetrics | undefined;
 }
 
 export interface OnboardingRoutes {
@@ -55,6 +56,7 @@ export async function createOnboardingRoutes(
     instructions:
       `Public onboarding for Vestibule; it grants no business access. Call get_connection_guide for the exact steps to reach the OAuth-protected workspace MCP at ${guide.workspaceMcpUrl}, list_scopes for the scopes, describe_service for what is offered.`,
     log: deps.log,
+    metrics: deps.mcpMetrics,
   });
   const text = await createStaticAsset(renderGuideText(guide), "text/plain; charset=utf-8");
   const page = await createStaticAsset(renderGuidePage(guide), "text/html; charset=utf-8");

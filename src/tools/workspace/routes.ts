@@ -11,7 +11,7 @@ import type { Handler } from "../../http/handler.ts";
 import { configuredRateLimiter } from "../../http/rate_limiter.ts";
 import type { LogSink } from "../../http/request_log.ts";
 import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
-import { createMcpEndpoint } from "../../mcp/endpoint.ts";
+import { createMcpEndpoint, type McpMetrics } from "../../mcp/endpoint.ts";
 import { rpcError, TRANSPORT_ERROR } from "../../mcp/errors.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
@@ -43,6 +43,7 @@ export interface WorkspaceRoutesDeps {
   readonly services: WorkspaceServices;
   readonly now: () => number;
   readonly log: LogSink;
+  readonly mcpMetrics?: McpMetrics | undefined;
 }
 
 export interface WorkspaceRoutes {
@@ -80,6 +81,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
     beforeToolCall: (tool, auth) => _checkToolScope(config, tool, auth),
+    metrics: deps.mcpMetrics,
   });
   const metadata = await createStaticAsset(
     JSON.stringify(protectedResourceMetadata(config)),
