@@ -206,7 +206,7 @@ async function _serve(
       return operatorError(
         404,
         "not_found",
-        `"${name}" names nothing: ids are 1 to 100 characters`,
+        `"${name}" names nothing: ids are 1 to 64 letters, digits and . _ : ~ -`,
       );
     }
   }

@@ -541,6 +541,11 @@ Deno.test("replaceCatalogue: replaced wholly, or not at all", async (t) => {
         '"billing": is required',
       ],
       [
+        "an id a store key cannot carry",
+        { ...CATALOGUE, workflows: [{ ...CATALOGUE.workflows[0], id: "wf/ä" }] },
+        '"workflows.0.id": must be letters, digits and . _ : ~ - only',
+      ],
+      [
         "a bad invoice currency",
         {
           ...CATALOGUE,
