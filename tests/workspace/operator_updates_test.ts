@@ -139,3 +139,47 @@ Deno.test("replaceCatalogue: more old records than one commit can delete is a 40
     f.close();
   }
 });
+
+Deno.test("updateWorkflowRun: a report that raced another is planned again on what it wrote", async () => {
+  const f = await createFixture();
+  try {
+    const run = {
+      id: "run-1",
+      workflowId: "wf",
+      status: "running" as const,
+      startedAt: 1,
+      finishedAt: null,
+      approvedBy: null,
+      gateId: null,
+      result: null,
+      costCents: null,
+      updatedAt: 1,
+    };
+    await f.workspace.runs.put(f.businessId, run);
+    const store = f.workspace.store;
+    let raced = false;
+    // Another report lands between this one's read and its commit.
+    const racing = {
+      ...store,
+      async commit(...args: Parameters<typeof store.commit>) {
+        if (!raced) {
+          raced = true;
+          await f.workspace.runs.put(f.businessId, { ...run, status: "failed", finishedAt: 2 });
+        }
+        return await store.commit(...args);
+      },
+    };
+    const outcome = await createOperatorUpdates({ ...f, store: racing })
+      .updateRun(f.businessId, "run-1", { status: "succeeded" });
+    assert.deepEqual(outcome, {
+      ok: false,
+      status: 409,
+      error: "conflict",
+      message: 'workflow run "run-1" already failed: a finished run does not change',
+    });
+    assert.equal((await f.workspace.runs.get(f.businessId, "run-1"))!.value.status, "failed");
+    assert.deepEqual(await f.audit.list(f.businessId), [], "nothing audited");
+  } finally {
+    f.close();
+  }
+});
