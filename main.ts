@@ -18,6 +18,7 @@ import {
 import { ensurePrivateFile } from "./src/private_files.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { createAdminSite } from "./src/ops/admin_site.ts";
+import { AdminTokenError, readAdminToken } from "./src/ops/admin_token.ts";
 import { createServiceMetrics } from "./src/ops/service_metrics.ts";
 import { withStoreMetrics } from "./src/ops/store_metrics.ts";
 import { ListenError, serve, serveAdmin } from "./src/server.ts";
@@ -54,6 +55,14 @@ async function main(): Promise<number> {
       );
       return 2;
     }
+  }
+  let adminToken = null;
+  try {
+    if (config.adminTokenFile !== null) adminToken = await readAdminToken(config.adminTokenFile);
+  } catch (error) {
+    if (!(error instanceof AdminTokenError)) throw error;
+    console.error(`vestibule: ${error.message}`);
+    return 2;
   }
   let store;
   try {
@@ -124,11 +133,16 @@ async function main(): Promise<number> {
     server = serve(config, handler, log);
     if (metrics !== undefined && config.adminListen !== null) {
       const checkMail = () => checkMailTransport(config.mail, { clientName: mailClientName });
-      adminServer = serveAdmin(
-        config,
-        createAdminSite({ store, metrics, log, now: Date.now, checkMail }),
+      const admin = createAdminSite({
+        store,
+        metrics,
         log,
-      );
+        now: Date.now,
+        checkMail,
+        accounts: services.accounts,
+        adminToken,
+      });
+      adminServer = serveAdmin(config, admin, log);
     }
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;

@@ -5,6 +5,7 @@ import { type Config, resolveConfig } from "../../src/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
 import { checkMailTransport, openMailTransport } from "../../src/mail/transport.ts";
 import { createAdminSite } from "../../src/ops/admin_site.ts";
+import { readAdminToken } from "../../src/ops/admin_token.ts";
 import { createServiceMetrics, type ServiceMetrics } from "../../src/ops/service_metrics.ts";
 import { withStoreMetrics } from "../../src/ops/store_metrics.ts";
 import { serve, serveAdmin } from "../../src/server.ts";
@@ -102,8 +103,15 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const { config, handler, logs, store, sender, metrics } = await createTestApp(env, options);
+  const { config, handler, logs, store, sender, metrics, accounts } = await createTestApp(
+    env,
+    options,
+  );
   const log = (line: string) => logs.push(line);
+  const now = options.now ?? Date.now;
+  const adminToken = config.adminTokenFile === null
+    ? null
+    : await readAdminToken(config.adminTokenFile);
   const server = serve(config, handler, log);
   const admin = metrics === undefined ? null : serveAdmin(
     config,
@@ -111,7 +119,9 @@ export async function startTestServer(
       store,
       metrics,
       log,
-      now: options.now ?? Date.now,
+      now,
+      accounts,
+      adminToken,
       checkMail: () =>
         checkMailTransport(config.mail, {
           clientName: "localhost",

@@ -18,6 +18,7 @@ Deno.test("metrics: approvals pending rise with gated calls and fall with decisi
       kind: "paid",
       costPerRunCents: 40,
       status: "active",
+      updatedAt: 0,
     });
     const { token } = await ws.token(["app.access", "workflows.run"]);
     assert.equal(await pending(), 0);

@@ -179,6 +179,7 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
     event: "refund.requested",
     workflowId: "wf-1",
     enabled: true,
+    updatedAt: 0,
   });
   await ws.workspace.packs.put(b, {
     id: "pack-1",
@@ -188,6 +189,7 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
     version: "1.0.0",
     latestVersion: "1.1.0",
     settings: { a: 1 },
+    updatedAt: 0,
   });
   const { token } = await ws.token([
     "app.access",
@@ -221,8 +223,11 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
       },
     );
 
-    await t.step("disable_trigger and configure_pack write through", async () => {
-      assert.equal((await call("disable_trigger", { triggerId: "trg-1" })).trigger.enabled, false);
+    await t.step("disable_trigger and configure_pack write through, dated", async () => {
+      const before = Date.now();
+      const { trigger } = await call("disable_trigger", { triggerId: "trg-1" });
+      assert.equal(trigger.enabled, false);
+      assert.ok(trigger.updatedAt >= before, "when it was last written");
       const { pack } = await call("configure_pack", {
         packId: "pack-1",
         enabled: true,
@@ -233,6 +238,7 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
         [pack.enabled, pack.version, pack.settings],
         [true, "1.1.0", { a: 1, b: "x" }],
       );
+      assert.ok(pack.updatedAt >= before);
     });
 
     await t.step("list_members shows members with roles", async () => {

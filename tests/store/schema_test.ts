@@ -14,6 +14,15 @@ import {
 } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
 import { countPendingGates } from "../../src/workspace/gates.ts";
+import * as v from "valibot";
+import {
+  InvoiceSchema,
+  PackSchema,
+  RunSchema,
+  SubscriptionSchema,
+  TriggerSchema,
+  WorkflowSchema,
+} from "../../src/workspace/records.ts";
 import { manualClock } from "./store_contract.ts";
 
 Deno.test("a fresh store is stamped with the current schema version", async () => {
@@ -114,11 +123,119 @@ Deno.test("migration 3 marks the pending gates of an older store, once, and not 
         return records;
       },
     };
-    assert.deepEqual((await prepareSchema(racing, Date.now)).map((m) => m.to), [3]);
+    assert.deepEqual((await prepareSchema(racing, Date.now)).map((m) => m.to), [3, 4]);
     assert.equal(await countPendingGates(store), 1);
     assert.deepEqual((await store.get(["gate_pending", "g1"]))?.value, "b1");
     await MIGRATIONS[1]!.run(store, Date.now);
     assert.equal(await countPendingGates(store), 1, "a second run changes nothing");
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("version 4: records written before it gain updatedAt (runs result and costCents), once", async () => {
+  const clock = manualClock();
+  const store = await openKvStore(":memory:", clock.now);
+  try {
+    const upgradedAt = clock.now();
+    // What a version 2 store holds.
+    await store.set(SCHEMA_KEY, { version: 3 });
+    const b = "biz-1";
+    const old = {
+      workflow: {
+        id: "wf",
+        name: "W",
+        description: "",
+        kind: "paid",
+        costPerRunCents: 40,
+        status: "active",
+      },
+      run: {
+        id: "r1",
+        workflowId: "wf",
+        status: "succeeded",
+        startedAt: 1_000,
+        finishedAt: 2_000,
+        approvedBy: null,
+        gateId: null,
+      },
+      queued: {
+        id: "r2",
+        workflowId: "wf",
+        status: "queued",
+        startedAt: 3_000,
+        finishedAt: null,
+        approvedBy: "a",
+        gateId: "g",
+      },
+      trigger: { id: "t", name: "T", event: "order.created", workflowId: "wf", enabled: true },
+      pack: {
+        id: "p",
+        name: "P",
+        vertical: "v",
+        enabled: true,
+        version: "1",
+        latestVersion: "1",
+        settings: {},
+      },
+      invoice: {
+        id: "i",
+        number: "1",
+        amountCents: 5,
+        currency: "USD",
+        status: "paid",
+        issuedAt: 500,
+      },
+      subscription: {
+        plan: "starter",
+        status: "active",
+        seats: 1,
+        monthlyCents: 4_900,
+        paymentMethod: null,
+        usage: { runs: 0, includedRuns: 10 },
+        renewsAt: null,
+      },
+    };
+    await store.set(["ws", b, "workflow", "wf"], old.workflow);
+    await store.set(["ws", b, "run", "r1"], old.run);
+    await store.set(["ws", b, "run", "r2"], old.queued);
+    await store.set(["ws", b, "trigger", "t"], old.trigger);
+    await store.set(["ws", b, "pack", "p"], old.pack);
+    await store.set(["ws", b, "invoice", "i"], old.invoice);
+    await store.set(["ws", b, "subscription"], old.subscription);
+    await store.set(["ws", b, "connection", "c"], { id: "c", updatedAt: 7 });
+
+    clock.advance(60_000);
+    const applied = await prepareSchema(store, clock.now);
+    assert.deepEqual(applied.map((m) => m.to), [4]);
+    const read = async (key: string[]) => (await store.get<Record<string, unknown>>(key))!.value;
+    const parsed = (schema: v.GenericSchema, value: unknown) => {
+      const result = v.safeParse(schema, value);
+      assert.ok(result.success, JSON.stringify(result.issues?.[0]));
+      return result.output as Record<string, unknown>;
+    };
+    assert.deepEqual(parsed(RunSchema, await read(["ws", b, "run", "r1"])), {
+      ...old.run,
+      result: null,
+      costCents: null,
+      updatedAt: 2_000,
+    });
+    assert.equal((await read(["ws", b, "run", "r2"])).updatedAt, 3_000);
+    assert.equal(parsed(InvoiceSchema, await read(["ws", b, "invoice", "i"])).updatedAt, 500);
+    for (
+      const [schema, key] of [
+        [WorkflowSchema, ["ws", b, "workflow", "wf"]],
+        [TriggerSchema, ["ws", b, "trigger", "t"]],
+        [PackSchema, ["ws", b, "pack", "p"]],
+        [SubscriptionSchema, ["ws", b, "subscription"]],
+      ] as const
+    ) assert.equal(parsed(schema, await read([...key])).updatedAt, upgradedAt + 60_000);
+    assert.deepEqual(await read(["ws", b, "connection", "c"]), { id: "c", updatedAt: 7 });
+
+    // Run again (a crash before the stamp): what it wrote stays as it is.
+    clock.advance(60_000);
+    await MIGRATIONS.find((m) => m.to === 4)!.run(store, clock.now);
+    assert.equal((await read(["ws", b, "workflow", "wf"])).updatedAt, upgradedAt + 60_000);
   } finally {
     store.close();
   }

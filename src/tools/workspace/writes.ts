@@ -80,7 +80,7 @@ export function writeTools(services: WorkspaceServices) {
       async handler(args, { auth }) {
         const entry = await workspace.triggers.get(auth.businessId, args.triggerId);
         if (!entry) throw new ToolError(`No trigger ${args.triggerId} in this business`);
-        const trigger = { ...entry.value, enabled: false };
+        const trigger = { ...entry.value, enabled: false, updatedAt: services.now() };
         await workspace.triggers.put(auth.businessId, trigger);
         await auditCall(
           services,
@@ -119,6 +119,7 @@ export function writeTools(services: WorkspaceServices) {
           enabled: args.enabled ?? entry.value.enabled,
           version: args.upgrade ? entry.value.latestVersion : entry.value.version,
           settings: { ...entry.value.settings, ...args.settings },
+          updatedAt: services.now(),
         };
         await workspace.packs.put(auth.businessId, pack);
         const changes = [
