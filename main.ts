@@ -90,11 +90,19 @@ async function main(): Promise<number> {
     store.close();
     return 2;
   }
-  const services = createAccountServices({ config, store, now: Date.now, mailLog, log, transport });
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now: Date.now,
     origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
+  });
+  const services = createAccountServices({
+    config,
+    store,
+    now: Date.now,
+    mailLog,
+    log,
+    transport,
+    rateLimitRefused: metrics?.rateLimitRefused,
   });
   let handler;
   try {

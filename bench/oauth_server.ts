@@ -8,6 +8,7 @@ import { createAccounts } from "../src/accounts/accounts.ts";
 import { createAccountServices } from "../src/accounts/services.ts";
 import { createApp } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { UNLIMITED } from "../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";
 import { issuerOf } from "../src/oauth/issuer.ts";
@@ -39,7 +40,7 @@ const [codeAccounts, chainAccounts] = [await members("code"), await members("cha
 const clients = createClients({
   store,
   now,
-  documents: createMetadataDocuments({ config, now }),
+  documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
   issuer: issuerOf(config),
 });
 const { client } = await clients.register({

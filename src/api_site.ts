@@ -2,6 +2,7 @@
 import type { Accounts } from "./accounts/model.ts";
 import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
+import type { Limiters } from "./http/rate_limits.ts";
 import type { LogSink } from "./http/request_log.ts";
 import { createRouter } from "./http/router.ts";
 import { mcpRoute } from "./mcp/endpoint.ts";
@@ -19,6 +20,7 @@ export interface ApiSiteDeps {
   readonly keys: SigningKeys;
   readonly workspace: WorkspaceServices;
   readonly cors: CorsPolicies;
+  readonly limiters: Limiters;
 }
 
 export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {

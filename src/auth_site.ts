@@ -9,6 +9,7 @@ import { createAccountRoutes } from "./accounts/routes.ts";
 import type { Config } from "./config.ts";
 import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
+import type { Limiters } from "./http/rate_limits.ts";
 import type { LogSink } from "./http/request_log.ts";
 import { createRouter, type RouteTable } from "./http/router.ts";
 import type { StaticAsset } from "./http/static_asset.ts";
@@ -31,7 +32,6 @@ export interface AuthSiteDeps {
     | "baseUrl"
     | "authUrl"
     | "apiUrl"
-    | "rateLimits"
     | "mcpPageSize"
     | "mcpResponse"
     | "cimdAllowLoopback"
@@ -46,6 +46,7 @@ export interface AuthSiteDeps {
   readonly workspace: WorkspaceServices;
   readonly cors: CorsPolicies;
   readonly stylesheet: StaticAsset;
+  readonly limiters: Limiters;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {

@@ -2,6 +2,7 @@
  * What Vestibule measures, for the operator listener's GET /metrics (README: Metrics and
  * readiness). Counters move on the request path; gauges are read from the store when scraped.
  */
+import { RATE_LIMIT_NAMES, type RateLimitName } from "../config.ts";
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import type { Store } from "../store/store.ts";
 import { Counter, type Gauge, Histogram, renderGauge } from "./metrics.ts";
@@ -11,6 +12,8 @@ const DELIVERY_STATES: readonly DeliveryState[] = ["pending", "sending", "sent",
 export interface ServiceMetrics {
   /** Called once per answered request on the three public origins. */
   observeRequest(host: string | null, status: number, seconds: number): void;
+  /** Called for each request a rate limit refused. */
+  rateLimitRefused(limit: RateLimitName): void;
   /** The whole exposition, gauges read now. */
   render(): Promise<string>;
 }
@@ -29,6 +32,11 @@ export function createServiceMetrics(deps: {
     "vestibule_http_request_duration_seconds",
     "Time from a request's arrival to its answer, by origin.",
   );
+  const refusals = new Counter(
+    "vestibule_rate_limit_refusals_total",
+    "Requests refused by a rate limit, by limit (the names of VESTIBULE_RATE_LIMITS).",
+  );
+  for (const limit of RATE_LIMIT_NAMES) refusals.inc({ limit }, 0);
   // The Host forms the host router accepts (with and without the default port), to a label.
   const labelOf = new Map<string, string>();
   for (const [label, origin] of Object.entries(deps.origins)) {
@@ -62,9 +70,12 @@ export function createServiceMetrics(deps: {
       requests.inc({ origin, status: String(status) });
       duration.observe(seconds, { origin });
     },
+    rateLimitRefused(limit) {
+      refusals.inc({ limit });
+    },
     async render() {
       const read = await Promise.all(gauges.map(async (g) => renderGauge(g, await g.read())));
-      return [requests.render(), duration.render(), ...read].join("");
+      return [requests.render(), duration.render(), refusals.render(), ...read].join("");
     },
   };
 }

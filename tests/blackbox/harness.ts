@@ -80,11 +80,18 @@ export async function createTestApp(
     clientName: "localhost",
     ...(options.mailCa ? { ca: options.mailCa } : {}),
   });
-  const services = createAccountServices({ config, store, now, mailLog: log, transport });
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now,
     origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
+  });
+  const services = createAccountServices({
+    config,
+    store,
+    now,
+    mailLog: log,
+    transport,
+    rateLimitRefused: metrics?.rateLimitRefused,
   });
   const handler = await createApp({ config, log, now, store, ...services, metrics });
   return { config, handler, logs, store, metrics, ...services };
