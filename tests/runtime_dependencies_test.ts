@@ -26,5 +26,5 @@ Deno.test("deno.lock, the lock of deno task start, names the runtime packages on
     npm: Record<string, unknown>;
   };
   const names = Object.keys(lock.npm).map((key) => key.slice(0, key.indexOf("@", 1))).sort();
-  assert.deepEqual(names, ["@valibot/to-json-schema", "jose", "nodemailer", "valibot"]);
+  assert.deepEqual(names, ["@valibot/to-json-schema", "jose", "nodemailer", "postgres", "valibot"]);
 });

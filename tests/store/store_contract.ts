@@ -28,7 +28,7 @@ export async function storeContract(t: Deno.TestContext, options: ContractOption
     try {
       await fn(store, clock);
     } finally {
-      store.close();
+      await store.close();
     }
   };
 

@@ -1,0 +1,256 @@
+/**
+ * PostgreSQL backend of the Store, for several processes on one database (npm `postgres`).
+ *
+ * One table holds every record: the key as bytes that sort like Deno KV's keys
+ * (src/store/key_codec.ts), the value as JSON text (exactly what was written: jsonb would
+ * reorder object keys and refuse "\u0000"), the absolute expiry, and a version drawn from a
+ * sequence on every write. Every write of a key first takes a transaction-scoped advisory lock
+ * on it, so a commit's checks and mutations happen as one step against every other write from
+ * any process, an absent-key check included (a row lock cannot guard a row that does not exist).
+ */
+import postgres from "postgres";
+import { decodeKey, encodeKey, prefixRange } from "./key_codec.ts";
+import type {
+  AtomicCheck,
+  Entry,
+  Key,
+  Mutation,
+  SetOptions,
+  Store,
+  StoredRecord,
+} from "./store.ts";
+
+export interface PgStoreOptions {
+  /** `postgres://` or `postgresql://` URL; `sslmode=require|verify-full` in its query. */
+  readonly url: string;
+  /** Replaces a password in the URL (VESTIBULE_DATA_PASSWORD_FILE). */
+  readonly password?: string | null;
+  /** Connections kept open to the database at most. */
+  readonly poolSize: number;
+  readonly now?: () => number;
+}
+
+/**
+ * The database could not be used at start-up: unreachable, refused the login, or the role may
+ * not create or use the tables. The message names no password.
+ */
+export class PgStoreError extends Error {
+  override name = "PgStoreError";
+}
+
+/** The table layout's versions; each step runs once, in one transaction with its stamp. */
+const LAYOUT: readonly string[] = [
+  `CREATE SEQUENCE vestibule_versions;
+   CREATE TABLE vestibule_records (
+     key bytea PRIMARY KEY,
+     value text NOT NULL,
+     expires_at bigint,
+     version bigint NOT NULL DEFAULT nextval('vestibule_versions')
+   );
+   CREATE INDEX vestibule_records_expiry ON vestibule_records (expires_at)
+     WHERE expires_at IS NOT NULL;`,
+];
+
+/** The advisory lock (two-int form, apart from the per-key bigint locks) of the layout step. */
+const LAYOUT_LOCK = [0x56455354, 1] as const; // "VEST"
+
+/** Records read per query while listing. */
+const LIST_BATCH = 500;
+
+/** Expired rows read as absent at once; they are deleted by a write at most this often. */
+export const PURGE_INTERVAL_MS = 60_000;
+
+export async function openPgStore(options: PgStoreOptions): Promise<Store> {
+  const now = options.now ?? Date.now;
+  const sql = _connect(options);
+  try {
+    await _prepareLayout(sql);
+  } catch (error) {
+    await sql.end({ timeout: 0 });
+    throw new PgStoreError(describePgError(error, options.password ?? null, options.url));
+  }
+
+  const liveAt = (at: number) => sql`(expires_at IS NULL OR expires_at > ${at})`;
+  const expiresAt = (expireIn: number | undefined) =>
+    expireIn === undefined ? null : now() + expireIn;
+  let purgedAt = now();
+  const purgeWhenDue = async () => {
+    const at = now();
+    if (at - purgedAt < PURGE_INTERVAL_MS) return;
+    purgedAt = at;
+    await sql`DELETE FROM vestibule_records WHERE expires_at <= ${at}`;
+  };
+  const upsert = (
+    tx: postgres.Sql | postgres.TransactionSql,
+    key: Key,
+    value: unknown,
+    expireIn?: number,
+  ) =>
+    tx`INSERT INTO vestibule_records (key, value, expires_at)
+       VALUES (${encodeKey(key)}, ${_json(value)}, ${expiresAt(expireIn)})
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at,
+         version = nextval('vestibule_versions')`;
+
+  return {
+    async get<T>(key: Key): Promise<Entry<T> | null> {
+      const [row] = await sql<{ value: string; version: string }[]>`
+        SELECT value, version FROM vestibule_records
+        WHERE key = ${encodeKey(key)} AND ${liveAt(now())}`;
+      return row ? { key, value: JSON.parse(row.value) as T, version: row.version } : null;
+    },
+    async set(key: Key, value: unknown, options: SetOptions = {}) {
+      await sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${String(_lockId(encodeKey(key)))}::bigint)`;
+        await upsert(tx, key, value, options.expireIn);
+      });
+      await purgeWhenDue();
+    },
+    async delete(key: Key) {
+      await sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${String(_lockId(encodeKey(key)))}::bigint)`;
+        await tx`DELETE FROM vestibule_records WHERE key = ${encodeKey(key)}`;
+      });
+    },
+    async commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]) {
+      // The last mutation of a key is the one that counts, as in a KV atomic operation.
+      const last = new Map<string, Mutation>();
+      for (const m of mutations) last.set(JSON.stringify(m.key), m);
+      const locks = [
+        ...new Set([...checks.map((c) => c.key), ...mutations.map((m) => m.key)]
+          .map((key) => _lockId(encodeKey(key)))),
+      ].sort((a, b) => (a < b ? -1 : 1));
+      const done = await sql.begin(async (tx) => {
+        // In one order everywhere, so two commits never wait for each other's locks.
+        for (const lock of locks) await tx`SELECT pg_advisory_xact_lock(${String(lock)}::bigint)`;
+        // Read committed: each statement sees every write committed before the lock was had.
+        const at = now();
+        for (const check of checks) {
+          const [row] = await tx<{ version: string }[]>`
+            SELECT version FROM vestibule_records
+            WHERE key = ${encodeKey(check.key)} AND ${liveAt(at)}`;
+          if ((row?.version ?? null) !== check.version) return false;
+        }
+        for (const m of last.values()) {
+          if (m.type === "set") await upsert(tx, m.key, m.value, m.expireIn);
+          else await tx`DELETE FROM vestibule_records WHERE key = ${encodeKey(m.key)}`;
+        }
+        return true;
+      });
+      if (done) await purgeWhenDue();
+      return done;
+    },
+    async *list<T>(prefix: Key, options: { readonly limit?: number } = {}) {
+      const { from, to } = prefixRange(prefix);
+      let after: Uint8Array | null = null;
+      let left = options.limit ?? Infinity;
+      while (left > 0) {
+        const batch = Math.min(left, LIST_BATCH);
+        const rows: { key: Uint8Array; value: string; version: string }[] = await sql`
+          SELECT key, value, version FROM vestibule_records
+          WHERE key >= ${from} AND key < ${to} AND ${liveAt(now())}
+            ${after === null ? sql`` : sql`AND key > ${after}`}
+          ORDER BY key LIMIT ${batch}`;
+        for (const row of rows) {
+          yield {
+            key: decodeKey(row.key),
+            value: JSON.parse(row.value) as T,
+            version: row.version,
+          };
+        }
+        if (rows.length < batch) return;
+        left -= rows.length;
+        after = rows.at(-1)!.key;
+      }
+    },
+    async snapshot(prefix: Key = []): Promise<StoredRecord[]> {
+      const { from, to } = prefixRange(prefix);
+      // One statement reads one moment; repeatable read says so for any later change too.
+      const rows = await sql.begin(
+        "isolation level repeatable read read only",
+        (tx) =>
+          tx<{ key: Uint8Array; value: string; expires_at: string | null; version: string }[]>`
+          SELECT key, value, expires_at, version FROM vestibule_records
+          WHERE key >= ${from} AND key < ${to} AND ${liveAt(now())}
+          ORDER BY key`,
+      );
+      return rows.map((row) => ({
+        key: decodeKey(row.key),
+        value: JSON.parse(row.value),
+        expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+        version: row.version,
+      }));
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+function _json(value: unknown): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError("a store value must be JSON-compatible");
+  return text;
+}
+
+/** A key's advisory lock: FNV-1a over its bytes, a signed 64-bit number (a clash only waits). */
+function _lockId(bytes: Uint8Array): bigint {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of bytes) hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * 0x100000001b3n);
+  return BigInt.asIntN(64, hash);
+}
+
+function _connect(options: PgStoreOptions) {
+  const url = new URL(options.url);
+  const ssl = url.searchParams.get("sslmode");
+  // Every setting is given, so the client reads no PG* variable (the start task may not).
+  return postgres({
+    host: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port === "" ? 5432 : Number(url.port),
+    database: decodeURIComponent(url.pathname.slice(1)),
+    user: decodeURIComponent(url.username),
+    pass: options.password ?? decodeURIComponent(url.password),
+    // libpq's meanings: require encrypts without checking the certificate; verify-full checks it.
+    ssl: ssl === "require" ? "require" : ssl === "verify-full" ? "verify-full" : false,
+    max: options.poolSize,
+    connect_timeout: 10,
+    idle_timeout: 0,
+    max_lifetime: 0,
+    prepare: true,
+    onnotice: () => {},
+    connection: { application_name: "vestibule" },
+    target_session_attrs: undefined,
+  });
+}
+
+async function _prepareLayout(sql: postgres.Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    // Two replicas starting at once: the second waits here, then finds the layout made.
+    await tx`SELECT pg_advisory_xact_lock(${LAYOUT_LOCK[0]}, ${LAYOUT_LOCK[1]})`;
+    await tx`CREATE TABLE IF NOT EXISTS vestibule_layout (version integer NOT NULL)`;
+    const [row] = await tx<{ version: number }[]>`SELECT version FROM vestibule_layout`;
+    const version = row?.version ?? 0;
+    if (version > LAYOUT.length) {
+      throw new PgStoreError(
+        `the tables are at layout version ${version}, newer than this release knows ` +
+          `(${LAYOUT.length}): run the release that made them`,
+      );
+    }
+    for (const step of LAYOUT.slice(version)) await tx.unsafe(step);
+    if (row === undefined) await tx`INSERT INTO vestibule_layout VALUES (${LAYOUT.length})`;
+    else await tx`UPDATE vestibule_layout SET version = ${LAYOUT.length}`;
+  });
+}
+
+/** What went wrong with the database, in one line, the password (if any) replaced by ***. */
+export function describePgError(error: unknown, password: string | null, url: string): string {
+  const secret = password ?? decodeURIComponent(new URL(url).password);
+  let text: string;
+  if (error instanceof PgStoreError) text = error.message;
+  else if (error instanceof postgres.PostgresError) {
+    text = `${error.message} (SQLSTATE ${error.code})`;
+    if (error.code === "42501") {
+      text += ": the role needs CREATE on the schema, or an owner to create the tables first";
+    }
+  } else text = error instanceof Error ? error.message : String(error);
+  return secret === "" ? text : text.replaceAll(secret, "***");
+}
