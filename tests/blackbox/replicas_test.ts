@@ -353,6 +353,24 @@ Deno.test("replicas: two processes on one KV file behind a round-robin proxy", a
         },
       );
 
+      await t.step("a tools/list cursor of one replica is taken by the other", async () => {
+        const list = async (params: Record<string, unknown>) => {
+          const response = await fetch(`${d.api}/api/mcp`, {
+            method: "POST",
+            headers: { ...MCP_HEADERS, Authorization: `Bearer ${agent.tokens.access_token}` },
+            body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params }),
+          });
+          return { replica: response.headers.get(REPLICA_HEADER), message: await response.json() };
+        };
+        const first = await list({});
+        const cursor = first.message.result.nextCursor;
+        assert.equal(typeof cursor, "string");
+        const second = await list({ cursor });
+        assert.notEqual(second.replica, first.replica);
+        assert.equal(second.message.error, undefined, JSON.stringify(second.message.error));
+        assert.ok(second.message.result.tools.length > 0);
+      });
+
       await t.step("a refresh raced on both replicas gets one answer", async () => {
         const fields = {
           grant_type: "refresh_token",
