@@ -6,6 +6,7 @@ import {
   checkServeConfig,
   ConfigError,
   configWarnings,
+  maskDataUrl,
   readEnvironment,
   resolveConfig,
 } from "./src/config.ts";
@@ -20,7 +21,7 @@ import { createAdminSite } from "./src/ops/admin_site.ts";
 import { createServiceMetrics } from "./src/ops/service_metrics.ts";
 import { ListenError, serve, serveAdmin } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
-import { openKvStore } from "./src/store/kv_store.ts";
+import { openStore } from "./src/store/open.ts";
 import { prepareSchema, SchemaError } from "./src/store/schema.ts";
 import { StoreBusyError } from "./src/store/store.ts";
 
@@ -55,11 +56,12 @@ async function main(): Promise<number> {
   }
   let store;
   try {
-    store = await openKvStore(config.dataPath);
+    store = await openStore(config);
   } catch (error) {
-    // A file group or others may read, or one the system will not let this user open.
+    // A file group or others may read, or one the system will not let this user open; a
+    // database that is unreachable, refuses the login, or will not let the role make its tables.
     console.error(
-      `vestibule: cannot open VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${
+      `vestibule: cannot open VESTIBULE_DATA=${JSON.stringify(maskDataUrl(config.dataPath))}: ${
         (error as Error).message
       }`,
     );
@@ -72,8 +74,10 @@ async function main(): Promise<number> {
   } catch (error) {
     // A newer store, or one other processes kept writing through every pass of a migration.
     if (!(error instanceof SchemaError || error instanceof StoreBusyError)) throw error;
-    console.error(`vestibule: VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${error.message}`);
-    store.close();
+    console.error(
+      `vestibule: VESTIBULE_DATA=${JSON.stringify(maskDataUrl(config.dataPath))}: ${error.message}`,
+    );
+    await store.close();
     return 2;
   }
   // Mail goes to stderr so the development mailer's links stay out of the request log.
@@ -87,7 +91,7 @@ async function main(): Promise<number> {
   } catch (error) {
     if (!(error instanceof MailTransportError)) throw error;
     console.error(`vestibule: ${error.message}`);
-    store.close();
+    await store.close();
     return 2;
   }
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
@@ -110,7 +114,7 @@ async function main(): Promise<number> {
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     console.error(`vestibule: template error: ${error.message}`);
-    store.close();
+    await store.close();
     return 2;
   }
   // Before anything listens: a SIGTERM right after "listening" must still stop cleanly.
@@ -128,7 +132,7 @@ async function main(): Promise<number> {
     if (!(error instanceof ListenError)) throw error;
     console.error(`vestibule: ${error.message}`);
     await server?.shutdown();
-    store.close();
+    await store.close();
     return 2;
   }
   // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
@@ -150,7 +154,7 @@ async function main(): Promise<number> {
   });
   await Promise.all([server.shutdown(), adminServer?.shutdown()]);
   await services.sender.stop();
-  store.close();
+  await store.close();
   logEvent(log, { level: "info", message: "stopped" });
   return 0;
 }

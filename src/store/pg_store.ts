@@ -202,24 +202,33 @@ function _lockId(bytes: Uint8Array): bigint {
 function _connect(options: PgStoreOptions) {
   const url = new URL(options.url);
   const ssl = url.searchParams.get("sslmode");
-  // Every setting is given, so the client reads no PG* variable (the start task may not).
-  return postgres({
+  const password = options.password ?? decodeURIComponent(url.password);
+  // Every setting is given: the client reads a PG* variable for each one left out, which the
+  // start task may not (--allow-env=VESTIBULE_*,PGAPPNAME; PGAPPNAME it reads regardless).
+  const settings: postgres.Options<Record<string, never>> = {
     host: url.hostname.replace(/^\[|\]$/g, ""),
     port: url.port === "" ? 5432 : Number(url.port),
     database: decodeURIComponent(url.pathname.slice(1)),
     user: decodeURIComponent(url.username),
-    pass: options.password ?? decodeURIComponent(url.password),
+    pass: () => password,
     // libpq's meanings: require encrypts without checking the certificate; verify-full checks it.
     ssl: ssl === "require" ? "require" : ssl === "verify-full" ? "verify-full" : false,
     max: options.poolSize,
     connect_timeout: 10,
     idle_timeout: 0,
     max_lifetime: 0,
+    backoff: (attempt) => Math.min(3 ** attempt / 100, 20) * (0.5 + Math.random() / 2),
+    keep_alive: 60,
     prepare: true,
+    debug: false,
+    fetch_types: false,
+    publications: "alltables",
+    // A store must write: a standby (read-only) server is refused at connection.
+    target_session_attrs: "read-write",
     onnotice: () => {},
     connection: { application_name: "vestibule" },
-    target_session_attrs: undefined,
-  });
+  };
+  return postgres(Object.assign(settings, { sslnegotiation: null, max_pipeline: 100 }));
 }
 
 async function _prepareLayout(sql: postgres.Sql): Promise<void> {
