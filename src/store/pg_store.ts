@@ -2,13 +2,14 @@
  * PostgreSQL backend of the Store, for several processes on one database (npm `postgres`).
  *
  * One table holds every record: the key as bytes that sort like Deno KV's keys
- * (src/store/key_codec.ts), the value as JSON text (exactly what was written: jsonb would
- * reorder object keys and refuse "\u0000"), the absolute expiry, and a version drawn from a
- * sequence on every write. Every write of a key first takes a transaction-scoped advisory lock
+ * (src/store/key_codec.ts), the value as JSON text with the backup format's tags for what JSON
+ * cannot carry (src/store/backup.ts; text, not jsonb, which would reorder object keys and refuse
+ * "\u0000"), the absolute expiry, and a version drawn from a sequence on every write. Every write of a key first takes a transaction-scoped advisory lock
  * on it, so a commit's checks and mutations happen as one step against every other write from
  * any process, an absent-key check included (a row lock cannot guard a row that does not exist).
  */
 import postgres from "postgres";
+import { decodeValue, encodeValue } from "./backup.ts";
 import { decodeKey, encodeKey, prefixRange } from "./key_codec.ts";
 import type {
   AtomicCheck,
@@ -87,7 +88,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     expireIn?: number,
   ) =>
     tx`INSERT INTO vestibule_records (key, value, expires_at)
-       VALUES (${encodeKey(key)}, ${_json(value)}, ${expiresAt(expireIn)})
+       VALUES (${encodeKey(key)}, ${_json(key, value)}, ${expiresAt(expireIn)})
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at,
          version = nextval('vestibule_versions')`;
 
@@ -96,7 +97,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
       const [row] = await sql<{ value: string; version: string }[]>`
         SELECT value, version FROM vestibule_records
         WHERE key = ${encodeKey(key)} AND ${liveAt(now())}`;
-      return row ? { key, value: JSON.parse(row.value) as T, version: row.version } : null;
+      return row ? { key, value: _parse(key, row.value) as T, version: row.version } : null;
     },
     async set(key: Key, value: unknown, options: SetOptions = {}) {
       await sql.begin(async (tx) => {
@@ -151,11 +152,8 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
             ${after === null ? sql`` : sql`AND key > ${after}`}
           ORDER BY key LIMIT ${batch}`;
         for (const row of rows) {
-          yield {
-            key: decodeKey(row.key),
-            value: JSON.parse(row.value) as T,
-            version: row.version,
-          };
+          const key = decodeKey(row.key);
+          yield { key, value: _parse(key, row.value) as T, version: row.version };
         }
         if (rows.length < batch) return;
         left -= rows.length;
@@ -173,12 +171,15 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
           WHERE key >= ${from} AND key < ${to} AND ${liveAt(now())}
           ORDER BY key`,
       );
-      return rows.map((row) => ({
-        key: decodeKey(row.key),
-        value: JSON.parse(row.value),
-        expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-        version: row.version,
-      }));
+      return rows.map((row) => {
+        const key = decodeKey(row.key);
+        return {
+          key,
+          value: _parse(key, row.value),
+          expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+          version: row.version,
+        };
+      });
     },
     async close() {
       await sql.end({ timeout: 5 });
@@ -186,10 +187,12 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
   };
 }
 
-function _json(value: unknown): string {
-  const text = JSON.stringify(value);
-  if (text === undefined) throw new TypeError("a store value must be JSON-compatible");
-  return text;
+function _json(key: Key, value: unknown): string {
+  return JSON.stringify(encodeValue(value, key));
+}
+
+function _parse(key: Key, text: string): unknown {
+  return decodeValue(JSON.parse(text), JSON.stringify(key));
 }
 
 /** A key's advisory lock: FNV-1a over its bytes, a signed 64-bit number (a clash only waits). */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { openPgStore, PgStoreError, PURGE_INTERVAL_MS } from "../../src/store/pg_store.ts";
+import { CURRENT_SCHEMA, prepareSchema, readSchemaVersion } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
 import { startPgCluster } from "./pg_cluster.ts";
 import { manualClock, storeContract } from "./store_contract.ts";
@@ -169,6 +170,26 @@ Deno.test("pg store", async (t) => {
             moving = false;
             await writer;
           }
+        }),
+    );
+
+    await t.step(
+      "the store's schema migrations run on it, from two replicas at once",
+      () =>
+        twoStores(async (a, b) => {
+          // A store from before version 2: no stamp, a session under the hex digest of its secret.
+          const hex = "ab".repeat(32);
+          await a.set(["accounts", "session", hex], { accountId: "x" }, { expireIn: 60_000 });
+          const [first, second] = await Promise.all([
+            prepareSchema(a, Date.now),
+            prepareSchema(b, Date.now),
+          ]);
+          assert.deepEqual([first.length, second.length], [1, 1]);
+          assert.equal(await readSchemaVersion(b), CURRENT_SCHEMA);
+          const sessions = await a.snapshot(["accounts", "session"]);
+          assert.deepEqual(sessions.map((r) => [r.key[2], r.value]), [
+            ["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s", { accountId: "x" }],
+          ]);
         }),
     );
 
