@@ -193,6 +193,28 @@ Deno.test("pg store", async (t) => {
         }),
     );
 
+    await t.step("sslmode: require encrypts, verify-full checks the certificate", async () => {
+      const url = await cluster.database();
+      const encrypted = async (sslmode: string) => {
+        const store = await open(`${url}?sslmode=${sslmode}`);
+        try {
+          return await cluster.superuser(
+            "SELECT bool_and(ssl) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) " +
+              `WHERE application_name = 'vestibule' AND datname = '${_name(url)}'`,
+          );
+        } finally {
+          await store.close();
+        }
+      };
+      assert.equal(await encrypted("require"), "t\n");
+      assert.equal(await encrypted("disable"), "f\n");
+      // The cluster's certificate is self-signed: verify-full refuses it.
+      const error = await open(`${url}?sslmode=verify-full`).catch((e) => e);
+      assert.ok(error instanceof PgStoreError);
+      assert.match(error.message, /certificate/i);
+      assert.ok(!error.message.includes(cluster.password));
+    });
+
     await t.step("a wrong password is refused in one line that does not hold it", async () => {
       const url = new URL(await cluster.database());
       url.password = "not-the-password";
