@@ -16,13 +16,13 @@ import { issueCode } from "../src/oauth/codes.ts";
 import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
-import { openKvStore } from "../src/store/kv_store.ts";
+import { openStore } from "../src/store/open.ts";
 
 const [out, codeCount, chainCount] = [Deno.args[0]!, Number(Deno.args[1]), Number(Deno.args[2])];
 const config = resolveConfig(readEnvironment());
 const log = () => {};
 const now = Date.now;
-const store = await openKvStore(":memory:");
+const store = await openStore(config); // VESTIBULE_DATA: KV in memory, or PostgreSQL
 const services = createAccountServices({ config, store, now, mailLog: log });
 const handler = await createApp({ config, log, now, store, ...services });
 const accounts = createAccounts(store, now);
@@ -88,6 +88,6 @@ await Deno.writeTextFile(
 const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
-  store.close();
+  await store.close();
   Deno.exit(0);
 });

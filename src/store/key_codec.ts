@@ -54,7 +54,8 @@ export function decodeKey(bytes: Uint8Array): Key {
       }
       key.push(decoder.decode(Uint8Array.from(utf8)));
     } else if (type === NUMBER && at + 8 <= bytes.length) {
-      const double = bytes.slice(at, at + 8);
+      // A copy: the client's bytes may be a Buffer, whose slice() shares their memory.
+      const double = Uint8Array.from(bytes.subarray(at, at + 8));
       const negative = (double[0]! & 0x80) === 0;
       for (let i = 0; i < 8; i++) double[i] = negative ? double[i]! ^ 0xff : double[i]!;
       if (!negative) double[0] = double[0]! ^ 0x80;

@@ -2,13 +2,16 @@
  * PostgreSQL backend of the Store, for several processes on one database (npm `postgres`).
  *
  * One table holds every record: the key as bytes that sort like Deno KV's keys
- * (src/store/key_codec.ts), the value as JSON text (exactly what was written: jsonb would
- * reorder object keys and refuse "\u0000"), the absolute expiry, and a version drawn from a
- * sequence on every write. Every write of a key first takes a transaction-scoped advisory lock
- * on it, so a commit's checks and mutations happen as one step against every other write from
- * any process, an absent-key check included (a row lock cannot guard a row that does not exist).
+ * (src/store/key_codec.ts), the value as JSON text with the backup format's tags for what JSON
+ * cannot carry (src/store/backup.ts; text, not jsonb, which would reorder object keys and refuse
+ * "\u0000"), the absolute expiry, and a version drawn from a sequence on every write.
+ * Every write goes through one SQL function, vestibule_commit, which first takes a
+ * transaction-scoped advisory lock on each key it touches: a commit's checks and mutations happen
+ * as one step against every other write from any process, an absent-key check included (a row
+ * lock cannot guard a row that does not exist yet). One round trip per write.
  */
 import postgres from "postgres";
+import { decodeValue, encodeValue } from "./backup.ts";
 import { decodeKey, encodeKey, prefixRange } from "./key_codec.ts";
 import type {
   AtomicCheck,
@@ -48,7 +51,38 @@ const LAYOUT: readonly string[] = [
      version bigint NOT NULL DEFAULT nextval('vestibule_versions')
    );
    CREATE INDEX vestibule_records_expiry ON vestibule_records (expires_at)
-     WHERE expires_at IS NOT NULL;`,
+     WHERE expires_at IS NOT NULL;
+   -- One commit in one round trip (see commitDocument). Volatile, so under read committed each
+   -- statement sees every write committed before it, those of the lock holders before it too.
+   CREATE FUNCTION vestibule_commit(ops jsonb, at bigint) RETURNS boolean
+   LANGUAGE plpgsql VOLATILE AS $$
+   DECLARE
+     lock bigint;
+     c jsonb;
+     current bigint;
+   BEGIN
+     FOR lock IN SELECT l::bigint FROM jsonb_array_elements_text(ops->'locks')
+       WITH ORDINALITY AS t(l, n) ORDER BY n
+     LOOP
+       PERFORM pg_advisory_xact_lock(lock);
+     END LOOP;
+     FOR c IN SELECT value FROM jsonb_array_elements(ops->'checks') LOOP
+       current := NULL;
+       SELECT version INTO current FROM vestibule_records
+         WHERE key = decode(c->>'key', 'hex') AND (expires_at IS NULL OR expires_at > at);
+       IF current::text IS DISTINCT FROM c->>'version' THEN
+         RETURN false;
+       END IF;
+     END LOOP;
+     INSERT INTO vestibule_records (key, value, expires_at)
+       SELECT decode(s->>'key', 'hex'), s->>'value', (s->>'expiresAt')::bigint
+       FROM jsonb_array_elements(ops->'sets') AS s
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at,
+         version = nextval('vestibule_versions');
+     DELETE FROM vestibule_records
+       WHERE key IN (SELECT decode(d, 'hex') FROM jsonb_array_elements_text(ops->'deletes') AS d);
+     RETURN true;
+   END $$;`,
 ];
 
 /** The advisory lock (two-int form, apart from the per-key bigint locks) of the layout step. */
@@ -71,8 +105,6 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
   }
 
   const liveAt = (at: number) => sql`(expires_at IS NULL OR expires_at > ${at})`;
-  const expiresAt = (expireIn: number | undefined) =>
-    expireIn === undefined ? null : now() + expireIn;
   let purgedAt = now();
   const purgeWhenDue = async () => {
     const at = now();
@@ -80,65 +112,29 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     purgedAt = at;
     await sql`DELETE FROM vestibule_records WHERE expires_at <= ${at}`;
   };
-  const upsert = (
-    tx: postgres.Sql | postgres.TransactionSql,
-    key: Key,
-    value: unknown,
-    expireIn?: number,
-  ) =>
-    tx`INSERT INTO vestibule_records (key, value, expires_at)
-       VALUES (${encodeKey(key)}, ${_json(value)}, ${expiresAt(expireIn)})
-       ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at,
-         version = nextval('vestibule_versions')`;
+  /** Every write: one call of vestibule_commit, in a transaction of its own. */
+  const commit = async (checks: readonly AtomicCheck[], mutations: readonly Mutation[]) => {
+    const at = now();
+    const [row] = await sql<{ ok: boolean }[]>`
+      SELECT vestibule_commit(${sql.json(_commitDocument(checks, mutations, at))}, ${at}) AS ok`;
+    if (row!.ok) await purgeWhenDue();
+    return row!.ok;
+  };
 
   return {
     async get<T>(key: Key): Promise<Entry<T> | null> {
       const [row] = await sql<{ value: string; version: string }[]>`
         SELECT value, version FROM vestibule_records
         WHERE key = ${encodeKey(key)} AND ${liveAt(now())}`;
-      return row ? { key, value: JSON.parse(row.value) as T, version: row.version } : null;
+      return row ? { key, value: _parse(key, row.value) as T, version: row.version } : null;
     },
     async set(key: Key, value: unknown, options: SetOptions = {}) {
-      await sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${String(_lockId(encodeKey(key)))}::bigint)`;
-        await upsert(tx, key, value, options.expireIn);
-      });
-      await purgeWhenDue();
+      await commit([], [{ type: "set", key, value, ...options }]);
     },
     async delete(key: Key) {
-      await sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${String(_lockId(encodeKey(key)))}::bigint)`;
-        await tx`DELETE FROM vestibule_records WHERE key = ${encodeKey(key)}`;
-      });
+      await commit([], [{ type: "delete", key }]);
     },
-    async commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]) {
-      // The last mutation of a key is the one that counts, as in a KV atomic operation.
-      const last = new Map<string, Mutation>();
-      for (const m of mutations) last.set(JSON.stringify(m.key), m);
-      const locks = [
-        ...new Set([...checks.map((c) => c.key), ...mutations.map((m) => m.key)]
-          .map((key) => _lockId(encodeKey(key)))),
-      ].sort((a, b) => (a < b ? -1 : 1));
-      const done = await sql.begin(async (tx) => {
-        // In one order everywhere, so two commits never wait for each other's locks.
-        for (const lock of locks) await tx`SELECT pg_advisory_xact_lock(${String(lock)}::bigint)`;
-        // Read committed: each statement sees every write committed before the lock was had.
-        const at = now();
-        for (const check of checks) {
-          const [row] = await tx<{ version: string }[]>`
-            SELECT version FROM vestibule_records
-            WHERE key = ${encodeKey(check.key)} AND ${liveAt(at)}`;
-          if ((row?.version ?? null) !== check.version) return false;
-        }
-        for (const m of last.values()) {
-          if (m.type === "set") await upsert(tx, m.key, m.value, m.expireIn);
-          else await tx`DELETE FROM vestibule_records WHERE key = ${encodeKey(m.key)}`;
-        }
-        return true;
-      });
-      if (done) await purgeWhenDue();
-      return done;
-    },
+    commit,
     async *list<T>(prefix: Key, options: { readonly limit?: number } = {}) {
       const { from, to } = prefixRange(prefix);
       let after: Uint8Array | null = null;
@@ -151,11 +147,8 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
             ${after === null ? sql`` : sql`AND key > ${after}`}
           ORDER BY key LIMIT ${batch}`;
         for (const row of rows) {
-          yield {
-            key: decodeKey(row.key),
-            value: JSON.parse(row.value) as T,
-            version: row.version,
-          };
+          const key = decodeKey(row.key);
+          yield { key, value: _parse(key, row.value) as T, version: row.version };
         }
         if (rows.length < batch) return;
         left -= rows.length;
@@ -173,12 +166,15 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
           WHERE key >= ${from} AND key < ${to} AND ${liveAt(now())}
           ORDER BY key`,
       );
-      return rows.map((row) => ({
-        key: decodeKey(row.key),
-        value: JSON.parse(row.value),
-        expiresAt: row.expires_at === null ? null : Number(row.expires_at),
-        version: row.version,
-      }));
+      return rows.map((row) => {
+        const key = decodeKey(row.key);
+        return {
+          key,
+          value: _parse(key, row.value),
+          expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+          version: row.version,
+        };
+      });
     },
     async close() {
       await sql.end({ timeout: 5 });
@@ -186,10 +182,46 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
   };
 }
 
-function _json(value: unknown): string {
-  const text = JSON.stringify(value);
-  if (text === undefined) throw new TypeError("a store value must be JSON-compatible");
-  return text;
+function _json(key: Key, value: unknown): string {
+  return JSON.stringify(encodeValue(value, key));
+}
+
+function _parse(key: Key, text: string): unknown {
+  return decodeValue(JSON.parse(text), JSON.stringify(key));
+}
+
+/**
+ * What vestibule_commit takes: the keys' locks in ascending order (one order everywhere, so two
+ * commits never wait for each other's), the checks, and the last mutation of each key (the one
+ * that counts, as in a KV atomic operation). Keys travel as hex.
+ */
+function _commitDocument(
+  checks: readonly AtomicCheck[],
+  mutations: readonly Mutation[],
+  at: number,
+): postgres.JSONValue {
+  const hex = (key: Key) =>
+    Array.from(encodeKey(key), (b) => b.toString(16).padStart(2, "0")).join("");
+  const last = new Map<string, Mutation>();
+  for (const m of mutations) last.set(hex(m.key), m);
+  const locks = [
+    ...new Set([...checks.map((c) => c.key), ...mutations.map((m) => m.key)]
+      .map((key) => _lockId(encodeKey(key)))),
+  ].sort((a, b) => (a < b ? -1 : 1));
+  const sets = [...last].filter(([, m]) => m.type === "set").map(([key, m]) => {
+    const { value, expireIn } = m as Extract<Mutation, { type: "set" }>;
+    return {
+      key,
+      value: _json(m.key, value),
+      expiresAt: expireIn === undefined ? null : at + expireIn,
+    };
+  });
+  return {
+    locks: locks.map(String),
+    checks: checks.map((c) => ({ key: hex(c.key), version: c.version })),
+    sets,
+    deletes: [...last].filter(([, m]) => m.type === "delete").map(([key]) => key),
+  };
 }
 
 /** A key's advisory lock: FNV-1a over its bytes, a signed 64-bit number (a clash only waits). */

@@ -1,5 +1,6 @@
 // A private PostgreSQL cluster for one test file: `initdb` in a temporary folder, the server on a
-// free loopback port, a login role with a password, and a new database per `database()`. Uses
+// free loopback port with TLS offered (a self-signed certificate for localhost), a login role with
+// a password, and a new database per `database()`. Uses
 // Debian's `postgresql` package (.ci/run installs it); a machine without it fails, never skips.
 
 export interface PgCluster {
@@ -82,6 +83,25 @@ export async function startPgCluster(): Promise<PgCluster> {
     "UTF8",
     "--locale=C",
   ]);
+  // The certificate PostgreSQL looks for in its data folder; its key must be the owner's alone.
+  await _run("openssl", [
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=localhost",
+    "-keyout",
+    `${data}/server.key`,
+    "-out",
+    `${data}/server.crt`,
+  ]);
+  await _run("chmod", ["600", `${data}/server.key`]);
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
@@ -94,6 +114,7 @@ export async function startPgCluster(): Promise<PgCluster> {
     "-c synchronous_commit=off",
     "-c full_page_writes=off",
     "-c max_connections=200",
+    "-c ssl=on",
   ].join(" ");
   await _run(`${bin}/pg_ctl`, [
     "-D",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { openPgStore, PgStoreError, PURGE_INTERVAL_MS } from "../../src/store/pg_store.ts";
+import { CURRENT_SCHEMA, prepareSchema, readSchemaVersion } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
 import { startPgCluster } from "./pg_cluster.ts";
 import { manualClock, storeContract } from "./store_contract.ts";
@@ -171,6 +172,48 @@ Deno.test("pg store", async (t) => {
           }
         }),
     );
+
+    await t.step(
+      "the store's schema migrations run on it, from two replicas at once",
+      () =>
+        twoStores(async (a, b) => {
+          // A store from before version 2: no stamp, a session under the hex digest of its secret.
+          const hex = "ab".repeat(32);
+          await a.set(["accounts", "session", hex], { accountId: "x" }, { expireIn: 60_000 });
+          const [first, second] = await Promise.all([
+            prepareSchema(a, Date.now),
+            prepareSchema(b, Date.now),
+          ]);
+          assert.deepEqual([first.length, second.length], [1, 1]);
+          assert.equal(await readSchemaVersion(b), CURRENT_SCHEMA);
+          const sessions = await a.snapshot(["accounts", "session"]);
+          assert.deepEqual(sessions.map((r) => [r.key[2], r.value]), [
+            ["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s", { accountId: "x" }],
+          ]);
+        }),
+    );
+
+    await t.step("sslmode: require encrypts, verify-full checks the certificate", async () => {
+      const url = await cluster.database();
+      const encrypted = async (sslmode: string) => {
+        const store = await open(`${url}?sslmode=${sslmode}`);
+        try {
+          return await cluster.superuser(
+            "SELECT bool_and(ssl) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) " +
+              `WHERE application_name = 'vestibule' AND datname = '${_name(url)}'`,
+          );
+        } finally {
+          await store.close();
+        }
+      };
+      assert.equal(await encrypted("require"), "t\n");
+      assert.equal(await encrypted("disable"), "f\n");
+      // The cluster's certificate is self-signed: verify-full refuses it.
+      const error = await open(`${url}?sslmode=verify-full`).catch((e) => e);
+      assert.ok(error instanceof PgStoreError);
+      assert.match(error.message, /certificate/i);
+      assert.ok(!error.message.includes(cluster.password));
+    });
 
     await t.step("a wrong password is refused in one line that does not hold it", async () => {
       const url = new URL(await cluster.database());
