@@ -104,19 +104,22 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     throw new PgStoreError(describePgError(error, options.password ?? null, options.url));
   }
 
-  const liveAt = (at: number) => sql`(expires_at IS NULL OR expires_at > ${at})`;
+  // Expiries are whole milliseconds: against a clock with fractions, its floor decides the same.
+  const liveAt = (at: number) => sql`(expires_at IS NULL OR expires_at > ${Math.floor(at)})`;
   let purgedAt = now();
   const purgeWhenDue = async () => {
     const at = now();
     if (at - purgedAt < PURGE_INTERVAL_MS) return;
     purgedAt = at;
-    await sql`DELETE FROM vestibule_records WHERE expires_at <= ${at}`;
+    await sql`DELETE FROM vestibule_records WHERE expires_at <= ${Math.floor(at)}`;
   };
   /** Every write: one call of vestibule_commit, in a transaction of its own. */
   const commit = async (checks: readonly AtomicCheck[], mutations: readonly Mutation[]) => {
     const at = now();
     const [row] = await sql<{ ok: boolean }[]>`
-      SELECT vestibule_commit(${sql.json(_commitDocument(checks, mutations, at))}, ${at}) AS ok`;
+      SELECT vestibule_commit(${sql.json(_commitDocument(checks, mutations, at))}, ${
+      Math.floor(at)
+    }) AS ok`;
     if (row!.ok) await purgeWhenDue();
     return row!.ok;
   };
@@ -210,11 +213,9 @@ function _commitDocument(
   ].sort((a, b) => (a < b ? -1 : 1));
   const sets = [...last].filter(([, m]) => m.type === "set").map(([key, m]) => {
     const { value, expireIn } = m as Extract<Mutation, { type: "set" }>;
-    return {
-      key,
-      value: _json(m.key, value),
-      expiresAt: expireIn === undefined ? null : at + expireIn,
-    };
+    // Rounded up to a whole millisecond (a bigint column): never earlier than asked.
+    const expiresAt = expireIn === undefined ? null : Math.ceil(at + expireIn);
+    return { key, value: _json(m.key, value), expiresAt };
   });
   return {
     locks: locks.map(String),

@@ -113,6 +113,28 @@ Deno.test("pg store", async (t) => {
       }
     });
 
+    await t.step(
+      "fractional clocks and expiries (rates divide) are kept to the millisecond",
+      async () => {
+        const clock = manualClock();
+        const store = await open(await cluster.database(), clock.now);
+        try {
+          clock.advance(0.5);
+          await store.set(["rate"], 1, { expireIn: 60_000 / (5 / 15) }); // 180000.00000000003
+          await store.commit([{ key: ["once"], version: null }], [
+            { type: "set", key: ["once"], value: 2, expireIn: 1_000.25 },
+          ]);
+          clock.advance(1_000);
+          assert.equal((await store.get(["once"]))?.value, 2);
+          clock.advance(1);
+          assert.equal(await store.get(["once"]), null);
+          assert.equal((await store.get(["rate"]))?.value, 1);
+        } finally {
+          await store.close();
+        }
+      },
+    );
+
     await t.step("two openers racing on a new database both start on one layout", async () => {
       for (let round = 0; round < 3; round++) {
         const url = await cluster.database();
