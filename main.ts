@@ -6,6 +6,7 @@ import {
   checkServeConfig,
   ConfigError,
   configWarnings,
+  maskDataUrl,
   readEnvironment,
   resolveConfig,
 } from "./src/config.ts";
@@ -23,7 +24,7 @@ import { createServiceMetrics } from "./src/ops/service_metrics.ts";
 import { withStoreMetrics } from "./src/ops/store_metrics.ts";
 import { ListenError, serve, serveAdmin } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
-import { openKvStore } from "./src/store/kv_store.ts";
+import { openStore } from "./src/store/open.ts";
 import { prepareSchema, SchemaError } from "./src/store/schema.ts";
 import { StoreBusyError } from "./src/store/store.ts";
 
@@ -66,11 +67,12 @@ async function main(): Promise<number> {
   }
   let store;
   try {
-    store = await openKvStore(config.dataPath);
+    store = await openStore(config);
   } catch (error) {
-    // A file group or others may read, or one the system will not let this user open.
+    // A file group or others may read, or one the system will not let this user open; a
+    // database that is unreachable, refuses the login, or will not let the role make its tables.
     console.error(
-      `vestibule: cannot open VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${
+      `vestibule: cannot open VESTIBULE_DATA=${JSON.stringify(maskDataUrl(config.dataPath))}: ${
         (error as Error).message
       }`,
     );
@@ -83,8 +85,10 @@ async function main(): Promise<number> {
   } catch (error) {
     // A newer store, or one other processes kept writing through every pass of a migration.
     if (!(error instanceof SchemaError || error instanceof StoreBusyError)) throw error;
-    console.error(`vestibule: VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${error.message}`);
-    store.close();
+    console.error(
+      `vestibule: VESTIBULE_DATA=${JSON.stringify(maskDataUrl(config.dataPath))}: ${error.message}`,
+    );
+    await store.close();
     return 2;
   }
   // Mail goes to stderr so the development mailer's links stay out of the request log.
@@ -96,7 +100,7 @@ async function main(): Promise<number> {
   } catch (error) {
     if (!(error instanceof MailTransportError)) throw error;
     console.error(`vestibule: ${error.message}`);
-    store.close();
+    await store.close();
     return 2;
   }
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
@@ -113,6 +117,7 @@ async function main(): Promise<number> {
     mailLog,
     log,
     transport,
+    rateLimitRefused: metrics?.rateLimitRefused,
   });
   let handler;
   try {
@@ -120,7 +125,7 @@ async function main(): Promise<number> {
   } catch (error) {
     if (!(error instanceof TemplateError)) throw error;
     console.error(`vestibule: template error: ${error.message}`);
-    store.close();
+    await store.close();
     return 2;
   }
   // Before anything listens: a SIGTERM right after "listening" must still stop cleanly.
@@ -148,7 +153,7 @@ async function main(): Promise<number> {
     if (!(error instanceof ListenError)) throw error;
     console.error(`vestibule: ${error.message}`);
     await server?.shutdown();
-    store.close();
+    await store.close();
     return 2;
   }
   // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
@@ -170,7 +175,7 @@ async function main(): Promise<number> {
   });
   await Promise.all([server.shutdown(), adminServer?.shutdown()]);
   await services.sender.stop();
-  store.close();
+  await store.close();
   logEvent(log, { level: "info", message: "stopped" });
   return 0;
 }

@@ -4,7 +4,8 @@
  * access-token verifications/s of the resource server's verifier in this process (no HTTP:
  * signature, claims and the grant lookup in the store).
  * Each exchange spends a distinct pre-issued code; each connection refreshes its own
- * chain, so every refresh rotates (compare-and-set, sealed answer, new JWT).
+ * chain, so every refresh rotates (compare-and-set, sealed answer, new JWT). The token endpoint
+ * is measured on Deno KV in memory and on PostgreSQL (bench/stores.ts).
  */
 import { resolveConfig } from "../src/config.ts";
 import { createAccessTokenVerifier } from "../src/oauth/access_token.ts";
@@ -14,6 +15,7 @@ import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
 import { freePorts, startServerProcess } from "./processes.ts";
+import { type BenchStore, onEachStore } from "./stores.ts";
 
 interface Prepared {
   readonly clientId: string;
@@ -34,69 +36,8 @@ const CODES_PER_SECOND = 3_000;
 export default {
   name: "oauth",
   async run({ seconds, connections }) {
-    const [base, auth, api] = freePorts(3);
-    const dir = await Deno.makeTempDir({ prefix: "vestibule-oauth-bench-" });
-    const codeCount = CODES_PER_SECOND * seconds;
-    const env = {
-      VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
-      VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
-      VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-      VESTIBULE_DATA: ":memory:",
-      VESTIBULE_RATE_LIMITS: "off",
-    };
-    const server = await startServerProcess({
-      command: [
-        Deno.execPath(),
-        "run",
-        "-A",
-        "bench/oauth_server.ts",
-        `${dir}/prepared.json`,
-        String(codeCount),
-        String(connections),
-      ],
-      env,
-      readyUrl: `http://127.0.0.1:${base}/health`,
-    });
-    const rows: string[][] = [];
-    try {
-      const prepared: Prepared = JSON.parse(await Deno.readTextFile(`${dir}/prepared.json`));
-      const tokenUrl = `http://127.0.0.1:${auth}/api/auth/oauth2/token`;
-      const codes = [...prepared.codes];
-      const exchanges = await _drive(seconds, connections, () => {
-        const code = codes.pop();
-        if (code === undefined) return null;
-        return new URLSearchParams({
-          grant_type: "authorization_code",
-          code,
-          redirect_uri: "http://127.0.0.1/cb",
-          client_id: prepared.clientId,
-          code_verifier: prepared.verifier,
-          resource: env.VESTIBULE_API_URL,
-        });
-      }, tokenUrl);
-      if (codes.length === 0) console.log(`note: all ${codeCount} codes were spent before the end`);
-      rows.push(["code exchange (HTTP)", ..._cells(exchanges)]);
-
-      const chains = [...prepared.refreshTokens];
-      let next = 0;
-      const refreshes = await _drive(
-        seconds,
-        connections,
-        (answer, lane) => {
-          if (answer?.refresh_token) chains[lane] = String(answer.refresh_token);
-          return new URLSearchParams({
-            grant_type: "refresh_token",
-            refresh_token: chains[lane]!,
-            client_id: prepared.clientId,
-          });
-        },
-        tokenUrl,
-        () => next++,
-      );
-      rows.push(["refresh with rotation (HTTP)", ..._cells(refreshes)]);
-    } finally {
-      await server.stop();
-    }
+    const rows = (await onEachStore((store) => _tokenEndpoint(store, seconds, connections)))
+      .flat();
     const verification = await _verifications(seconds);
     rows.push(["access-token verification, new token", ..._cells(verification.cold)]);
     rows.push(["access-token verification, same token", ..._cells(verification.warm)]);
@@ -107,6 +48,78 @@ export default {
     console.log(table(["operation", "per second", "p99 ms", "errors"], rows));
   },
 } satisfies BenchSection;
+
+async function _tokenEndpoint(
+  store: BenchStore,
+  seconds: number,
+  connections: number,
+): Promise<string[][]> {
+  const [base, auth, api] = freePorts(3);
+  const dir = await Deno.makeTempDir({ prefix: "vestibule-oauth-bench-" });
+  const codeCount = CODES_PER_SECOND * seconds;
+  const env = {
+    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
+    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
+    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
+    VESTIBULE_DATA: await store.data(),
+    VESTIBULE_RATE_LIMITS: "off",
+  };
+  const server = await startServerProcess({
+    command: [
+      Deno.execPath(),
+      "run",
+      "-A",
+      "bench/oauth_server.ts",
+      `${dir}/prepared.json`,
+      String(codeCount),
+      String(connections),
+    ],
+    env,
+    readyUrl: `http://127.0.0.1:${base}/health`,
+  });
+  const rows: string[][] = [];
+  try {
+    const prepared: Prepared = JSON.parse(await Deno.readTextFile(`${dir}/prepared.json`));
+    const tokenUrl = `http://127.0.0.1:${auth}/api/auth/oauth2/token`;
+    const codes = [...prepared.codes];
+    const exchanges = await _drive(seconds, connections, () => {
+      const code = codes.pop();
+      if (code === undefined) return null;
+      return new URLSearchParams({
+        grant_type: "authorization_code",
+        code,
+        redirect_uri: "http://127.0.0.1/cb",
+        client_id: prepared.clientId,
+        code_verifier: prepared.verifier,
+        resource: env.VESTIBULE_API_URL,
+      });
+    }, tokenUrl);
+    if (codes.length === 0) console.log(`note: all ${codeCount} codes were spent before the end`);
+    rows.push([`code exchange (HTTP, ${store.name})`, ..._cells(exchanges)]);
+
+    const chains = [...prepared.refreshTokens];
+    let next = 0;
+    const refreshes = await _drive(
+      seconds,
+      connections,
+      (answer, lane) => {
+        if (answer?.refresh_token) chains[lane] = String(answer.refresh_token);
+        return new URLSearchParams({
+          grant_type: "refresh_token",
+          refresh_token: chains[lane]!,
+          client_id: prepared.clientId,
+        });
+      },
+      tokenUrl,
+      () => next++,
+    );
+    rows.push([`refresh with rotation (HTTP, ${store.name})`, ..._cells(refreshes)]);
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+  return rows;
+}
 
 function _cells(m: Measured): string[] {
   return [m.perSecond.toFixed(0), m.p99Ms.toFixed(2), String(m.errors)];

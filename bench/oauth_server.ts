@@ -8,6 +8,7 @@ import { createAccounts } from "../src/accounts/accounts.ts";
 import { createAccountServices } from "../src/accounts/services.ts";
 import { createApp } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { UNLIMITED } from "../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";
 import { issuerOf } from "../src/oauth/issuer.ts";
@@ -15,13 +16,13 @@ import { issueCode } from "../src/oauth/codes.ts";
 import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
-import { openKvStore } from "../src/store/kv_store.ts";
+import { openStore } from "../src/store/open.ts";
 
 const [out, codeCount, chainCount] = [Deno.args[0]!, Number(Deno.args[1]), Number(Deno.args[2])];
 const config = resolveConfig(readEnvironment());
 const log = () => {};
 const now = Date.now;
-const store = await openKvStore(":memory:");
+const store = await openStore(config); // VESTIBULE_DATA: KV in memory, or PostgreSQL
 const services = createAccountServices({ config, store, now, mailLog: log });
 const handler = await createApp({ config, log, now, store, ...services });
 const accounts = createAccounts(store, now);
@@ -39,7 +40,7 @@ const [codeAccounts, chainAccounts] = [await members("code"), await members("cha
 const clients = createClients({
   store,
   now,
-  documents: createMetadataDocuments({ config, now }),
+  documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
   issuer: issuerOf(config),
 });
 const { client } = await clients.register({
@@ -87,6 +88,6 @@ await Deno.writeTextFile(
 const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
-  store.close();
+  await store.close();
   Deno.exit(0);
 });

@@ -8,11 +8,14 @@
  * Two runs: the default page size (the workspace's first page holds 20 tools and is about
  * three times the bytes of the onboarding page), and pages of as many tools as the
  * onboarding catalogue has, which leaves the authentication as the main difference.
+ * Both on Deno KV in memory and on PostgreSQL (bench/stores.ts), where the grant and membership
+ * checks are queries to the database.
  */
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
 import { type LoadResult, parseWrkOutput, wrkAvailable } from "./load.ts";
 import { freePorts, startServerProcess } from "./processes.ts";
+import { type BenchStore, onEachStore } from "./stores.ts";
 
 const ROUNDS = 3;
 const TARGET = 0.7;
@@ -27,6 +30,7 @@ type Name = "onboarding" | "workspace";
 const NAMES: readonly Name[] = ["onboarding", "workspace"];
 
 interface Run {
+  readonly store: string;
   readonly label: string;
   readonly bytes: Record<Name, number>;
   readonly median: Record<Name, LoadResult>;
@@ -41,10 +45,12 @@ export default {
     if (!(await wrkAvailable())) {
       throw new Error("the workspace section needs wrk (apt-get install wrk)");
     }
-    const runs: Run[] = [];
-    runs.push(await _measure("default page size", undefined, seconds, connections));
-    const pageSize = runs[0]!.onboardingTools;
-    runs.push(await _measure(`pages of ${pageSize} tools`, pageSize, seconds, connections));
+    const runs = (await onEachStore(async (store) => {
+      const first = await _measure(store, "default page size", undefined, seconds, connections);
+      const pageSize = first.onboardingTools;
+      const label = `pages of ${pageSize} tools`;
+      return [first, await _measure(store, label, pageSize, seconds, connections)];
+    })).flat();
     console.log(
       `load: wrk, ${connections} connections, ${seconds}s per run, median of ${ROUNDS} ` +
         `alternating rounds\n`,
@@ -53,6 +59,7 @@ export default {
     for (const run of runs) {
       for (const name of NAMES) {
         rows.push([
+          run.store,
           run.label,
           name,
           String(run.bytes[name]),
@@ -62,13 +69,15 @@ export default {
         ]);
       }
     }
-    console.log(table(["run", "endpoint", "page bytes", "req/s", "p99 ms", "errors"], rows));
+    console.log(
+      table(["store", "run", "endpoint", "page bytes", "req/s", "p99 ms", "errors"], rows),
+    );
     console.log("");
     for (const run of runs) {
       const ratio = run.median.workspace.requestsPerSecond /
         run.median.onboarding.requestsPerSecond;
       console.log(
-        `${run.label}: workspace/onboarding ${ratio.toFixed(3)} (>= ${TARGET}: ${
+        `${run.store}, ${run.label}: workspace/onboarding ${ratio.toFixed(3)} (>= ${TARGET}: ${
           ratio >= TARGET ? "ok" : "BELOW"
         })`,
       );
@@ -77,6 +86,7 @@ export default {
 } satisfies BenchSection;
 
 async function _measure(
+  store: BenchStore,
   label: string,
   pageSize: number | undefined,
   seconds: number,
@@ -90,7 +100,7 @@ async function _measure(
       VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
       VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
       VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_DATA: await store.data(),
       VESTIBULE_RATE_LIMITS: "off",
       ...(pageSize === undefined ? {} : { VESTIBULE_MCP_PAGE_SIZE: String(pageSize) }),
     },
@@ -126,6 +136,7 @@ async function _measure(
       }
     }
     return {
+      store: store.name,
       label,
       bytes,
       onboardingTools,

@@ -6,11 +6,11 @@ import { createApp } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config.ts";
 import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { serve } from "../src/server.ts";
-import { openKvStore } from "../src/store/kv_store.ts";
+import { openStore } from "../src/store/open.ts";
 
 const config = resolveConfig(readEnvironment());
 const log = () => {};
-const store = await openKvStore(":memory:");
+const store = await openStore(config); // VESTIBULE_DATA: KV in memory, or PostgreSQL
 const services = createAccountServices({ config, store, now: Date.now, mailLog: log });
 const handler = await createApp({ config, log, now: Date.now, store, ...services });
 const { account, business } = await createAccounts(store, Date.now).createAccountWithBusiness(
@@ -27,6 +27,6 @@ await Deno.writeTextFile(Deno.args[0]!, tokens.access_token);
 const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
-  store.close();
+  await store.close();
   Deno.exit(0);
 });

@@ -2,6 +2,7 @@
 import type { Accounts } from "./accounts/model.ts";
 import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
+import type { Limiters } from "./http/rate_limits.ts";
 import type { LogSink } from "./http/request_log.ts";
 import { createRouter } from "./http/router.ts";
 import { type McpMetrics, mcpRoute } from "./mcp/endpoint.ts";
@@ -20,6 +21,7 @@ export interface ApiSiteDeps {
   readonly workspace: WorkspaceServices;
   readonly cors: CorsPolicies;
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly limiters: Limiters;
 }
 
 export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {

@@ -12,6 +12,7 @@ import { createAuthSite } from "./auth_site.ts";
 import type { Config } from "./config.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
+import type { Limiters } from "./http/rate_limits.ts";
 import { createHostRouter } from "./http/host_router.ts";
 import { type LogSink, withRequestLog } from "./http/request_log.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
@@ -33,6 +34,7 @@ export interface AppDeps {
   readonly sessions: Sessions;
   readonly mailer: MailOutbox;
   readonly emailLinks: EmailLinks;
+  readonly limiters: Limiters;
   /** Counts every request when the operator listener is on (VESTIBULE_ADMIN_LISTEN). */
   readonly metrics?: ServiceMetrics | undefined;
 }

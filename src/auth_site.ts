@@ -9,6 +9,7 @@ import { createAccountRoutes } from "./accounts/routes.ts";
 import type { Config } from "./config.ts";
 import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
+import type { Limiters } from "./http/rate_limits.ts";
 import type { LogSink } from "./http/request_log.ts";
 import { createRouter, type RouteTable } from "./http/router.ts";
 import type { StaticAsset } from "./http/static_asset.ts";
@@ -32,7 +33,6 @@ export interface AuthSiteDeps {
     | "baseUrl"
     | "authUrl"
     | "apiUrl"
-    | "rateLimits"
     | "mcpPageSize"
     | "mcpResponse"
     | "cimdAllowLoopback"
@@ -50,6 +50,7 @@ export interface AuthSiteDeps {
   readonly oauthMetrics?: OAuthMetrics | undefined;
   /** The onboarding endpoint's. */
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly limiters: Limiters;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {

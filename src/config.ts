@@ -27,6 +27,16 @@ export interface SmtpConfig {
   readonly from: string;
 }
 
+/** `VESTIBULE_DATA=postgres://…`: the PostgreSQL store (src/store/pg_store.ts). */
+export interface PostgresConfig {
+  /** As given; show it only through maskDataUrl. */
+  readonly url: string;
+  /** VESTIBULE_DATA_PASSWORD_FILE, read at start-up instead of a password in the URL. */
+  readonly passwordFile: string | null;
+  /** VESTIBULE_DATA_POOL_SIZE: connections each process keeps at most. */
+  readonly poolSize: number;
+}
+
 export interface Config {
   /** Origins without a trailing slash, e.g. `http://localhost:8000`. */
   readonly baseUrl: string;
@@ -39,7 +49,10 @@ export interface Config {
   readonly adminListen: ListenAddress | null;
   /** VESTIBULE_ADMIN_TOKEN_FILE: the operator API's bearer token file, or null: the API is off. */
   readonly adminTokenFile: string | null;
+  /** VESTIBULE_DATA: a Deno KV path or `:memory:`; for PostgreSQL its URL (see `postgres`). */
   readonly dataPath: string;
+  /** Set when VESTIBULE_DATA is a `postgres://` or `postgresql://` URL. */
+  readonly postgres: PostgresConfig | null;
   readonly mail: MailConfig;
   /** VESTIBULE_MAIL_LOG_PUBLIC: the `log` mailer may serve a public https deployment. */
   readonly mailLogPublic: boolean;
@@ -121,6 +134,8 @@ const SETTINGS = {
   adminListen: { env: "VESTIBULE_ADMIN_LISTEN", default: "" },
   adminTokenFile: { env: "VESTIBULE_ADMIN_TOKEN_FILE", default: "" },
   dataPath: { env: "VESTIBULE_DATA", default: "./data/vestibule.kv" },
+  dataPasswordFile: { env: "VESTIBULE_DATA_PASSWORD_FILE", default: "" },
+  dataPoolSize: { env: "VESTIBULE_DATA_POOL_SIZE", default: "10" },
   mail: { env: "VESTIBULE_MAIL", default: "log" },
   mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
   mailPasswordFile: { env: "VESTIBULE_MAIL_PASSWORD_FILE", default: "" },
@@ -254,6 +269,45 @@ export function maskMailUrl(value: string): string {
   return value.replace(/^(smtps?:\/\/[^:@\/]*:)[^@\/]*@/, "$1***@");
 }
 
+const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/** The URL with its password replaced by `***`: what logs and error messages may show. */
+export function maskDataUrl(value: string): string {
+  return POSTGRES_URL.test(value) ? value.replace(/^([a-z]+:\/\/[^:@/?#]*:).*@/, "$1***@") : value;
+}
+
+/** A Deno KV path, or a PostgreSQL URL checked here so a typo stops start-up, not a request. */
+const DataSchema = v.pipe(
+  v.string(),
+  v.minLength(1, "must not be empty"),
+  v.check(
+    (s) => !POSTGRES_URL.test(s) || URL.canParse(s),
+    "must be a URL: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=…]",
+  ),
+  v.check((s) => {
+    if (!POSTGRES_URL.test(s)) return true;
+    const u = new URL(s);
+    return u.hostname !== "" && u.username !== "" && u.pathname.length > 1 && u.hash === "";
+  }, "must name a user, a host and a database: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"),
+  v.check((s) => {
+    if (!POSTGRES_URL.test(s)) return true;
+    const params = [...new URL(s).searchParams];
+    return params.every(([name, value]) =>
+      name === "sslmode" && ["disable", "require", "verify-full"].includes(value)
+    );
+  }, "takes one query parameter, sslmode=disable, require or verify-full"),
+  v.check((s) => {
+    if (!POSTGRES_URL.test(s)) return true;
+    try {
+      const u = new URL(s);
+      decodeURIComponent(u.username + u.password + u.pathname);
+      return true;
+    } catch {
+      return false;
+    }
+  }, "user, password and database must be percent-encoded"),
+);
+
 /** Seconds, decimals allowed (`0.5`), as milliseconds. */
 const SecondsSchema = v.pipe(
   v.string(),
@@ -274,7 +328,15 @@ const SCHEMAS = {
     v.transform((addresses) => addresses[0] ?? null),
   ),
   adminTokenFile: v.pipe(v.string(), v.transform((s) => s === "" ? null : s)),
-  dataPath: v.pipe(v.string(), v.minLength(1, "must not be empty")),
+  dataPath: DataSchema,
+  dataPasswordFile: v.string(),
+  dataPoolSize: v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "must be a whole number"),
+    v.transform(Number),
+    v.minValue(1, "must be at least 1"),
+    v.maxValue(1000, "must be at most 1000"),
+  ),
   mail: MailSchema,
   mailFrom: MailFromSchema,
   mailPasswordFile: v.string(),
@@ -348,7 +410,11 @@ export function resolveConfig(
     const result = v.safeParse(SCHEMAS[name], raw);
     if (!result.success) {
       const source = flags.has(flag) ? flag : setting.env;
-      const shown = name === "mail" ? maskMailUrl(raw) : raw;
+      const shown = name === "mail"
+        ? maskMailUrl(raw)
+        : name === "dataPath"
+        ? maskDataUrl(raw)
+        : raw;
       throw new ConfigError(`${source}=${JSON.stringify(shown)}: ${result.issues[0].message}`);
     }
     parsed[name] = result.output;
@@ -367,6 +433,7 @@ export function resolveConfig(
   return Object.freeze({
     ...p,
     mail: _withSmtpSettings(p),
+    postgres: _postgres(p),
     listen: Object.freeze(listen),
     listenSettings: Object.freeze(
       listen.map((address) =>
@@ -462,6 +529,23 @@ export function configWarnings(
   return warnings;
 }
 
+/** The PostgreSQL settings when VESTIBULE_DATA is its URL; the other data settings need one. */
+function _postgres(p: Parsed): PostgresConfig | null {
+  if (!POSTGRES_URL.test(p.dataPath)) {
+    if (p.dataPasswordFile !== "") {
+      throw new ConfigError(
+        `${SETTINGS.dataPasswordFile.env} needs ${SETTINGS.dataPath.env}=postgres://USER@HOST/DATABASE`,
+      );
+    }
+    return null;
+  }
+  return Object.freeze({
+    url: p.dataPath,
+    passwordFile: p.dataPasswordFile === "" ? null : p.dataPasswordFile,
+    poolSize: p.dataPoolSize,
+  });
+}
+
 /** Completes an SMTP mail setting with the sender and the password file, which it requires. */
 function _withSmtpSettings(p: Parsed): MailConfig {
   if (p.mail.kind !== "smtp") return p.mail;
@@ -494,7 +578,7 @@ export function checkGrantedPaths(
   granted: (name: "read" | "write", path: string) => boolean = _isGranted,
 ): void {
   const paths: { env: string; value: string; path: string }[] = [];
-  if (settings.includes("dataPath") && config.dataPath !== ":memory:") {
+  if (settings.includes("dataPath") && config.dataPath !== ":memory:" && !config.postgres) {
     paths.push({ env: SETTINGS.dataPath.env, value: config.dataPath, path: config.dataPath });
   }
   if (settings.includes("mail") && config.mail.kind === "file") {

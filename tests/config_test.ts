@@ -6,6 +6,7 @@ import {
   configWarnings,
   DEFAULT_RATE_LIMITS,
   flagName,
+  maskDataUrl,
   resolveConfig,
 } from "../src/config.ts";
 
@@ -161,6 +162,30 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
     ],
     ["empty data", { VESTIBULE_DATA: "" }, [], /^VESTIBULE_DATA="": must not be empty$/],
     [
+      "database URL without a database, password masked",
+      { VESTIBULE_DATA: "postgres://app:s3cret@db.example" },
+      [],
+      /^VESTIBULE_DATA="postgres:\/\/app:\*\*\*@db\.example": must name a user, a host and a database: /,
+    ],
+    [
+      "database URL with an unknown sslmode",
+      { VESTIBULE_DATA: "postgresql://app:s3cret@db.example/vestibule?sslmode=prefer" },
+      [],
+      /^VESTIBULE_DATA="postgresql:\/\/app:\*\*\*@db\.example\/vestibule\?sslmode=prefer": takes one query parameter, sslmode=disable, require or verify-full$/,
+    ],
+    [
+      "database password file without a database URL",
+      { VESTIBULE_DATA_PASSWORD_FILE: "data/pg-password" },
+      [],
+      /^VESTIBULE_DATA_PASSWORD_FILE needs VESTIBULE_DATA=postgres:\/\/USER@HOST\/DATABASE$/,
+    ],
+    [
+      "database pool size",
+      { VESTIBULE_DATA_POOL_SIZE: "0" },
+      [],
+      /^VESTIBULE_DATA_POOL_SIZE="0": must be at least 1$/,
+    ],
+    [
       "connection cap",
       { VESTIBULE_MAX_CONNECTIONS: "0" },
       [],
@@ -236,6 +261,26 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
       });
     });
   }
+});
+
+Deno.test("VESTIBULE_DATA=postgres://… selects PostgreSQL with its password file and pool size", () => {
+  const kv = resolveConfig({});
+  assert.equal(kv.postgres, null);
+  const url = "postgresql://app:p%40ss@db.internal:6432/vestibule?sslmode=verify-full";
+  const config = resolveConfig({
+    VESTIBULE_DATA: url,
+    VESTIBULE_DATA_PASSWORD_FILE: "data/pg-password",
+    VESTIBULE_DATA_POOL_SIZE: "4",
+  });
+  assert.deepEqual(config.postgres, { url, passwordFile: "data/pg-password", poolSize: 4 });
+  assert.equal(resolveConfig({ VESTIBULE_DATA: url }).postgres?.poolSize, 10);
+  assert.equal(
+    maskDataUrl(url),
+    "postgresql://app:***@db.internal:6432/vestibule?sslmode=verify-full",
+  );
+  assert.equal(maskDataUrl("./data/vestibule.kv"), "./data/vestibule.kv");
+  // No file to grant: the database is reached over the network.
+  checkGrantedPaths(config, ["dataPath"], () => assert.fail("nothing to check"));
 });
 
 Deno.test("flag names mirror the variables", () => {

@@ -1,8 +1,8 @@
-// The server loads its four runtime dependencies and nothing else: the MCP SDKs, oauth4webapi
+// The server loads its five runtime dependencies and nothing else: the MCP SDKs, oauth4webapi
 // and playwright are test-only peers (DESIGN.md "Stack") and must stay out of main.ts's graph.
 import assert from "node:assert/strict";
 
-Deno.test("main.ts loads only jose, nodemailer, valibot and @valibot/to-json-schema from npm", async () => {
+Deno.test("main.ts loads only jose, nodemailer, postgres, valibot and @valibot/to-json-schema from npm", async () => {
   const info = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", new URL("../main.ts", import.meta.url).pathname],
     stdout: "piped",
@@ -16,7 +16,13 @@ Deno.test("main.ts loads only jose, nodemailer, valibot and @valibot/to-json-sch
     .map((module) => /^npm:\/(@?[^@]+)@/.exec(module.specifier)?.[1])
     .filter((name) => name !== undefined)
     .sort();
-  assert.deepEqual(packages, ["@valibot/to-json-schema", "jose", "nodemailer", "valibot"]);
+  assert.deepEqual(packages, [
+    "@valibot/to-json-schema",
+    "jose",
+    "nodemailer",
+    "postgres",
+    "valibot",
+  ]);
 });
 
 // `deno run` installs every npm package its lock file names, so the lock of `deno task start`
@@ -26,5 +32,5 @@ Deno.test("deno.lock, the lock of deno task start, names the runtime packages on
     npm: Record<string, unknown>;
   };
   const names = Object.keys(lock.npm).map((key) => key.slice(0, key.indexOf("@", 1))).sort();
-  assert.deepEqual(names, ["@valibot/to-json-schema", "jose", "nodemailer", "valibot"]);
+  assert.deepEqual(names, ["@valibot/to-json-schema", "jose", "nodemailer", "postgres", "valibot"]);
 });

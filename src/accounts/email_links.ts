@@ -1,5 +1,5 @@
 import type { Config } from "../config.ts";
-import { configuredRateLimiter, type RateLimiter } from "../http/rate_limiter.ts";
+import type { Limiters } from "../http/rate_limits.ts";
 import type { Store } from "../store/store.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Mail } from "./mailer.ts";
@@ -43,31 +43,25 @@ export interface EmailLinks {
 
 const _key = (digest: string) => ["accounts", "email_link", digest];
 
-/** DESIGN.md: sign-in and sign-up mail per e-mail, and per client address. */
-function _limiters(
-  config: Pick<Config, "rateLimits">,
-  now: () => number,
-): { email: RateLimiter; address: RateLimiter } {
-  return {
-    email: configuredRateLimiter(config.rateLimits, "mail", now),
-    address: configuredRateLimiter(config.rateLimits, "mail-address", now),
-  };
-}
-
 export function createEmailLinks(
   deps: {
-    config: Pick<Config, "authUrl" | "rateLimits">;
+    config: Pick<Config, "authUrl">;
     store: Store;
     now: () => number;
     mailer: MailOutbox;
     accounts: Accounts;
+    limiters: Limiters;
   },
 ): EmailLinks {
   const { config, store, now, mailer, accounts } = deps;
-  const limiters = _limiters(config, now);
+  // DESIGN.md: sign-in and sign-up mail per client address, and per e-mail; shared by every
+  // replica, since each mail reaches a person.
+  const perAddress = deps.limiters.shared("mail-address");
+  const perEmail = deps.limiters.shared("mail");
 
-  const allow = (email: string, clientAddress: string): LinkRequestOutcome => {
-    for (const decision of [limiters.address.take(clientAddress), limiters.email.take(email)]) {
+  const allow = async (email: string, clientAddress: string): Promise<LinkRequestOutcome> => {
+    for (const take of [() => perAddress.take(clientAddress), () => perEmail.take(email)]) {
+      const decision = await take();
       if (!decision.allowed) return { sent: false, retryAfterSeconds: decision.retryAfterSeconds };
     }
     return { sent: true };
@@ -106,7 +100,7 @@ export function createEmailLinks(
 
   return {
     async requestSignUp({ email, businessName, clientAddress, returnTo = "/account" }) {
-      const outcome = allow(email, clientAddress);
+      const outcome = await allow(email, clientAddress);
       if (!outcome.sent) return outcome;
       const { token, link } = newLink();
       await issue(token, { kind: "sign_up", email, businessName, returnTo }, {
@@ -122,7 +116,7 @@ export function createEmailLinks(
     },
 
     async requestSignIn({ email, clientAddress, returnTo = "/account" }) {
-      const outcome = allow(email, clientAddress);
+      const outcome = await allow(email, clientAddress);
       if (!outcome.sent) return outcome;
       // The same work either way (one read, one link record, one mail), so neither the page
       // nor the time it takes tells whether the address has an account. The record of an

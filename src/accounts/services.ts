@@ -1,5 +1,6 @@
-import type { Config } from "../config.ts";
+import type { Config, RateLimitName } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
+import { createLimiters, type Limiters } from "../http/rate_limits.ts";
 import { createMailService, type MailOutbox } from "../mail/mail_outbox.ts";
 import type { Sender } from "../outbox/sender.ts";
 import type { Store } from "../store/store.ts";
@@ -18,6 +19,8 @@ export interface AccountServices {
   readonly emailLinks: EmailLinks;
   /** Delivers the outbox; main.ts starts it and stops it on shutdown. */
   readonly sender: Sender;
+  /** Every rate limit, shared through the store or kept per process (http/rate_limits.ts). */
+  readonly limiters: Limiters;
 }
 
 /** Built once by main.ts (and the test harness) and handed to createApp. */
@@ -32,10 +35,18 @@ export function createAccountServices(
     log?: LogSink;
     /** The transport (src/mail/transport.ts); for `log` and `file:` it may be left out. */
     transport?: Mailer;
+    /** Told of each rate-limit refusal (the metrics). */
+    rateLimitRefused?: ((limit: RateLimitName) => void) | undefined;
   },
 ): AccountServices {
   const { config, store, now } = deps;
   const accounts = createAccounts(store, now);
+  const limiters = createLimiters({
+    limits: config.rateLimits,
+    store,
+    now,
+    refused: deps.rateLimitRefused,
+  });
   const transport = deps.transport ??
     (config.mail.kind === "smtp"
       ? _missing("an SMTP transport (openMailTransport)")
@@ -50,8 +61,9 @@ export function createAccountServices(
     accounts,
     sessions: createSessions({ config, store, now, accounts }),
     mailer,
-    emailLinks: createEmailLinks({ config, store, now, mailer, accounts }),
+    emailLinks: createEmailLinks({ config, store, now, mailer, accounts, limiters }),
     sender,
+    limiters,
   };
 }
 

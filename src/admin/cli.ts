@@ -1,6 +1,12 @@
 // `deno task admin …` and `vestibule admin …`: configuration, store, one command, exit status.
-import { checkGrantedPaths, ConfigError, readEnvironment, resolveConfig } from "../config.ts";
-import { openKvStore } from "../store/kv_store.ts";
+import {
+  checkGrantedPaths,
+  ConfigError,
+  maskDataUrl,
+  readEnvironment,
+  resolveConfig,
+} from "../config.ts";
+import { openStore } from "../store/open.ts";
 import { refuseNewerSchema, SchemaError } from "../store/schema.ts";
 import { runAdminCommand } from "./commands.ts";
 
@@ -20,12 +26,12 @@ export async function adminMain(args: readonly string[]): Promise<number> {
   }
   let store;
   try {
-    store = await openKvStore(config.dataPath);
+    store = await openStore(config);
   } catch (error) {
     console.error(
-      `vestibule admin: cannot open VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${
-        (error as Error).message
-      }`,
+      `vestibule admin: cannot open VESTIBULE_DATA=${
+        JSON.stringify(maskDataUrl(config.dataPath))
+      }: ${(error as Error).message}`,
     );
     return 2;
   }
@@ -34,10 +40,12 @@ export async function adminMain(args: readonly string[]): Promise<number> {
     // only reads, and reports that itself.
     if (args[split] !== "check") await refuseNewerSchema(store);
   } catch (error) {
-    store.close();
+    await store.close();
     if (!(error instanceof SchemaError)) throw error;
     console.error(
-      `vestibule admin: VESTIBULE_DATA=${JSON.stringify(config.dataPath)}: ${error.message}`,
+      `vestibule admin: VESTIBULE_DATA=${
+        JSON.stringify(maskDataUrl(config.dataPath))
+      }: ${error.message}`,
     );
     return 2;
   }
@@ -52,7 +60,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
       env,
     });
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

@@ -5,6 +5,7 @@ import type { Accounts, Business } from "../accounts/model.ts";
 import { BusinessNameSchema, EmailSchema, RoleSchema } from "../accounts/schemas.ts";
 import type { Config } from "../config.ts";
 import { nearestName } from "../nearest_name.ts";
+import { UNLIMITED } from "../http/rate_limiter.ts";
 import { createMetadataDocuments } from "../oauth/cimd.ts";
 import { type Clients, createClients } from "../oauth/clients.ts";
 import { issuerOf } from "../oauth/issuer.ts";
@@ -50,7 +51,7 @@ function _clients({ config, store, now }: AdminDeps): Clients {
   return createClients({
     store,
     now,
-    documents: createMetadataDocuments({ config, now }),
+    documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
     issuer: issuerOf(config),
   });
 }

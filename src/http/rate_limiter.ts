@@ -1,5 +1,4 @@
 import { BoundedMap } from "../bounded_map.ts";
-import type { RateLimitName, RateLimits } from "../config.ts";
 
 /** Whether a request may proceed, and if not, when to come back. */
 export type RateDecision = { readonly allowed: true } | {
@@ -30,53 +29,61 @@ export interface RateLimiter {
   charge(key: string): void;
 }
 
+/** A token bucket as it stands at `at` (epoch milliseconds). */
+export interface Bucket {
+  readonly tokens: number;
+  readonly at: number;
+}
+
 /**
- * A token bucket per key. Memory is bounded: every use rewrites the key's bucket, so the
- * least recently used are forgotten first, and a forgotten key comes back with a full
- * bucket, which only errs toward allowing.
+ * `bucket` (null: never used, so full) refilled at `perMs` tokens a millisecond up to `burst`,
+ * as at time `t`. Time never runs backwards here: another process's clock may be slightly ahead.
+ */
+export function refill(bucket: Bucket | null, t: number, perMs: number, burst: number): Bucket {
+  if (bucket === null) return { tokens: burst, at: t };
+  const elapsed = Math.max(0, t - bucket.at);
+  return { tokens: Math.min(burst, bucket.tokens + elapsed * perMs), at: Math.max(t, bucket.at) };
+}
+
+/** Allowed with one whole token, else the wait for one, in whole seconds. */
+export function decide(tokens: number, perMs: number): RateDecision {
+  // Fractional rates (5 per 15 minutes) leave float dust: 4.999… tokens is 5.
+  return tokens >= 1 - 1e-9
+    ? { allowed: true }
+    : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) };
+}
+
+/**
+ * A token bucket per key, in this process. Memory is bounded: every use rewrites the key's
+ * bucket, so the least recently used are forgotten first, and a forgotten key comes back with a
+ * full bucket, which only errs toward allowing.
  */
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const { perMinute, burst, maxKeys = 10_000, now = Date.now } = options;
   const perMs = perMinute / 60_000;
-  const buckets = new BoundedMap<string, { tokens: number; at: number }>(maxKeys);
+  const buckets = new BoundedMap<string, Bucket>(maxKeys);
   // The bucket of `key`, refilled up to now and written back as the most recently used.
   const refilled = (key: string) => {
-    const t = now();
-    const bucket = buckets.get(key) ?? { tokens: burst, at: t };
-    bucket.tokens = Math.min(burst, bucket.tokens + (t - bucket.at) * perMs);
-    bucket.at = t;
+    const bucket = refill(buckets.get(key) ?? null, now(), perMs, burst);
     buckets.set(key, bucket);
     return bucket;
   };
-  const decide = (tokens: number): RateDecision =>
-    // Fractional rates (5 per 15 minutes) leave float dust: 4.999… tokens is 5.
-    tokens >= 1 - 1e-9
-      ? { allowed: true }
-      : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) };
+  const spend = (key: string, bucket: Bucket, floor: number) =>
+    buckets.set(key, { tokens: Math.max(floor, bucket.tokens - 1), at: bucket.at });
   return {
     take(key) {
       const bucket = refilled(key);
-      const decision = decide(bucket.tokens);
-      if (decision.allowed) bucket.tokens = Math.max(0, bucket.tokens - 1);
+      const decision = decide(bucket.tokens, perMs);
+      if (decision.allowed) spend(key, bucket, 0);
       return decision;
     },
     check(key) {
-      return decide(refilled(key).tokens);
+      return decide(refilled(key).tokens, perMs);
     },
     charge(key) {
-      const bucket = refilled(key);
-      bucket.tokens = Math.max(-burst, bucket.tokens - 1);
+      spend(key, refilled(key), -burst);
     },
   };
-}
-
-/** The limiter configured under `name`, or UNLIMITED when rate limits are off. */
-export function configuredRateLimiter(
-  limits: RateLimits | null,
-  name: RateLimitName,
-  now: () => number,
-): RateLimiter {
-  return limits ? createRateLimiter({ ...limits[name], now }) : UNLIMITED;
 }
 
 /** For benchmarks (VESTIBULE_RATE_LIMITS=off). */

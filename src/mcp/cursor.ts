@@ -1,8 +1,11 @@
 // Opaque, tamper-evident tools/list cursors. The catalogue is fixed for the life of a process
-// and has few pages, so each page boundary gets a random 128-bit token once, and a cursor is
-// valid exactly when it is one of those tokens: nothing is decoded from what the client sends,
-// so nothing can be tampered with. Tokens are per process: after a restart an old cursor is
-// stale (-32602) and the client lists again from the start.
+// and has few pages, so each page boundary gets one 128-bit token, and a cursor is valid exactly
+// when it is one of those tokens: nothing is decoded from what the client sends, so nothing can
+// be tampered with. A token is derived from the catalogue and the offset, so every replica of
+// one release and configuration issues and accepts the same cursors (a client's next page may
+// reach another replica); after an upgrade that changes the catalogue an old cursor is stale
+// (-32602) and the client lists again from the start.
+import { createHash } from "node:crypto";
 import { base64url } from "../secrets.ts";
 
 export interface PageCursors {
@@ -15,21 +18,19 @@ export interface PageCursors {
 export interface PageCursorOptions {
   /** Every offset a page may start at, besides 0. */
   readonly offsets: readonly number[];
-  /** Fills its argument with random bytes; crypto.getRandomValues by default. */
-  readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
+  /** The whole catalogue as text (the tools/list entries): cursors change when it does. */
+  readonly catalogue: string;
 }
 
 const TOKEN_BYTES = 16;
 
 export function createPageCursors(options: PageCursorOptions): PageCursors {
-  const random = options.random ?? ((bytes) => crypto.getRandomValues(bytes));
   const byOffset = new Map<number, string>();
   const byCursor = new Map<string, number>();
   for (const offset of options.offsets) {
-    const token = new Uint8Array(TOKEN_BYTES);
-    random(token);
-    const cursor = base64url(token);
-    if (byCursor.has(cursor)) throw new Error("Cursor randomness repeated itself");
+    // Synchronous SHA-256 (node:crypto is built into Deno): the pages are cut at start-up.
+    const digest = createHash("sha256").update(`${offset}\n${options.catalogue}`).digest();
+    const cursor = base64url(new Uint8Array(digest.subarray(0, TOKEN_BYTES)));
     byOffset.set(offset, cursor);
     byCursor.set(cursor, offset);
   }

@@ -46,8 +46,6 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly log: LogSink;
   /** Checked for tools/call before dispatch; a Response returned is sent as is (403 step-up). */
   readonly beforeToolCall?: (tool: T, auth: A) => Response | undefined;
-  /** Randomness for the cursors; crypto.getRandomValues by default. */
-  readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
   readonly metrics?: McpMetrics | undefined;
 }
 
@@ -87,10 +85,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   options: McpEndpointOptions<A, T>,
 ): McpHandler<A> {
   const { config, maxBodyBytes, rateLimiter, beforeToolCall, metrics } = options;
-  const registry = createToolRegistry<A, T>(options.tools, {
-    pageSize: config.mcpPageSize,
-    ...(options.random ? { random: options.random } : {}),
-  });
+  const registry = createToolRegistry<A, T>(options.tools, { pageSize: config.mcpPageSize });
   const dispatcher = createDispatcher({
     registry,
     serverInfo: options.serverInfo,

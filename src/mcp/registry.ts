@@ -24,7 +24,6 @@ export type ToolPage = Readonly<Pick<ListToolsResult, "tools" | "nextCursor">>;
 
 export interface ToolRegistryOptions {
   readonly pageSize: number;
-  readonly random?: (bytes: Uint8Array<ArrayBuffer>) => void;
 }
 
 // MCP 2025-11-25 "Tool names": 1-128 of these characters.
@@ -50,10 +49,7 @@ export function createToolRegistry<A, T extends AnyTool<A> = AnyTool<A>>(
   const { pageSize } = options;
   const offsets: number[] = [];
   for (let offset = pageSize; offset < tools.length; offset += pageSize) offsets.push(offset);
-  const cursors = createPageCursors({
-    offsets,
-    ...(options.random ? { random: options.random } : {}),
-  });
+  const cursors = createPageCursors({ offsets, catalogue: JSON.stringify(descriptions) });
   const pages = new Map<number, ToolPage>();
   for (const offset of [0, ...offsets]) {
     const next = offset + pageSize < tools.length

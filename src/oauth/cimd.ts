@@ -11,7 +11,7 @@ import { BoundedMap } from "../bounded_map.ts";
 import type { Config } from "../config.ts";
 import { isLoopbackHost } from "../config.ts";
 import { readCapped } from "../http/body.ts";
-import { configuredRateLimiter } from "../http/rate_limiter.ts";
+import type { RateLimiter } from "../http/rate_limiter.ts";
 import { classifyAddress } from "./addresses.ts";
 import { type ClientMetadata, parseClientMetadata } from "./client_metadata.ts";
 
@@ -25,8 +25,10 @@ export interface MetadataDocuments {
 }
 
 export interface MetadataDocumentDeps {
-  readonly config: Pick<Config, "cimdAllowLoopback" | "rateLimits">;
+  readonly config: Pick<Config, "cimdAllowLoopback">;
   readonly now: () => number;
+  /** Fetches per origin (`cimd`); cache hits are free. */
+  readonly budget: RateLimiter;
   readonly fetch?: typeof fetch;
   readonly resolveDns?: ResolveDns;
 }
@@ -46,8 +48,7 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
   const resolveDns: ResolveDns = deps.resolveDns ??
     ((host, type, signal) => Deno.resolveDns(host, type, { signal }));
   const cache = new BoundedMap<string, { result: DocumentLookup; until: number }>(MAX_CACHED);
-  // Per origin (cache hits are free).
-  const budget = configuredRateLimiter(config.rateLimits, "cimd", now);
+  const { budget } = deps;
 
   const remember = (clientId: string, result: DocumentLookup, ms: number) => {
     if (ms > 0) cache.set(clientId, { result, until: now() + ms });

@@ -10,14 +10,15 @@
  */
 import type { Handler } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
+import type { SharedRateLimiter } from "../http/shared_rate_limiter.ts";
 import { authenticateClient } from "./client_auth.ts";
 import type { ClientRecord, Clients } from "./clients.ts";
 import { readOAuthForm } from "./form_body.ts";
 import { OAuthError, withOAuthErrors } from "./oauth_error.ts";
 
 export interface TokenBudgets {
-  /** `token`, keyed by client_id. */
-  readonly client: RateLimiter;
+  /** `token`, keyed by client_id; shared by every replica. */
+  readonly client: SharedRateLimiter;
   /** `token-failure`, keyed by client address. */
   readonly failure: RateLimiter;
 }
@@ -29,7 +30,7 @@ export interface ClientRequest {
    * Marks the request as the client's own, spending one of the client's budget (once); over
    * it, throws a 429. Called before anything is committed, so a refused request changes nothing.
    */
-  readonly admit: () => void;
+  readonly admit: () => Promise<void>;
 }
 
 export function createClientEndpoint(
@@ -48,15 +49,15 @@ export function createClientEndpoint(
     try {
       const fields = await readOAuthForm(request);
       const client = await authenticateClient(request, fields, clients);
-      const admit = () => {
+      const admit = async () => {
         if (admitted) return;
         admitted = true;
-        const decision = budgets.client.take(client.clientId);
+        const decision = await budgets.client.take(client.clientId);
         if (!decision.allowed) {
           throw _tooMany("Too many requests for this client", decision.retryAfterSeconds);
         }
       };
-      if (client.tokenEndpointAuthMethod !== "none") admit();
+      if (client.tokenEndpointAuthMethod !== "none") await admit();
       return await handle({ client, fields, admit });
     } finally {
       // Includes RFC 7009's 200 for an unknown token: it proved nothing either.

@@ -6,7 +6,7 @@
 import { readBodyCapped } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
-import type { RateLimiter } from "../http/rate_limiter.ts";
+import type { SharedRateLimiter } from "../http/shared_rate_limiter.ts";
 import { parseClientMetadata } from "./client_metadata.ts";
 import type { Clients } from "./clients.ts";
 import { OAuthError, oauthJsonResponse, withOAuthErrors } from "./oauth_error.ts";
@@ -14,10 +14,10 @@ import { OAuthError, oauthJsonResponse, withOAuthErrors } from "./oauth_error.ts
 export const MAX_REGISTRATION_BYTES = 16 * 1024;
 
 export function createRegistrationEndpoint(
-  deps: { clients: Clients; limiter: RateLimiter },
+  deps: { clients: Clients; limiter: SharedRateLimiter },
 ): Handler {
   return withOAuthErrors(async (request, context) => {
-    const decision = deps.limiter.take(context.clientAddress);
+    const decision = await deps.limiter.take(context.clientAddress);
     if (!decision.allowed) {
       await request.body?.cancel();
       throw new OAuthError(

@@ -43,7 +43,7 @@ export function createRevocationEndpoint(deps: RevocationDeps): Handler {
         throw new OAuthError("unauthorized_client", "The token was issued to another client");
       }
       // A token of its own proves a public client; an unknown one proves nothing.
-      admit();
+      await admit();
       if (await revokeGrant(deps.store, grant.id)) deps.oauthMetrics?.grantRevoked("client");
     }
     return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });

@@ -5,7 +5,7 @@
 import type { Accounts, Sessions } from "../accounts/model.ts";
 import type { Config } from "../config.ts";
 import type { Handler } from "../http/handler.ts";
-import { configuredRateLimiter } from "../http/rate_limiter.ts";
+import type { Limiters } from "../http/rate_limits.ts";
 import { jsonResponse } from "../http/responses.ts";
 import type { Store } from "../store/store.ts";
 import { createAccessTokenGrantReader } from "./access_token.ts";
@@ -25,7 +25,7 @@ import { createTokenSigner } from "./tokens.ts";
 export interface OAuthRoutesDeps {
   readonly config: Pick<
     Config,
-    "authUrl" | "apiUrl" | "rateLimits" | "cimdAllowLoopback"
+    "authUrl" | "apiUrl" | "cimdAllowLoopback"
   >;
   readonly store: Store;
   readonly now: () => number;
@@ -33,6 +33,7 @@ export interface OAuthRoutesDeps {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly oauthMetrics?: OAuthMetrics | undefined;
+  readonly limiters: Limiters;
 }
 
 export interface OAuthRoutes {
@@ -49,18 +50,18 @@ export interface OAuthRoutes {
 }
 
 export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRoutes> {
-  const { config, store, now, keys } = deps;
+  const { config, store, now, keys, limiters } = deps;
   await keys.current(); // the key is generated on first start, not on the first request
   const signer = createTokenSigner({ config, keys, now });
   const clients = createClients({
     store,
     now,
-    documents: createMetadataDocuments({ config, now }),
+    documents: createMetadataDocuments({ config, now, budget: limiters.local("cimd") }),
     issuer: issuerOf(config),
   });
   const budgets = {
-    client: configuredRateLimiter(config.rateLimits, "token", now),
-    failure: configuredRateLimiter(config.rateLimits, "token-failure", now),
+    client: limiters.shared("token"),
+    failure: limiters.local("token-failure"),
   };
   const pages = { ...deps, clients };
   return {
@@ -71,7 +72,7 @@ export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRou
     consent: createConsentEndpoint(pages),
     register: createRegistrationEndpoint({
       clients,
-      limiter: configuredRateLimiter(config.rateLimits, "registration", now),
+      limiter: limiters.shared("registration"),
     }),
     token: createTokenEndpoint({ ...deps, signer, clients, budgets }),
     revoke: createRevocationEndpoint({

@@ -42,7 +42,10 @@ export interface SigningKeys {
 
 const CURRENT_KEY = ["oauth", "signing_current"] as const;
 const keyOf = (kid: string) => ["oauth", "signing_key", kid] as const;
-/** How long this process trusts its cached idea of the current key (rotation by another process). */
+/**
+ * How long this process trusts what it read of the keys: the current one, and each public key
+ * with its retirement (a rotation by another process or the admin command shows within this).
+ */
 const CURRENT_TTL = 30_000;
 /** Retired keys outlive the tokens they signed by this margin (clock skew). */
 const RETIRE_MARGIN = 5 * 60 * 1000;
@@ -50,7 +53,10 @@ const RETIRE_MARGIN = 5 * 60 * 1000;
 export function createSigningKeys(deps: { store: Store; now: () => number }): SigningKeys {
   const { store, now } = deps;
   let cached: { key: SigningKey; until: number } | null = null;
-  const publicKeys = new Map<string, { key: CryptoKey; retiresAt: number | null }>();
+  const publicKeys = new Map<
+    string,
+    { key: CryptoKey; retiresAt: number | null; until: number }
+  >();
 
   const load = async (): Promise<SigningKey> => {
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -87,13 +93,16 @@ export function createSigningKeys(deps: { store: Store; now: () => number }): Si
       return key;
     },
     async publicKey(kid) {
+      const at = now();
       const known = publicKeys.get(kid);
-      if (known && (known.retiresAt === null || known.retiresAt > now())) return known.key;
+      if (known && known.until > at && (known.retiresAt === null || known.retiresAt > at)) {
+        return known.key;
+      }
       publicKeys.delete(kid);
       const stored = await store.get<StoredSigningKey>(keyOf(kid));
       if (!stored) return null;
       const key = await importJWK(stored.value.publicJwk, "ES256") as CryptoKey;
-      publicKeys.set(kid, { key, retiresAt: stored.value.retiresAt });
+      publicKeys.set(kid, { key, retiresAt: stored.value.retiresAt, until: at + CURRENT_TTL });
       return key;
     },
     async jwks() {

@@ -51,7 +51,7 @@ function _resourceProblem(
  * `admit` marks the request as the client's own once the grant proves it (client_endpoint.ts),
  * and may refuse it (429) before anything is committed.
  */
-type Admit = () => void;
+type Admit = () => Promise<void>;
 
 /** RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.6) and resource (RFC 8707 §2.2). */
 export async function exchangeCode(
@@ -112,7 +112,7 @@ export async function exchangeCode(
     );
   }
   // The code and its verifier prove the client (RFC 7636 §1); a refusal here leaves the code.
-  admit();
+  await admit();
   const wrongTarget = _resourceProblem(fields, bound.resource, deps.config);
   if (wrongTarget) throw await burned(wrongTarget);
   // The account may have left the business, or lost its ownership, since it consented.
@@ -204,7 +204,7 @@ export async function refreshGrant(
       if (now() - record.rotatedAt <= LIFETIMES.refreshRetryWindow) {
         const answer = await open(token, REFRESH_ANSWER_PURPOSE, record.answer);
         if (answer !== null) {
-          admit();
+          await admit();
           return JSON.parse(answer) as TokenResponse;
         }
       }
@@ -217,7 +217,7 @@ export async function refreshGrant(
     }
 
     // A current refresh token of a live grant proves the client; a refusal leaves it current.
-    admit();
+    await admit();
     const requested = _narrowed(fields.scope, grant.scopes);
     const wrongTarget = _resourceProblem(fields, grant.resource, deps.config);
     if (wrongTarget) throw wrongTarget;

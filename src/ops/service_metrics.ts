@@ -4,6 +4,7 @@
  */
 import type { McpMetrics } from "../mcp/endpoint.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
+import { RATE_LIMIT_NAMES, type RateLimitName } from "../config.ts";
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import { countPendingGates } from "../workspace/gates.ts";
 import type { Store } from "../store/store.ts";
@@ -31,6 +32,8 @@ export interface ServiceMetrics {
   readonly oauth: OAuthMetrics;
   /** Each store operation, when main.ts wraps the store (withStoreMetrics). */
   readonly observeStore: StoreObserver;
+  /** Called for each request a rate limit refused. */
+  rateLimitRefused(limit: RateLimitName): void;
   /** The whole exposition, gauges read now. */
   render(): Promise<string>;
 }
@@ -88,6 +91,11 @@ export function createServiceMetrics(deps: {
   for (const grant_type of ISSUING_GRANT_TYPES) tokensIssued.inc({ grant_type }, 0);
   refreshReuse.inc({}, 0);
   for (const by of REVOKED_BY) grantsRevoked.inc({ by }, 0);
+  const refusals = new Counter(
+    "vestibule_rate_limit_refusals_total",
+    "Requests refused by a rate limit, by limit (the names of VESTIBULE_RATE_LIMITS).",
+  );
+  for (const limit of RATE_LIMIT_NAMES) refusals.inc({ limit }, 0);
   // The Host forms the host router accepts (with and without the default port), to a label.
   const labelOf = new Map<string, string>();
   for (const [label, origin] of Object.entries(deps.origins)) {
@@ -150,6 +158,9 @@ export function createServiceMetrics(deps: {
       storeDuration.observe(seconds, { operation });
       if (failed) storeErrors.inc({ operation });
     },
+    rateLimitRefused(limit) {
+      refusals.inc({ limit });
+    },
     async render() {
       const read = await Promise.all(gauges.map(async (g) => renderGauge(g, await g.read())));
       return [
@@ -162,6 +173,7 @@ export function createServiceMetrics(deps: {
         grantsRevoked.render(),
         storeDuration.render(),
         storeErrors.render(),
+        refusals.render(),
         ...read,
       ].join("");
     },

@@ -145,6 +145,7 @@ export async function openKvStore(
     },
     close() {
       kv.close();
+      return Promise.resolve();
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The narrow storage interface every backend implements (Deno KV now, PostgreSQL later).
+ * The narrow storage interface every backend implements (Deno KV, PostgreSQL).
  * Keys are tuples; values are JSON-compatible. Single-use records are consumed with
  * `commit`, whose checks make two concurrent uses impossible.
  */
@@ -59,5 +59,6 @@ export interface Store {
    * never leave it a quiet moment.
    */
   snapshot(prefix?: Key): Promise<StoredRecord[]>;
-  close(): void;
+  /** Ends the store's connections (PostgreSQL closes its pool asynchronously). */
+  close(): Promise<void>;
 }

@@ -21,13 +21,32 @@ export interface DemoDeps {
   readonly now: () => number;
 }
 
-/** Seeds the demo business unless it is already there; returns its id. */
+const MARKER = ["demo", "business"];
+/** Held by the one process seeding; lapses if it dies mid-seed, so another takes over. */
+const CLAIM = ["demo", "seeding"];
+const CLAIM_MS = 60_000;
+const POLL_MS = 50;
+
+/**
+ * Seeds the demo business unless it is already there; returns its id. Replicas starting together
+ * seed it once: one claims the seeding, the others wait for its marker.
+ */
 export async function seedDemo(deps: DemoDeps): Promise<string> {
+  const { store } = deps;
+  for (;;) {
+    const marker = await store.get<string>(MARKER);
+    if (marker) return marker.value;
+    const claimed = await store.commit([{ key: CLAIM, version: null }], [
+      { type: "set", key: CLAIM, value: true, expireIn: CLAIM_MS },
+    ]);
+    if (claimed) return await _seed(deps);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+async function _seed(deps: DemoDeps): Promise<string> {
   const { store, accounts, now } = deps;
   const workspace = createWorkspace(store);
-  const marker = await store.get<string>(["demo", "business"]);
-  if (marker) return marker.value;
-
   const { business } = await accounts.createAccountWithBusiness(
     DEMO_OWNER_EMAIL,
     DEMO_BUSINESS_NAME,
@@ -180,7 +199,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
     observedAt: t - DAY,
   });
 
-  await store.set(["demo", "business"], b);
+  await store.commit([], [{ type: "set", key: MARKER, value: b }, { type: "delete", key: CLAIM }]);
   return b;
 }
 

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { runAdminCommand } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config.ts";
+import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { createClients } from "../../src/oauth/clients.ts";
 import { issuerOf } from "../../src/oauth/issuer.ts";
@@ -190,7 +191,7 @@ Deno.test("admin commands", async (t) => {
       const clients = createClients({
         store,
         now,
-        documents: createMetadataDocuments({ config, now }),
+        documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
         issuer: issuerOf(config),
       });
       const { client } = await clients.register({

@@ -94,6 +94,7 @@ export async function createTestApp(
     now,
     mailLog: log,
     transport,
+    rateLimitRefused: metrics?.rateLimitRefused,
   });
   const handler = await createApp({ config, log, now, store: served, ...services, metrics });
   return { config, handler, logs, store, metrics, ...services };

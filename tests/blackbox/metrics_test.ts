@@ -120,6 +120,33 @@ Deno.test("metrics: store operations are timed and their failures counted, by op
   }
 });
 
+Deno.test("metrics: rate-limit refusals are counted by limit", async () => {
+  const server = await startTestServer({ ...adminEnv(), VESTIBULE_RATE_LIMITS: "registration=1" });
+  try {
+    const before = await scrape(server.adminUrl);
+    assert.equal(sample(before, 'vestibule_rate_limit_refusals_total{limit="registration"}'), 0);
+    assert.equal(sample(before, 'vestibule_rate_limit_refusals_total{limit="mail"}'), 0);
+    const register = () =>
+      fetch(`${server.authUrl}/api/auth/oauth2/register`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ redirect_uris: ["http://127.0.0.1/cb"] }),
+      });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await register();
+      await response.body?.cancel();
+      statuses.push(response.status);
+    }
+    assert.deepEqual(statuses, [201, 429, 429]);
+    const after = await scrape(server.adminUrl);
+    assert.equal(sample(after, 'vestibule_rate_limit_refusals_total{limit="registration"}'), 2);
+    assert.equal(sample(after, 'vestibule_rate_limit_refusals_total{limit="token"}'), 0);
+  } finally {
+    await server.close();
+  }
+});
+
 Deno.test("ready: 200 while the store answers, 503 with the reason when it does not", async () => {
   let failing = false;
   const server = await startTestServer(adminEnv(), {

@@ -2,6 +2,7 @@
 // their framing, trickle or overflow are invalid_client at authorize, token and revoke, never a
 // 500, and a document that trickles forever ends within the fetch's time budget.
 import assert from "node:assert/strict";
+import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { manualClock } from "../store/store_contract.ts";
 import { authorizeParams, authorizeUrl, type OAuthFixture, oauthFixture } from "./oauth_helpers.ts";
@@ -150,8 +151,9 @@ Deno.test("a client metadata document that trickles forever ends with the fetch'
   const documents = hostileServer();
   try {
     const resolver = createMetadataDocuments({
-      config: { cimdAllowLoopback: true, rateLimits: null },
+      config: { cimdAllowLoopback: true },
       now: manualClock().now,
+      budget: UNLIMITED,
       // The real fetch over a real socket, with the 5 s budget cut to 300 ms to keep this fast:
       // the body must be read under the signal given to fetch, whichever fires first.
       fetch: (input, init) =>

@@ -6,9 +6,9 @@ import { createToolRegistry } from "../../src/mcp/registry.ts";
 import type { ProtocolVersion } from "../../src/mcp/versions.ts";
 import { TEST_TOOLS } from "./fixtures.ts";
 
-function setup(pageSize = 2, version: ProtocolVersion = "2025-11-25") {
+function setup(pageSize = 2, version: ProtocolVersion = "2025-11-25", tools = TEST_TOOLS) {
   const logs: string[] = [];
-  const registry = createToolRegistry(TEST_TOOLS, { pageSize });
+  const registry = createToolRegistry(tools, { pageSize });
   const dispatcher = createDispatcher({
     registry,
     serverInfo: { name: "test", title: "Test", version: "0.0.1" },
@@ -146,8 +146,18 @@ Deno.test("dispatcher: tools/list pages with opaque cursors", async (t) => {
     assert.match(response.error.message, /cursor was not issued by this server/);
   });
 
-  await t.step("a cursor of another instance is stale: -32602", async () => {
-    const other = setup(2);
+  await t.step(
+    "a cursor of another instance with the same catalogue (a replica) is taken",
+    async () => {
+      const other = setup(2);
+      const { nextCursor } = (await other.reply("tools/list")).result;
+      const response = await reply("tools/list", { cursor: nextCursor });
+      assert.equal(response.result.tools[0].name, TEST_TOOLS[2]!.name);
+    },
+  );
+
+  await t.step("a cursor of another catalogue (an upgrade) is stale: -32602", async () => {
+    const other = setup(2, "2025-11-25", [...TEST_TOOLS].reverse());
     const { nextCursor } = (await other.reply("tools/list")).result;
     const response = await reply("tools/list", { cursor: nextCursor });
     assert.equal(response.error.code, INVALID_PARAMS);

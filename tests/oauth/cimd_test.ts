@@ -1,6 +1,7 @@
 // Client metadata document fetching with injected fetch and DNS: the SSRF defences.
 import { DEFAULT_RATE_LIMITS } from "../../src/config.ts";
 import assert from "node:assert/strict";
+import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { manualClock } from "../store/store_contract.ts";
 
@@ -22,11 +23,11 @@ function setup(options: {
   const calls: { url: string; init?: RequestInit }[] = [];
   const dnsSignals: AbortSignal[] = [];
   const documents = createMetadataDocuments({
-    config: {
-      cimdAllowLoopback: false,
-      rateLimits: options.rateLimits ? DEFAULT_RATE_LIMITS : null,
-    },
+    config: { cimdAllowLoopback: false },
     now: clock.now,
+    budget: options.rateLimits
+      ? createRateLimiter({ ...DEFAULT_RATE_LIMITS.cimd, now: clock.now })
+      : UNLIMITED,
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
       calls.push({ url: String(input), ...(init ? { init } : {}) });
       return await (options.respond ?? (() => new Response(doc())))(String(input), init);

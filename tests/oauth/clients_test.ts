@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../../src/config.ts";
+import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import type { ClientMetadata } from "../../src/oauth/client_metadata.ts";
 import { type ClientRecord, createClients } from "../../src/oauth/clients.ts";
@@ -26,7 +27,7 @@ Deno.test("a registration belongs to the issuer that made it", async (t) => {
       VESTIBULE_API_URL: "https://api.example.com",
       VESTIBULE_BASE_URL: "https://www.example.com",
     });
-    const documents = createMetadataDocuments({ config, now: clock.now });
+    const documents = createMetadataDocuments({ config, now: clock.now, budget: UNLIMITED });
     return createClients({ store, now: clock.now, documents, issuer: issuerOf(config) });
   };
   const before = clientsOf("https://auth.example.com");

@@ -2,6 +2,13 @@
 // handlers their factories make, with the OAuth error boundary, budgets and headers.
 import assert from "node:assert/strict";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
+import {
+  createSharedRateLimiter,
+  type SharedRateLimiter,
+  UNLIMITED_SHARED,
+} from "../../src/http/shared_rate_limiter.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { createAccessTokenGrantReader } from "../../src/oauth/access_token.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
 import { createRegistrationEndpoint } from "../../src/oauth/registration.ts";
@@ -29,13 +36,18 @@ async function oauthError(response: Response, status: number, error: string, des
   assert.deepEqual(await response.json(), { error, error_description: description });
 }
 
-async function setup(budgets: { client?: RateLimiter; failure?: RateLimiter } = {}) {
+/** A store-backed budget of `burst` on a clock that stands still. */
+function sharedLimiter(store: Store, burst: number): SharedRateLimiter {
+  return createSharedRateLimiter({ name: "test", perMinute: 60, burst, store, now: () => 0 });
+}
+
+async function setup(budgets: { client?: SharedRateLimiter; failure?: RateLimiter } = {}) {
   const core = await oauthCore();
   const client = await core.register(["authorization_code", "refresh_token"]);
   const deps = {
     ...core.deps,
     clients: core.clients,
-    budgets: { client: budgets.client ?? UNLIMITED, failure: budgets.failure ?? UNLIMITED },
+    budgets: { client: budgets.client ?? UNLIMITED_SHARED, failure: budgets.failure ?? UNLIMITED },
   };
   const token = createTokenEndpoint(deps);
   const revoke = createRevocationEndpoint({
@@ -176,11 +188,10 @@ Deno.test("token endpoint: the shell around the grants", async (t) => {
 });
 
 Deno.test("token endpoint: budgets, spent by proof and by failure", async (t) => {
-  const clock = { t: 0 };
-  const limiter = () => createRateLimiter({ perMinute: 60, burst: 2, now: () => clock.t });
+  const buckets = await openKvStore(":memory:");
   const { core, client, token, exchange } = await setup({
-    client: limiter(),
-    failure: limiter(),
+    client: sharedLimiter(buckets, 2),
+    failure: createRateLimiter({ perMinute: 60, burst: 2, now: () => 0 }),
   });
   try {
     await t.step("requests a client proved are its own spend its budget", async () => {
@@ -225,6 +236,7 @@ Deno.test("token endpoint: budgets, spent by proof and by failure", async (t) =>
     });
   } finally {
     core.close();
+    buckets.close();
   }
 });
 
@@ -301,10 +313,10 @@ Deno.test("revocation endpoint: RFC 7009 in process", async (t) => {
 
 Deno.test("registration endpoint: RFC 7591 in process", async (t) => {
   const core = await oauthCore();
-  const clock = { t: 0 };
+  const buckets = await openKvStore(":memory:");
   const register = createRegistrationEndpoint({
     clients: core.clients,
-    limiter: createRateLimiter({ perMinute: 60, burst: 3, now: () => clock.t }),
+    limiter: sharedLimiter(buckets, 3),
   });
   const post = (body: string, type = "application/json") =>
     register(
@@ -361,5 +373,6 @@ Deno.test("registration endpoint: RFC 7591 in process", async (t) => {
     });
   } finally {
     core.close();
+    buckets.close();
   }
 });

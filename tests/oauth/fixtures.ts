@@ -3,6 +3,7 @@
 import { issuerOf } from "../../src/oauth/issuer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { resolveConfig } from "../../src/config.ts";
+import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import type { ClientRecord } from "../../src/oauth/clients.ts";
 import { createClients } from "../../src/oauth/clients.ts";
@@ -33,7 +34,7 @@ export async function oauthCore() {
   const clients = createClients({
     store,
     now,
-    documents: createMetadataDocuments({ config, now }),
+    documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
     issuer: issuerOf(config),
   });
   const register = async (grantTypes: ClientRecord["grantTypes"] = ["authorization_code"]) =>

@@ -21,7 +21,13 @@ async function refused(call: Promise<unknown>, code: string, description: string
 
 /** An `admit` that counts its calls, as the client endpoint's does. */
 function admitCounter() {
-  const counter = { calls: 0, admit: () => void counter.calls++ };
+  const counter = {
+    calls: 0,
+    admit: () => {
+      counter.calls++;
+      return Promise.resolve();
+    },
+  };
   return counter;
 }
 
@@ -90,7 +96,7 @@ Deno.test("exchangeCode: each refusal, whether it burns the code, and when it ad
         );
         assert.equal(counter.calls, c.admitted);
         await refused(
-          exchangeCode(core.deps, client, exchangeFields(code), () => {}),
+          exchangeCode(core.deps, client, exchangeFields(code), () => Promise.resolve()),
           "invalid_grant",
           "The authorization code is unknown or has expired",
         );
@@ -130,7 +136,7 @@ Deno.test("exchangeCode: each refusal, whether it burns the code, and when it ad
       const gid = JSON.parse(atob(tokens.access_token.split(".")[1]!)).gid;
       assert.ok(await getGrant(core.store, gid));
       await refused(
-        exchangeCode(core.deps, client, exchangeFields(code), () => {}),
+        exchangeCode(core.deps, client, exchangeFields(code), () => Promise.resolve()),
         "invalid_grant",
         "The authorization code was already used; the grant it created is revoked",
       );
@@ -141,7 +147,12 @@ Deno.test("exchangeCode: each refusal, whether it burns the code, and when it ad
       "openid with email: an id_token; no refresh token for a code-only client",
       async () => {
         const code = await core.code(other, { scopes: ["openid", "email", "app.access"] });
-        const tokens = await exchangeCode(core.deps, other, exchangeFields(code), () => {});
+        const tokens = await exchangeCode(
+          core.deps,
+          other,
+          exchangeFields(code),
+          () => Promise.resolve(),
+        );
         assert.equal(tokens.scope, "openid email app.access");
         assert.equal(tokens.refresh_token, undefined);
         const claims = JSON.parse(atob(tokens.id_token!.split(".")[1]!));
@@ -158,14 +169,14 @@ Deno.test("exchangeCode: each refusal, whether it burns the code, and when it ad
           scopes: ["workflows.run"],
         });
         await refused(
-          exchangeCode(core.deps, client, exchangeFields(memberCode), () => {}),
+          exchangeCode(core.deps, client, exchangeFields(memberCode), () => Promise.resolve()),
           "invalid_grant",
           "None of the consented scopes can still be granted",
         );
         const goneCode = await core.code(client, { accountId: core.memberId });
         await core.accounts.removeMember(core.business.id, core.memberId);
         await refused(
-          exchangeCode(core.deps, client, exchangeFields(goneCode), () => {}),
+          exchangeCode(core.deps, client, exchangeFields(goneCode), () => Promise.resolve()),
           "invalid_grant",
           "The account is no longer a member of the business",
         );
@@ -183,9 +194,14 @@ Deno.test("refreshGrant: rotation, the retry window, reuse and narrowing", async
     const other = await core.register(["authorization_code", "refresh_token"]);
     const issue = async (scopes = ["app.access", "members.read", "offline_access"]) => {
       const code = await core.code(client, { scopes });
-      return await exchangeCode(core.deps, client, exchangeFields(code), () => {});
+      return await exchangeCode(core.deps, client, exchangeFields(code), () => Promise.resolve());
     };
-    const refresh = (token: string, extra: Fields = {}, by = client, admit = () => {}) =>
+    const refresh = (
+      token: string,
+      extra: Fields = {},
+      by = client,
+      admit = () => Promise.resolve(),
+    ) =>
       refreshGrant(
         core.deps,
         by,
@@ -265,7 +281,12 @@ Deno.test("refreshGrant: rotation, the retry window, reuse and narrowing", async
 
     await t.step("a member who left: refused, and the grant is revoked", async () => {
       const code = await core.code(client, { accountId: core.memberId });
-      const tokens = await exchangeCode(core.deps, client, exchangeFields(code), () => {});
+      const tokens = await exchangeCode(
+        core.deps,
+        client,
+        exchangeFields(code),
+        () => Promise.resolve(),
+      );
       await core.accounts.removeMember(core.business.id, core.memberId);
       await refused(
         refresh(tokens.refresh_token!),

@@ -28,7 +28,7 @@ export async function storeContract(t: Deno.TestContext, options: ContractOption
     try {
       await fn(store, clock);
     } finally {
-      store.close();
+      await store.close();
     }
   };
 
@@ -81,6 +81,12 @@ export async function storeContract(t: Deno.TestContext, options: ContractOption
           [["p", "a"], 1],
           [["p", "b"], 2],
         ]);
+        // Deno KV's order: every string before every number, numbers by value.
+        for (const part of [10, "z", -1.5, 2, ""]) await store.set(["n", part], part);
+        assert.deepEqual(
+          (await _collect(store.list(["n"]))).map(([key]) => key),
+          [["n", ""], ["n", "z"], ["n", -1.5], ["n", 2], ["n", 10]],
+        );
       }),
   );
 
@@ -180,6 +186,13 @@ export async function storeContract(t: Deno.TestContext, options: ContractOption
       const value = { s: "é\u2028", n: 1.5, b: false, z: null, a: [1, "2", { x: [] }] };
       await store.set(["json"], value);
       assert.deepEqual((await store.get(["json"]))?.value, value);
+      // What KV keeps beyond JSON, and an object shaped like the tags that carry it elsewhere.
+      const rich = { bytes: new Uint8Array([0, 255]), big: 2n ** 70n, tag: { $bytes: "x" } };
+      await store.set(["rich"], rich);
+      assert.deepEqual((await store.get(["rich"]))?.value, rich);
+      const [listed] = await Array.fromAsync(store.list(["rich"]));
+      assert.equal(listed, undefined, "a key is not under itself");
+      assert.deepEqual((await store.snapshot()).find((r) => r.key[0] === "rich")?.value, rich);
     }));
 
   await t.step(

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createAccounts } from "../../src/accounts/accounts.ts";
 import { DEMO_BUSINESS_NAME, DEMO_OWNER_EMAIL, seedDemo } from "../../src/workspace/demo.ts";
 import { createFixture } from "./fixtures.ts";
 
@@ -19,6 +20,23 @@ Deno.test("demo data seeds a living business once", async () => {
     assert.ok((await f.workspace.packs.list(businessId)).length > 0);
     assert.ok((await f.workspace.invoices.list(businessId)).length > 0);
     assert.equal((await f.workspace.subscription.get(businessId))?.value.plan, "growth");
+  } finally {
+    f.close();
+  }
+});
+
+Deno.test("two replicas seeding the demo at once make one business", async () => {
+  const f = await createFixture();
+  try {
+    const replica = () => ({
+      store: f.workspace.store,
+      accounts: createAccounts(f.workspace.store, f.now),
+      now: f.now,
+    });
+    const [first, second] = await Promise.all([seedDemo(replica()), seedDemo(replica())]);
+    assert.equal(first, second);
+    const owner = await f.accounts.findAccountByEmail(DEMO_OWNER_EMAIL);
+    assert.equal((await f.accounts.listBusinessesOf(owner!.id)).length, 1);
   } finally {
     f.close();
   }

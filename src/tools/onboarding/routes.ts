@@ -3,7 +3,7 @@
 import type { EmailLinks } from "../../accounts/email_links.ts";
 import type { Config } from "../../config.ts";
 import type { Handler } from "../../http/handler.ts";
-import { configuredRateLimiter } from "../../http/rate_limiter.ts";
+import type { Limiters } from "../../http/rate_limits.ts";
 import type { LogSink } from "../../http/request_log.ts";
 import { HTML_SECURITY_HEADERS } from "../../http/security_headers.ts";
 import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
@@ -18,12 +18,13 @@ export const ONBOARDING_MAX_BODY_BYTES = 16 * 1024;
 export interface OnboardingRoutesDeps {
   readonly config: Pick<
     Config,
-    "baseUrl" | "authUrl" | "apiUrl" | "rateLimits" | "mcpPageSize" | "mcpResponse"
+    "baseUrl" | "authUrl" | "apiUrl" | "mcpPageSize" | "mcpResponse"
   >;
   readonly now: () => number;
   readonly log: LogSink;
   readonly emailLinks: EmailLinks;
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly limiters: Limiters;
 }
 
 export interface OnboardingRoutes {
@@ -49,7 +50,7 @@ export async function createOnboardingRoutes(
     }),
     config,
     maxBodyBytes: ONBOARDING_MAX_BODY_BYTES,
-    rateLimiter: configuredRateLimiter(config.rateLimits, "onboarding", deps.now),
+    rateLimiter: deps.limiters.local("onboarding"),
     serverInfo: { name: "vestibule-onboarding", title: "Vestibule onboarding", version: "1.0.0" },
     // The same catalogue and guidance for everyone: shared caches may keep it.
     cacheScope: "public",

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Config } from "../../config.ts";
 import type { Handler } from "../../http/handler.ts";
-import { configuredRateLimiter } from "../../http/rate_limiter.ts";
+import type { Limiters } from "../../http/rate_limits.ts";
 import type { LogSink } from "../../http/request_log.ts";
 import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
 import { createMcpEndpoint, type McpMetrics } from "../../mcp/endpoint.ts";
@@ -31,7 +31,6 @@ export interface WorkspaceRoutesDeps {
     | "baseUrl"
     | "authUrl"
     | "apiUrl"
-    | "rateLimits"
     | "mcpPageSize"
     | "mcpResponse"
     | "workspaceMaxBody"
@@ -44,6 +43,7 @@ export interface WorkspaceRoutesDeps {
   readonly now: () => number;
   readonly log: LogSink;
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly limiters: Limiters;
 }
 
 export interface WorkspaceRoutes {
@@ -66,13 +66,13 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       audience: config.apiUrl,
     }),
     now,
-    verifyLimiter: configuredRateLimiter(config.rateLimits, "workspace-verify", now),
+    verifyLimiter: deps.limiters.local("workspace-verify"),
   });
   const mcp = createMcpEndpoint<WorkspaceAuth, AnyWorkspaceTool>({
     tools: createWorkspaceTools(deps.services),
     config,
     maxBodyBytes: config.workspaceMaxBody,
-    rateLimiter: configuredRateLimiter(config.rateLimits, "workspace", now),
+    rateLimiter: deps.limiters.local("workspace"),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
     // Behind a token: today every token sees the whole catalogue, but what it may see could
     // come to depend on the grant, so no cache may share it across authorization contexts.

@@ -7,6 +7,8 @@
 import * as v from "valibot";
 import { type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
 import type { Scope } from "../../oauth/scopes.ts";
+import type { Key } from "../../store/store.ts";
+import type { NewAuditEntry } from "../../workspace/audit.ts";
 import type { WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { GateAction } from "../../workspace/gate_actions.ts";
 import { type GateView, GateViewSchema } from "../../workspace/gates.ts";
@@ -99,7 +101,36 @@ export async function auditCall(
   tool: string,
   summary: string,
 ): Promise<void> {
-  await services.audit.append({
+  await services.audit.append(_callEntry(auth, tool, summary));
+}
+
+/**
+ * A direct write of one record: `change` makes the new value from the current one (null when
+ * absent), or throws a ToolError; the value and its audit entry are committed only if the
+ * record is still the one read, else it is read again. So two calls at once (on one replica or
+ * two) each apply to what the other left, and no change is lost.
+ */
+export async function updateAudited<T, R>(
+  services: WorkspaceServices,
+  auth: WorkspaceAuth,
+  tool: string,
+  key: Key,
+  change: (current: T | null) => { value: T; summary: string; result: R },
+): Promise<R> {
+  const { store } = services.workspace;
+  for (;;) {
+    const entry = await store.get<T>(key);
+    const { value, summary, result } = change(entry?.value ?? null);
+    const ok = await store.commit([{ key, version: entry?.version ?? null }], [
+      { type: "set", key, value },
+      services.audit.entry(_callEntry(auth, tool, summary)),
+    ]);
+    if (ok) return result;
+  }
+}
+
+function _callEntry(auth: WorkspaceAuth, tool: string, summary: string): NewAuditEntry {
+  return {
     businessId: auth.businessId,
     accountId: auth.accountId,
     actor: "agent",
@@ -107,5 +138,5 @@ export async function auditCall(
     action: tool,
     summary,
     gateId: null,
-  });
+  };
 }

@@ -9,14 +9,17 @@ import {
   type Automation,
   AutomationSchema,
   ConversationSchema,
+  type NotificationSettings,
   NotificationSettingsSchema,
+  type Pack,
   PackSchema,
   SettingValueSchema,
+  type Trigger,
   TriggerSchema,
 } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS } from "../../workspace/workspace.ts";
-import { auditCall, GateViewSchema, scopedTool } from "./scoped_tool.ts";
+import { auditCall, GateViewSchema, scopedTool, updateAudited } from "./scoped_tool.ts";
 
 const Id = (what: string) =>
   v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
@@ -77,19 +80,22 @@ export function writeTools(services: WorkspaceServices) {
       input: v.strictObject({ triggerId: Id("The trigger to disable.") }),
       output: v.object({ trigger: TriggerSchema }),
       annotations: OVERWRITES,
-      async handler(args, { auth }) {
-        const entry = await workspace.triggers.get(auth.businessId, args.triggerId);
-        if (!entry) throw new ToolError(`No trigger ${args.triggerId} in this business`);
-        const trigger = { ...entry.value, enabled: false, updatedAt: services.now() };
-        await workspace.triggers.put(auth.businessId, trigger);
-        await auditCall(
+      handler: (args, { auth }) =>
+        updateAudited(
           services,
           auth,
           "disable_trigger",
-          `Disabled the trigger "${trigger.name}"`,
-        );
-        return { trigger };
-      },
+          workspace.triggers.key(auth.businessId, args.triggerId),
+          (current: Trigger | null) => {
+            if (!current) throw new ToolError(`No trigger ${args.triggerId} in this business`);
+            const trigger = { ...current, enabled: false, updatedAt: services.now() };
+            return {
+              value: trigger,
+              summary: `Disabled the trigger "${trigger.name}"`,
+              result: { trigger },
+            };
+          },
+        ),
     }),
     scopedTool({
       name: "configure_pack",
@@ -111,30 +117,33 @@ export function writeTools(services: WorkspaceServices) {
       }),
       output: v.object({ pack: PackSchema }),
       annotations: OVERWRITES,
-      async handler(args, { auth }) {
-        const entry = await workspace.packs.get(auth.businessId, args.packId);
-        if (!entry) throw new ToolError(`No pack ${args.packId} in this business`);
-        const pack = {
-          ...entry.value,
-          enabled: args.enabled ?? entry.value.enabled,
-          version: args.upgrade ? entry.value.latestVersion : entry.value.version,
-          settings: { ...entry.value.settings, ...args.settings },
-          updatedAt: services.now(),
-        };
-        await workspace.packs.put(auth.businessId, pack);
-        const changes = [
-          args.enabled !== undefined && (args.enabled ? "enabled" : "disabled"),
-          args.upgrade && `upgraded to ${pack.version}`,
-          args.settings && `set ${Object.keys(args.settings).join(", ")}`,
-        ].filter((c): c is string => typeof c === "string");
-        await auditCall(
+      handler: (args, { auth }) =>
+        updateAudited(
           services,
           auth,
           "configure_pack",
-          `Pack "${pack.name}": ${changes.join("; ") || "no change"}`,
-        );
-        return { pack };
-      },
+          workspace.packs.key(auth.businessId, args.packId),
+          (current: Pack | null) => {
+            if (!current) throw new ToolError(`No pack ${args.packId} in this business`);
+            const pack = {
+              ...current,
+              enabled: args.enabled ?? current.enabled,
+              version: args.upgrade ? current.latestVersion : current.version,
+              settings: { ...current.settings, ...args.settings },
+              updatedAt: services.now(),
+            };
+            const changes = [
+              args.enabled !== undefined && (args.enabled ? "enabled" : "disabled"),
+              args.upgrade && `upgraded to ${pack.version}`,
+              args.settings && `set ${Object.keys(args.settings).join(", ")}`,
+            ].filter((c): c is string => typeof c === "string");
+            return {
+              value: pack,
+              summary: `Pack "${pack.name}": ${changes.join("; ") || "no change"}`,
+              result: { pack },
+            };
+          },
+        ),
     }),
     scopedTool({
       name: "get_notification_settings",
@@ -163,24 +172,27 @@ export function writeTools(services: WorkspaceServices) {
       }),
       output: NotificationSettingsSchema,
       annotations: OVERWRITES,
-      async handler(args, { auth }) {
-        const current = (await workspace.notificationSettings.get(auth.businessId, auth.accountId))
-          ?.value ?? DEFAULT_NOTIFICATION_SETTINGS;
-        const settings = {
-          approvalEmails: args.approvalEmails ?? current.approvalEmails,
-          chatAccount: args.chatAccount === undefined ? current.chatAccount : args.chatAccount,
-        };
-        await workspace.notificationSettings.put(settings, auth.businessId, auth.accountId);
-        await auditCall(
+      handler: (args, { auth }) =>
+        updateAudited(
           services,
           auth,
           "update_notification_settings",
-          `Approval e-mails ${settings.approvalEmails ? "on" : "off"}; chat account ${
-            settings.chatAccount ?? "none"
-          }`,
-        );
-        return settings;
-      },
+          workspace.notificationSettings.key(auth.businessId, auth.accountId),
+          (stored: NotificationSettings | null) => {
+            const current = stored ?? DEFAULT_NOTIFICATION_SETTINGS;
+            const settings = {
+              approvalEmails: args.approvalEmails ?? current.approvalEmails,
+              chatAccount: args.chatAccount === undefined ? current.chatAccount : args.chatAccount,
+            };
+            return {
+              value: settings,
+              summary: `Approval e-mails ${settings.approvalEmails ? "on" : "off"}; chat account ${
+                settings.chatAccount ?? "none"
+              }`,
+              result: settings,
+            };
+          },
+        ),
     }),
     scopedTool({
       name: "send_test_notification",
@@ -222,22 +234,26 @@ export function writeTools(services: WorkspaceServices) {
       input: v.strictObject({}),
       output: AutomationSchema,
       annotations: OVERWRITES,
-      async handler(_args, { auth }) {
-        const current = (await workspace.automation.get(auth.businessId))?.value;
-        const automation: Automation = {
-          activities: current?.activities ?? {},
-          automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
-          updatedAt: services.now(),
-        };
-        await workspace.automation.put(automation, auth.businessId);
-        await auditCall(
+      handler: (_args, { auth }) =>
+        updateAudited(
           services,
           auth,
           "revoke_automation_authority",
-          "Revoked automatic-action authority",
-        );
-        return automation;
-      },
+          workspace.automation.key(auth.businessId),
+          // Activity controls stay as they are now, even if a decision just changed them.
+          (current: Automation | null) => {
+            const automation: Automation = {
+              activities: current?.activities ?? {},
+              automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
+              updatedAt: services.now(),
+            };
+            return {
+              value: automation,
+              summary: "Revoked automatic-action authority",
+              result: automation,
+            };
+          },
+        ),
     }),
     scopedTool({
       name: "simulate_workflow",

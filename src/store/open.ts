@@ -1,0 +1,27 @@
+/** The store VESTIBULE_DATA names: a Deno KV file or `:memory:`, or a PostgreSQL database. */
+import type { Config } from "../config.ts";
+import { openKvStore } from "./kv_store.ts";
+import { openPgStore, PgStoreError } from "./pg_store.ts";
+import type { Store } from "./store.ts";
+
+/**
+ * Opens the configured store. Its errors are one line with no password in it (a KV file with the
+ * wrong mode, an unreachable database, a refused login, a role without rights).
+ */
+export async function openStore(config: Config): Promise<Store> {
+  if (config.postgres === null) return await openKvStore(config.dataPath);
+  const { url, passwordFile, poolSize } = config.postgres;
+  let password = null;
+  if (passwordFile !== null) {
+    try {
+      password = (await Deno.readTextFile(passwordFile)).replace(/\r?\n$/, "");
+    } catch (error) {
+      throw new PgStoreError(
+        `cannot read VESTIBULE_DATA_PASSWORD_FILE=${JSON.stringify(passwordFile)}: ${
+          (error as Error).name
+        }`,
+      );
+    }
+  }
+  return await openPgStore({ url, password, poolSize });
+}
