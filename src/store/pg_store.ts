@@ -52,8 +52,9 @@ const LAYOUT: readonly string[] = [
    );
    CREATE INDEX vestibule_records_expiry ON vestibule_records (expires_at)
      WHERE expires_at IS NOT NULL;
-   -- One commit in one round trip (see commitDocument). Volatile, so under read committed each
-   -- statement sees every write committed before it, those of the lock holders before it too.
+   -- One commit in one round trip (ops: see _commitDocument). Volatile: under read committed each
+   -- of its statements takes a new snapshot, so the checks, read once the locks are held, see
+   -- everything the commits that held them before wrote.
    CREATE FUNCTION vestibule_commit(ops jsonb, at bigint) RETURNS boolean
    LANGUAGE plpgsql VOLATILE AS $$
    DECLARE
@@ -101,7 +102,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     await _prepareLayout(sql);
   } catch (error) {
     await sql.end({ timeout: 0 });
-    throw new PgStoreError(describePgError(error, options.password ?? null, options.url));
+    throw new PgStoreError(_describeError(error, options.password ?? null, options.url));
   }
 
   // Expiries are whole milliseconds: against a clock with fractions, its floor decides the same.
@@ -116,10 +117,9 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
   /** Every write: one call of vestibule_commit, in a transaction of its own. */
   const commit = async (checks: readonly AtomicCheck[], mutations: readonly Mutation[]) => {
     const at = now();
+    const ops = sql.json(_commitDocument(checks, mutations, at));
     const [row] = await sql<{ ok: boolean }[]>`
-      SELECT vestibule_commit(${sql.json(_commitDocument(checks, mutations, at))}, ${
-      Math.floor(at)
-    }) AS ok`;
+      SELECT vestibule_commit(${ops}, ${Math.floor(at)}) AS ok`;
     if (row!.ok) await purgeWhenDue();
     return row!.ok;
   };
@@ -160,7 +160,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     },
     async snapshot(prefix: Key = []): Promise<StoredRecord[]> {
       const { from, to } = prefixRange(prefix);
-      // One statement reads one moment; repeatable read says so for any later change too.
+      // Repeatable read: every row as of one snapshot, whatever commits meanwhile.
       const rows = await sql.begin(
         "isolation level repeatable read read only",
         (tx) =>
@@ -249,7 +249,6 @@ function _connect(options: PgStoreOptions) {
     max: options.poolSize,
     connect_timeout: 10,
     idle_timeout: 0,
-    max_lifetime: 0,
     backoff: (attempt) => Math.min(3 ** attempt / 100, 20) * (0.5 + Math.random() / 2),
     keep_alive: 60,
     prepare: true,
@@ -261,7 +260,13 @@ function _connect(options: PgStoreOptions) {
     onnotice: () => {},
     connection: { application_name: "vestibule" },
   };
-  return postgres(Object.assign(settings, { sslnegotiation: null, max_pipeline: 100 }));
+  // As the client's defaults, in forms its types do not list: each connection replaced after its
+  // own 30 to 60 minutes, so they do not all reconnect at once.
+  return postgres(Object.assign(settings, {
+    sslnegotiation: null,
+    max_pipeline: 100,
+    max_lifetime: () => 60 * (30 + Math.random() * 30),
+  }));
 }
 
 async function _prepareLayout(sql: postgres.Sql): Promise<void> {
@@ -284,7 +289,7 @@ async function _prepareLayout(sql: postgres.Sql): Promise<void> {
 }
 
 /** What went wrong with the database, in one line, the password (if any) replaced by ***. */
-export function describePgError(error: unknown, password: string | null, url: string): string {
+function _describeError(error: unknown, password: string | null, url: string): string {
   const secret = password ?? decodeURIComponent(new URL(url).password);
   let text: string;
   if (error instanceof PgStoreError) text = error.message;

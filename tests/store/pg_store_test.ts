@@ -73,6 +73,55 @@ Deno.test("pg store", async (t) => {
         }),
     );
 
+    await t.step("two processes racing checked commits lose no update and claim once", async () => {
+      const url = await cluster.database();
+      const storeModule = new URL("../../src/store/pg_store.ts", import.meta.url).href;
+      // Each process: 25 versioned increments of one counter, and a claim of each of 25 keys.
+      const racer = (name: string) => `
+        const { openPgStore } = await import(${JSON.stringify(storeModule)});
+        const store = await openPgStore({ url: ${JSON.stringify(url)}, poolSize: 4 });
+        let claimed = 0;
+        for (let i = 0; i < 25; i++) {
+          for (;;) {
+            const entry = await store.get(["counter"]);
+            const ok = await store.commit(
+              [{ key: ["counter"], version: entry?.version ?? null }],
+              [{ type: "set", key: ["counter"], value: (entry?.value ?? 0) + 1 }],
+            );
+            if (ok) break;
+          }
+          if (await store.commit([{ key: ["claim", i], version: null }], [
+            { type: "set", key: ["claim", i], value: ${JSON.stringify(name)} },
+          ])) claimed++;
+        }
+        await store.close();
+        console.log(claimed);
+      `;
+      const run = (name: string) =>
+        new Deno.Command(Deno.execPath(), {
+          args: [
+            "eval",
+            "--config",
+            new URL("../../deno.json", import.meta.url).pathname,
+            racer(name),
+          ],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+      const outputs = await Promise.all([run("first"), run("second")]);
+      const claims = outputs.map((output) => {
+        assert.ok(output.success, new TextDecoder().decode(output.stderr));
+        return Number(new TextDecoder().decode(output.stdout));
+      });
+      assert.equal(claims[0]! + claims[1]!, 25, `claims ${claims}`);
+      const store = await open(url);
+      try {
+        assert.equal((await store.get(["counter"]))?.value, 50);
+      } finally {
+        await store.close();
+      }
+    });
+
     await t.step(
       "a plain set waits for a commit holding its key, never lands inside it",
       () =>
