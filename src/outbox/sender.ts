@@ -5,7 +5,13 @@
  * logged, and the delivery is tried again.
  */
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
-import type { AttemptOutcome, Delivery, DeliveryState, Outbox } from "./outbox.ts";
+import {
+  type AttemptOutcome,
+  type Delivery,
+  type DeliveryState,
+  firstInQueues,
+  type Outbox,
+} from "./outbox.ts";
 
 /** A handler's refusal; `permanent` ones (an SMTP 5xx) are not retried. */
 export class DeliveryError extends Error {
@@ -26,6 +32,8 @@ export interface Sender {
   deliverNow(recorded: Delivery): Promise<DeliveryState | "missing">;
   /** Delivers everything due now, one after another; the loop's step. */
   deliverDue(): Promise<void>;
+  /** Brings the loop's next step forward to now: something was recorded to go soon. */
+  wake(): void;
   /** Starts the timer loop; resolves when its first pass is done (tests start from quiet). */
   start(): Promise<void>;
   /** Stops the loop and waits for the attempt under way. */
@@ -57,9 +65,9 @@ export function createSender(deps: {
     }
   };
 
-  const claimAndDeliver = async (id: string): Promise<void> => {
+  const claimAndDeliver = async (id: string): Promise<DeliveryState | "missing" | null> => {
     const delivery = await outbox.claim(id);
-    if (delivery !== null) await deliverClaimed(delivery);
+    return delivery === null ? null : await deliverClaimed(delivery);
   };
 
   const deliverClaimed = async (delivery: Delivery): Promise<DeliveryState | "missing"> => {
@@ -94,11 +102,18 @@ export function createSender(deps: {
   };
 
   const deliverDue = async () => {
-    const at = now();
-    const due = (await outbox.list(["pending", "sending"])).filter((d) =>
-      d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
-    );
-    for (const delivery of due) await claimAndDeliver(delivery.id);
+    // Again while a queue moved on: what waited behind a sent delivery is due now.
+    for (let moved = true; moved;) {
+      moved = false;
+      const at = now();
+      const due = firstInQueues(await outbox.list(["pending", "sending"])).filter((d) =>
+        d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
+      );
+      for (const delivery of due) {
+        const state = await claimAndDeliver(delivery.id);
+        if (delivery.queue && (state === "sent" || state === "failed")) moved = true;
+      }
+    }
   };
 
   const tick = () => {
@@ -125,6 +140,7 @@ export function createSender(deps: {
   return {
     deliverNow: (recorded) => guarded(() => deliverClaimed(recorded), "pending"),
     deliverDue: () => guarded(deliverDue, undefined),
+    wake: () => wakeAt(now()),
     async start() {
       if (looping) return;
       looping = true;

@@ -84,3 +84,40 @@ Deno.test("a store error is logged, never thrown, and the loop stops cleanly", a
     f.close();
   }
 });
+
+Deno.test("a queue held up by a failing delivery goes out whole and in order once it succeeds", async () => {
+  let time = 1_800_000_000_000;
+  const now = () => time;
+  const store = await openKvStore(":memory:", now);
+  try {
+    const outbox = createOutbox({ store, now });
+    let up = false;
+    const sent: string[] = [];
+    const sender = createSender({
+      outbox,
+      handlers: {
+        webhook: (d) =>
+          up ? Promise.resolve(void sent.push(d.label)) : Promise.reject(new Error("503")),
+      },
+      log: () => {},
+      now,
+    });
+    for (const label of ["1", "2", "3"]) {
+      const r = await outbox.recordInQueue("b1", [{ kind: "webhook", payload: {}, label }]);
+      assert.ok(await store.commit(r.checks, r.mutations));
+    }
+    await sender.deliverDue();
+    assert.deepEqual((await outbox.list()).map((d) => [d.label, d.attempts]).sort(), [
+      ["1", 1],
+      ["2", 0],
+      ["3", 0],
+    ]);
+    assert.equal(await outbox.nextDueAt(), time + 5_000, "only the first is waited for");
+    up = true;
+    time += 5_000;
+    await sender.deliverDue();
+    assert.deepEqual(sent, ["1", "2", "3"]);
+  } finally {
+    store.close();
+  }
+});
