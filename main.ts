@@ -14,6 +14,7 @@ import {
   MailTransportError,
   openMailTransport,
 } from "./src/mail/transport.ts";
+import { loadWebhookTarget, WebhookTargetError } from "./src/events/webhook_target.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { createAdminSite } from "./src/ops/admin_site.ts";
@@ -53,6 +54,14 @@ async function main(): Promise<number> {
       return 2;
     }
   }
+  let webhook;
+  try {
+    webhook = await loadWebhookTarget(config.webhook);
+  } catch (error) {
+    if (!(error instanceof WebhookTargetError)) throw error;
+    console.error(`vestibule: ${error.message}`);
+    return 2;
+  }
   let store;
   try {
     store = await openKvStore(config.dataPath);
@@ -90,7 +99,15 @@ async function main(): Promise<number> {
     store.close();
     return 2;
   }
-  const services = createAccountServices({ config, store, now: Date.now, mailLog, log, transport });
+  const services = createAccountServices({
+    config,
+    store,
+    now: Date.now,
+    mailLog,
+    log,
+    transport,
+    webhook,
+  });
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now: Date.now,
@@ -123,7 +140,7 @@ async function main(): Promise<number> {
     store.close();
     return 2;
   }
-  // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
+  // Pending mail and events (left by a previous run, or waiting for their server) go out from here.
   void services.sender.start();
   logEvent(log, {
     level: "info",
@@ -132,6 +149,7 @@ async function main(): Promise<number> {
     admin: adminServer?.addresses.map((a) => `${a.hostname}:${a.port}`)[0] ?? "off",
     origins: [config.baseUrl, config.authUrl, config.apiUrl],
     mail: describeMailTransport(config.mail),
+    events: webhook === null ? "off" : new URL(webhook.url).origin,
   });
   await stopped.promise;
   // New connections are refused from here; requests in flight get VESTIBULE_SHUTDOWN_GRACE.

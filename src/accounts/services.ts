@@ -1,6 +1,14 @@
 import type { Config } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createMailService, type MailOutbox } from "../mail/mail_outbox.ts";
+import {
+  createEventOutbox,
+  type EventOutbox,
+  NO_EVENTS,
+  WEBHOOK_KIND,
+  webhookDeliveryHandler,
+  type WebhookTarget,
+} from "../events/event_outbox.ts";
 import type { Sender } from "../outbox/sender.ts";
 import type { Store } from "../store/store.ts";
 import { createAccounts } from "./accounts.ts";
@@ -18,6 +26,8 @@ export interface AccountServices {
   readonly emailLinks: EmailLinks;
   /** Delivers the outbox; main.ts starts it and stops it on shutdown. */
   readonly sender: Sender;
+  /** Events to VESTIBULE_WEBHOOK_URL, through the same outbox as mail. */
+  readonly events: EventOutbox;
 }
 
 /** Built once by main.ts (and the test harness) and handed to createApp. */
@@ -32,6 +42,10 @@ export function createAccountServices(
     log?: LogSink;
     /** The transport (src/mail/transport.ts); for `log` and `file:` it may be left out. */
     transport?: Mailer;
+    /** Where events go (src/events/webhook_target.ts); none are recorded without it. */
+    webhook?: WebhookTarget | null;
+    /** The events' outgoing fetch; the global one by default. */
+    fetch?: typeof fetch;
   },
 ): AccountServices {
   const { config, store, now } = deps;
@@ -40,11 +54,15 @@ export function createAccountServices(
     (config.mail.kind === "smtp"
       ? _missing("an SMTP transport (openMailTransport)")
       : createMailer(config.mail, deps.mailLog));
-  const { mailer, sender } = createMailService({
+  const target = deps.webhook ?? null;
+  const { mailer, sender, outbox } = createMailService({
     store,
     now,
     transport,
     log: deps.log ?? deps.mailLog,
+    handlers: target === null ? {} : {
+      [WEBHOOK_KIND]: webhookDeliveryHandler({ target, fetch: deps.fetch ?? fetch, now }),
+    },
   });
   return {
     accounts,
@@ -52,6 +70,7 @@ export function createAccountServices(
     mailer,
     emailLinks: createEmailLinks({ config, store, now, mailer, accounts }),
     sender,
+    events: target === null ? NO_EVENTS : createEventOutbox({ outbox, sender, now }),
   };
 }
 

@@ -3,6 +3,7 @@ import { type AccountServices, createAccountServices } from "../../src/accounts/
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
+import { loadWebhookTarget } from "../../src/events/webhook_target.ts";
 import { openMailTransport } from "../../src/mail/transport.ts";
 import { createAdminSite } from "../../src/ops/admin_site.ts";
 import { createServiceMetrics, type ServiceMetrics } from "../../src/ops/service_metrics.ts";
@@ -80,7 +81,8 @@ export async function createTestApp(
     clientName: "localhost",
     ...(options.mailCa ? { ca: options.mailCa } : {}),
   });
-  const services = createAccountServices({ config, store, now, mailLog: log, transport });
+  const webhook = await loadWebhookTarget(config.webhook);
+  const services = createAccountServices({ config, store, now, mailLog: log, transport, webhook });
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now,

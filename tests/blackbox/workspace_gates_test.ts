@@ -1,20 +1,6 @@
 import assert from "node:assert/strict";
-import { Browser, followLink, hiddenField, submitForm, tempOutbox } from "./accounts_browser.ts";
-import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
-
-async function signIn(
-  ws: WorkspaceServer,
-  outbox: Awaited<ReturnType<typeof tempOutbox>>,
-  email: string,
-): Promise<Browser> {
-  const browser = new Browser();
-  const { authUrl } = ws.server;
-  const sent = await submitForm(browser, `${authUrl}/sign-in`, `${authUrl}/sign-in`, { email });
-  assert.equal(sent.status, 200, sent.text);
-  const mail = (await outbox.read()).filter((m) => m.to === email).at(-1)!;
-  assert.equal((await followLink(browser, mail.link)).status, 303);
-  return browser;
-}
+import { Browser, hiddenField, tempOutbox } from "./accounts_browser.ts";
+import { signIn, startWorkspaceServer } from "./workspace_support.ts";
 
 Deno.test("workspace gates: nothing changes until an owner approves, once", async (t) => {
   const outbox = await tempOutbox();

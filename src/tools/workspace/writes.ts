@@ -16,7 +16,7 @@ import {
 } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS } from "../../workspace/workspace.ts";
-import { auditCall, GateViewSchema, scopedTool } from "./scoped_tool.ts";
+import { auditCall, commitCall, GateViewSchema, scopedTool } from "./scoped_tool.ts";
 
 const Id = (what: string) =>
   v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
@@ -55,18 +55,22 @@ export function writeTools(services: WorkspaceServices) {
       }),
       output: v.object({ businessId: v.string(), name: v.string(), previousName: v.string() }),
       annotations: OVERWRITES,
-      async handler(args, { auth }) {
-        const before = await accounts.getBusiness(auth.businessId);
-        const renamed = await accounts.renameBusiness(auth.businessId, args.name);
-        if (!before || !renamed) throw new ToolError("The business no longer exists");
-        await auditCall(
-          services,
-          auth,
-          "rename_business",
-          `Renamed the business from "${before.name}" to "${renamed.name}"`,
-        );
-        return { businessId: renamed.id, name: renamed.name, previousName: before.name };
-      },
+      handler: (args, { auth }) =>
+        commitCall(services, auth, "rename_business", async () => {
+          const plan = await accounts.planRename(auth.businessId, args.name);
+          if (!plan) throw new ToolError("The business no longer exists");
+          const { before, renamed } = plan;
+          return {
+            checks: [plan.check],
+            mutations: [plan.mutation],
+            summary: `Renamed the business from "${before.name}" to "${renamed.name}"`,
+            event: {
+              type: "business.renamed",
+              data: { name: renamed.name, previousName: before.name },
+            },
+            result: { businessId: renamed.id, name: renamed.name, previousName: before.name },
+          };
+        }),
     }),
     scopedTool({
       name: "disable_trigger",
@@ -77,19 +81,22 @@ export function writeTools(services: WorkspaceServices) {
       input: v.strictObject({ triggerId: Id("The trigger to disable.") }),
       output: v.object({ trigger: TriggerSchema }),
       annotations: OVERWRITES,
-      async handler(args, { auth }) {
-        const entry = await workspace.triggers.get(auth.businessId, args.triggerId);
-        if (!entry) throw new ToolError(`No trigger ${args.triggerId} in this business`);
-        const trigger = { ...entry.value, enabled: false };
-        await workspace.triggers.put(auth.businessId, trigger);
-        await auditCall(
-          services,
-          auth,
-          "disable_trigger",
-          `Disabled the trigger "${trigger.name}"`,
-        );
-        return { trigger };
-      },
+      handler: (args, { auth }) =>
+        commitCall(services, auth, "disable_trigger", async () => {
+          const entry = await workspace.triggers.get(auth.businessId, args.triggerId);
+          if (!entry) throw new ToolError(`No trigger ${args.triggerId} in this business`);
+          const trigger = { ...entry.value, enabled: false };
+          return {
+            checks: [{ key: entry.key, version: entry.version }],
+            mutations: [{ type: "set", key: entry.key, value: trigger }],
+            summary: `Disabled the trigger "${trigger.name}"`,
+            event: {
+              type: "trigger.disabled",
+              data: { triggerId: trigger.id, name: trigger.name, workflowId: trigger.workflowId },
+            },
+            result: { trigger },
+          };
+        }),
     }),
     scopedTool({
       name: "configure_pack",
@@ -111,29 +118,38 @@ export function writeTools(services: WorkspaceServices) {
       }),
       output: v.object({ pack: PackSchema }),
       annotations: OVERWRITES,
-      async handler(args, { auth }) {
-        const entry = await workspace.packs.get(auth.businessId, args.packId);
-        if (!entry) throw new ToolError(`No pack ${args.packId} in this business`);
-        const pack = {
-          ...entry.value,
-          enabled: args.enabled ?? entry.value.enabled,
-          version: args.upgrade ? entry.value.latestVersion : entry.value.version,
-          settings: { ...entry.value.settings, ...args.settings },
-        };
-        await workspace.packs.put(auth.businessId, pack);
-        const changes = [
-          args.enabled !== undefined && (args.enabled ? "enabled" : "disabled"),
-          args.upgrade && `upgraded to ${pack.version}`,
-          args.settings && `set ${Object.keys(args.settings).join(", ")}`,
-        ].filter((c): c is string => typeof c === "string");
-        await auditCall(
-          services,
-          auth,
-          "configure_pack",
-          `Pack "${pack.name}": ${changes.join("; ") || "no change"}`,
-        );
-        return { pack };
-      },
+      handler: (args, { auth }) =>
+        commitCall(services, auth, "configure_pack", async () => {
+          const entry = await workspace.packs.get(auth.businessId, args.packId);
+          if (!entry) throw new ToolError(`No pack ${args.packId} in this business`);
+          const pack = {
+            ...entry.value,
+            enabled: args.enabled ?? entry.value.enabled,
+            version: args.upgrade ? entry.value.latestVersion : entry.value.version,
+            settings: { ...entry.value.settings, ...args.settings },
+          };
+          const changes = [
+            args.enabled !== undefined && (args.enabled ? "enabled" : "disabled"),
+            args.upgrade && `upgraded to ${pack.version}`,
+            args.settings && `set ${Object.keys(args.settings).join(", ")}`,
+          ].filter((c): c is string => typeof c === "string");
+          return {
+            checks: [{ key: entry.key, version: entry.version }],
+            mutations: [{ type: "set", key: entry.key, value: pack }],
+            summary: `Pack "${pack.name}": ${changes.join("; ") || "no change"}`,
+            event: {
+              type: "pack.configured",
+              data: {
+                packId: pack.id,
+                name: pack.name,
+                enabled: pack.enabled,
+                version: pack.version,
+                settings: pack.settings,
+              },
+            },
+            result: { pack },
+          };
+        }),
     }),
     scopedTool({
       name: "get_notification_settings",
@@ -221,22 +237,26 @@ export function writeTools(services: WorkspaceServices) {
       input: v.strictObject({}),
       output: AutomationSchema,
       annotations: OVERWRITES,
-      async handler(_args, { auth }) {
-        const current = (await workspace.automation.get(auth.businessId))?.value;
-        const automation: Automation = {
-          activities: current?.activities ?? {},
-          automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
-          updatedAt: services.now(),
-        };
-        await workspace.automation.put(automation, auth.businessId);
-        await auditCall(
-          services,
-          auth,
-          "revoke_automation_authority",
-          "Revoked automatic-action authority",
-        );
-        return automation;
-      },
+      handler: (_args, { auth }) =>
+        commitCall(services, auth, "revoke_automation_authority", async () => {
+          const key = workspace.automation.key(auth.businessId);
+          const current = await workspace.automation.get(auth.businessId);
+          const automation: Automation = {
+            activities: current?.value.activities ?? {},
+            automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
+            updatedAt: services.now(),
+          };
+          return {
+            checks: [{ key, version: current?.version ?? null }],
+            mutations: [{ type: "set", key, value: automation }],
+            summary: "Revoked automatic-action authority",
+            event: {
+              type: "automation.revoked",
+              data: { automaticActions: automation.automaticActions },
+            },
+            result: automation,
+          };
+        }),
     }),
     scopedTool({
       name: "simulate_workflow",
@@ -254,25 +274,35 @@ export function writeTools(services: WorkspaceServices) {
         sideEffects: v.literal("none"),
       }),
       annotations: READ,
-      async handler(args, { auth }) {
-        const entry = await workspace.workflows.get(auth.businessId, args.workflowId);
-        if (!entry) throw new ToolError(`No workflow ${args.workflowId} in this business`);
-        const workflow = entry.value;
-        const connections = await workspace.connections.list(auth.businessId);
-        const connected = connections.filter((c) => c.status === "connected");
-        const reasons = [
-          workflow.status === "paused" && "the workflow is paused",
-          connected.length === 0 && "no service is connected",
-        ].filter((r): r is string => typeof r === "string");
-        return {
-          workflowId: workflow.id,
-          wouldStart: reasons.length === 0,
-          reasons,
-          reads: connected.map((c) => `${c.service} (${c.label})`),
-          estimatedCostCents: workflow.kind === "paid" ? workflow.costPerRunCents : 0,
-          sideEffects: "none" as const,
-        };
-      },
+      // Writes no record, but the business's systems hear of it (workflow_run.simulated).
+      handler: (args, { auth }) =>
+        commitCall(services, auth, "simulate_workflow", async () => {
+          const entry = await workspace.workflows.get(auth.businessId, args.workflowId);
+          if (!entry) throw new ToolError(`No workflow ${args.workflowId} in this business`);
+          const workflow = entry.value;
+          const connections = await workspace.connections.list(auth.businessId);
+          const connected = connections.filter((c) => c.status === "connected");
+          const reasons = [
+            workflow.status === "paused" && "the workflow is paused",
+            connected.length === 0 && "no service is connected",
+          ].filter((r): r is string => typeof r === "string");
+          const result = {
+            workflowId: workflow.id,
+            wouldStart: reasons.length === 0,
+            reasons,
+            reads: connected.map((c) => `${c.service} (${c.label})`),
+            estimatedCostCents: workflow.kind === "paid" ? workflow.costPerRunCents : 0,
+            sideEffects: "none" as const,
+          };
+          const { sideEffects: _, ...simulation } = result;
+          return {
+            checks: [],
+            mutations: [],
+            summary: null,
+            event: { type: "workflow_run.simulated", data: { runId: null, ...simulation } },
+            result,
+          };
+        }),
     }),
     scopedTool({
       name: "create_conversation",
