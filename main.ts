@@ -18,6 +18,7 @@ import { loadWebhookTarget, WebhookTargetError } from "./src/events/webhook_targ
 import { ensurePrivateFile } from "./src/private_files.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { createAdminSite } from "./src/ops/admin_site.ts";
+import { AdminTokenError, readAdminToken } from "./src/ops/admin_token.ts";
 import { createServiceMetrics } from "./src/ops/service_metrics.ts";
 import { ListenError, serve, serveAdmin } from "./src/server.ts";
 import { TemplateError } from "./src/site/templates.ts";
@@ -59,6 +60,14 @@ async function main(): Promise<number> {
     webhook = await loadWebhookTarget(config.webhook);
   } catch (error) {
     if (!(error instanceof WebhookTargetError)) throw error;
+    console.error(`vestibule: ${error.message}`);
+    return 2;
+  }
+  let adminToken = null;
+  try {
+    if (config.adminTokenFile !== null) adminToken = await readAdminToken(config.adminTokenFile);
+  } catch (error) {
+    if (!(error instanceof AdminTokenError)) throw error;
     console.error(`vestibule: ${error.message}`);
     return 2;
   }
@@ -131,7 +140,15 @@ async function main(): Promise<number> {
   try {
     server = serve(config, handler, log);
     if (metrics !== undefined && config.adminListen !== null) {
-      adminServer = serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+      const admin = createAdminSite({
+        store,
+        metrics,
+        log,
+        now: Date.now,
+        accounts: services.accounts,
+        adminToken,
+      });
+      adminServer = serveAdmin(config, admin, log);
     }
   } catch (error) {
     if (!(error instanceof ListenError)) throw error;

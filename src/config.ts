@@ -43,6 +43,8 @@ export interface Config {
   readonly listenSettings: readonly string[];
   /** VESTIBULE_ADMIN_LISTEN: the operator listener (GET /metrics, GET /ready), or null: off. */
   readonly adminListen: ListenAddress | null;
+  /** VESTIBULE_ADMIN_TOKEN_FILE: the operator API's bearer token file, or null: the API is off. */
+  readonly adminTokenFile: string | null;
   readonly dataPath: string;
   readonly mail: MailConfig;
   /** VESTIBULE_WEBHOOK_URL and VESTIBULE_WEBHOOK_SECRET_FILE: where events go; null: nowhere. */
@@ -125,6 +127,7 @@ const SETTINGS = {
   apiUrl: { env: "VESTIBULE_API_URL", default: "http://localhost:8002" },
   listen: { env: "VESTIBULE_LISTEN", default: "" },
   adminListen: { env: "VESTIBULE_ADMIN_LISTEN", default: "" },
+  adminTokenFile: { env: "VESTIBULE_ADMIN_TOKEN_FILE", default: "" },
   dataPath: { env: "VESTIBULE_DATA", default: "./data/vestibule.kv" },
   mail: { env: "VESTIBULE_MAIL", default: "log" },
   mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
@@ -280,6 +283,7 @@ const SCHEMAS = {
     v.maxLength(1, "must be one host:port"),
     v.transform((addresses) => addresses[0] ?? null),
   ),
+  adminTokenFile: v.pipe(v.string(), v.transform((s) => s === "" ? null : s)),
   dataPath: v.pipe(v.string(), v.minLength(1, "must not be empty")),
   mail: MailSchema,
   mailFrom: MailFromSchema,
@@ -376,6 +380,12 @@ export function resolveConfig(
   _refuseSharedOrigins(p);
   const listen = p.listen.length > 0 ? p.listen : _listenFromOrigins(origins);
   _refusePublicAdminListen(p.adminListen, listen);
+  if (p.adminTokenFile !== null && p.adminListen === null) {
+    throw new ConfigError(
+      `${SETTINGS.adminTokenFile.env} needs ${SETTINGS.adminListen.env}: the operator API is ` +
+        "served on the operator listener",
+    );
+  }
   return Object.freeze({
     ...p,
     mail: _withSmtpSettings(p),

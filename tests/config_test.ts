@@ -30,6 +30,7 @@ Deno.test("defaults: three loopback origins, one listener each, KV under ./data"
   assert.equal(config.readTimeoutMs, 10_000);
   assert.equal(config.idleTimeoutMs, 5_000);
   assert.equal(config.shutdownGraceMs, 10_000);
+  assert.equal(config.adminTokenFile, null, "the operator API is off by default");
   assert.ok(Object.isFrozen(config));
 });
 
@@ -115,6 +116,12 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
       { VESTIBULE_LISTEN: "0.0.0.0:9000", VESTIBULE_ADMIN_LISTEN: "10.0.0.5:9000" },
       [],
       /^VESTIBULE_ADMIN_LISTEN=.*port 9000 serves the public origins/,
+    ],
+    [
+      "an operator API without the operator listener",
+      { VESTIBULE_ADMIN_TOKEN_FILE: "data/admin-token" },
+      [],
+      /^VESTIBULE_ADMIN_TOKEN_FILE needs VESTIBULE_ADMIN_LISTEN: the operator API is served on the operator listener$/,
     ],
     [
       "two admin addresses",

@@ -18,8 +18,9 @@ export type MethodHandlers = Partial<Record<Method, Handler>> & {
 };
 
 /**
- * Exact paths, plus prefixes written `/approvals/*` (one or more further characters, no
- * further `/`). A handler that needs the rest of the path reads it from the URL.
+ * Exact paths, plus patterns whose segments may be `*` or `{name}` (OpenAPI's path templates):
+ * each matches one segment of one or more characters, so `/approvals/*` matches `/approvals/g1`
+ * but neither `/approvals/` nor `/approvals/g1/x`. A handler reads the values with pathParams.
  */
 export type RouteTable = Readonly<Record<string, MethodHandlers>>;
 
@@ -39,14 +40,15 @@ interface _Route {
 
 export function createRouter(table: RouteTable, options: RouterOptions = {}): Handler {
   const exact = new Map<string, _Route>();
-  const prefixes: [string, _Route][] = [];
+  const patterns: [readonly string[], _Route][] = [];
   for (const [path, handlers] of Object.entries(table)) {
     const route: _Route = {
       handlers: new Map(METHODS.flatMap((m) => (handlers[m] ? [[m, handlers[m]!] as const] : []))),
       allow: allowedMethods(handlers),
       methodNotAllowed: handlers.methodNotAllowed,
     };
-    if (path.endsWith("/*")) prefixes.push([path.slice(0, -1), route]);
+    const segments = path.split("/");
+    if (segments.some(_isWildcard)) patterns.push([segments, route]);
     else exact.set(path, route);
   }
   const notFound = options.notFound ??
@@ -58,11 +60,9 @@ export function createRouter(table: RouteTable, options: RouterOptions = {}): Ha
   const lookup = (pathname: string): _Route | undefined => {
     const found = exact.get(pathname);
     if (found) return found;
-    for (const [prefix, route] of prefixes) {
-      const rest = pathname.slice(prefix.length);
-      if (pathname.startsWith(prefix) && rest !== "" && !rest.includes("/")) return route;
-    }
-    return undefined;
+    if (patterns.length === 0) return undefined;
+    const segments = pathname.split("/");
+    return patterns.find(([pattern]) => _matches(pattern, segments))?.[1];
   };
 
   // Not async: the common path hands the handler's own promise back, one microtask less.
@@ -90,6 +90,36 @@ async function _refuse(
     return new Response(null, { status: 204, headers: { Allow: route.allow } });
   }
   return await methodNotAllowed(request, route.allow);
+}
+
+/** A pattern segment standing for any one segment: `*` or `{name}`. */
+function _isWildcard(segment: string): boolean {
+  return segment === "*" || /^\{[A-Za-z]+\}$/.test(segment);
+}
+
+function _matches(pattern: readonly string[], segments: readonly string[]): boolean {
+  return pattern.length === segments.length &&
+    pattern.every((part, i) => _isWildcard(part) ? segments[i] !== "" : part === segments[i]);
+}
+
+/**
+ * The `{name}` values of a request's path under a route pattern the router matched it with,
+ * percent-decoded; null when a value does not decode (`%zz`) or the path does not match.
+ */
+export function pathParams(pattern: string, url: string): Record<string, string> | null {
+  const parts = pattern.split("/");
+  const segments = pathOf(url).split("/");
+  if (!_matches(parts, segments)) return null;
+  const params: Record<string, string> = {};
+  for (const [i, part] of parts.entries()) {
+    if (!part.startsWith("{")) continue;
+    try {
+      params[part.slice(1, -1)] = decodeURIComponent(segments[i]!);
+    } catch {
+      return null;
+    }
+  }
+  return params;
 }
 
 export function allowedMethods(handlers: MethodHandlers): string {

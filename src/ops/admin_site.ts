@@ -1,12 +1,20 @@
 /**
- * The operator listener (VESTIBULE_ADMIN_LISTEN): GET /metrics and GET /ready, never on the
- * public origins' listeners (README: Metrics and readiness).
+ * The operator listener (VESTIBULE_ADMIN_LISTEN): GET /metrics and GET /ready (README: Metrics
+ * and readiness), and the operator API, `/v1/…` behind its bearer token, described by
+ * GET /openapi.json (README: The operator API). Never on the public origins' listeners.
  */
+import type { Accounts } from "../accounts/model.ts";
 import type { Handler } from "../http/handler.ts";
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
+import { describeError, logEvent, type LogSink, withRequestLog } from "../http/request_log.ts";
 import { jsonResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
+import { pathOf } from "../http/url_path.ts";
 import type { Store } from "../store/store.ts";
+import { createAuditLog } from "../workspace/audit.ts";
+import { createOperatorUpdates } from "../workspace/operator_updates.ts";
+import { createWorkspace } from "../workspace/workspace.ts";
+import { createOperatorApi } from "./operator_api.ts";
+import { buildOperatorOpenApi } from "./operator_openapi.ts";
 import type { ServiceMetrics } from "./service_metrics.ts";
 
 /** The text exposition format's media type (version 0.0.4). */
@@ -16,9 +24,36 @@ export function createAdminSite(deps: {
   readonly store: Store;
   readonly metrics: ServiceMetrics;
   readonly log: LogSink;
+  readonly now: () => number;
+  readonly accounts: Pick<Accounts, "getBusiness">;
+  /** The operator API's bearer token (VESTIBULE_ADMIN_TOKEN_FILE), or null: the API is off. */
+  readonly adminToken: string | null;
 }): Handler {
-  const { store, metrics, log } = deps;
-  return createRouter({
+  const { store, metrics, log, now } = deps;
+  // The API's requests are logged like the public ones (never a scrape: Prometheus polls).
+  const operatorApi = withRequestLog(
+    createOperatorApi({
+      token: deps.adminToken,
+      updates: createOperatorUpdates({
+        store,
+        now,
+        accounts: deps.accounts,
+        workspace: createWorkspace(store),
+        audit: createAuditLog(store, now),
+      }),
+    }),
+    log,
+  );
+  const openApi = JSON.stringify(buildOperatorOpenApi(), null, 2) + "\n";
+  const site = createRouter({
+    "/openapi.json": {
+      GET: () =>
+        Promise.resolve(
+          new Response(openApi, {
+            headers: { "Content-Type": "application/json", "Cache-Control": "no-cache" },
+          }),
+        ),
+    },
     "/metrics": {
       GET: async () =>
         new Response(await metrics.render(), {
@@ -42,4 +77,6 @@ export function createAdminSite(deps: {
       },
     },
   });
+  return (request, context) =>
+    pathOf(request.url).startsWith("/v1/") ? operatorApi(request, context) : site(request, context);
 }

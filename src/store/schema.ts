@@ -60,12 +60,54 @@ async function _rekeyHexDigests(store: Store, now: () => number): Promise<void> 
   }
 }
 
+/** The workspace records that gained `updatedAt` in version 3, by their kind in the key. */
+const _UPDATED_KINDS = new Set(["workflow", "run", "trigger", "pack", "subscription", "invoice"]);
+
+/**
+ * Version 3 (the operator API): the records the business's systems keep true carry `updatedAt`,
+ * and runs carry what those systems report, `result` and `costCents` (null until reported).
+ * When a record was last written is not known before this version: a run takes its end (or
+ * start), an invoice its issue date, anything else the time of the upgrade, the latest it can be.
+ */
+async function _addUpdatedAt(store: Store, now: () => number): Promise<void> {
+  for (const record of await store.snapshot(["ws"])) {
+    const kind = record.key[2];
+    const value = record.value as Record<string, unknown>;
+    if (typeof kind !== "string" || !_UPDATED_KINDS.has(kind) || "updatedAt" in value) continue;
+    const when = kind === "run"
+      ? (value.finishedAt ?? value.startedAt)
+      : kind === "invoice"
+      ? value.issuedAt
+      : now();
+    const updated = {
+      ...value,
+      ...(kind === "run" ? { result: null, costCents: null } : {}),
+      updatedAt: typeof when === "number" ? when : now(),
+    };
+    const expireIn = record.expiresAt === null ? undefined : record.expiresAt - now();
+    if (expireIn !== undefined && expireIn <= 0) continue;
+    // Only if it is still the record read: a record a running server wrote meanwhile has it.
+    await store.commit([{ key: record.key, version: record.version }], [{
+      type: "set",
+      key: record.key,
+      value: updated,
+      ...(expireIn === undefined ? {} : { expireIn }),
+    }]);
+  }
+}
+
 /** Every migration, in order; the last one's `to` is the current version. */
 export const MIGRATIONS: readonly Migration[] = [
   {
     to: 2,
     summary: "sessions and sign-in links keyed by base64url instead of hex SHA-256",
     run: _rekeyHexDigests,
+  },
+  {
+    to: 3,
+    summary:
+      "workflows, runs, triggers, packs, subscriptions and invoices carry updatedAt; runs result and costCents",
+    run: _addUpdatedAt,
   },
 ];
 

@@ -62,7 +62,7 @@ export function createWorkspaceAccountSection(deps: {
     const entries = await audit.list(businessId, { limit: ACCOUNT_AUDIT_ENTRIES });
     const emails = new Map<string, string>();
     for (const id of new Set(entries.map((e) => e.accountId))) {
-      emails.set(id, (await accounts.getAccount(id))?.email ?? "a former member");
+      if (id !== null) emails.set(id, (await accounts.getAccount(id))?.email ?? "a former member");
     }
     const log = entries.length === 0
       ? html`<p class="muted">Nothing has been changed through agents or approvals yet.</p>`
@@ -81,7 +81,9 @@ export function createWorkspaceAccountSection(deps: {
             html`
               <tr>
                 <td>${utcMinute(e.at)}</td>
-                <td>${emails.get(e.accountId)} (${ACTOR_WORDS[e.actor]})</td>
+                <td>${e.accountId === null
+                  ? "the business's systems"
+                  : emails.get(e.accountId)} (${ACTOR_WORDS[e.actor]})</td>
                 <td>${e.clientId ?? ""}</td>
                 <td>${e.action}: ${e.summary}</td>
               </tr>

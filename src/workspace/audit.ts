@@ -12,17 +12,21 @@ export const AuditEntrySchema = v.object({
   businessId: v.string(),
   /**
    * The account on whose behalf it happened: the token's subject, the deciding human, or the
-   * account an operator's command changed.
+   * account an operator's command changed; null for what the business's systems reported
+   * through the operator API, which acts for no account.
    */
-  accountId: v.string(),
+  accountId: v.nullable(v.string()),
   /**
    * `agent` for tool calls, `human` for decisions on the approval page and revocations on
-   * /account, `operator` for `vestibule admin` commands.
+   * /account, `operator` for `vestibule admin` commands and the operator API.
    */
   actor: v.picklist(["agent", "human", "operator"]),
   /** The OAuth client that made the call; for a decision, the client that asked for it. */
   clientId: v.nullable(v.string()),
-  /** The tool name, `approve` / `decline`, `revoke_grant`, or the admin command. */
+  /**
+   * The tool name, `approve` / `decline`, `revoke_grant`, the admin command, or the operator
+   * API's operationId (`updateWorkflowRun`).
+   */
   action: v.string(),
   summary: v.string(),
   gateId: v.nullable(v.string()),

@@ -44,6 +44,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
       kind: "paid",
       costPerRunCents: 40,
       status: "active",
+      updatedAt: t - 30 * DAY,
     },
     {
       id: "wf-restock-alert",
@@ -52,6 +53,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
       kind: "internal",
       costPerRunCents: 0,
       status: "active",
+      updatedAt: t - 30 * DAY,
     },
     {
       id: "wf-order-sync",
@@ -60,6 +62,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
       kind: "live",
       costPerRunCents: 0,
       status: "paused",
+      updatedAt: t - 30 * DAY,
     },
   ];
   for (const workflow of workflows) await workspace.workflows.put(b, workflow);
@@ -111,6 +114,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
       event: "refund.requested",
       workflowId: "wf-refund-triage",
       enabled: true,
+      updatedAt: t - 20 * DAY,
     },
     {
       id: "trg-stock",
@@ -118,6 +122,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
       event: "inventory.low",
       workflowId: "wf-restock-alert",
       enabled: true,
+      updatedAt: t - 20 * DAY,
     },
   ];
   for (const trigger of triggers) await workspace.triggers.put(b, trigger);
@@ -131,6 +136,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
       version: "1.2.0",
       latestVersion: "1.3.0",
       settings: { sizeChartReminders: true, returnWindowDays: 30 },
+      updatedAt: t - 20 * DAY,
     },
     {
       id: "pack-subscriptions",
@@ -140,6 +146,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
       version: "0.9.0",
       latestVersion: "0.9.0",
       settings: { skipReminderDays: 3 },
+      updatedAt: t - 20 * DAY,
     },
   ];
   for (const pack of packs) await workspace.packs.put(b, pack);
@@ -152,6 +159,7 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
     paymentMethod: "visa ending 4242",
     usage: { runs: 2, includedRuns: 1_000 },
     renewsAt: t + 12 * DAY,
+    updatedAt: t - DAY / 2,
   }, b);
   const invoices: Invoice[] = [
     _invoice("inv-2026-001", "DEMO-0001", 39_800, "paid", t - 48 * DAY),
@@ -185,6 +193,9 @@ function _run(id: string, workflowId: string, status: Run["status"], at: number)
     finishedAt: at + 42_000,
     approvedBy: null,
     gateId: null,
+    result: status === "succeeded" ? "Done." : "The shop did not answer.",
+    costCents: workflowId === "wf-refund-triage" ? 40 : 0,
+    updatedAt: at + 42_000,
   };
 }
 
@@ -195,5 +206,5 @@ function _invoice(
   status: Invoice["status"],
   issuedAt: number,
 ): Invoice {
-  return { id, number, amountCents, currency: "USD", status, issuedAt };
+  return { id, number, amountCents, currency: "USD", status, issuedAt, updatedAt: issuedAt };
 }

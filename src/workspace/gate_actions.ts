@@ -199,6 +199,9 @@ export async function planAction(
         finishedAt: null,
         approvedBy: approval.accountId,
         gateId: approval.gateId,
+        result: null,
+        costCents: null,
+        updatedAt: now(),
       };
       const mutations: Mutation[] = [
         { type: "set", key: workspace.runs.key(businessId, run.id), value: run },
@@ -211,7 +214,11 @@ export async function planAction(
         mutations.push({
           type: "set",
           key: workspace.subscription.key(businessId),
-          value: { ...current, usage: { ...current.usage, runs: current.usage.runs + 1 } },
+          value: {
+            ...current,
+            usage: { ...current.usage, runs: current.usage.runs + 1 },
+            updatedAt: now(),
+          } satisfies Subscription,
         });
       }
       return {
@@ -243,6 +250,7 @@ export async function planAction(
         event: action.event,
         workflowId: action.workflowId,
         enabled: true,
+        updatedAt: now(),
       };
       return {
         ok: true,
@@ -474,6 +482,7 @@ export async function planAction(
         status: plan === "none" ? "none" : current.status === "none" ? "active" : current.status,
         monthlyCents: PLAN_PRICES[plan] * Math.max(1, seats),
         paymentMethod: action.paymentMethod ?? current.paymentMethod,
+        updatedAt: now(),
       };
       const parts = [
         action.plan !== null && `change the plan from ${current.plan} to ${plan}`,

@@ -1,12 +1,18 @@
 /**
  * The business records behind the workspace tools (spec §2 leaves their fields "not shown";
  * these are ours). Each schema is both the stored shape and the tools' output schema, so a
- * tool's outputSchema cannot drift from what the store holds.
+ * tool's outputSchema cannot drift from what the store holds. The records the business's own
+ * systems keep true through the operator API carry `updatedAt`: when they were last written,
+ * by those systems or by a change made here.
  */
 import * as v from "valibot";
 
 const Id = v.string();
 const Time = v.pipe(v.number(), v.description("Milliseconds since the epoch."));
+const UpdatedAt = v.pipe(
+  v.number(),
+  v.description("When the record was last written, in milliseconds since the epoch."),
+);
 const Cents = v.pipe(v.number(), v.integer(), v.description("An amount in cents."));
 
 export const WorkflowSchema = v.object({
@@ -17,6 +23,7 @@ export const WorkflowSchema = v.object({
   kind: v.picklist(["live", "paid", "internal"]),
   costPerRunCents: Cents,
   status: v.picklist(["active", "paused"]),
+  updatedAt: UpdatedAt,
 });
 export type Workflow = v.InferOutput<typeof WorkflowSchema>;
 
@@ -29,6 +36,11 @@ export const RunSchema = v.object({
   /** The account that approved the start, or null for runs from before this server. */
   approvedBy: v.nullable(Id),
   gateId: v.nullable(Id),
+  /** What the business's systems reported when it ended (operator API), or null. */
+  result: v.nullable(v.string()),
+  /** What the run cost, as the business's systems reported it, or null while unknown. */
+  costCents: v.nullable(Cents),
+  updatedAt: UpdatedAt,
 });
 export type Run = v.InferOutput<typeof RunSchema>;
 
@@ -61,6 +73,7 @@ export const TriggerSchema = v.object({
   event: v.string(),
   workflowId: Id,
   enabled: v.boolean(),
+  updatedAt: UpdatedAt,
 });
 export type Trigger = v.InferOutput<typeof TriggerSchema>;
 
@@ -73,6 +86,7 @@ export const PackSchema = v.object({
   version: v.string(),
   latestVersion: v.string(),
   settings: v.record(v.string(), SettingValueSchema),
+  updatedAt: UpdatedAt,
 });
 export type Pack = v.InferOutput<typeof PackSchema>;
 
@@ -86,6 +100,8 @@ export const SubscriptionSchema = v.object({
   paymentMethod: v.nullable(v.string()),
   usage: v.object({ runs: v.number(), includedRuns: v.number() }),
   renewsAt: v.nullable(Time),
+  /** null only while the business has no subscription record at all. */
+  updatedAt: v.nullable(UpdatedAt),
 });
 export type Subscription = v.InferOutput<typeof SubscriptionSchema>;
 
@@ -96,6 +112,7 @@ export const InvoiceSchema = v.object({
   currency: v.string(),
   status: v.picklist(["paid", "open", "void"]),
   issuedAt: Time,
+  updatedAt: UpdatedAt,
 });
 export type Invoice = v.InferOutput<typeof InvoiceSchema>;
 

@@ -58,6 +58,7 @@ export const NO_SUBSCRIPTION: Subscription = {
   paymentMethod: null,
   usage: { runs: 0, includedRuns: 0 },
   renewsAt: null,
+  updatedAt: null,
 };
 
 export const DEFAULT_NOTIFICATION_SETTINGS: NotificationSettings = {

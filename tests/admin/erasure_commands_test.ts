@@ -173,6 +173,7 @@ Deno.test("delete-business deletes its memberships, grants, records, approvals, 
       kind: "paid",
       costPerRunCents: 40,
       status: "active",
+      updatedAt: 0,
     });
     const gate = await services.gates.request({
       businessId: business.id,

@@ -12,6 +12,7 @@ const WORKFLOW = {
   kind: "paid",
   costPerRunCents: 40,
   status: "active",
+  updatedAt: 0,
 } as const;
 
 async function simulate(ws: WorkspaceServer, token: string, workflowId: string) {
@@ -33,6 +34,7 @@ Deno.test("events: an approved run and a direct write reach the endpoint signed,
       event: "order.created",
       workflowId: "wf-1",
       enabled: true,
+      updatedAt: 0,
     });
     const { token } = await ws.token(["app.access", "workflows.run", "triggers.manage"]);
     const started = await ws.call(token, "start_workflow", { workflowId: "wf-1" });

@@ -6,6 +6,7 @@ import type { Handler } from "../../src/http/handler.ts";
 import { loadWebhookTarget } from "../../src/events/webhook_target.ts";
 import { openMailTransport } from "../../src/mail/transport.ts";
 import { createAdminSite } from "../../src/ops/admin_site.ts";
+import { readAdminToken } from "../../src/ops/admin_token.ts";
 import { createServiceMetrics, type ServiceMetrics } from "../../src/ops/service_metrics.ts";
 import { serve, serveAdmin } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
@@ -96,12 +97,21 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const { config, handler, logs, store, sender, metrics } = await createTestApp(env, options);
+  const { config, handler, logs, store, sender, metrics, accounts } = await createTestApp(
+    env,
+    options,
+  );
   const log = (line: string) => logs.push(line);
-  const server = serve(config, handler, log);
-  const admin = metrics === undefined
+  const now = options.now ?? Date.now;
+  const adminToken = config.adminTokenFile === null
     ? null
-    : serveAdmin(config, createAdminSite({ store, metrics, log }), log);
+    : await readAdminToken(config.adminTokenFile);
+  const server = serve(config, handler, log);
+  const admin = metrics === undefined ? null : serveAdmin(
+    config,
+    createAdminSite({ store, metrics, log, now, accounts, adminToken }),
+    log,
+  );
   const adminAddress = admin?.addresses[0];
   await sender.start();
   return {

@@ -14,6 +14,7 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
     kind: "paid",
     costPerRunCents: 40,
     status: "active",
+    updatedAt: 0,
   });
   const { token } = await ws.token([
     "app.access",

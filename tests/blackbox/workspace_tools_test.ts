@@ -179,6 +179,7 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
     event: "refund.requested",
     workflowId: "wf-1",
     enabled: true,
+    updatedAt: 0,
   });
   await ws.workspace.packs.put(b, {
     id: "pack-1",
@@ -188,6 +189,7 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
     version: "1.0.0",
     latestVersion: "1.1.0",
     settings: { a: 1 },
+    updatedAt: 0,
   });
   const { token } = await ws.token([
     "app.access",

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createRouter } from "../../src/http/router.ts";
+import { createRouter, pathParams } from "../../src/http/router.ts";
 
 const context = { clientAddress: "127.0.0.1" };
 const text = (body: string) => () => Promise.resolve(new Response(body));
@@ -49,6 +49,31 @@ Deno.test("router: exact paths, prefixes, 404, 405 with Allow, HEAD and OPTIONS"
     const response = await call(router, "/a", "OPTIONS");
     assert.equal(response.status, 204);
     assert.equal(response.headers.get("Allow"), "GET, HEAD, POST, OPTIONS");
+  });
+});
+
+Deno.test("router: {name} segments match one segment anywhere, and pathParams reads them", async (t) => {
+  const pattern = "/v1/businesses/{businessId}/workflow-runs/{runId}";
+  const router = createRouter({
+    [pattern]: {
+      PATCH: (request) => Promise.resolve(Response.json(pathParams(pattern, request.url))),
+    },
+  });
+  await t.step("each named segment is one non-empty segment", async () => {
+    const response = await call(router, "/v1/businesses/b%201/workflow-runs/r1", "PATCH");
+    assert.deepEqual(await response.json(), { businessId: "b 1", runId: "r1" });
+    assert.equal((await call(router, "/v1/businesses//workflow-runs/r1", "PATCH")).status, 404);
+    assert.equal((await call(router, "/v1/businesses/b/workflow-runs/r/x", "PATCH")).status, 404);
+    assert.equal((await call(router, "/v1/businesses/b/other/r", "PATCH")).status, 404);
+  });
+  await t.step("a known pattern with another method is 405 with Allow", async () => {
+    const response = await call(router, "/v1/businesses/b/workflow-runs/r");
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get("Allow"), "PATCH, OPTIONS");
+  });
+  await t.step("pathParams refuses a value that does not decode", () => {
+    assert.equal(pathParams(pattern, "http://x.test/v1/businesses/%zz/workflow-runs/r"), null);
+    assert.equal(pathParams(pattern, "http://x.test/v1/businesses/b"), null);
   });
 });
 

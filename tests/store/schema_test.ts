@@ -13,6 +13,15 @@ import {
   SchemaError,
 } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
+import * as v from "valibot";
+import {
+  InvoiceSchema,
+  PackSchema,
+  RunSchema,
+  SubscriptionSchema,
+  TriggerSchema,
+  WorkflowSchema,
+} from "../../src/workspace/records.ts";
 import { manualClock } from "./store_contract.ts";
 
 Deno.test("a fresh store is stamped with the current schema version", async () => {
@@ -58,7 +67,7 @@ Deno.test("a session stored under hex SHA-256 (before version 2) still signs in 
     assert.equal(await sessions.current(request), null, "the old key is not found as it is");
 
     const applied = await prepareSchema(store, clock.now);
-    assert.deepEqual(applied.map((m) => m.to), [2]);
+    assert.deepEqual(applied.map((m) => m.to), [2, 3]);
     assert.equal(await readSchemaVersion(store), CURRENT_SCHEMA);
     assert.equal((await sessions.current(request))?.account.id, account.id);
     assert.equal(await store.get(["accounts", "session", hex]), null);
@@ -90,6 +99,114 @@ Deno.test("the migration does not bring back a session ended after it read the s
     };
     await MIGRATIONS[0]!.run(racing, Date.now);
     assert.deepEqual(await store.snapshot(["accounts"]), []);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("version 3: records written before it gain updatedAt (runs result and costCents), once", async () => {
+  const clock = manualClock();
+  const store = await openKvStore(":memory:", clock.now);
+  try {
+    const upgradedAt = clock.now();
+    // What a version 2 store holds.
+    await store.set(SCHEMA_KEY, { version: 2 });
+    const b = "biz-1";
+    const old = {
+      workflow: {
+        id: "wf",
+        name: "W",
+        description: "",
+        kind: "paid",
+        costPerRunCents: 40,
+        status: "active",
+      },
+      run: {
+        id: "r1",
+        workflowId: "wf",
+        status: "succeeded",
+        startedAt: 1_000,
+        finishedAt: 2_000,
+        approvedBy: null,
+        gateId: null,
+      },
+      queued: {
+        id: "r2",
+        workflowId: "wf",
+        status: "queued",
+        startedAt: 3_000,
+        finishedAt: null,
+        approvedBy: "a",
+        gateId: "g",
+      },
+      trigger: { id: "t", name: "T", event: "order.created", workflowId: "wf", enabled: true },
+      pack: {
+        id: "p",
+        name: "P",
+        vertical: "v",
+        enabled: true,
+        version: "1",
+        latestVersion: "1",
+        settings: {},
+      },
+      invoice: {
+        id: "i",
+        number: "1",
+        amountCents: 5,
+        currency: "USD",
+        status: "paid",
+        issuedAt: 500,
+      },
+      subscription: {
+        plan: "starter",
+        status: "active",
+        seats: 1,
+        monthlyCents: 4_900,
+        paymentMethod: null,
+        usage: { runs: 0, includedRuns: 10 },
+        renewsAt: null,
+      },
+    };
+    await store.set(["ws", b, "workflow", "wf"], old.workflow);
+    await store.set(["ws", b, "run", "r1"], old.run);
+    await store.set(["ws", b, "run", "r2"], old.queued);
+    await store.set(["ws", b, "trigger", "t"], old.trigger);
+    await store.set(["ws", b, "pack", "p"], old.pack);
+    await store.set(["ws", b, "invoice", "i"], old.invoice);
+    await store.set(["ws", b, "subscription"], old.subscription);
+    await store.set(["ws", b, "connection", "c"], { id: "c", updatedAt: 7 });
+
+    clock.advance(60_000);
+    const applied = await prepareSchema(store, clock.now);
+    assert.deepEqual(applied.map((m) => m.to), [3]);
+    const read = async (key: string[]) => (await store.get<Record<string, unknown>>(key))!.value;
+    const parsed = (schema: v.GenericSchema, value: unknown) => {
+      const result = v.safeParse(schema, value);
+      assert.ok(result.success, JSON.stringify(result.issues?.[0]));
+      return result.output as Record<string, unknown>;
+    };
+    assert.deepEqual(parsed(RunSchema, await read(["ws", b, "run", "r1"])), {
+      ...old.run,
+      result: null,
+      costCents: null,
+      updatedAt: 2_000,
+    });
+    assert.equal((await read(["ws", b, "run", "r2"])).updatedAt, 3_000);
+    assert.equal(parsed(InvoiceSchema, await read(["ws", b, "invoice", "i"])).updatedAt, 500);
+    for (
+      const [schema, key] of [
+        [WorkflowSchema, ["ws", b, "workflow", "wf"]],
+        [TriggerSchema, ["ws", b, "trigger", "t"]],
+        [PackSchema, ["ws", b, "pack", "p"]],
+        [SubscriptionSchema, ["ws", b, "subscription"]],
+      ] as const
+    ) assert.equal(parsed(schema, await read([...key])).updatedAt, upgradedAt + 60_000);
+    assert.deepEqual(await read(["ws", b, "connection", "c"]), { id: "c", updatedAt: 7 });
+
+    // Run again (a crash before the stamp): what it wrote stays as it is.
+    clock.advance(60_000);
+    await MIGRATIONS.find((m) => m.to === 3)!.run(store, clock.now);
+    assert.equal((await read(["ws", b, "workflow", "wf"])).updatedAt, upgradedAt + 60_000);
   } finally {
     store.close();
   }

@@ -28,6 +28,7 @@ Deno.test("every gate action changes nothing until approved, then exactly what i
     kind: "live",
     costPerRunCents: 0,
     status: "active",
+    updatedAt: 0,
   });
   await f.workspace.connections.put(b, {
     id: "conn-mail",

@@ -240,6 +240,7 @@ Deno.test("a refusal stands only while what it was read from is unchanged", asyn
     kind: "internal",
     costPerRunCents: 0,
     status: "active",
+    updatedAt: 0,
   } as const;
   const connection = {
     id: "conn",

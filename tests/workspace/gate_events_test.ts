@@ -43,6 +43,7 @@ Deno.test("an approval records approval.decided and its change's event; a declin
       kind: "internal",
       costPerRunCents: 0,
       status: "active",
+      updatedAt: 0,
     });
     const request = {
       businessId: f.businessId,

@@ -11,6 +11,7 @@ Deno.test("gates", async (t) => {
     kind: "paid",
     costPerRunCents: 40,
     status: "active",
+    updatedAt: 0,
   });
   const request = () =>
     f.gates.request({
@@ -122,6 +123,7 @@ Deno.test("gates", async (t) => {
         kind: "paid",
         costPerRunCents: 40,
         status: "paused",
+        updatedAt: 0,
       });
       const before = (await f.workspace.runs.list(b)).length;
       const decided = await f.gates.decide(result.gate.id, f.ownerId, "approve");

@@ -85,7 +85,7 @@ export function writeTools(services: WorkspaceServices) {
         commitCall(services, auth, "disable_trigger", async () => {
           const entry = await workspace.triggers.get(auth.businessId, args.triggerId);
           if (!entry) throw new ToolError(`No trigger ${args.triggerId} in this business`);
-          const trigger = { ...entry.value, enabled: false };
+          const trigger = { ...entry.value, enabled: false, updatedAt: services.now() };
           return {
             checks: [{ key: entry.key, version: entry.version }],
             mutations: [{ type: "set", key: entry.key, value: trigger }],
@@ -127,6 +127,7 @@ export function writeTools(services: WorkspaceServices) {
             enabled: args.enabled ?? entry.value.enabled,
             version: args.upgrade ? entry.value.latestVersion : entry.value.version,
             settings: { ...entry.value.settings, ...args.settings },
+            updatedAt: services.now(),
           };
           const changes = [
             args.enabled !== undefined && (args.enabled ? "enabled" : "disabled"),
