@@ -9,6 +9,7 @@ import {
   configWarnings,
 } from "../config.ts";
 import { readMailPassword } from "../mail/transport.ts";
+import { AdminTokenError, readAdminToken } from "../ops/admin_token.ts";
 import { smtpTransportOptions } from "../mail/smtp.ts";
 import { ISSUER_PATH, issuerOf } from "../oauth/issuer.ts";
 import { currentSigningKid } from "../oauth/signing_keys.ts";
@@ -60,7 +61,20 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
   }
   findings.push(...await _storeChecks(store));
   findings.push(await _mailCheck(config, deps.verifySmtp ?? _verifySmtp));
+  if (config.adminTokenFile !== null) findings.push(await _adminTokenCheck(config.adminTokenFile));
   return findings;
+}
+
+/** The operator API's token file, checked as start-up checks it; the token is never shown. */
+async function _adminTokenCheck(path: string): Promise<Finding> {
+  const where = "VESTIBULE_ADMIN_TOKEN_FILE";
+  try {
+    await readAdminToken(path);
+    return ok("the operator API token file is private and holds a long enough token", where);
+  } catch (error) {
+    if (!(error instanceof AdminTokenError)) throw error;
+    return fault(`the server would refuse to start: ${error.message}`, where);
+  }
 }
 
 async function _storeChecks(store: Store): Promise<Finding[]> {

@@ -200,13 +200,21 @@ async function _serve(
   request: Request,
 ): Promise<Response> {
   const params = pathParams(operation.path, request.url);
-  for (const [name, value] of Object.entries(params ?? {})) {
+  if (params === null) {
+    await request.body?.cancel();
+    return operatorError(
+      404,
+      "not_found",
+      "the path names nothing: a segment is not percent-encoded UTF-8",
+    );
+  }
+  for (const [name, value] of Object.entries(params)) {
     if (!v.is(OperatorIdSchema, value)) {
       await request.body?.cancel();
       return operatorError(
         404,
         "not_found",
-        `"${name}" names nothing: ids are 1 to 100 characters`,
+        `"${name}" names nothing: ids are 1 to 64 letters, digits and . _ : ~ -`,
       );
     }
   }
@@ -221,7 +229,7 @@ async function _serve(
     if (!parsed.success) return operatorError(400, "invalid_request", _describe(parsed.issues));
     body = parsed.output;
   }
-  const outcome = await operation.run(updates, params ?? {}, body);
+  const outcome = await operation.run(updates, params, body);
   if (!outcome.ok) return operatorError(outcome.status, outcome.error, outcome.message);
   return jsonResponse(outcome.value, { headers: NO_STORE });
 }

@@ -4,7 +4,7 @@
  * public site's description is (src/site/openapi.ts).
  */
 import * as v from "valibot";
-import { toJsonSchemaDefs } from "@valibot/to-json-schema";
+import { toJsonSchema, toJsonSchemaDefs } from "@valibot/to-json-schema";
 import {
   ConnectionSchema,
   InvoiceSchema,
@@ -14,6 +14,7 @@ import {
   TriggerSchema,
   WorkflowSchema,
 } from "../workspace/records.ts";
+import { OperatorIdSchema } from "../workspace/operator_updates.ts";
 import {
   OPERATIONS,
   OPERATOR_BODIES,
@@ -41,6 +42,11 @@ const PARAMETERS: Record<string, string> = {
   runId: "The run, as the `workflow_run.*` events and `list_workflow_runs` name it.",
   connectionId: "The connection, as `list_connections` names it.",
 };
+
+/** What a path parameter may be: the schema the server checks it with, without `$schema`. */
+const { $schema: _dialect, ...ID_SCHEMA } = toJsonSchema(OperatorIdSchema, {
+  target: "draft-2020-12",
+});
 
 function _error(description: string) {
   return { description, content: json("OperatorError") };
@@ -108,7 +114,7 @@ export function buildOperatorOpenApi(): Record<string, unknown> {
         in: "path",
         required: true,
         description: PARAMETERS[name],
-        schema: { type: "string", minLength: 1, maxLength: 100 },
+        schema: ID_SCHEMA,
       })),
       ...(operation.body === null ? {} : {
         requestBody: { required: true, content: json(operation.body) },

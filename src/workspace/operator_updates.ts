@@ -22,12 +22,15 @@ import {
 } from "./records.ts";
 import type { Workspace } from "./workspace.ts";
 
-/** An identifier of the business's systems: what a URL path segment or a store key can carry. */
+/**
+ * An identifier of the business's systems, as a URL path segment carries it as it is. Short and
+ * ASCII, since each is part of a store key, and one commit takes at most 80 KiB of keys.
+ */
 export const OperatorIdSchema = v.pipe(
   v.string(),
   v.minLength(1, "must not be empty"),
-  v.maxLength(100, "must be at most 100 characters"),
-  v.regex(/^[^\p{Cc}]+$/u, "must not contain control characters"),
+  v.maxLength(64, "must be at most 64 characters"),
+  v.regex(/^[A-Za-z0-9._:~-]+$/, "must be letters, digits and . _ : ~ - only"),
 );
 const Name = (max: number) =>
   v.pipe(
@@ -134,7 +137,9 @@ const InvoiceInputSchema = v.strictObject({
 
 /**
  * Caps that keep one replacement inside one store commit (Deno KV takes at most 1000 writes,
- * 800 KiB, in one atomic operation): 450 records, each deleted or written at most once.
+ * 80 KiB of keys written and 800 KiB in all in one atomic operation): 450 records, each deleted
+ * or written at most once, with keys of at most 64 ASCII characters and a body of at most 256 KiB
+ * (tests/workspace/operator_updates_test.ts fills every limit at once).
  */
 export const CATALOGUE_LIMITS = {
   workflows: 100,

@@ -125,3 +125,31 @@ Deno.test("doctor: check takes --live bare; a value for it is a usage error in p
     assert.equal(offline.err, "vestibule admin check: 1 fault(s)");
   });
 });
+
+Deno.test("doctor: the operator API's token file, checked as start-up checks it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withStore(async (store) => {
+      await createSigningKeys({ store, now: Date.now }).current();
+      const path = `${dir}/admin-token`;
+      const withToken = resolveConfig({
+        VESTIBULE_DATA: ":memory:",
+        VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100",
+        VESTIBULE_ADMIN_TOKEN_FILE: path,
+      });
+      await Deno.writeTextFile(path, "short\n", { mode: 0o600 });
+      assert.deepEqual(faults(await offlineChecks({ config: withToken, env: {}, store })), [{
+        level: "fault",
+        what: `the server would refuse to start: VESTIBULE_ADMIN_TOKEN_FILE="${path}": the ` +
+          "token must be at least 32 characters (it has 5); make one with: openssl rand -base64 32",
+        where: "VESTIBULE_ADMIN_TOKEN_FILE",
+      }]);
+      await Deno.writeTextFile(path, "s".repeat(32), { mode: 0o600 });
+      const findings = await offlineChecks({ config: withToken, env: {}, store });
+      assert.deepEqual(faults(findings), []);
+      assert.ok(findings.some((f) => f.where === "VESTIBULE_ADMIN_TOKEN_FILE" && f.level === "ok"));
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -34,7 +34,7 @@ Deno.test("admin export while the server runs, import into a new store: the same
       assert.equal(exported.code, 0, exported.stderr);
       return { keys: await jwks(), backup: exported.stdout };
     });
-    assert.match(backup, /^\{"vestibule":"backup","format":1,"schema":2,/);
+    assert.ok(backup.startsWith(`{"vestibule":"backup","format":1,"schema":${CURRENT_SCHEMA},`));
 
     const restored = { VESTIBULE_DATA: "./data/restored.kv" };
     const imported = await admin(restored, ["import"], backup);

@@ -412,6 +412,18 @@ Deno.test("operator API: a bad field is a 400 naming it; unknown ids are 404", a
         status: "connected",
       }, `no connection "c-9" in business "${op.businessId}"`],
       [
+        "a path that does not decode",
+        `/v1/businesses/${op.businessId}/workflow-runs/%zz`,
+        undefined,
+        "the path names nothing: a segment is not percent-encoded UTF-8",
+      ],
+      [
+        "an id no record can have",
+        RUN_PATH(op, "a".repeat(65)),
+        { status: "running" },
+        '"runId" names nothing: ids are 1 to 64 letters, digits and . _ : ~ -',
+      ],
+      [
         "the catalogue of an unknown business",
         "/v1/businesses/nope/catalogue",
         CATALOGUE,
@@ -539,6 +551,11 @@ Deno.test("replaceCatalogue: replaced wholly, or not at all", async (t) => {
         "a list left out",
         { workflows: [], triggers: [], packs: [] },
         '"billing": is required',
+      ],
+      [
+        "an id a store key cannot carry",
+        { ...CATALOGUE, workflows: [{ ...CATALOGUE.workflows[0], id: "wf/ä" }] },
+        '"workflows.0.id": must be letters, digits and . _ : ~ - only',
       ],
       [
         "a bad invoice currency",

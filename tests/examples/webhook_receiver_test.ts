@@ -68,10 +68,13 @@ Deno.test("the example receiver, down for a while, gets every event once back, i
       assert.equal(run.status, "succeeded");
       assert.equal(run.result, `refunds triaged by ${WORKFLOW.id}`);
     }
-    assert.deepEqual(
-      example.lines.filter((l) => "run" in l).map((l) => [l.status, l.answer]),
-      [["running", 200], ["succeeded", 200], ["running", 200], ["succeeded", 200]],
-    );
+    for (const runId of runs) {
+      // Runs are carried out after the answer, so two may overlap; each reports in its order.
+      assert.deepEqual(
+        example.lines.filter((l) => l.run === runId).map((l) => [l.status, l.answer]),
+        [["running", 200], ["succeeded", 200]],
+      );
+    }
   } finally {
     await example?.stop();
     await ws.close();

@@ -19,6 +19,16 @@ Deno.test("account section: connection status per client, audit log for owners o
       summary: "Renamed <b>",
       gateId: null,
     });
+    // What the business's systems reported through the operator API acts for no account.
+    await f.audit.append({
+      businessId: f.businessId,
+      accountId: null,
+      actor: "operator",
+      clientId: null,
+      action: "updateWorkflowRun",
+      summary: "Workflow run r1 of wf-1: queued → running",
+      gateId: null,
+    });
 
     const forOwner = (await section(f.businessId, "owner")).value;
     assert.match(
@@ -28,6 +38,7 @@ Deno.test("account section: connection status per client, audit log for owners o
     assert.match(forOwner, /client-2<\/td>\s*<td data-connection-status="pending">waiting/);
     assert.ok(forOwner.includes("member@example.com (agent)"));
     assert.ok(forOwner.includes("rename_business: Renamed &lt;b&gt;"));
+    assert.ok(forOwner.includes("the business&#39;s systems (by the operator)"), forOwner);
 
     const forMember = (await section(f.businessId, "member")).value;
     assert.ok(forMember.includes('data-connection-status="verified"'));
