@@ -101,19 +101,38 @@ export function createSender(deps: {
     }
   };
 
-  const deliverDue = async () => {
-    // Again while a queue moved on: what waited behind a sent delivery is due now.
-    for (let moved = true; moved;) {
-      moved = false;
-      const at = now();
-      const due = firstInQueues(await outbox.list(["pending", "sending"])).filter((d) =>
-        d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
-      );
-      for (const delivery of due) {
+  /** What may be tried now: due, and first in its queue. */
+  const dueNow = async () => {
+    const at = now();
+    return firstInQueues(await outbox.list(["pending", "sending"])).filter((d) =>
+      d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
+    );
+  };
+
+  const deliverEach = async (due: readonly Delivery[]) => {
+    for (const delivery of due) await claimAndDeliver(delivery.id);
+  };
+
+  const deliverQueues = async (heads: readonly Delivery[]) => {
+    // Again while a queue moved on: what waited behind a finished delivery is due now.
+    while (heads.length > 0) {
+      let moved = false;
+      for (const delivery of heads) {
         const state = await claimAndDeliver(delivery.id);
-        if (delivery.queue && (state === "sent" || state === "failed")) moved = true;
+        if (state === "sent" || state === "failed") moved = true;
       }
+      if (!moved) return;
+      heads = (await dueNow()).filter((d) => d.queue);
     }
+  };
+
+  const deliverDue = async () => {
+    const due = await dueNow();
+    // Two lanes: an events endpoint that does not answer holds up no sign-in mail.
+    await Promise.all([
+      deliverEach(due.filter((d) => !d.queue)),
+      deliverQueues(due.filter((d) => d.queue)),
+    ]);
   };
 
   const tick = () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createOutbox } from "../../src/outbox/outbox.ts";
+import { createOutbox, LEASE_MS } from "../../src/outbox/outbox.ts";
 import { createSender, DeliveryError } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -117,6 +117,45 @@ Deno.test("a queue held up by a failing delivery goes out whole and in order onc
     time += 5_000;
     await sender.deliverDue();
     assert.deepEqual(sent, ["1", "2", "3"]);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("an events endpoint that does not answer holds up no mail", async () => {
+  let time = 1_800_000_000_000;
+  const now = () => time;
+  const store = await openKvStore(":memory:", now);
+  try {
+    const outbox = createOutbox({ store, now });
+    const answer = Promise.withResolvers<void>();
+    const mailSent = Promise.withResolvers<string>();
+    const sender = createSender({
+      outbox,
+      handlers: {
+        webhook: () => answer.promise,
+        mail: (d) => Promise.resolve(mailSent.resolve(d.label)),
+      },
+      log: () => {},
+      now,
+    });
+    const event = await outbox.recordInQueue("b1", [{ kind: "webhook", payload: {}, label: "e" }]);
+    assert.ok(await store.commit(event.checks, event.mutations));
+    // A mail whose recorder died: due once its claim lapses, recorded after the event.
+    time += 1;
+    const mail = outbox.record({ kind: "mail", payload: {}, label: "a@example.com: Sign in" });
+    assert.ok(await store.commit([], [mail.mutation]));
+    time += LEASE_MS;
+    const pass = sender.deliverDue();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stuck = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve("the mail waited for the event"), 10_000);
+    });
+    assert.equal(await Promise.race([mailSent.promise, stuck]), "a@example.com: Sign in");
+    clearTimeout(timer);
+    answer.resolve();
+    await pass;
+    assert.equal((await outbox.get(event.deliveries[0]!.id))?.state, "sent");
   } finally {
     store.close();
   }
