@@ -41,6 +41,9 @@ export interface WebhookTarget {
   readonly key: CryptoKey;
 }
 
+/** The outbox queue of a business's events: delivered in the order recorded. */
+export const eventQueueOf = (businessId: string): string => `events/${businessId}`;
+
 /** Without VESTIBULE_WEBHOOK_URL: nothing is recorded, since nothing would be delivered. */
 export const NO_EVENTS: EventOutbox = Object.freeze({
   record: () => Promise.resolve({ checks: [], mutations: [] }),
@@ -56,7 +59,7 @@ export function createEventOutbox(
       if (events.length === 0) return { checks: [], mutations: [] };
       const timestamp = new Date(now()).toISOString();
       return await outbox.recordInQueue(
-        `events/${businessId}`,
+        eventQueueOf(businessId),
         events.map((event) => ({
           kind: WEBHOOK_KIND,
           payload: { body: JSON.stringify({ type: event.type, timestamp, data: event.data }) },

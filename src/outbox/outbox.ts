@@ -140,6 +140,17 @@ export function firstInQueues(unfinished: readonly Delivery[]): Delivery[] {
   return unfinished.filter((d) => !d.queue || first.get(d.queue.name) === d.queue.sequence);
 }
 
+/** Every key a queue holds, its deliveries (finished ones too) included: its erasure. */
+export async function queueKeysOf(store: Store, queue: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  if (await store.get(_counterKey(queue))) keys.push(_counterKey(queue));
+  for await (const entry of store.list(_queuePrefix(queue))) keys.push(entry.key);
+  for await (const entry of store.list<Delivery>(PREFIX)) {
+    if (entry.value.queue?.name === queue) keys.push(entry.key);
+  }
+  return keys;
+}
+
 export function createOutbox(deps: { store: Store; now: () => number }): Outbox {
   const { store, now } = deps;
 
