@@ -223,26 +223,23 @@ Deno.test("workspace tools: reads and direct writes act on the store", async (t)
       },
     );
 
-    await t.step(
-      "disable_trigger and configure_pack write through, stamped updatedAt",
-      async () => {
-        const before = Date.now();
-        const { trigger } = await call("disable_trigger", { triggerId: "trg-1" });
-        assert.equal(trigger.enabled, false);
-        assert.ok(trigger.updatedAt >= before, "when it was last written");
-        const { pack } = await call("configure_pack", {
-          packId: "pack-1",
-          enabled: true,
-          upgrade: true,
-          settings: { b: "x" },
-        });
-        assert.deepEqual(
-          [pack.enabled, pack.version, pack.settings],
-          [true, "1.1.0", { a: 1, b: "x" }],
-        );
-        assert.ok(pack.updatedAt >= before);
-      },
-    );
+    await t.step("disable_trigger and configure_pack write through, dated", async () => {
+      const before = Date.now();
+      const { trigger } = await call("disable_trigger", { triggerId: "trg-1" });
+      assert.equal(trigger.enabled, false);
+      assert.ok(trigger.updatedAt >= before, "when it was last written");
+      const { pack } = await call("configure_pack", {
+        packId: "pack-1",
+        enabled: true,
+        upgrade: true,
+        settings: { b: "x" },
+      });
+      assert.deepEqual(
+        [pack.enabled, pack.version, pack.settings],
+        [true, "1.1.0", { a: 1, b: "x" }],
+      );
+      assert.ok(pack.updatedAt >= before);
+    });
 
     await t.step("list_members shows members with roles", async () => {
       const { members } = await call("list_members");
