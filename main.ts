@@ -16,6 +16,7 @@ import {
   MailTransportError,
   openMailTransport,
 } from "./src/mail/transport.ts";
+import { loadWebhookTarget, WebhookTargetError } from "./src/events/webhook_target.ts";
 import { ensurePrivateFile } from "./src/private_files.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { createAdminSite } from "./src/ops/admin_site.ts";
@@ -56,6 +57,14 @@ async function main(): Promise<number> {
       );
       return 2;
     }
+  }
+  let webhook;
+  try {
+    webhook = await loadWebhookTarget(config.webhook);
+  } catch (error) {
+    if (!(error instanceof WebhookTargetError)) throw error;
+    console.error(`vestibule: ${error.message}`);
+    return 2;
   }
   let adminToken = null;
   try {
@@ -118,6 +127,7 @@ async function main(): Promise<number> {
     log,
     transport,
     rateLimitRefused: metrics?.rateLimitRefused,
+    webhook,
   });
   let handler;
   try {
@@ -156,7 +166,7 @@ async function main(): Promise<number> {
     await store.close();
     return 2;
   }
-  // Pending mail (left by a previous run, or waiting for a mail server) goes out from here on.
+  // Pending mail and events (left by a previous run, or waiting for their server) go out from here.
   void services.sender.start();
   logEvent(log, {
     level: "info",
@@ -165,6 +175,7 @@ async function main(): Promise<number> {
     admin: adminServer?.addresses.map((a) => `${a.hostname}:${a.port}`)[0] ?? "off",
     origins: [config.baseUrl, config.authUrl, config.apiUrl],
     mail: describeMailTransport(config.mail),
+    events: webhook === null ? "off" : new URL(webhook.url).origin,
   });
   await stopped.promise;
   // New connections are refused from here; requests in flight get VESTIBULE_SHUTDOWN_GRACE.

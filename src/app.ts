@@ -6,6 +6,7 @@
  */
 import type { EmailLinks } from "./accounts/email_links.ts";
 import type { Accounts, Sessions } from "./accounts/model.ts";
+import type { EventOutbox } from "./events/event_outbox.ts";
 import type { MailOutbox } from "./mail/mail_outbox.ts";
 import { createApiSite } from "./api_site.ts";
 import { createAuthSite } from "./auth_site.ts";
@@ -35,6 +36,8 @@ export interface AppDeps {
   readonly mailer: MailOutbox;
   readonly emailLinks: EmailLinks;
   readonly limiters: Limiters;
+  /** Events to VESTIBULE_WEBHOOK_URL (src/accounts/services.ts builds them). */
+  readonly events: EventOutbox;
   /** Counts every request when the operator listener is on (VESTIBULE_ADMIN_LISTEN). */
   readonly metrics?: ServiceMetrics | undefined;
 }
@@ -51,6 +54,7 @@ export async function createApp(deps: AppDeps): Promise<Handler> {
       now,
       accounts,
       mailer: deps.mailer,
+      events: deps.events,
       authUrl: config.authUrl,
     }),
   };

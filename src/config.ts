@@ -37,6 +37,12 @@ export interface PostgresConfig {
   readonly poolSize: number;
 }
 
+export interface WebhookConfig {
+  readonly url: string;
+  /** Read at start-up (src/events/webhook_target.ts): a `whsec_…` secret. */
+  readonly secretFile: string;
+}
+
 export interface Config {
   /** Origins without a trailing slash, e.g. `http://localhost:8000`. */
   readonly baseUrl: string;
@@ -54,6 +60,8 @@ export interface Config {
   /** Set when VESTIBULE_DATA is a `postgres://` or `postgresql://` URL. */
   readonly postgres: PostgresConfig | null;
   readonly mail: MailConfig;
+  /** VESTIBULE_WEBHOOK_URL and VESTIBULE_WEBHOOK_SECRET_FILE: where events go; null: nowhere. */
+  readonly webhook: WebhookConfig | null;
   /** VESTIBULE_MAIL_LOG_PUBLIC: the `log` mailer may serve a public https deployment. */
   readonly mailLogPublic: boolean;
   /** The three origins plus VESTIBULE_TRUSTED_ORIGINS. */
@@ -140,6 +148,8 @@ const SETTINGS = {
   mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
   mailPasswordFile: { env: "VESTIBULE_MAIL_PASSWORD_FILE", default: "" },
   mailLogPublic: { env: "VESTIBULE_MAIL_LOG_PUBLIC", default: "off" },
+  webhookUrl: { env: "VESTIBULE_WEBHOOK_URL", default: "" },
+  webhookSecretFile: { env: "VESTIBULE_WEBHOOK_SECRET_FILE", default: "" },
   trustedOrigins: { env: "VESTIBULE_TRUSTED_ORIGINS", default: "" },
   trustProxy: { env: "VESTIBULE_TRUST_PROXY", default: "off" },
   rateLimits: { env: "VESTIBULE_RATE_LIMITS", default: "on" },
@@ -341,6 +351,18 @@ const SCHEMAS = {
   mailFrom: MailFromSchema,
   mailPasswordFile: v.string(),
   mailLogPublic: SwitchSchema,
+  webhookUrl: v.union([
+    v.literal(""),
+    v.pipe(
+      v.string(),
+      v.check((s) => URL.canParse(s), "must be an absolute http(s) URL"),
+      v.check(
+        (s) => !URL.canParse(s) || /^https?:$/.test(new URL(s).protocol) && new URL(s).hash === "",
+        "must be an http(s) URL without a fragment",
+      ),
+    ),
+  ]),
+  webhookSecretFile: v.string(),
   trustedOrigins: v.pipe(
     v.string(),
     v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),
@@ -434,6 +456,7 @@ export function resolveConfig(
     ...p,
     mail: _withSmtpSettings(p),
     postgres: _postgres(p),
+    webhook: _webhook(p),
     listen: Object.freeze(listen),
     listenSettings: Object.freeze(
       listen.map((address) =>
@@ -526,6 +549,13 @@ export function configWarnings(
         "e.g. 127.0.0.1:8080",
     );
   }
+  const hook = config.webhook && new URL(config.webhook.url);
+  if (hook && hook.protocol === "http:" && !isLoopbackHost(hook.hostname)) {
+    warnings.push(
+      `${SETTINGS.webhookUrl.env} is plain HTTP to ${hook.host}: events are signed but readable ` +
+        "on the way; use https unless that network is private",
+    );
+  }
   return warnings;
 }
 
@@ -544,6 +574,25 @@ function _postgres(p: Parsed): PostgresConfig | null {
     passwordFile: p.dataPasswordFile === "" ? null : p.dataPasswordFile,
     poolSize: p.dataPoolSize,
   });
+}
+
+/** The events' endpoint, which needs its signing secret; a secret alone is a mistake too. */
+function _webhook(p: Parsed): WebhookConfig | null {
+  const { webhookUrl: url, webhookSecretFile: secretFile } = p;
+  if (url === "" && secretFile === "") return null;
+  if (url === "") {
+    throw new ConfigError(
+      `${SETTINGS.webhookSecretFile.env} is set but ${SETTINGS.webhookUrl.env} is not: ` +
+        "name the endpoint events go to",
+    );
+  }
+  if (secretFile === "") {
+    throw new ConfigError(
+      `${SETTINGS.webhookSecretFile.env} is required with ${SETTINGS.webhookUrl.env}: ` +
+        "a file holding the signing secret (whsec_…)",
+    );
+  }
+  return Object.freeze({ url, secretFile });
 }
 
 /** Completes an SMTP mail setting with the sender and the password file, which it requires. */

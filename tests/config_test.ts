@@ -364,6 +364,50 @@ Deno.test("warnings: plain HTTP on every interface for https origins, not behind
   assert.deepEqual(configWarnings(resolveConfig({}), {}), []);
 });
 
+Deno.test("events: VESTIBULE_WEBHOOK_URL needs its secret file, and the reverse", async (t) => {
+  const secret = { VESTIBULE_WEBHOOK_SECRET_FILE: "data/webhook.secret" };
+  await t.step("both: the endpoint and the file", () => {
+    const env = { ...secret, VESTIBULE_WEBHOOK_URL: "https://hooks.example.com/in" };
+    assert.deepEqual(resolveConfig(env).webhook, {
+      url: "https://hooks.example.com/in",
+      secretFile: "data/webhook.secret",
+    });
+    assert.equal(resolveConfig({}).webhook, null, "neither: no events");
+  });
+  const cases = [
+    [
+      { VESTIBULE_WEBHOOK_URL: "https://hooks.example.com/in" },
+      "VESTIBULE_WEBHOOK_SECRET_FILE is required with VESTIBULE_WEBHOOK_URL: a file holding the signing secret (whsec_…)",
+    ],
+    [
+      secret,
+      "VESTIBULE_WEBHOOK_SECRET_FILE is set but VESTIBULE_WEBHOOK_URL is not: name the endpoint events go to",
+    ],
+    [
+      { ...secret, VESTIBULE_WEBHOOK_URL: "hooks.example.com" },
+      'VESTIBULE_WEBHOOK_URL="hooks.example.com": must be an absolute http(s) URL',
+    ],
+    [
+      { ...secret, VESTIBULE_WEBHOOK_URL: "ftp://hooks.example.com/" },
+      'VESTIBULE_WEBHOOK_URL="ftp://hooks.example.com/": must be an http(s) URL without a fragment',
+    ],
+  ] as const;
+  for (const [env, message] of cases) {
+    await t.step(message, () => {
+      assert.throws(() => resolveConfig(env), new ConfigError(message));
+    });
+  }
+  await t.step("plain HTTP off loopback is a warning", () => {
+    const env = { ...secret, VESTIBULE_WEBHOOK_URL: "http://receiver.internal:9000/in" };
+    assert.deepEqual(configWarnings(resolveConfig(env), env), [
+      "VESTIBULE_WEBHOOK_URL is plain HTTP to receiver.internal:9000: events are signed but " +
+      "readable on the way; use https unless that network is private",
+    ]);
+    const local = { ...secret, VESTIBULE_WEBHOOK_URL: "http://127.0.0.1:9000/in" };
+    assert.deepEqual(configWarnings(resolveConfig(local), local), []);
+  });
+});
+
 Deno.test("each listen address knows the setting that asked for it, for start-up messages", () => {
   const derived = resolveConfig({
     VESTIBULE_BASE_URL: "https://www.example.com",

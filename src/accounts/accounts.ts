@@ -148,16 +148,16 @@ export function createAccounts(store: Store, now: () => number): Accounts {
 
     createBusiness,
 
-    async renameBusiness(id, name) {
-      for (;;) {
-        const entry = await store.get<Business>(K.business(id));
-        if (!entry) return null;
-        const renamed: Business = { ...entry.value, name: name.trim() };
-        const ok = await store.commit([{ key: entry.key, version: entry.version }], [
-          { type: "set", key: entry.key, value: renamed },
-        ]);
-        if (ok) return renamed;
-      }
+    async planRename(id, name) {
+      const entry = await store.get<Business>(K.business(id));
+      if (!entry) return null;
+      const renamed: Business = { ...entry.value, name: name.trim() };
+      return {
+        before: entry.value,
+        renamed,
+        check: { key: entry.key, version: entry.version },
+        mutation: { type: "set", key: entry.key, value: renamed },
+      };
     },
 
     async addMember(businessId, email, role) {

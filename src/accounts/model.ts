@@ -57,7 +57,18 @@ export interface Accounts {
   /** Another business owned by an existing account (the same e-mail signing up again). */
   createBusiness(ownerId: string, name: string): Promise<Business>;
   getBusiness(id: string): Promise<Business | null>;
-  renameBusiness(id: string, name: string): Promise<Business | null>;
+  /**
+   * The rename as a check and a write for the caller's commit (with its audit entry and event),
+   * or null for an unknown business.
+   */
+  planRename(id: string, name: string): Promise<
+    {
+      readonly before: Business;
+      readonly renamed: Business;
+      readonly check: AtomicCheck;
+      readonly mutation: Mutation;
+    } | null
+  >;
   /** Adds (or changes the role of) a member; creates the account when the e-mail is new. */
   addMember(businessId: string, email: string, role: Role): Promise<Membership>;
   removeMember(businessId: string, accountId: string): Promise<void>;

@@ -2,6 +2,14 @@ import type { Config, RateLimitName } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createLimiters, type Limiters } from "../http/rate_limits.ts";
 import { createMailService, type MailOutbox } from "../mail/mail_outbox.ts";
+import {
+  createEventOutbox,
+  type EventOutbox,
+  NO_EVENTS,
+  WEBHOOK_KIND,
+  webhookDeliveryHandler,
+  type WebhookTarget,
+} from "../events/event_outbox.ts";
 import type { Sender } from "../outbox/sender.ts";
 import type { Store } from "../store/store.ts";
 import { createAccounts } from "./accounts.ts";
@@ -21,6 +29,8 @@ export interface AccountServices {
   readonly sender: Sender;
   /** Every rate limit, shared through the store or kept per process (http/rate_limits.ts). */
   readonly limiters: Limiters;
+  /** Events to VESTIBULE_WEBHOOK_URL, through the same outbox as mail. */
+  readonly events: EventOutbox;
 }
 
 /** Built once by main.ts (and the test harness) and handed to createApp. */
@@ -37,6 +47,10 @@ export function createAccountServices(
     transport?: Mailer;
     /** Told of each rate-limit refusal (the metrics). */
     rateLimitRefused?: ((limit: RateLimitName) => void) | undefined;
+    /** Where events go (src/events/webhook_target.ts); none are recorded without it. */
+    webhook?: WebhookTarget | null;
+    /** The events' outgoing fetch; the global one by default. */
+    fetch?: typeof fetch;
   },
 ): AccountServices {
   const { config, store, now } = deps;
@@ -51,11 +65,15 @@ export function createAccountServices(
     (config.mail.kind === "smtp"
       ? _missing("an SMTP transport (openMailTransport)")
       : createMailer(config.mail, deps.mailLog));
-  const { mailer, sender } = createMailService({
+  const target = deps.webhook ?? null;
+  const { mailer, sender, outbox } = createMailService({
     store,
     now,
     transport,
     log: deps.log ?? deps.mailLog,
+    handlers: target === null ? {} : {
+      [WEBHOOK_KIND]: webhookDeliveryHandler({ target, fetch: deps.fetch ?? fetch, now }),
+    },
   });
   return {
     accounts,
@@ -64,6 +82,7 @@ export function createAccountServices(
     emailLinks: createEmailLinks({ config, store, now, mailer, accounts, limiters }),
     sender,
     limiters,
+    events: target === null ? NO_EVENTS : createEventOutbox({ outbox, sender, now }),
   };
 }
 

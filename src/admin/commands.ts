@@ -407,18 +407,33 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
     },
   }),
   "list-outbox": _command({
-    usage: "list-outbox",
-    summary: "Mail waiting to be sent or that failed: recipient and subject, never the link.",
-    options: v.strictObject({}),
-    async run(_options, { store, now }) {
-      const deliveries = await createOutbox({ store, now }).list(["pending", "sending", "failed"]);
-      return { deliveries: deliveries.map(_describeDelivery) };
+    usage: "list-outbox [--state pending|sending|sent|failed] [--kind mail|webhook]",
+    summary:
+      "Mail and events waiting to be sent or that failed (sent ones too with --state sent, kept 7 days): recipient and subject, or event type and business, never a link or a payload. An event's id is its webhook-id.",
+    options: v.strictObject({
+      state: v.optional(
+        v.picklist(
+          ["pending", "sending", "sent", "failed"],
+          "must be pending, sending, sent or failed",
+        ),
+      ),
+      kind: v.optional(v.picklist(["mail", "webhook"], "must be mail or webhook")),
+    }),
+    async run({ state, kind }, { store, now }) {
+      const deliveries = await createOutbox({ store, now }).list(
+        state === undefined ? ["pending", "sending", "failed"] : [state],
+      );
+      return {
+        deliveries: deliveries.filter((d) => kind === undefined || d.kind === kind).map(
+          _describeDelivery,
+        ),
+      };
     },
   }),
   "retry-delivery": _command({
     usage: "retry-delivery --id ID",
     summary:
-      "Send a pending or failed message again now (the server picks it up within 30 seconds).",
+      "Send a pending or failed message or event again now (the server picks it up within 30 seconds); a failed event goes before its business's later ones.",
     options: v.strictObject({ id: IdSchema }),
     async run({ id }, { store, now }) {
       const delivery = await createOutbox({ store, now }).retryNow(id);

@@ -8,6 +8,7 @@ import {
   configWarnings,
 } from "../config.ts";
 import { checkMailTransport } from "../mail/transport.ts";
+import { loadWebhookTarget, WebhookTargetError } from "../events/webhook_target.ts";
 import { AdminTokenError, readAdminToken } from "../ops/admin_token.ts";
 import { ISSUER_PATH, issuerOf } from "../oauth/issuer.ts";
 import { currentSigningKid } from "../oauth/signing_keys.ts";
@@ -60,7 +61,23 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
   findings.push(...await _storeChecks(store));
   findings.push(await _mailCheck(config, deps.verifySmtp ?? _verifySmtp));
   if (config.adminTokenFile !== null) findings.push(await _adminTokenCheck(config.adminTokenFile));
+  if (config.webhook !== null) findings.push(await _webhookSecretCheck(config.webhook));
   return findings;
+}
+
+/** The events' signing secret, read as start-up reads it; the secret is never shown. */
+async function _webhookSecretCheck(webhook: NonNullable<Config["webhook"]>): Promise<Finding> {
+  const where = "VESTIBULE_WEBHOOK_SECRET_FILE";
+  try {
+    await loadWebhookTarget(webhook);
+    return ok(
+      `events are signed with a private whsec_ secret and go to ${new URL(webhook.url).origin}`,
+      where,
+    );
+  } catch (error) {
+    if (!(error instanceof WebhookTargetError)) throw error;
+    return fault(`the server would refuse to start: ${error.message}`, where);
+  }
 }
 
 /** The operator API's token file, checked as start-up checks it; the token is never shown. */

@@ -3,6 +3,8 @@
 // follow, and the business or account record itself goes last, so an interrupted deletion can
 // simply be run again.
 import { AccountsError } from "../accounts/accounts.ts";
+import { eventQueueOf } from "../events/event_outbox.ts";
+import { queueKeysOf } from "../outbox/outbox.ts";
 import type { Account, Accounts, Business } from "../accounts/model.ts";
 import { deleteSessionsOf } from "../accounts/sessions.ts";
 import {
@@ -30,7 +32,7 @@ export interface BusinessDeletion {
   readonly business: Business;
   readonly members: number;
   readonly revokedGrants: number;
-  /** Records, gates, connection tests and audit entries. */
+  /** Records, gates, connection tests, events and audit entries. */
   readonly deletedRecords: number;
 }
 
@@ -54,6 +56,8 @@ export async function deleteBusiness(
   const keys: Key[] = [
     ...await gateKeysOf(store, businessId),
     ...await attemptKeysOf(store, businessId),
+    // Its events, sent or not: they name its people too.
+    ...await queueKeysOf(store, eventQueueOf(businessId)),
   ];
   for (const prefix of [["ws", businessId], ["audit", businessId]]) {
     for await (const entry of store.list(prefix)) keys.push(entry.key);

@@ -92,25 +92,33 @@ function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
   };
 }
 
-/** The outbox, its sender and mail through them, over one store and one transport. */
+/**
+ * The outbox, its sender and mail through them, over one store and one transport; the
+ * sender also delivers the other kinds `handlers` name (events).
+ */
 export function createMailService(
   deps: {
     store: Store;
     now: () => number;
     transport: Mailer;
     log: LogSink;
+    handlers?: Readonly<Record<string, DeliveryHandler>>;
     /** FIRST_ATTEMPT_WAIT_MS unless a test shortens it. */
     firstAttemptWaitMs?: number;
   },
-): { mailer: MailOutbox; sender: Sender } {
+): { mailer: MailOutbox; sender: Sender; outbox: Outbox } {
   const { store, now } = deps;
   const outbox = createOutbox({ store, now });
   const sender = createSender({
     outbox,
-    handlers: { [MAIL_KIND]: mailDeliveryHandler(deps.transport) },
+    handlers: { ...deps.handlers, [MAIL_KIND]: mailDeliveryHandler(deps.transport) },
     log: deps.log,
     now,
   });
   const firstAttemptWaitMs = deps.firstAttemptWaitMs ?? FIRST_ATTEMPT_WAIT_MS;
-  return { mailer: createMailOutbox({ store, outbox, sender, firstAttemptWaitMs }), sender };
+  return {
+    mailer: createMailOutbox({ store, outbox, sender, firstAttemptWaitMs }),
+    sender,
+    outbox,
+  };
 }

@@ -107,7 +107,7 @@ export function createServiceMetrics(deps: {
   const gauges: Gauge[] = [
     {
       name: "vestibule_outbox_messages",
-      help: "Mail deliveries in the outbox, by state.",
+      help: "Outbox deliveries (mail and events), by state.",
       async read() {
         const counts = new Map(DELIVERY_STATES.map((state) => [state, 0]));
         for (const delivery of await outbox.list()) {

@@ -8,8 +8,14 @@
  * mid-delivery loses its claim when the lease runs out, and another sends again. So a crash
  * between sending and marking sent sends at most once more: at-least-once, because a lost
  * sign-in mail locks a person out while a second copy of it is harmless.
+ *
+ * Deliveries in a queue (a business's events) go out one after another in the order of the
+ * commits that recorded them: each recording commit takes the queue's next sequence number,
+ * checked like any record it read, and holds an index entry under it until the delivery is
+ * sent or given up; only the delivery at the head of that index may be claimed, by any
+ * process. So a later event is never delivered before an earlier one succeeded or failed.
  */
-import type { Entry, Key, Mutation, Store } from "../store/store.ts";
+import type { AtomicCheck, Entry, Key, Mutation, Store } from "../store/store.ts";
 
 export type DeliveryState = "pending" | "sending" | "sent" | "failed";
 
@@ -33,6 +39,8 @@ export interface Delivery {
   readonly lastError: string | null;
   /** A record whose `delivery` field follows this delivery's state (an invitation). */
   readonly reportTo: Key | null;
+  /** The ordered queue it belongs to and its place there; absent: sent in any order. */
+  readonly queue?: { readonly name: string; readonly sequence: number };
 }
 
 /** Longer than the slowest delivery attempt (the SMTP transport's timeouts add up to less). */
@@ -52,6 +60,15 @@ export function retryDelay(attempts: number): number {
 
 const PREFIX = ["outbox", "delivery"] as const;
 const _key = (id: string): Key => [...PREFIX, id];
+type QueuePlace = NonNullable<Delivery["queue"]>;
+/** A queue's next sequence number. */
+const _counterKey = (queue: string): Key => ["outbox", "sequence", queue];
+/** A queue's unfinished deliveries by sequence number: the first is the one that may go. */
+const _queuePrefix = (queue: string): Key => ["outbox", "queue", queue];
+const _queueKey = (queue: QueuePlace): Key => [
+  ..._queuePrefix(queue.name),
+  queue.sequence,
+];
 
 export interface RecordOptions {
   readonly kind: string;
@@ -67,6 +84,14 @@ export type AttemptOutcome =
   | { readonly kind: "retry"; readonly error: string }
   | { readonly kind: "failed"; readonly error: string };
 
+/** What an ordered recording adds to the caller's commit. */
+export interface QueuedRecording {
+  readonly deliveries: readonly Delivery[];
+  /** The queue's counter as read: the commit fails if another recording took it meanwhile. */
+  readonly checks: readonly AtomicCheck[];
+  readonly mutations: readonly Mutation[];
+}
+
 export interface Outbox {
   /**
    * The mutation recording a delivery, for the caller's own commit. It is recorded claimed
@@ -74,21 +99,56 @@ export interface Outbox {
    * die first, any sender takes it over when that claim lapses.
    */
   record(options: RecordOptions): { readonly delivery: Delivery; readonly mutation: Mutation };
+  /**
+   * The checks and mutations recording deliveries at the end of `queue`, in this order, for
+   * the caller's commit (retried from a fresh read if it fails). They are recorded due now and
+   * unclaimed: the sender takes each when its turn comes.
+   */
+  recordInQueue(queue: string, options: readonly RecordOptions[]): Promise<QueuedRecording>;
   get(id: string): Promise<Delivery | null>;
   /** Deliveries in creation order, optionally only those in the given states. */
   list(states?: readonly DeliveryState[]): Promise<Delivery[]>;
   /**
    * Claims a delivery that is due (pending and its time has come, or sending with a lapsed
-   * claim). Returns it claimed, or null when it is not due or another claimer won. One past
-   * its expiry reads as absent (the store expires it with its link): dropped, never sent.
+   * claim). Returns it claimed, or null when it is not due, not yet its turn in its queue, or
+   * another claimer won. One past its expiry reads as absent (the store expires it with its
+   * link): dropped, never sent.
    */
   claim(id: string): Promise<Delivery | null>;
   /** Records an attempt's outcome, if the claim is still ours; returns the new state or null. */
   finish(claimed: Delivery, outcome: AttemptOutcome): Promise<Delivery | null>;
-  /** Makes a pending or failed delivery due now (the admin's retry). */
+  /**
+   * Makes a pending or failed delivery due now (the admin's retry). A failed one of a queue
+   * takes its old place again: it goes before anything of its queue not yet sent.
+   */
   retryNow(id: string): Promise<Delivery | null>;
   /** The earliest moment something in the outbox may become due, or null when nothing waits. */
   nextDueAt(): Promise<number | null>;
+}
+
+/**
+ * The unfinished deliveries that may go now as far as order goes: each without a queue, and
+ * the lowest sequence of each queue (the rest wait for it, whatever their own time).
+ */
+export function firstInQueues(unfinished: readonly Delivery[]): Delivery[] {
+  const first = new Map<string, number>();
+  for (const { queue } of unfinished) {
+    if (queue && queue.sequence < (first.get(queue.name) ?? Infinity)) {
+      first.set(queue.name, queue.sequence);
+    }
+  }
+  return unfinished.filter((d) => !d.queue || first.get(d.queue.name) === d.queue.sequence);
+}
+
+/** Every key a queue holds, its deliveries (finished ones too) included: its erasure. */
+export async function queueKeysOf(store: Store, queue: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  if (await store.get(_counterKey(queue))) keys.push(_counterKey(queue));
+  for await (const entry of store.list(_queuePrefix(queue))) keys.push(entry.key);
+  for await (const entry of store.list<Delivery>(PREFIX)) {
+    if (entry.value.queue?.name === queue) keys.push(entry.key);
+  }
+  return keys;
 }
 
 export function createOutbox(deps: { store: Store; now: () => number }): Outbox {
@@ -109,10 +169,21 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       : { type: "set", key: _key(delivery.id), value: delivery, expireIn: ttl };
   };
 
-  /** Writes `next` if `entry` is unchanged, with the report record following its state. */
+  const unfinished = (d: Delivery) => d.state === "pending" || d.state === "sending";
+
+  /**
+   * Writes `next` if `entry` is unchanged, with the report record following its state and
+   * its queue's index entry there exactly while it is unfinished.
+   */
   const replace = async (entry: Entry<Delivery>, next: Delivery): Promise<boolean> => {
     const checks = [{ key: entry.key, version: entry.version }];
     const mutations: Mutation[] = [put(next)];
+    if (next.queue && unfinished(next) !== unfinished(entry.value)) {
+      const key = _queueKey(next.queue);
+      mutations.push(
+        unfinished(next) ? { type: "set", key, value: next.id } : { type: "delete", key },
+      );
+    }
     if (next.reportTo !== null && next.state !== entry.value.state) {
       const report = await store.get<Record<string, unknown>>(next.reportTo);
       if (report) {
@@ -129,26 +200,57 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
 
   const read = (id: string) => store.get<Delivery>(_key(id));
 
+  const create = (options: RecordOptions, queue: QueuePlace | null): Delivery => {
+    const createdAt = now();
+    // Creation time first, so the store lists deliveries oldest first.
+    const id = `${createdAt.toString(36).padStart(10, "0")}-${crypto.randomUUID()}`;
+    return {
+      id,
+      kind: options.kind,
+      payload: options.payload,
+      label: options.label,
+      state: queue === null ? "sending" : "pending",
+      attempts: queue === null ? 1 : 0,
+      createdAt,
+      nextAttemptAt: createdAt,
+      claim: queue === null ? { token: crypto.randomUUID(), until: createdAt + LEASE_MS } : null,
+      expiresAt: options.expiresAt ?? null,
+      lastError: null,
+      reportTo: options.reportTo ?? null,
+      ...(queue === null ? {} : { queue }),
+    };
+  };
+
+  /** Whether `delivery` is first among the unfinished of its queue (or has no queue). */
+  const isTurnOf = async (delivery: Delivery): Promise<boolean> => {
+    if (!delivery.queue) return true;
+    for await (const head of store.list<string>(_queuePrefix(delivery.queue.name), { limit: 1 })) {
+      return head.value === delivery.id;
+    }
+    return false;
+  };
+
   return {
     record(options) {
-      const createdAt = now();
-      // Creation time first, so the store lists deliveries oldest first.
-      const id = `${createdAt.toString(36).padStart(10, "0")}-${crypto.randomUUID()}`;
-      const delivery: Delivery = {
-        id,
-        kind: options.kind,
-        payload: options.payload,
-        label: options.label,
-        state: "sending",
-        attempts: 1,
-        createdAt,
-        nextAttemptAt: createdAt,
-        claim: { token: crypto.randomUUID(), until: createdAt + LEASE_MS },
-        expiresAt: options.expiresAt ?? null,
-        lastError: null,
-        reportTo: options.reportTo ?? null,
-      };
+      const delivery = create(options, null);
       return { delivery, mutation: put(delivery) };
+    },
+
+    async recordInQueue(queue, options) {
+      const counter = await store.get<number>(_counterKey(queue));
+      const first = counter?.value ?? 0;
+      const deliveries = options.map((o, i) => create(o, { name: queue, sequence: first + i }));
+      return {
+        deliveries,
+        checks: [{ key: _counterKey(queue), version: counter?.version ?? null }],
+        mutations: [
+          { type: "set", key: _counterKey(queue), value: first + deliveries.length },
+          ...deliveries.flatMap((d, i): Mutation[] => [
+            put(d),
+            { type: "set", key: _queueKey({ name: queue, sequence: first + i }), value: d.id },
+          ]),
+        ],
+      };
     },
 
     async get(id) {
@@ -170,7 +272,7 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       const at = now();
       const due = (delivery.state === "pending" && delivery.nextAttemptAt <= at) ||
         (delivery.state === "sending" && delivery.claim !== null && delivery.claim.until <= at);
-      if (!due) return null;
+      if (!due || !(await isTurnOf(delivery))) return null;
       const claimed: Delivery = {
         ...delivery,
         state: "sending",
@@ -216,7 +318,11 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
 
     async nextDueAt() {
       let earliest: number | null = null;
+      const waiting: Delivery[] = [];
       for await (const { value } of store.list<Delivery>(PREFIX)) {
+        if (unfinished(value)) waiting.push(value);
+      }
+      for (const value of firstInQueues(waiting)) {
         const at = value.state === "pending"
           ? value.nextAttemptAt
           : value.state === "sending"

@@ -5,7 +5,13 @@
  * logged, and the delivery is tried again.
  */
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
-import type { AttemptOutcome, Delivery, DeliveryState, Outbox } from "./outbox.ts";
+import {
+  type AttemptOutcome,
+  type Delivery,
+  type DeliveryState,
+  firstInQueues,
+  type Outbox,
+} from "./outbox.ts";
 
 /** A handler's refusal; `permanent` ones (an SMTP 5xx) are not retried. */
 export class DeliveryError extends Error {
@@ -26,6 +32,8 @@ export interface Sender {
   deliverNow(recorded: Delivery): Promise<DeliveryState | "missing">;
   /** Delivers everything due now, one after another; the loop's step. */
   deliverDue(): Promise<void>;
+  /** Brings the loop's next step forward to now: something was recorded to go soon. */
+  wake(): void;
   /** Starts the timer loop; resolves when its first pass is done (tests start from quiet). */
   start(): Promise<void>;
   /** Stops the loop and waits for the attempt under way. */
@@ -57,9 +65,9 @@ export function createSender(deps: {
     }
   };
 
-  const claimAndDeliver = async (id: string): Promise<void> => {
+  const claimAndDeliver = async (id: string): Promise<DeliveryState | "missing" | null> => {
     const delivery = await outbox.claim(id);
-    if (delivery !== null) await deliverClaimed(delivery);
+    return delivery === null ? null : await deliverClaimed(delivery);
   };
 
   const deliverClaimed = async (delivery: Delivery): Promise<DeliveryState | "missing"> => {
@@ -93,12 +101,38 @@ export function createSender(deps: {
     }
   };
 
-  const deliverDue = async () => {
+  /** What may be tried now: due, and first in its queue. */
+  const dueNow = async () => {
     const at = now();
-    const due = (await outbox.list(["pending", "sending"])).filter((d) =>
+    return firstInQueues(await outbox.list(["pending", "sending"])).filter((d) =>
       d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
     );
+  };
+
+  const deliverEach = async (due: readonly Delivery[]) => {
     for (const delivery of due) await claimAndDeliver(delivery.id);
+  };
+
+  const deliverQueues = async (heads: readonly Delivery[]) => {
+    // Again while a queue moved on: what waited behind a finished delivery is due now.
+    while (heads.length > 0) {
+      let moved = false;
+      for (const delivery of heads) {
+        const state = await claimAndDeliver(delivery.id);
+        if (state === "sent" || state === "failed") moved = true;
+      }
+      if (!moved) return;
+      heads = (await dueNow()).filter((d) => d.queue);
+    }
+  };
+
+  const deliverDue = async () => {
+    const due = await dueNow();
+    // Two lanes: an events endpoint that does not answer holds up no sign-in mail.
+    await Promise.all([
+      deliverEach(due.filter((d) => !d.queue)),
+      deliverQueues(due.filter((d) => d.queue)),
+    ]);
   };
 
   const tick = () => {
@@ -125,6 +159,7 @@ export function createSender(deps: {
   return {
     deliverNow: (recorded) => guarded(() => deliverClaimed(recorded), "pending"),
     deliverDue: () => guarded(deliverDue, undefined),
+    wake: () => wakeAt(now()),
     async start() {
       if (looping) return;
       looping = true;

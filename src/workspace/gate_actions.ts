@@ -99,8 +99,16 @@ export type Plan =
     readonly outcome: string;
     /** Outbox deliveries the mutations record, to be sent once they are committed. */
     readonly deliveries?: readonly Delivery[];
+    /** The event announcing the change (its data beside what every gate event carries). */
+    readonly event: PlanEvent;
   }
   | { readonly ok: false; readonly reason: string; readonly checks: readonly AtomicCheck[] };
+
+/** README "Integrating with your systems" lists these types and their data. */
+export interface PlanEvent {
+  readonly type: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
 
 export const PLAN_PRICES: Readonly<Record<(typeof PLANS)[number], number>> = {
   none: 0,
@@ -131,6 +139,20 @@ function _invitationMail(
       `This invitation does not expire. If you did not expect it, ignore this mail, ` +
       `or ask the business's owners to remove you.\n`,
     link,
+  };
+}
+
+function _connectionEvent(change: string, connection: Connection): PlanEvent {
+  return {
+    type: "connection.change_approved",
+    data: {
+      change,
+      connectionId: connection.id,
+      kind: connection.kind,
+      service: connection.service,
+      label: connection.label,
+      status: connection.status,
+    },
   };
 }
 
@@ -203,6 +225,16 @@ export async function planAction(
         ok: true,
         checks,
         mutations,
+        event: {
+          type: "workflow_run.requested",
+          data: {
+            runId: run.id,
+            workflowId: workflow.value.id,
+            workflowName: workflow.value.name,
+            workflowKind: workflow.value.kind,
+            costCents: workflow.value.kind === "paid" ? cost : 0,
+          },
+        },
         outcome: `Start one run of the ${workflow.value.kind} workflow "${workflow.value.name}"` +
           (workflow.value.kind === "paid" ? `, billed ${_money(cost)}` : "") +
           (workflow.value.kind === "live" ? ", acting on connected live systems" : ""),
@@ -228,6 +260,15 @@ export async function planAction(
           key: workspace.triggers.key(businessId, trigger.id),
           value: trigger,
         }],
+        event: {
+          type: "trigger.creation_approved",
+          data: {
+            triggerId: trigger.id,
+            name: trigger.name,
+            event: trigger.event,
+            workflowId: trigger.workflowId,
+          },
+        },
         outcome:
           `Create the enabled trigger "${action.name}" that runs workflow "${workflow.value.name}" on every ${action.event} event`,
       };
@@ -250,6 +291,7 @@ export async function planAction(
             key: workspace.connections.key(businessId, connection.id),
             value: connection,
           }],
+          event: _connectionEvent(action.change, connection),
           outcome: `Connect the ${action.kind} service ${action.service} as ${action.label}`,
         };
       }
@@ -274,14 +316,12 @@ export async function planAction(
         };
       }
       const status = action.change === "disconnect" ? "disconnected" : "connected";
+      const changed: Connection = { ...existing.value, status, updatedAt: now() };
       return {
         ok: true,
         checks,
-        mutations: [{
-          type: "set",
-          key: existing.key,
-          value: { ...existing.value, status, updatedAt: now() } satisfies Connection,
-        }],
+        mutations: [{ type: "set", key: existing.key, value: changed }],
+        event: _connectionEvent(action.change, changed),
         outcome: `${
           action.change === "disconnect" ? "Disconnect" : "Reconnect"
         } the ${existing.value.kind} connection ${existing.value.service} (${existing.value.label})`,
@@ -291,14 +331,25 @@ export async function planAction(
       const membership = await accounts.planMembershipChange(businessId, action);
       if (!membership.ok) return membership;
       const { checks, mutations } = membership;
+      const event = {
+        type: "access.changed",
+        data: { change: action.change, email: action.email, role: action.role },
+      };
       if (action.change === "remove") {
-        return { ok: true, checks, mutations, outcome: `Remove ${action.email} from the business` };
+        return {
+          ok: true,
+          checks,
+          mutations,
+          event: { ...event, data: { change: action.change, email: action.email, role: null } },
+          outcome: `Remove ${action.email} from the business`,
+        };
       }
       if (action.change === "change_role") {
         return {
           ok: true,
           checks,
           mutations,
+          event,
           outcome: `Change the role of ${action.email} to ${action.role}`,
         };
       }
@@ -325,6 +376,7 @@ export async function planAction(
             sentAt: now(),
           },
         }, mail.mutation],
+        event,
         outcome: `Invite ${action.email} as ${_article(action.role)}`,
         deliveries: [mail.delivery],
       };
@@ -342,6 +394,10 @@ export async function planAction(
         ok: true,
         checks: [_unchanged(workspace.automation.key(businessId), existing)],
         mutations: [{ type: "set", key: workspace.automation.key(businessId), value: automation }],
+        event: {
+          type: "automation.change_approved",
+          data: { activities: action.activities, automaticActions: action.automaticActions },
+        },
         outcome: `Set activity controls (enabled: ${enabled.join(", ") || "none"}) and ` +
           (limits.enabled
             ? `allow automatic actions, at most ${limits.maxPerDay} a day and ${
@@ -363,6 +419,15 @@ export async function planAction(
         ok: true,
         checks: [],
         mutations: [{ type: "set", key: workspace.skills.key(businessId, skill.id), value: skill }],
+        event: {
+          type: "skill.install_approved",
+          data: {
+            skillId: skill.id,
+            name: skill.name,
+            description: skill.description,
+            instructions: skill.instructions,
+          },
+        },
         outcome: `Install the skill "${action.name}": ${action.description}`,
       };
     }
@@ -387,6 +452,14 @@ export async function planAction(
         ok: true,
         checks,
         mutations: [{ type: "set", key: effect.key, value: { ...effect.value, status } }],
+        event: {
+          type: "effect.reconcile_approved",
+          data: {
+            effectId: action.effectId,
+            resolution: action.resolution,
+            description: effect.value.description,
+          },
+        },
         outcome: `${words} the external write "${effect.value.description}"`,
       };
     }
@@ -421,6 +494,16 @@ export async function planAction(
         ok: true,
         checks: [_unchanged(workspace.subscription.key(businessId), existing)],
         mutations: [{ type: "set", key: workspace.subscription.key(businessId), value: next }],
+        event: {
+          type: "billing.change_approved",
+          data: {
+            plan: next.plan,
+            seats: next.seats,
+            paymentMethod: next.paymentMethod,
+            monthlyCents: next.monthlyCents,
+            previous: { plan: current.plan, seats: current.seats },
+          },
+        },
         outcome: `${sentence.charAt(0).toUpperCase()}${
           sentence.slice(1)
         }; the monthly price becomes ${_money(next.monthlyCents)}`,

@@ -6,11 +6,12 @@
  * requester (and can be redelivered).
  */
 import * as v from "valibot";
+import type { EventOutbox, NewEvent } from "../events/event_outbox.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Accounts } from "../accounts/model.ts";
 import type { Key, Store } from "../store/store.ts";
 import type { AuditLog } from "./audit.ts";
-import { describeAction, type GateAction, planAction } from "./gate_actions.ts";
+import { describeAction, type GateAction, planAction, type PlanEvent } from "./gate_actions.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
 
 export interface Gate {
@@ -65,6 +66,7 @@ export interface GatesDeps {
   readonly workspace: Workspace;
   readonly audit: AuditLog;
   readonly mailer: MailOutbox;
+  readonly events: EventOutbox;
   readonly authUrl: string;
 }
 
@@ -271,15 +273,25 @@ export function createGates(deps: GatesDeps): Gates {
           applied,
           outcome,
         };
+        const events = await deps.events.record(
+          gate.businessId,
+          _decisionEvents(decided, plan?.ok ? plan.event : null),
+        );
         // The decision stands only as read: the gate still pending, the decider still an
         // owner, the records the plan read unchanged (two approvals each removing one of two
         // owners must not both pass the last-owner rule).
         const ok = await store.commit(
-          [{ key: entry.key, version: entry.version }, decider.check, ...(plan?.checks ?? [])],
+          [
+            { key: entry.key, version: entry.version },
+            decider.check,
+            ...(plan?.checks ?? []),
+            ...events.checks,
+          ],
           [
             { type: "set", key: entry.key, value: decided },
             { type: "delete", key: _pendingKey(gateId) },
             ...(plan?.ok ? plan.mutations : []),
+            ...events.mutations,
             audit.entry({
               businessId: gate.businessId,
               accountId,
@@ -293,6 +305,7 @@ export function createGates(deps: GatesDeps): Gates {
         );
         // A failed commit means the gate or a record it reads changed: decide again from scratch.
         if (!ok) continue;
+        deps.events.dispatch();
         for (const mail of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(mail);
         return { kind: "decided", gate: await deliver(decided) };
       }
@@ -334,6 +347,36 @@ async function _approvalRequestMails(
       link,
     })
   );
+}
+
+/**
+ * `approval.decided`, then the event of what an approval changed: each with the gate, the
+ * deciding human, the requesting account and the agent (client) that asked.
+ */
+function _decisionEvents(gate: Gate, applied: PlanEvent | null): NewEvent[] {
+  const common = {
+    businessId: gate.businessId,
+    gateId: gate.id,
+    decidedBy: gate.decidedBy,
+    requestedBy: gate.requestedBy,
+    clientId: gate.clientId,
+    clientName: gate.clientName,
+  };
+  const decided: NewEvent = {
+    type: "approval.decided",
+    data: {
+      ...common,
+      decision: gate.status,
+      tool: gate.tool,
+      scope: gate.scope,
+      summary: gate.summary,
+      applied: gate.applied,
+      outcome: gate.outcome,
+    },
+  };
+  return applied === null
+    ? [decided]
+    : [decided, { type: applied.type, data: { ...common, ...applied.data } }];
 }
 
 /** Sends the decision to the requester as their notification settings say; returns what happened. */

@@ -2,6 +2,7 @@
  * The workspace domain, built once by app.ts and shared by the {api_url} site (the MCP tools)
  * and the {auth_url} site (approvals, the account page's section).
  */
+import { type EventOutbox, NO_EVENTS } from "../events/event_outbox.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Accounts } from "../accounts/model.ts";
 import type { Store } from "../store/store.ts";
@@ -16,6 +17,8 @@ export interface WorkspaceServicesDeps {
   readonly now: () => number;
   readonly accounts: Accounts;
   readonly mailer: MailOutbox;
+  /** None when left out (no VESTIBULE_WEBHOOK_URL). */
+  readonly events?: EventOutbox;
   readonly authUrl: string;
 }
 
@@ -28,10 +31,12 @@ export interface WorkspaceServices {
   readonly connectionTests: ConnectionTests;
   readonly conversations: Conversations;
   readonly mailer: MailOutbox;
+  readonly events: EventOutbox;
 }
 
 export function createWorkspaceServices(deps: WorkspaceServicesDeps): WorkspaceServices {
   const { store, now, accounts, mailer } = deps;
+  const events = deps.events ?? NO_EVENTS;
   const workspace = createWorkspace(store);
   const audit = createAuditLog(store, now);
   return {
@@ -39,9 +44,19 @@ export function createWorkspaceServices(deps: WorkspaceServicesDeps): WorkspaceS
     now,
     workspace,
     audit,
-    gates: createGates({ store, now, accounts, workspace, audit, mailer, authUrl: deps.authUrl }),
+    gates: createGates({
+      store,
+      now,
+      accounts,
+      workspace,
+      audit,
+      mailer,
+      events,
+      authUrl: deps.authUrl,
+    }),
     connectionTests: createConnectionTests(store, now),
     conversations: createConversations(store, now),
     mailer,
+    events,
   };
 }

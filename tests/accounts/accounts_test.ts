@@ -93,12 +93,19 @@ Deno.test("accounts, businesses and memberships", async (t) => {
       assert.equal(!after.ok && after.reason, "fay@example.com is not a member of this business");
     });
 
-    await t.step("renameBusiness renames, and answers null for an unknown id", async () => {
-      const { business } = await accounts.createAccountWithBusiness("carol@example.com", "Old");
-      assert.equal((await accounts.renameBusiness(business.id, " New "))?.name, "New");
-      assert.equal((await accounts.getBusiness(business.id))?.name, "New");
-      assert.equal(await accounts.renameBusiness("missing", "X"), null);
-    });
+    await t.step(
+      "planRename renames once committed, and answers null for an unknown id",
+      async () => {
+        const { business } = await accounts.createAccountWithBusiness("carol@example.com", "Old");
+        const plan = (await accounts.planRename(business.id, " New "))!;
+        assert.equal(plan.renamed.name, "New");
+        assert.equal(plan.before.name, "Old");
+        assert.ok(await store.commit([plan.check], [plan.mutation]));
+        assert.equal((await accounts.getBusiness(business.id))?.name, "New");
+        assert.equal(await store.commit([plan.check], [plan.mutation]), false, "read before");
+        assert.equal(await accounts.planRename("missing", "X"), null);
+      },
+    );
   } finally {
     store.close();
   }

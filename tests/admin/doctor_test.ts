@@ -153,3 +153,36 @@ Deno.test("doctor: the operator API's token file, checked as start-up checks it"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("doctor: the events' secret file, checked as start-up checks it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withStore(async (store) => {
+      await createSigningKeys({ store, now: Date.now }).current();
+      const path = `${dir}/webhook.secret`;
+      const config = resolveConfig({
+        VESTIBULE_DATA: ":memory:",
+        VESTIBULE_WEBHOOK_URL: "https://hooks.example.com/in",
+        VESTIBULE_WEBHOOK_SECRET_FILE: path,
+      });
+      await Deno.writeTextFile(path, "hunter2\n", { mode: 0o600 });
+      assert.deepEqual(faults(await offlineChecks({ config, env: {}, store })), [{
+        level: "fault",
+        what: `the server would refuse to start: VESTIBULE_WEBHOOK_SECRET_FILE="${path}": must ` +
+          "start with whsec_ (a Standard Webhooks secret)",
+        where: "VESTIBULE_WEBHOOK_SECRET_FILE",
+      }]);
+      await Deno.writeTextFile(path, `whsec_${btoa("k".repeat(32))}\n`, { mode: 0o600 });
+      const findings = await offlineChecks({ config, env: {}, store });
+      assert.deepEqual(faults(findings), []);
+      assert.ok(
+        findings.some((f) =>
+          f.where === "VESTIBULE_WEBHOOK_SECRET_FILE" && f.level === "ok" &&
+          f.what.endsWith("go to https://hooks.example.com")
+        ),
+      );
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -9,6 +9,7 @@ import { resolveConfig } from "../../src/config.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
+import { createEventOutbox } from "../../src/events/event_outbox.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { createAuditLog } from "../../src/workspace/audit.ts";
 import { createWorkspaceServices } from "../../src/workspace/services.ts";
@@ -155,16 +156,18 @@ Deno.test("delete-business deletes its memberships, grants, records, approvals, 
     const g = await grant(store, account.id, business.id);
     const kept = await grant(store, account.id, keep.business.id);
     // A record, a pending approval (with its audit entry) and a connection test.
+    const mail = createMailService({
+      store,
+      now,
+      transport: { send: () => Promise.resolve() },
+      log: () => {},
+    });
     const services = createWorkspaceServices({
       store,
       now,
       accounts,
-      mailer: createMailService({
-        store,
-        now,
-        transport: { send: () => Promise.resolve() },
-        log: () => {},
-      }).mailer,
+      mailer: mail.mailer,
+      events: createEventOutbox({ outbox: mail.outbox, sender: mail.sender, now }),
       authUrl: config.authUrl,
     });
     await services.workspace.workflows.put(business.id, {
@@ -188,6 +191,15 @@ Deno.test("delete-business deletes its memberships, grants, records, approvals, 
     assert.ok(gate.ok);
     const owner = { businessId: business.id, clientId: "client-a", accountId: account.id };
     await services.connectionTests.start(owner, false);
+    // Its events: one delivered, one waiting.
+    for (const type of ["trigger.disabled", "pack.configured"]) {
+      const recorded = await services.events.record(business.id, [
+        { type, data: { businessId: business.id } },
+      ]);
+      assert.ok(await store.commit(recorded.checks, recorded.mutations));
+    }
+    const [delivered] = await mail.outbox.list();
+    await mail.outbox.finish((await mail.outbox.claim(delivered!.id))!, { kind: "sent" });
 
     const result = await run("delete-business", "--business", business.id);
     assert.equal(result.code, 0, result.err);
@@ -206,6 +218,7 @@ Deno.test("delete-business deletes its memberships, grants, records, approvals, 
     const attempts: string[] = [];
     for await (const entry of store.list(["conntest"])) attempts.push(String(entry.key));
     assert.deepEqual(attempts, []);
+    assert.deepEqual(await mail.outbox.list(), [], "its events, sent or not");
     assert.equal((await run("delete-business", "--business", business.id)).code, 1);
     const after = await allKeys(store);
     assert.ok(before.every((k) => after.includes(k)), "the other business is untouched");

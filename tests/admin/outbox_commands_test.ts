@@ -2,6 +2,7 @@ import { adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
 import { createAccountServices } from "../../src/accounts/services.ts";
 import { resolveConfig } from "../../src/config.ts";
+import { importWebhookSecret } from "../../src/events/webhook_signature.ts";
 import { DeliveryError } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 
@@ -42,6 +43,47 @@ Deno.test("list-outbox shows waiting and failed mail without its link; retry-del
       unknown.err,
       'vestibule admin retry-delivery: No pending or failed delivery with id "nope"',
     );
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("list-outbox shows events (a given-up one by its type and business); retry-delivery sends it again", async () => {
+  const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+  const store = await openKvStore(":memory:");
+  const now = Date.now;
+  const run = adminRunner(store, { now });
+  const { events, sender } = createAccountServices({
+    config,
+    store,
+    now,
+    mailLog: () => {},
+    webhook: {
+      url: "https://hooks.example.com/in",
+      key: await importWebhookSecret(`whsec_${btoa("k".repeat(32))}`),
+    },
+    fetch: () => Promise.resolve(new Response("gone", { status: 410 })),
+  });
+  try {
+    const recorded = await events.record("b1", [
+      { type: "trigger.disabled", data: { businessId: "b1", triggerId: "t-1" } },
+    ]);
+    assert.ok(await store.commit(recorded.checks, recorded.mutations));
+    await sender.deliverDue();
+    const listed = await run("list-outbox", "--kind", "webhook", "--state", "failed");
+    assert.equal(listed.code, 0, listed.err);
+    const [delivery, ...others] = JSON.parse(listed.out).deliveries;
+    assert.equal(others.length, 0);
+    assert.deepEqual(
+      [delivery.kind, delivery.message, delivery.state, delivery.lastError],
+      ["webhook", "trigger.disabled of business b1", "failed", "the endpoint answered HTTP 410"],
+    );
+    assert.deepEqual(JSON.parse((await run("list-outbox", "--kind", "mail")).out).deliveries, []);
+    const retried = await run("retry-delivery", "--id", delivery.id);
+    assert.equal(JSON.parse(retried.out).delivery.state, "pending");
+    const bad = await run("list-outbox", "--state", "lost");
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--state: must be pending, sending, sent or failed/);
   } finally {
     store.close();
   }

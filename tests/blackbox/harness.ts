@@ -3,6 +3,7 @@ import { type AccountServices, createAccountServices } from "../../src/accounts/
 import { createApp } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
+import { loadWebhookTarget } from "../../src/events/webhook_target.ts";
 import { checkMailTransport, openMailTransport } from "../../src/mail/transport.ts";
 import { createAdminSite } from "../../src/ops/admin_site.ts";
 import { readAdminToken } from "../../src/ops/admin_token.ts";
@@ -82,6 +83,7 @@ export async function createTestApp(
     clientName: "localhost",
     ...(options.mailCa ? { ca: options.mailCa } : {}),
   });
+  const webhook = await loadWebhookTarget(config.webhook);
   const metrics = config.adminListen === null ? undefined : createServiceMetrics({
     store,
     now,
@@ -95,6 +97,7 @@ export async function createTestApp(
     mailLog: log,
     transport,
     rateLimitRefused: metrics?.rateLimitRefused,
+    webhook,
   });
   const handler = await createApp({ config, log, now, store: served, ...services, metrics });
   return { config, handler, logs, store, metrics, ...services };

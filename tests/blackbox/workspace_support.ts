@@ -1,10 +1,10 @@
 // Shared set-up of the workspace black-box tests: a real server, an owner and a member of
 // one business, real access tokens from the OAuth grant code, and a small MCP caller.
+import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import type { Accounts } from "../../src/accounts/model.ts";
 import { issueGrant } from "../oauth/issue_grant.ts";
 import { createWorkspace, type Workspace } from "../../src/workspace/workspace.ts";
-import assert from "node:assert/strict";
 import { Browser, followLink, submitForm, type tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer, type TestServerOptions } from "./harness.ts";
 
@@ -96,7 +96,7 @@ export async function startWorkspaceServer(
   };
 }
 
-/** A browser signed in as `email` through the sign-in form and its e-mailed link. */
+/** A browser signed in as `email` through the sign-in form and the link mailed to `outbox`. */
 export async function signIn(
   ws: WorkspaceServer,
   outbox: Awaited<ReturnType<typeof tempOutbox>>,

@@ -118,3 +118,54 @@ Deno.test("a delivery without an expiry that keeps failing is given up after a d
   const next = await f.outbox.finish(claimed, { kind: "retry", error: "ECONNREFUSED" });
   assert.equal(next?.state, "failed");
 });
+
+async function queued(f: Awaited<ReturnType<typeof fixture>>, queue: string, ...labels: string[]) {
+  const recording = await f.outbox.recordInQueue(
+    queue,
+    labels.map((label) => ({ kind: "webhook", payload: {}, label })),
+  );
+  assert.ok(await f.store.commit(recording.checks, recording.mutations));
+  return recording.deliveries;
+}
+
+Deno.test("a queue's deliveries are claimed one after another, in the order recorded", async () => {
+  using f = await fixture();
+  const [first, second] = await queued(f, "b1", "first", "second");
+  const [third] = await queued(f, "b1", "third");
+  const [other] = await queued(f, "b2", "other");
+  assert.equal(await f.outbox.claim(second!.id), null, "waits for the first");
+  assert.equal(await f.outbox.claim(third!.id), null);
+  assert.ok(await f.outbox.claim(other!.id), "another queue is not held up");
+  const claimed = (await f.outbox.claim(first!.id))!;
+  await f.outbox.finish(claimed, { kind: "retry", error: "503" });
+  f.clock.advance(60_000);
+  assert.equal(await f.outbox.claim(second!.id), null, "still waits while the first retries");
+  await f.outbox.finish((await f.outbox.claim(first!.id))!, { kind: "sent" });
+  assert.equal(await f.outbox.claim(third!.id), null);
+  await f.outbox.finish((await f.outbox.claim(second!.id))!, { kind: "sent" });
+  assert.ok(await f.outbox.claim(third!.id));
+});
+
+Deno.test("two recordings racing on one queue: the second commit fails and takes the next place", async () => {
+  using f = await fixture();
+  const a = await f.outbox.recordInQueue("b1", [{ kind: "webhook", payload: {}, label: "a" }]);
+  const b = await f.outbox.recordInQueue("b1", [{ kind: "webhook", payload: {}, label: "b" }]);
+  assert.ok(await f.store.commit(a.checks, a.mutations));
+  assert.equal(await f.store.commit(b.checks, b.mutations), false, "both read place 0");
+  const [again] = await queued(f, "b1", "b");
+  assert.deepEqual(again!.queue, { name: "b1", sequence: 1 });
+});
+
+Deno.test("a given-up delivery lets its queue go on; the admin's retry puts it first again", async () => {
+  using f = await fixture();
+  const [first, second, third] = await queued(f, "b1", "first", "second", "third");
+  const failed = await f.outbox.finish((await f.outbox.claim(first!.id))!, {
+    kind: "failed",
+    error: "HTTP 410",
+  });
+  assert.equal(failed?.state, "failed");
+  await f.outbox.finish((await f.outbox.claim(second!.id))!, { kind: "sent" });
+  assert.equal((await f.outbox.retryNow(first!.id))?.state, "pending");
+  assert.equal(await f.outbox.claim(third!.id), null, "the retried one goes first");
+  assert.ok(await f.outbox.claim(first!.id));
+});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createOutbox } from "../../src/outbox/outbox.ts";
+import { createOutbox, LEASE_MS } from "../../src/outbox/outbox.ts";
 import { createSender, DeliveryError } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -82,5 +82,81 @@ Deno.test("a store error is logged, never thrown, and the loop stops cleanly", a
     assert.ok(f.logs.every((l) => l.level === "error" && l.message === "outbox error"));
   } finally {
     f.close();
+  }
+});
+
+Deno.test("a queue held up by a failing delivery goes out whole and in order once it succeeds", async () => {
+  let time = 1_800_000_000_000;
+  const now = () => time;
+  const store = await openKvStore(":memory:", now);
+  try {
+    const outbox = createOutbox({ store, now });
+    let up = false;
+    const sent: string[] = [];
+    const sender = createSender({
+      outbox,
+      handlers: {
+        webhook: (d) =>
+          up ? Promise.resolve(void sent.push(d.label)) : Promise.reject(new Error("503")),
+      },
+      log: () => {},
+      now,
+    });
+    for (const label of ["1", "2", "3"]) {
+      const r = await outbox.recordInQueue("b1", [{ kind: "webhook", payload: {}, label }]);
+      assert.ok(await store.commit(r.checks, r.mutations));
+    }
+    await sender.deliverDue();
+    assert.deepEqual((await outbox.list()).map((d) => [d.label, d.attempts]).sort(), [
+      ["1", 1],
+      ["2", 0],
+      ["3", 0],
+    ]);
+    assert.equal(await outbox.nextDueAt(), time + 5_000, "only the first is waited for");
+    up = true;
+    time += 5_000;
+    await sender.deliverDue();
+    assert.deepEqual(sent, ["1", "2", "3"]);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("an events endpoint that does not answer holds up no mail", async () => {
+  let time = 1_800_000_000_000;
+  const now = () => time;
+  const store = await openKvStore(":memory:", now);
+  try {
+    const outbox = createOutbox({ store, now });
+    const answer = Promise.withResolvers<void>();
+    const mailSent = Promise.withResolvers<string>();
+    const sender = createSender({
+      outbox,
+      handlers: {
+        webhook: () => answer.promise,
+        mail: (d) => Promise.resolve(mailSent.resolve(d.label)),
+      },
+      log: () => {},
+      now,
+    });
+    const event = await outbox.recordInQueue("b1", [{ kind: "webhook", payload: {}, label: "e" }]);
+    assert.ok(await store.commit(event.checks, event.mutations));
+    // A mail whose recorder died: due once its claim lapses, recorded after the event.
+    time += 1;
+    const mail = outbox.record({ kind: "mail", payload: {}, label: "a@example.com: Sign in" });
+    assert.ok(await store.commit([], [mail.mutation]));
+    time += LEASE_MS;
+    const pass = sender.deliverDue();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stuck = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve("the mail waited for the event"), 10_000);
+    });
+    assert.equal(await Promise.race([mailSent.promise, stuck]), "a@example.com: Sign in");
+    clearTimeout(timer);
+    answer.resolve();
+    await pass;
+    assert.equal((await outbox.get(event.deliveries[0]!.id))?.state, "sent");
+  } finally {
+    store.close();
   }
 });

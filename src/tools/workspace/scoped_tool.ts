@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
 import type { Scope } from "../../oauth/scopes.ts";
-import type { Key } from "../../store/store.ts";
+import type { AtomicCheck, Key, Mutation } from "../../store/store.ts";
 import type { NewAuditEntry } from "../../workspace/audit.ts";
 import type { WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { GateAction } from "../../workspace/gate_actions.ts";
@@ -139,4 +139,54 @@ function _callEntry(auth: WorkspaceAuth, tool: string, summary: string): NewAudi
     summary,
     gateId: null,
   };
+}
+
+/** A direct write as planned from what it read: the writes, its audit line, its event. */
+export interface DirectWrite<R> {
+  /** The versions of the records the writes were computed from. */
+  readonly checks: readonly AtomicCheck[];
+  readonly mutations: readonly Mutation[];
+  /** The audit entry's summary; null for a call that writes no record (a simulation). */
+  readonly summary: string | null;
+  /** Its event (README "Integrating with your systems"); `data` beside the caller's fields. */
+  readonly event: { readonly type: string; readonly data: Readonly<Record<string, unknown>> };
+  readonly result: R;
+}
+
+/**
+ * Commits a direct write with its audit entry and its event, so neither is recorded without
+ * the change nor the change without them; planned again from a fresh read when a record it
+ * read (or the business's event queue) changed meanwhile.
+ */
+export async function commitCall<R>(
+  services: WorkspaceServices,
+  auth: WorkspaceAuth,
+  tool: string,
+  plan: () => Promise<DirectWrite<R>>,
+): Promise<R> {
+  for (;;) {
+    const write = await plan();
+    const events = await services.events.record(auth.businessId, [{
+      type: write.event.type,
+      data: {
+        businessId: auth.businessId,
+        accountId: auth.accountId,
+        clientId: auth.clientId,
+        clientName: auth.clientName,
+        tool,
+        ...write.event.data,
+      },
+    }]);
+    const audit = write.summary === null
+      ? []
+      : [services.audit.entry(_callEntry(auth, tool, write.summary))];
+    const committed = await services.workspace.store.commit(
+      [...write.checks, ...events.checks],
+      [...write.mutations, ...audit, ...events.mutations],
+    );
+    if (committed) {
+      services.events.dispatch();
+      return write.result;
+    }
+  }
 }

@@ -11,15 +11,13 @@ import {
   ConversationSchema,
   type NotificationSettings,
   NotificationSettingsSchema,
-  type Pack,
   PackSchema,
   SettingValueSchema,
-  type Trigger,
   TriggerSchema,
 } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS } from "../../workspace/workspace.ts";
-import { auditCall, GateViewSchema, scopedTool, updateAudited } from "./scoped_tool.ts";
+import { auditCall, commitCall, GateViewSchema, scopedTool, updateAudited } from "./scoped_tool.ts";
 
 const Id = (what: string) =>
   v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
@@ -58,18 +56,22 @@ export function writeTools(services: WorkspaceServices) {
       }),
       output: v.object({ businessId: v.string(), name: v.string(), previousName: v.string() }),
       annotations: OVERWRITES,
-      async handler(args, { auth }) {
-        const before = await accounts.getBusiness(auth.businessId);
-        const renamed = await accounts.renameBusiness(auth.businessId, args.name);
-        if (!before || !renamed) throw new ToolError("The business no longer exists");
-        await auditCall(
-          services,
-          auth,
-          "rename_business",
-          `Renamed the business from "${before.name}" to "${renamed.name}"`,
-        );
-        return { businessId: renamed.id, name: renamed.name, previousName: before.name };
-      },
+      handler: (args, { auth }) =>
+        commitCall(services, auth, "rename_business", async () => {
+          const plan = await accounts.planRename(auth.businessId, args.name);
+          if (!plan) throw new ToolError("The business no longer exists");
+          const { before, renamed } = plan;
+          return {
+            checks: [plan.check],
+            mutations: [plan.mutation],
+            summary: `Renamed the business from "${before.name}" to "${renamed.name}"`,
+            event: {
+              type: "business.renamed",
+              data: { name: renamed.name, previousName: before.name },
+            },
+            result: { businessId: renamed.id, name: renamed.name, previousName: before.name },
+          };
+        }),
     }),
     scopedTool({
       name: "disable_trigger",
@@ -81,21 +83,21 @@ export function writeTools(services: WorkspaceServices) {
       output: v.object({ trigger: TriggerSchema }),
       annotations: OVERWRITES,
       handler: (args, { auth }) =>
-        updateAudited(
-          services,
-          auth,
-          "disable_trigger",
-          workspace.triggers.key(auth.businessId, args.triggerId),
-          (current: Trigger | null) => {
-            if (!current) throw new ToolError(`No trigger ${args.triggerId} in this business`);
-            const trigger = { ...current, enabled: false, updatedAt: services.now() };
-            return {
-              value: trigger,
-              summary: `Disabled the trigger "${trigger.name}"`,
-              result: { trigger },
-            };
-          },
-        ),
+        commitCall(services, auth, "disable_trigger", async () => {
+          const entry = await workspace.triggers.get(auth.businessId, args.triggerId);
+          if (!entry) throw new ToolError(`No trigger ${args.triggerId} in this business`);
+          const trigger = { ...entry.value, enabled: false, updatedAt: services.now() };
+          return {
+            checks: [{ key: entry.key, version: entry.version }],
+            mutations: [{ type: "set", key: entry.key, value: trigger }],
+            summary: `Disabled the trigger "${trigger.name}"`,
+            event: {
+              type: "trigger.disabled",
+              data: { triggerId: trigger.id, name: trigger.name, workflowId: trigger.workflowId },
+            },
+            result: { trigger },
+          };
+        }),
     }),
     scopedTool({
       name: "configure_pack",
@@ -118,32 +120,38 @@ export function writeTools(services: WorkspaceServices) {
       output: v.object({ pack: PackSchema }),
       annotations: OVERWRITES,
       handler: (args, { auth }) =>
-        updateAudited(
-          services,
-          auth,
-          "configure_pack",
-          workspace.packs.key(auth.businessId, args.packId),
-          (current: Pack | null) => {
-            if (!current) throw new ToolError(`No pack ${args.packId} in this business`);
-            const pack = {
-              ...current,
-              enabled: args.enabled ?? current.enabled,
-              version: args.upgrade ? current.latestVersion : current.version,
-              settings: { ...current.settings, ...args.settings },
-              updatedAt: services.now(),
-            };
-            const changes = [
-              args.enabled !== undefined && (args.enabled ? "enabled" : "disabled"),
-              args.upgrade && `upgraded to ${pack.version}`,
-              args.settings && `set ${Object.keys(args.settings).join(", ")}`,
-            ].filter((c): c is string => typeof c === "string");
-            return {
-              value: pack,
-              summary: `Pack "${pack.name}": ${changes.join("; ") || "no change"}`,
-              result: { pack },
-            };
-          },
-        ),
+        commitCall(services, auth, "configure_pack", async () => {
+          const entry = await workspace.packs.get(auth.businessId, args.packId);
+          if (!entry) throw new ToolError(`No pack ${args.packId} in this business`);
+          const pack = {
+            ...entry.value,
+            enabled: args.enabled ?? entry.value.enabled,
+            version: args.upgrade ? entry.value.latestVersion : entry.value.version,
+            settings: { ...entry.value.settings, ...args.settings },
+            updatedAt: services.now(),
+          };
+          const changes = [
+            args.enabled !== undefined && (args.enabled ? "enabled" : "disabled"),
+            args.upgrade && `upgraded to ${pack.version}`,
+            args.settings && `set ${Object.keys(args.settings).join(", ")}`,
+          ].filter((c): c is string => typeof c === "string");
+          return {
+            checks: [{ key: entry.key, version: entry.version }],
+            mutations: [{ type: "set", key: entry.key, value: pack }],
+            summary: `Pack "${pack.name}": ${changes.join("; ") || "no change"}`,
+            event: {
+              type: "pack.configured",
+              data: {
+                packId: pack.id,
+                name: pack.name,
+                enabled: pack.enabled,
+                version: pack.version,
+                settings: pack.settings,
+              },
+            },
+            result: { pack },
+          };
+        }),
     }),
     scopedTool({
       name: "get_notification_settings",
@@ -235,25 +243,25 @@ export function writeTools(services: WorkspaceServices) {
       output: AutomationSchema,
       annotations: OVERWRITES,
       handler: (_args, { auth }) =>
-        updateAudited(
-          services,
-          auth,
-          "revoke_automation_authority",
-          workspace.automation.key(auth.businessId),
-          // Activity controls stay as they are now, even if a decision just changed them.
-          (current: Automation | null) => {
-            const automation: Automation = {
-              activities: current?.activities ?? {},
-              automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
-              updatedAt: services.now(),
-            };
-            return {
-              value: automation,
-              summary: "Revoked automatic-action authority",
-              result: automation,
-            };
-          },
-        ),
+        commitCall(services, auth, "revoke_automation_authority", async () => {
+          const key = workspace.automation.key(auth.businessId);
+          const current = await workspace.automation.get(auth.businessId);
+          const automation: Automation = {
+            activities: current?.value.activities ?? {},
+            automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
+            updatedAt: services.now(),
+          };
+          return {
+            checks: [{ key, version: current?.version ?? null }],
+            mutations: [{ type: "set", key, value: automation }],
+            summary: "Revoked automatic-action authority",
+            event: {
+              type: "automation.revoked",
+              data: { automaticActions: automation.automaticActions },
+            },
+            result: automation,
+          };
+        }),
     }),
     scopedTool({
       name: "simulate_workflow",
@@ -271,25 +279,35 @@ export function writeTools(services: WorkspaceServices) {
         sideEffects: v.literal("none"),
       }),
       annotations: READ,
-      async handler(args, { auth }) {
-        const entry = await workspace.workflows.get(auth.businessId, args.workflowId);
-        if (!entry) throw new ToolError(`No workflow ${args.workflowId} in this business`);
-        const workflow = entry.value;
-        const connections = await workspace.connections.list(auth.businessId);
-        const connected = connections.filter((c) => c.status === "connected");
-        const reasons = [
-          workflow.status === "paused" && "the workflow is paused",
-          connected.length === 0 && "no service is connected",
-        ].filter((r): r is string => typeof r === "string");
-        return {
-          workflowId: workflow.id,
-          wouldStart: reasons.length === 0,
-          reasons,
-          reads: connected.map((c) => `${c.service} (${c.label})`),
-          estimatedCostCents: workflow.kind === "paid" ? workflow.costPerRunCents : 0,
-          sideEffects: "none" as const,
-        };
-      },
+      // Writes no record, but the business's systems hear of it (workflow_run.simulated).
+      handler: (args, { auth }) =>
+        commitCall(services, auth, "simulate_workflow", async () => {
+          const entry = await workspace.workflows.get(auth.businessId, args.workflowId);
+          if (!entry) throw new ToolError(`No workflow ${args.workflowId} in this business`);
+          const workflow = entry.value;
+          const connections = await workspace.connections.list(auth.businessId);
+          const connected = connections.filter((c) => c.status === "connected");
+          const reasons = [
+            workflow.status === "paused" && "the workflow is paused",
+            connected.length === 0 && "no service is connected",
+          ].filter((r): r is string => typeof r === "string");
+          const result = {
+            workflowId: workflow.id,
+            wouldStart: reasons.length === 0,
+            reasons,
+            reads: connected.map((c) => `${c.service} (${c.label})`),
+            estimatedCostCents: workflow.kind === "paid" ? workflow.costPerRunCents : 0,
+            sideEffects: "none" as const,
+          };
+          const { sideEffects: _, ...simulation } = result;
+          return {
+            checks: [],
+            mutations: [],
+            summary: null,
+            event: { type: "workflow_run.simulated", data: { runId: null, ...simulation } },
+            result,
+          };
+        }),
     }),
     scopedTool({
       name: "create_conversation",
