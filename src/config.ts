@@ -439,7 +439,11 @@ export function configWarnings(
     .filter((name) =>
       name.startsWith("VESTIBULE_") && env[name] !== undefined && !known.includes(name)
     )
-    .map((name) => `unknown variable ${name} is ignored (nearest: ${nearestName(name, known)})`);
+    .map((name) =>
+      `unknown variable ${name} is ignored (nearest: ${
+        LIKELY_TYPOS[name] ?? nearestName(name, known)
+      })`
+    );
   const open = config.listen.filter((a) => a.hostname === "0.0.0.0" || a.hostname === "::");
   if (open.length > 0 && ORIGIN_SETTINGS.some((n) => config[n].startsWith("https:"))) {
     warnings.push(
@@ -516,15 +520,20 @@ export function readEnvironment(): Record<string, string | undefined> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotCapable)) throw error;
     names = Object.values(SETTINGS).flatMap((s) => [s.env, _withoutInnerUnderscores(s.env)]);
-    names.push(...LIKELY_TYPOS);
+    names.push(...Object.keys(LIKELY_TYPOS));
   }
   for (const setting of Object.values(SETTINGS)) env[setting.env] = Deno.env.get(setting.env);
   for (const name of names) env[name] ??= Deno.env.get(name);
   return env;
 }
 
-/** Names an operator may guess that no setting has. */
-const LIKELY_TYPOS = ["VESTIBULE_PORT", "VESTIBULE_HOST", "VESTIBULE_URL", "VESTIBULE_DATA_DIR"];
+/** Names an operator may guess that no setting has, each with the setting that does its job. */
+const LIKELY_TYPOS: Readonly<Record<string, string>> = {
+  VESTIBULE_PORT: SETTINGS.listen.env,
+  VESTIBULE_HOST: SETTINGS.listen.env,
+  VESTIBULE_URL: SETTINGS.baseUrl.env,
+  VESTIBULE_DATA_DIR: SETTINGS.dataPath.env,
+};
 
 /** `VESTIBULE_BASE_URL` -> `VESTIBULE_BASEURL`. */
 function _withoutInnerUnderscores(env: string): string {

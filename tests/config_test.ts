@@ -293,6 +293,13 @@ Deno.test("warnings: an unknown VESTIBULE_* variable names the nearest known one
   assert.deepEqual(configWarnings(resolveConfig(env), env), [
     "unknown variable VESTIBULE_BASEURL is ignored (nearest: VESTIBULE_BASE_URL)",
   ]);
+  // Guesses no edit distance finds: the setting that does what the name suggests.
+  const guesses = { VESTIBULE_PORT: "8080", VESTIBULE_HOST: "0.0.0.0", VESTIBULE_DATA_DIR: "d" };
+  assert.deepEqual(configWarnings(resolveConfig(guesses), guesses), [
+    "unknown variable VESTIBULE_PORT is ignored (nearest: VESTIBULE_LISTEN)",
+    "unknown variable VESTIBULE_HOST is ignored (nearest: VESTIBULE_LISTEN)",
+    "unknown variable VESTIBULE_DATA_DIR is ignored (nearest: VESTIBULE_DATA)",
+  ]);
   const unset = { VESTIBULE_PORT: undefined };
   assert.deepEqual(configWarnings(resolveConfig(unset), unset), [], "an unset name is no typo");
 });
