@@ -335,7 +335,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       v.strictObject({ client: v.optional(IdSchema), email: v.optional(EmailSchema) }),
       v.check(
         (o) => (o.client === undefined) !== (o.email === undefined),
-        "give --client or --email",
+        "give either --client or --email, not both",
       ),
     ),
     async run({ client, email }, { store, now }) {
