@@ -393,6 +393,10 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       ),
     }),
     async run({ business, limit }, { store, now }) {
+      // A mistyped id is an error, not an empty log that looks like a quiet business.
+      if (!(await createAccounts(store, now).getBusiness(business))) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
       return { entries: await createAuditLog(store, now).list(business, { limit }) };
     },
   }),

@@ -128,6 +128,7 @@ Deno.test("admin commands", async (t) => {
           /give either --client or --email, not both/,
         ],
         [["revoke-grant", "--grant", "missing"], 1, /No live grant with id "missing"/],
+        [["audit-log", "--business", "nope"], 1, /No business with id "nope"/],
         [["list-businesses", "--email", "ghost@example.com"], 1, /No account/],
       ];
       for (const [args, code, message] of cases) {
