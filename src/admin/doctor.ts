@@ -182,7 +182,7 @@ export async function liveChecks(config: Config, fetcher: typeof fetch): Promise
       findings.push(ok("answers 200", url));
     } else findings.push(fault(`expected 200, got ${await _why(response)}`, url));
   }
-  for (const path of ["/index.json", "/openapi.json"]) {
+  for (const path of ["/index.json", "/developers.json", "/openapi.json"]) {
     const url = `${config.baseUrl}${path}`;
     if (await json(url)) findings.push(ok("answers 200 with JSON", url));
   }

@@ -29,6 +29,9 @@ Deno.test("admin check --live: all ok against the server, a fault through a bad 
       for (
         const url of [
           `${server.baseUrl}/llms.txt`,
+          `${server.baseUrl}/index.json`,
+          `${server.baseUrl}/developers.json`,
+          `${server.baseUrl}/openapi.json`,
           `${server.authUrl}/.well-known/openid-configuration/api/auth`,
           `${server.authUrl}/api/auth/jwks`,
           `${server.authUrl}/mcp`,
