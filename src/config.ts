@@ -453,6 +453,15 @@ export function configWarnings(
         "e.g. 127.0.0.1:8080",
     );
   }
+  const admin = config.adminListen;
+  if (admin !== null && (admin.hostname === "0.0.0.0" || admin.hostname === "::")) {
+    // /metrics and /ready have no authentication (README, "Metrics and readiness").
+    const host = admin.hostname.includes(":") ? `[${admin.hostname}]` : admin.hostname;
+    warnings.push(
+      `the operator listener ${SETTINGS.adminListen.env}=${host}:${admin.port} is on ` +
+        "every interface, without authentication: bind it to loopback or a private address",
+    );
+  }
   return warnings;
 }
 

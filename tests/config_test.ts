@@ -319,6 +319,18 @@ Deno.test("warnings: plain HTTP on every interface for https origins, not behind
   assert.deepEqual(configWarnings(resolveConfig({}), {}), []);
 });
 
+Deno.test("warnings: the operator listener on every interface, where anyone may scrape it", () => {
+  for (const host of ["0.0.0.0", "[::]"]) {
+    const env = { VESTIBULE_ADMIN_LISTEN: `${host}:9100` };
+    assert.deepEqual(configWarnings(resolveConfig(env), env), [
+      `the operator listener VESTIBULE_ADMIN_LISTEN=${host}:9100 is on ` +
+      "every interface, without authentication: bind it to loopback or a private address",
+    ]);
+  }
+  const loopback = { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100" };
+  assert.deepEqual(configWarnings(resolveConfig(loopback), loopback), []);
+});
+
 Deno.test("each listen address knows the setting that asked for it, for start-up messages", () => {
   const derived = resolveConfig({
     VESTIBULE_BASE_URL: "https://www.example.com",
