@@ -117,7 +117,10 @@ async function _mailCheck(
     await verify(config);
     return ok(`the SMTP server ${server} answers EHLO and AUTH (nothing sent)`, where);
   } catch (error) {
-    return fault(`the SMTP server ${server} does not: ${(error as Error).message}`, where);
+    return fault(
+      `the SMTP server ${server} does not answer EHLO and AUTH: ${(error as Error).message}`,
+      where,
+    );
   }
 }
 
