@@ -246,9 +246,13 @@ const MailFromSchema = v.union([
   ),
 ]);
 
-/** The URL with its password replaced by `***`: what logs and error messages may show. */
+/**
+ * The URL with its password replaced by `***`: what logs and error messages may show. Whatever
+ * the scheme (a mistyped one is still echoed) and up to the last `@`, since a password may hold
+ * an unencoded `/` or `@`.
+ */
 export function maskMailUrl(value: string): string {
-  return value.replace(/^(smtps?:\/\/[^:@\/]*:)[^@\/]*@/, "$1***@");
+  return value.replace(/^([A-Za-z][\w+.-]*:\/\/[^:@\/]*:).*@/, "$1***@");
 }
 
 /** Seconds, decimals allowed (`0.5`), as milliseconds. */
