@@ -335,7 +335,7 @@ export function resolveConfig(
   env: Readonly<Record<string, string | undefined>>,
   args: readonly string[] = [],
 ): Config {
-  const flags = _parseFlags(args);
+  const { flags, bare } = _parseFlags(args);
   const parsed: Partial<Record<SettingName, unknown>> = {};
   for (
     const [name, setting] of Object.entries(SETTINGS) as [
@@ -344,6 +344,10 @@ export function resolveConfig(
     ][]
   ) {
     const flag = flagName(setting.env);
+    if (bare.has(flag) && SCHEMAS[name] !== SwitchSchema) {
+      // Only a switch stands alone; `--data PATH` would otherwise read as --data=on.
+      throw new ConfigError(`${flag} needs a value: ${flag}=VALUE`);
+    }
     const raw = flags.get(flag) ?? env[setting.env] ?? setting.default;
     const result = v.safeParse(SCHEMAS[name], raw);
     if (!result.success) {
@@ -582,18 +586,34 @@ function _parseRateLimits(value: string): RateLimits | null | string {
   return Object.freeze(limits as Record<RateLimitName, RateLimit>);
 }
 
-function _parseFlags(args: readonly string[]): Map<string, string> {
+/** The flags given, and those given bare (a switch's "on"). */
+function _parseFlags(
+  args: readonly string[],
+): { flags: Map<string, string>; bare: Set<string> } {
   const known = new Set(Object.values(SETTINGS).map((s) => flagName(s.env)));
   const flags = new Map<string, string>();
+  const bare = new Set<string>();
+  let previous: string | undefined;
   for (const arg of args) {
+    if (!arg.startsWith("--")) {
+      // `--mail smtp://…`: the value came after a space. Masked: it may carry a password.
+      throw new ConfigError(
+        `unexpected argument ${
+          JSON.stringify(maskMailUrl(arg))
+        }: a flag takes its value after =, ` +
+          `as in ${previous ?? "--name"}=VALUE`,
+      );
+    }
     const eq = arg.indexOf("=");
     const name = eq === -1 ? arg : arg.slice(0, eq);
+    previous = name;
     if (!known.has(name)) {
       throw new ConfigError(`unknown flag ${name} (expected: ${nearestName(name, [...known])})`);
     }
     flags.set(name, eq === -1 ? "on" : arg.slice(eq + 1));
+    if (eq === -1) bare.add(name);
   }
-  return flags;
+  return { flags, bare };
 }
 
 function _sameAddress(a: ListenAddress, b: ListenAddress): boolean {

@@ -196,6 +196,13 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
       ["--base-ur=http://localhost:1"],
       /^unknown flag --base-ur \(expected: --base-url\)$/,
     ],
+    ["a bare flag that is no switch", {}, ["--data"], /^--data needs a value: --data=VALUE$/],
+    [
+      "a value after a space, not after =",
+      {},
+      ["--mail", "smtp://u:hunter2@mail.example.com"],
+      /^unexpected argument "smtp:\/\/u:\*\*\*@mail.example.com": a flag takes its value after =, as in --mail=VALUE$/,
+    ],
     [
       "identical origins",
       {
