@@ -89,7 +89,12 @@ async function main(): Promise<number> {
   }
   try {
     for (const migration of await prepareSchema(store, Date.now)) {
-      log(JSON.stringify({ message: "store migrated", to: migration.to, what: migration.summary }));
+      logEvent(log, {
+        level: "info",
+        message: "store migrated",
+        to: migration.to,
+        what: migration.summary,
+      });
     }
   } catch (error) {
     // A newer store, or one other processes kept writing through every pass of a migration.

@@ -274,9 +274,13 @@ const MailFromSchema = v.union([
   ),
 ]);
 
-/** The URL with its password replaced by `***`: what logs and error messages may show. */
+/**
+ * The URL with its password replaced by `***`: what logs and error messages may show. Whatever
+ * the scheme (a mistyped one is still echoed) and up to the last `@`, since a password may hold
+ * an unencoded `/` or `@`.
+ */
 export function maskMailUrl(value: string): string {
-  return value.replace(/^(smtps?:\/\/[^:@\/]*:)[^@\/]*@/, "$1***@");
+  return value.replace(/^([A-Za-z][\w+.-]*:\/\/[^:@\/]*:).*@/, "$1***@");
 }
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
@@ -419,7 +423,7 @@ export function resolveConfig(
   env: Readonly<Record<string, string | undefined>>,
   args: readonly string[] = [],
 ): Config {
-  const flags = _parseFlags(args);
+  const { flags, bare } = _parseFlags(args);
   const parsed: Partial<Record<SettingName, unknown>> = {};
   for (
     const [name, setting] of Object.entries(SETTINGS) as [
@@ -428,6 +432,10 @@ export function resolveConfig(
     ][]
   ) {
     const flag = flagName(setting.env);
+    if (bare.has(flag) && SCHEMAS[name] !== SwitchSchema) {
+      // Only a switch stands alone; `--data PATH` would otherwise read as --data=on.
+      throw new ConfigError(`${flag} needs a value: ${flag}=VALUE`);
+    }
     const raw = flags.get(flag) ?? env[setting.env] ?? setting.default;
     const result = v.safeParse(SCHEMAS[name], raw);
     if (!result.success) {
@@ -539,7 +547,11 @@ export function configWarnings(
     .filter((name) =>
       name.startsWith("VESTIBULE_") && env[name] !== undefined && !known.includes(name)
     )
-    .map((name) => `unknown variable ${name} is ignored (nearest: ${nearestName(name, known)})`);
+    .map((name) =>
+      `unknown variable ${name} is ignored (nearest: ${
+        LIKELY_TYPOS[name] ?? nearestName(name, known)
+      })`
+    );
   const open = config.listen.filter((a) => a.hostname === "0.0.0.0" || a.hostname === "::");
   if (open.length > 0 && ORIGIN_SETTINGS.some((n) => config[n].startsWith("https:"))) {
     warnings.push(
@@ -554,6 +566,15 @@ export function configWarnings(
     warnings.push(
       `${SETTINGS.webhookUrl.env} is plain HTTP to ${hook.host}: events are signed but readable ` +
         "on the way; use https unless that network is private",
+    );
+  }
+  const admin = config.adminListen;
+  if (admin !== null && (admin.hostname === "0.0.0.0" || admin.hostname === "::")) {
+    // /metrics and /ready have no authentication (README, "Metrics and readiness").
+    const host = admin.hostname.includes(":") ? `[${admin.hostname}]` : admin.hostname;
+    warnings.push(
+      `the operator listener ${SETTINGS.adminListen.env}=${host}:${admin.port} is on ` +
+        "every interface, without authentication: bind it to loopback or a private address",
     );
   }
   return warnings;
@@ -659,15 +680,20 @@ export function readEnvironment(): Record<string, string | undefined> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotCapable)) throw error;
     names = Object.values(SETTINGS).flatMap((s) => [s.env, _withoutInnerUnderscores(s.env)]);
-    names.push(...LIKELY_TYPOS);
+    names.push(...Object.keys(LIKELY_TYPOS));
   }
   for (const setting of Object.values(SETTINGS)) env[setting.env] = Deno.env.get(setting.env);
   for (const name of names) env[name] ??= Deno.env.get(name);
   return env;
 }
 
-/** Names an operator may guess that no setting has. */
-const LIKELY_TYPOS = ["VESTIBULE_PORT", "VESTIBULE_HOST", "VESTIBULE_URL", "VESTIBULE_DATA_DIR"];
+/** Names an operator may guess that no setting has, each with the setting that does its job. */
+const LIKELY_TYPOS: Readonly<Record<string, string>> = {
+  VESTIBULE_PORT: SETTINGS.listen.env,
+  VESTIBULE_HOST: SETTINGS.listen.env,
+  VESTIBULE_URL: SETTINGS.baseUrl.env,
+  VESTIBULE_DATA_DIR: SETTINGS.dataPath.env,
+};
 
 /** `VESTIBULE_BASE_URL` -> `VESTIBULE_BASEURL`. */
 function _withoutInnerUnderscores(env: string): string {
@@ -703,18 +729,34 @@ function _parseRateLimits(value: string): RateLimits | null | string {
   return Object.freeze(limits as Record<RateLimitName, RateLimit>);
 }
 
-function _parseFlags(args: readonly string[]): Map<string, string> {
+/** The flags given, and those given bare (a switch's "on"). */
+function _parseFlags(
+  args: readonly string[],
+): { flags: Map<string, string>; bare: Set<string> } {
   const known = new Set(Object.values(SETTINGS).map((s) => flagName(s.env)));
   const flags = new Map<string, string>();
+  const bare = new Set<string>();
+  let previous: string | undefined;
   for (const arg of args) {
+    if (!arg.startsWith("--")) {
+      // `--mail smtp://…`: the value came after a space. Masked: it may carry a password.
+      throw new ConfigError(
+        `unexpected argument ${
+          JSON.stringify(maskMailUrl(arg))
+        }: a flag takes its value after =, ` +
+          `as in ${previous ?? "--name"}=VALUE`,
+      );
+    }
     const eq = arg.indexOf("=");
     const name = eq === -1 ? arg : arg.slice(0, eq);
+    previous = name;
     if (!known.has(name)) {
       throw new ConfigError(`unknown flag ${name} (expected: ${nearestName(name, [...known])})`);
     }
     flags.set(name, eq === -1 ? "on" : arg.slice(eq + 1));
+    if (eq === -1) bare.add(name);
   }
-  return flags;
+  return { flags, bare };
 }
 
 function _sameAddress(a: ListenAddress, b: ListenAddress): boolean {

@@ -228,6 +228,13 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
       ["--base-ur=http://localhost:1"],
       /^unknown flag --base-ur \(expected: --base-url\)$/,
     ],
+    ["a bare flag that is no switch", {}, ["--data"], /^--data needs a value: --data=VALUE$/],
+    [
+      "a value after a space, not after =",
+      {},
+      ["--mail", "smtp://u:hunter2@mail.example.com"],
+      /^unexpected argument "smtp:\/\/u:\*\*\*@mail.example.com": a flag takes its value after =, as in --mail=VALUE$/,
+    ],
     [
       "identical origins",
       {
@@ -345,6 +352,13 @@ Deno.test("warnings: an unknown VESTIBULE_* variable names the nearest known one
   assert.deepEqual(configWarnings(resolveConfig(env), env), [
     "unknown variable VESTIBULE_BASEURL is ignored (nearest: VESTIBULE_BASE_URL)",
   ]);
+  // Guesses no edit distance finds: the setting that does what the name suggests.
+  const guesses = { VESTIBULE_PORT: "8080", VESTIBULE_HOST: "0.0.0.0", VESTIBULE_DATA_DIR: "d" };
+  assert.deepEqual(configWarnings(resolveConfig(guesses), guesses), [
+    "unknown variable VESTIBULE_PORT is ignored (nearest: VESTIBULE_LISTEN)",
+    "unknown variable VESTIBULE_HOST is ignored (nearest: VESTIBULE_LISTEN)",
+    "unknown variable VESTIBULE_DATA_DIR is ignored (nearest: VESTIBULE_DATA)",
+  ]);
   const unset = { VESTIBULE_PORT: undefined };
   assert.deepEqual(configWarnings(resolveConfig(unset), unset), [], "an unset name is no typo");
 });
@@ -406,6 +420,18 @@ Deno.test("events: VESTIBULE_WEBHOOK_URL needs its secret file, and the reverse"
     const local = { ...secret, VESTIBULE_WEBHOOK_URL: "http://127.0.0.1:9000/in" };
     assert.deepEqual(configWarnings(resolveConfig(local), local), []);
   });
+});
+
+Deno.test("warnings: the operator listener on every interface, where anyone may scrape it", () => {
+  for (const host of ["0.0.0.0", "[::]"]) {
+    const env = { VESTIBULE_ADMIN_LISTEN: `${host}:9100` };
+    assert.deepEqual(configWarnings(resolveConfig(env), env), [
+      `the operator listener VESTIBULE_ADMIN_LISTEN=${host}:9100 is on ` +
+      "every interface, without authentication: bind it to loopback or a private address",
+    ]);
+  }
+  const loopback = { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100" };
+  assert.deepEqual(configWarnings(resolveConfig(loopback), loopback), []);
 });
 
 Deno.test("each listen address knows the setting that asked for it, for start-up messages", () => {

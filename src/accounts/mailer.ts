@@ -1,5 +1,5 @@
 import type { MailConfig } from "../config.ts";
-import type { LogSink } from "../http/request_log.ts";
+import { logEvent, type LogSink } from "../http/request_log.ts";
 import { ensurePrivateParent } from "../private_files.ts";
 
 export interface Mail {
@@ -28,7 +28,7 @@ export function createMailer(config: LocalMailConfig, log: LogSink): Mailer {
   if (config.kind === "log") {
     return {
       send(mail) {
-        log(JSON.stringify({ message: "mail (development mailer)", ...mail }));
+        logEvent(log, { level: "info", message: "mail (development mailer)", ...mail });
         return Promise.resolve();
       },
     };

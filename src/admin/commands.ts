@@ -25,6 +25,7 @@ import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog, type NewAuditEntry } from "../workspace/audit.ts";
 import { formatFinding, liveChecks, offlineChecks } from "./doctor.ts";
 import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
+import { appendOperatorLog, listOperatorLog } from "./operator_log.ts";
 
 export interface AdminDeps {
   readonly config: Config;
@@ -47,6 +48,18 @@ class AdminError extends Error {}
 export class AdminUsageError extends Error {}
 
 /** Registered clients; metadata-document clients are not stored, so nothing is fetched here. */
+/** `--limit N` of the log commands: 1 to 1000, 100 when absent. */
+const LimitSchema = v.optional(
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "must be a whole number"),
+    v.transform(Number),
+    v.minValue(1, "must be at least 1"),
+    v.maxValue(1000, "must be at most 1000"),
+  ),
+  "100",
+);
+
 function _clients({ config, store, now }: AdminDeps): Clients {
   return createClients({
     store,
@@ -302,7 +315,16 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       "Delete an account with its grants and sessions, and the businesses it is the only member of.",
     options: v.strictObject({ email: EmailSchema }),
     async run({ email }, deps) {
-      return await deleteAccount(_erasure(deps), email);
+      const deletion = await deleteAccount(_erasure(deps), email);
+      const businesses = deletion.deletedBusinesses.map((d) => d.business.id);
+      await appendOperatorLog(
+        deps.store,
+        deps.now,
+        "delete-account",
+        `deleted account ${deletion.account.id}` +
+          (businesses.length > 0 ? ` and its businesses ${businesses.join(", ")}` : ""),
+      );
+      return deletion;
     },
   }),
   "delete-business": _command({
@@ -311,7 +333,15 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       "Delete a business with its memberships, grants, records, approvals and audit log; member accounts stay.",
     options: v.strictObject({ business: IdSchema }),
     async run({ business }, deps) {
-      return await deleteBusiness(_erasure(deps), business);
+      const deletion = await deleteBusiness(_erasure(deps), business);
+      // Its audit log went with it: the deletion is recorded where it outlives the business.
+      await appendOperatorLog(
+        deps.store,
+        deps.now,
+        "delete-business",
+        `deleted business ${business}`,
+      );
+      return deletion;
     },
   }),
   "list-clients": _command({
@@ -336,7 +366,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       v.strictObject({ client: v.optional(IdSchema), email: v.optional(EmailSchema) }),
       v.check(
         (o) => (o.client === undefined) !== (o.email === undefined),
-        "give --client or --email",
+        "give either --client or --email, not both",
       ),
     ),
     async run({ client, email }, { store, now }) {
@@ -380,20 +410,12 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
     usage: "audit-log --business ID [--limit N]",
     summary:
       "The business's audit log, newest first: agent tool calls that changed something and human decisions.",
-    options: v.strictObject({
-      business: IdSchema,
-      limit: v.optional(
-        v.pipe(
-          v.string(),
-          v.regex(/^\d+$/, "must be a whole number"),
-          v.transform(Number),
-          v.minValue(1, "must be at least 1"),
-          v.maxValue(1000, "must be at most 1000"),
-        ),
-        "100",
-      ),
-    }),
+    options: v.strictObject({ business: IdSchema, limit: LimitSchema }),
     async run({ business, limit }, { store, now }) {
+      // A mistyped id is an error, not an empty log that looks like a quiet business.
+      if (!(await createAccounts(store, now).getBusiness(business))) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
       return { entries: await createAuditLog(store, now).list(business, { limit }) };
     },
   }),
@@ -403,7 +425,18 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       "Sign with a new key from now on; the old one stays in the JWKS until its tokens have expired.",
     options: v.strictObject({}),
     async run(_options, { store, now }) {
-      return await createSigningKeys({ store, now }).rotate();
+      const rotated = await createSigningKeys({ store, now }).rotate();
+      await appendOperatorLog(store, now, "rotate-signing-key", `new signing key ${rotated.kid}`);
+      return rotated;
+    },
+  }),
+  "operator-log": _command({
+    usage: "operator-log [--limit N]",
+    summary:
+      "Deletions and key rotations, newest first: what no business's audit log can keep (ids only).",
+    options: v.strictObject({ limit: LimitSchema }),
+    async run({ limit }, { store }) {
+      return { entries: await listOperatorLog(store, limit) };
     },
   }),
   "list-outbox": _command({

@@ -148,7 +148,10 @@ async function _mailCheck(
     await verify(config);
     return ok(`the SMTP server ${server} answers EHLO and AUTH (nothing sent)`, where);
   } catch (error) {
-    return fault(`the SMTP server ${server} does not: ${(error as Error).message}`, where);
+    return fault(
+      `the SMTP server ${server} does not answer EHLO and AUTH: ${(error as Error).message}`,
+      where,
+    );
   }
 }
 
@@ -181,7 +184,7 @@ export async function liveChecks(config: Config, fetcher: typeof fetch): Promise
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
     } catch (error) {
-      findings.push(fault(`cannot reach it: ${(error as Error).message}`, url));
+      findings.push(fault(`cannot reach it: ${_unreachable(error)}`, url));
       return null;
     }
   };
@@ -190,8 +193,7 @@ export async function liveChecks(config: Config, fetcher: typeof fetch): Promise
     const response = await get(url, init);
     if (response === null) return null;
     if (response.status !== 200) {
-      await response.body?.cancel();
-      findings.push(fault(`expected 200, got ${response.status}${_why(response)}`, url));
+      findings.push(fault(`expected 200, got ${await _why(response)}`, url));
       return null;
     }
     try {
@@ -209,14 +211,12 @@ export async function liveChecks(config: Config, fetcher: typeof fetch): Promise
     const url = `${config.baseUrl}${path}`;
     const response = await get(url);
     if (response === null) continue;
-    await response.body?.cancel();
-    findings.push(
-      response.status === 200
-        ? ok("answers 200", url)
-        : fault(`expected 200, got ${response.status}${_why(response)}`, url),
-    );
+    if (response.status === 200) {
+      await response.body?.cancel();
+      findings.push(ok("answers 200", url));
+    } else findings.push(fault(`expected 200, got ${await _why(response)}`, url));
   }
-  for (const path of ["/index.json", "/openapi.json"]) {
+  for (const path of ["/index.json", "/developers.json", "/openapi.json"]) {
     const url = `${config.baseUrl}${path}`;
     if (await json(url)) findings.push(ok("answers 200 with JSON", url));
   }
@@ -281,11 +281,13 @@ export async function liveChecks(config: Config, fetcher: typeof fetch): Promise
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
   });
   if (challenge) {
-    await challenge.body?.cancel();
     const header = challenge.headers.get("WWW-Authenticate") ?? "";
     if (challenge.status !== 401) {
-      findings.push(fault(`expected 401 without a token, got ${challenge.status}`, mcpUrl));
-    } else if (!header.includes(`resource_metadata="${prmUrl}"`)) {
+      findings.push(fault(`expected 401 without a token, got ${await _why(challenge)}`, mcpUrl));
+      return findings;
+    }
+    await challenge.body?.cancel();
+    if (!header.includes(`resource_metadata="${prmUrl}"`)) {
       findings.push(fault(
         `WWW-Authenticate ${JSON.stringify(header)} does not point at ${prmUrl}: ${PROXY_HINT}`,
         mcpUrl,
@@ -339,14 +341,49 @@ async function _onboarding(
   findings.push(ok(`initialize and tools/list answer (${tools.length} tools)`, url));
 }
 
-/** What a proxy likely did: redirected (http to https, a dropped path), or sent another Host. */
-function _why(response: Response): string {
+/**
+ * The status and what likely happened: a redirect (http to https, a dropped path) with its
+ * target, another Host (421), or else the server's own words from the body (a JSON-RPC
+ * `error.message`, an OAuth `error_description`, or a short text), which say why.
+ */
+async function _why(response: Response): Promise<string> {
   const location = response.headers.get("Location");
-  if (location !== null) return ` (redirect to ${location})`;
+  const text = await response.text().catch(() => "");
+  if (location !== null) return `${response.status} (redirect to ${location})`;
   if (response.status === 421) {
     // RFC 9110 §15.5.20: the host router's answer to a Host it does not serve.
-    return ": the server does not serve this Host; does the proxy forward the Host header " +
-      "(nginx: proxy_set_header Host $host), and is the server started with this URL?";
+    return "421: the server does not serve this Host; does the proxy forward the Host header " +
+      "(nginx: proxy_set_header Host $host, or $http_host when the URL has a port), and is the " +
+      "server started with this URL?";
   }
-  return "";
+  const said = _serverWords(text, response.headers.get("Content-Type") ?? "");
+  return said === null ? String(response.status) : `${response.status} (${JSON.stringify(said)})`;
+}
+
+const WORDS_MAX = 200;
+
+function _serverWords(text: string, type: string): string | null {
+  let said: unknown = null;
+  if (type.includes("json")) {
+    try {
+      const body = JSON.parse(text);
+      said = body?.error?.message ?? body?.error_description ?? body?.error;
+    } catch { /* not JSON after all: nothing to quote */ }
+  } else if (type.startsWith("text/plain")) said = text.trim().split("\n")[0];
+  if (typeof said !== "string" || said === "") return null;
+  return said.length > WORDS_MAX ? `${said.slice(0, WORDS_MAX)}…` : said;
+}
+
+/**
+ * Why a fetch failed: Deno's TypeError says only "fetch failed"; its cause says what (a DNS
+ * error, a refused connection, a certificate the TLS client rejects), after a prefix repeating
+ * the URL, which the finding names already.
+ */
+function _unreachable(error: unknown): string {
+  if (error instanceof DOMException && error.name === "TimeoutError") {
+    return `no answer within ${TIMEOUT_MS / 1000} s`;
+  }
+  const cause = error instanceof Error ? error.cause : undefined;
+  const message = cause instanceof Error ? cause.message : (error as Error).message;
+  return message.replace(/^error sending request for url \([^)]*\): /, "");
 }

@@ -1,16 +1,11 @@
 // valibot issues as one line a client can act on: each bad field named by its path.
-import * as v from "valibot";
+import type * as v from "valibot";
+import { describeIssue } from "../issue_words.ts";
 
 /**
- * `"clientInfo.name": Invalid type: Expected string but received 5; …`, each path under
- * `prefix` when the issues are about a part of a message (`"params.clientInfo.name"`).
+ * `"clientInfo.name" must be a string, not 5; …`, each path under `prefix` when the issues
+ * are about a part of a message (`"params.clientInfo.name"`).
  */
 export function describeIssues(issues: readonly v.BaseIssue<unknown>[], prefix?: string): string {
-  const seen = new Set<string>();
-  for (const issue of issues) {
-    const own = v.getDotPath(issue);
-    const path = prefix === undefined ? own : own === null ? prefix : `${prefix}.${own}`;
-    seen.add(path === null ? issue.message : `"${path}": ${issue.message}`);
-  }
-  return [...seen].join("; ");
+  return [...new Set(issues.map((issue) => describeIssue(issue, prefix)))].join("; ");
 }

@@ -94,7 +94,10 @@ const LOGGING_LEVELS = [
   "emergency",
 ] as const;
 
-/** A JSON object (valibot's object schemas also accept arrays); `{ type: "object" }` in OpenAPI. */
+/**
+ * A JSON object (valibot's object schemas also accept arrays); `{ type: "object" }` in OpenAPI.
+ * Its message is in valibot's default form, so that issue_words.ts puts it in plain words.
+ */
 export const JsonObjectSchema = v.custom<Record<string, unknown>>(
   (value) => typeof value === "object" && value !== null && !Array.isArray(value),
   (issue) => `Invalid type: Expected Object but received ${issue.received}`,

@@ -7,6 +7,7 @@
  * itself has a single key starting with `$` is written `{"$object":{…}}`.
  */
 import * as v from "valibot";
+import { describeIssue } from "../issue_words.ts";
 import { base64url, fromBase64url } from "../secrets.ts";
 import type { Key, Store, StoredRecord } from "./store.ts";
 
@@ -149,13 +150,13 @@ export function parseBackup(text: string): Backup {
   if (lines.at(-1) === "") lines.pop();
   const parsedHeader = v.safeParse(HeaderSchema, _json(lines[0] ?? "", 1, "the header"));
   if (!parsedHeader.success) {
-    throw new BackupError(`line 1 (the header): ${_issue(parsedHeader.issues[0])}`);
+    throw new BackupError(`line 1 (the header): ${describeIssue(parsedHeader.issues[0])}`);
   }
   const header = parsedHeader.output as BackupHeader;
   const records = lines.slice(1).map((line, i) => {
     const where = `line ${i + 2}`;
     const parsed = v.safeParse(RecordSchema, _json(line, i + 2, "a record"));
-    if (!parsed.success) throw new BackupError(`${where}: ${_issue(parsed.issues[0])}`);
+    if (!parsed.success) throw new BackupError(`${where}: ${describeIssue(parsed.issues[0])}`);
     const { key, value, expiresAt } = parsed.output;
     return {
       key,
@@ -177,11 +178,6 @@ function _json(line: string, number: number, what: string): unknown {
   } catch {
     throw new BackupError(`line ${number}: expected ${what} as one JSON object`);
   }
-}
-
-function _issue(issue: v.BaseIssue<unknown>): string {
-  const path = issue.path?.map((p) => String(p.key)).join(".");
-  return path ? `${path}: ${issue.message}` : issue.message;
 }
 
 /**

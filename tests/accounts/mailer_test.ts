@@ -40,4 +40,8 @@ Deno.test("the log mailer (development) writes the mail, link included, to its s
   const logged = JSON.parse(lines[0]!);
   assert.equal(logged.to, "dev@example.com");
   assert.equal(logged.link, "http://x/l");
+  // A log line like any other: time first, then level.
+  assert.deepEqual(Object.keys(logged).slice(0, 3), ["time", "level", "message"]);
+  assert.ok(!Number.isNaN(Date.parse(logged.time)));
+  assert.equal(logged.level, "info");
 });

@@ -122,8 +122,14 @@ Deno.test("admin commands", async (t) => {
           1,
           /No business with id "nope"/,
         ],
-        [["list-grants"], 2, /give --client or --email/],
+        [["list-grants"], 2, /give either --client or --email, not both/],
+        [
+          ["list-grants", "--client", "c", "--email", "x@y.co"],
+          2,
+          /give either --client or --email, not both/,
+        ],
         [["revoke-grant", "--grant", "missing"], 1, /No live grant with id "missing"/],
+        [["audit-log", "--business", "nope"], 1, /No business with id "nope"/],
         [["list-businesses", "--email", "ghost@example.com"], 1, /No account/],
       ];
       for (const [args, code, message] of cases) {

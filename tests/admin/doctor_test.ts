@@ -104,7 +104,7 @@ Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent",
     assert.equal(wrong.level, "fault");
     assert.match(
       wrong.what,
-      new RegExp(`^the SMTP server 127\\.0\\.0\\.1:${smtp.port} does not: `),
+      new RegExp(`^the SMTP server 127\\.0\\.0\\.1:${smtp.port} does not answer EHLO and AUTH: `),
     );
     assert.doesNotMatch(wrong.what, /wrong-pass/);
     assert.deepEqual(smtp.received, []);

@@ -304,3 +304,35 @@ Deno.test("delete-account refuses the only owner of a business with other member
     assert.equal((await run("delete-account", "--email", "owner@example.com")).code, 0);
   });
 });
+
+Deno.test("operator-log: deletions and key rotations, newest first, by id and never by e-mail or name", async () => {
+  await withStore(async (store) => {
+    // A clock a second further at each reading, so the order of the entries is the test's.
+    let clock = Date.parse("2026-11-23T08:00:00Z");
+    const run = adminRunner(store, { now: () => (clock += 1000) });
+    const accounts = createAccounts(store, now);
+    const gone = await accounts.createAccountWithBusiness("gone@example.com", "Gone Ltd");
+    const solo = await accounts.createAccountWithBusiness("solo@example.com", "Solo Ltd");
+    assert.equal((await run("delete-business", "--business", gone.business.id)).code, 0);
+    assert.equal((await run("delete-account", "--email", "solo@example.com")).code, 0);
+    const rotated = await run("rotate-signing-key");
+    assert.equal(rotated.code, 0, rotated.err);
+
+    const result = await run("operator-log", "--limit", "10");
+    assert.equal(result.code, 0, result.err);
+    const { entries } = JSON.parse(result.out);
+    assert.deepEqual(
+      entries.map((e: { command: string; summary: string }) => [e.command, e.summary]),
+      [
+        ["rotate-signing-key", `new signing key ${JSON.parse(rotated.out).kid}`],
+        [
+          "delete-account",
+          `deleted account ${solo.account.id} and its businesses ${solo.business.id}`,
+        ],
+        ["delete-business", `deleted business ${gone.business.id}`],
+      ],
+    );
+    assert.doesNotMatch(result.out, /@example\.com|Gone Ltd|Solo Ltd/);
+    assert.equal((await run("operator-log", "--limit", "1")).out.match(/"command"/g)?.length, 1);
+  });
+});

@@ -29,6 +29,9 @@ Deno.test("admin check --live: all ok against the server, a fault through a bad 
       for (
         const url of [
           `${server.baseUrl}/llms.txt`,
+          `${server.baseUrl}/index.json`,
+          `${server.baseUrl}/developers.json`,
+          `${server.baseUrl}/openapi.json`,
           `${server.authUrl}/.well-known/openid-configuration/api/auth`,
           `${server.authUrl}/api/auth/jwks`,
           `${server.authUrl}/mcp`,
@@ -98,14 +101,56 @@ Deno.test("admin check --live: all ok against the server, a fault through a bad 
         assert.ok(
           lines.includes(
             "fault expected 200, got 421: the server does not serve this Host; does the proxy " +
-              "forward the Host header (nginx: proxy_set_header Host $host), and is the server " +
-              `started with this URL? (http://127.0.0.1:${proxy.addr.port}/health)`,
+              "forward the Host header (nginx: proxy_set_header Host $host, or $http_host when " +
+              "the URL has a port), and is the server started with this URL? " +
+              `(http://127.0.0.1:${proxy.addr.port}/health)`,
           ),
           lines.join("\n"),
         );
       } finally {
         await proxy.shutdown();
       }
+    });
+
+    await t.step(
+      "nothing listening: the finding says why, not only that fetch failed",
+      async () => {
+        const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+        const port = (closed.addr as Deno.NetAddr).port;
+        closed.close();
+        const unreachable = resolveConfig({
+          VESTIBULE_BASE_URL: `http://127.0.0.1:${port}`,
+          VESTIBULE_AUTH_URL: server.authUrl,
+          VESTIBULE_API_URL: server.apiUrl,
+          VESTIBULE_DATA: ":memory:",
+        });
+        const { code, lines } = await check(server, unreachable);
+        assert.equal(code, 1);
+        const line = lines.find((l) => l.endsWith(`(http://127.0.0.1:${port}/health)`)) ?? "";
+        assert.match(line, /^fault cannot reach it: .*[Cc]onnection refused/, lines.join("\n"));
+        assert.doesNotMatch(line, /fetch failed|error sending request/);
+      },
+    );
+
+    await t.step("a refusal the server explains: its words are in the finding", async () => {
+      // The same listener under another name: the MCP endpoints refuse the Host with a reason.
+      const renamed = (url: string) => url.replace("127.0.0.1", "localhost");
+      const otherHost = resolveConfig({
+        VESTIBULE_BASE_URL: server.baseUrl,
+        VESTIBULE_AUTH_URL: renamed(server.authUrl),
+        VESTIBULE_API_URL: renamed(server.apiUrl),
+        VESTIBULE_DATA: ":memory:",
+      });
+      const { code, lines } = await check(server, otherHost);
+      assert.equal(code, 1);
+      const host = new URL(renamed(server.apiUrl)).host;
+      assert.ok(
+        lines.includes(
+          `fault expected 401 without a token, got 403 ("Host \\"${host}\\" is not served ` +
+            `here") (${renamed(server.apiUrl)}/api/mcp)`,
+        ),
+        lines.join("\n"),
+      );
     });
   } finally {
     await server.close();

@@ -238,6 +238,6 @@ Deno.test("start-up warns of unknown VESTIBULE_* variables and of plain HTTP on 
     `(0.0.0.0:${base}, 0.0.0.0:${auth}, 0.0.0.0:${api}) for https origins: put a TLS proxy in ` +
     "front and set VESTIBULE_LISTEN, e.g. 127.0.0.1:8080",
     "unknown variable VESTIBULE_BASEURL is ignored (nearest: VESTIBULE_BASE_URL)",
-    "unknown variable VESTIBULE_PORT is ignored (nearest: VESTIBULE_DATA)",
+    "unknown variable VESTIBULE_PORT is ignored (nearest: VESTIBULE_LISTEN)",
   ]);
 });

@@ -21,6 +21,24 @@ Deno.test("start-up stamps a fresh store and refuses one from a newer release", 
         store.close();
       }
     });
+    await t.step(
+      "an older store is migrated, and the log says so in a line like any other",
+      async () => {
+        const store = await openKvStore(path);
+        await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA - 1 });
+        store.close();
+        const outcome = await startup(start());
+        assert.ok(outcome.listened, outcome.stderr);
+        const lines = outcome.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
+        for (const line of lines) {
+          assert.match(line.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, JSON.stringify(line));
+          assert.ok(["info", "warn", "error"].includes(line.level), JSON.stringify(line));
+        }
+        const migrated = lines.find((line) => line.message === "store migrated");
+        assert.equal(migrated?.to, CURRENT_SCHEMA, outcome.stdout);
+        assert.equal(migrated?.level, "info");
+      },
+    );
     await t.step("a newer store is refused with one line", async () => {
       const store = await openKvStore(path);
       await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });

@@ -198,7 +198,7 @@ Deno.test("negotiation: the revision each request speaks", async (t) => {
       headers: modernHeaders("server/discover"),
       message: request("server/discover", {}),
       code: -32602,
-      text: /^Invalid params: "params\._meta": Invalid type: Expected Object/,
+      text: /^Invalid params: "params\._meta" is missing$/,
     },
     {
       name: "a 2026-07-28 _meta without its protocol version",
@@ -225,7 +225,7 @@ Deno.test("negotiation: the revision each request speaks", async (t) => {
         _meta: { ...MODERN_META, "io.modelcontextprotocol/clientCapabilities": [] },
       }),
       code: -32602,
-      text: /clientCapabilities": Invalid type: Expected Object but received Array/,
+      text: /clientCapabilities" must be an object, not Array$/,
     },
     {
       name: "client info without a version",

@@ -80,9 +80,14 @@ Deno.test("a malformed backup is refused before anything is written, naming the 
       (e: Error) => e instanceof BackupError && message.test(e.message),
     );
   refused("", /line 1: expected the header/);
-  refused('{"vestibule":"other"}', /line 1 \(the header\): vestibule/);
+  refused('{"vestibule":"other"}', /line 1 \(the header\): "vestibule": must be "backup"/);
+  refused('{"nope":1}', /^line 1 \(the header\): "vestibule" is missing$/);
+  refused(
+    `${header}\n{"key":["a"],"value":1,"expiresAt":null,"expires":1}`,
+    /^line 2: "expires" is not a known field$/,
+  );
   refused(`${header}\nnot json`, /line 2: expected a record/);
-  refused(`${header}\n{"key":[],"value":1,"expiresAt":null}`, /line 2: key: must not be empty/);
+  refused(`${header}\n{"key":[],"value":1,"expiresAt":null}`, /line 2: "key": must not be empty/);
   refused(
     `${header}\n{"key":["a"],"value":{"$bigint":"x"},"expiresAt":null}`,
     /line 2: malformed \$bigint/,
