@@ -389,15 +389,18 @@ async function _deliverDecision(deps: GatesDeps, gate: Gate, link: string): Prom
   }
   const account = await deps.accounts.getAccount(gate.requestedBy);
   if (!account) return "not sent: the requesting account no longer exists";
-  try {
-    await deps.mailer.send({
-      to: account.email,
-      subject: `Approval ${gate.status}: ${gate.tool}`,
-      text: `${gate.outcome ?? gate.summary}\n\nDetails: ${link}\n`,
-      link,
-    });
-    return `e-mailed to ${account.email}`;
-  } catch {
+  const { delivery, mutation } = deps.mailer.record({
+    to: account.email,
+    subject: `Approval ${gate.status}: ${gate.tool}`,
+    text: `${gate.outcome ?? gate.summary}\n\nDetails: ${link}\n`,
+    link,
+  });
+  await deps.store.commit([], [mutation]);
+  const state = await deps.mailer.dispatch(delivery);
+  if (state === "sent") return `e-mailed to ${account.email}`;
+  if (state === "failed") {
     return "failed: the mail could not be sent; retry with redeliver_decision";
   }
+  // Recorded but not yet accepted by the mail server: the outbox keeps retrying it.
+  return `queued for ${account.email}: not sent yet, the outbox retries it`;
 }

@@ -1,6 +1,6 @@
 // Shared set-up for the workspace unit tests: a :memory: store, real accounts, a clock
 // the test moves, and a mailer that records what it sent.
-import type { Mail } from "../../src/accounts/mailer.ts";
+import type { Mail, Mailer } from "../../src/accounts/mailer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
@@ -15,7 +15,8 @@ export interface Fixture extends WorkspaceServices {
   close(): void;
 }
 
-export async function createFixture(): Promise<Fixture> {
+/** `transport`: where mail goes instead of `sent` (e.g. a mail server that refuses it). */
+export async function createFixture(options: { transport?: Mailer } = {}): Promise<Fixture> {
   const clock = { t: Date.UTC(2026, 0, 1) };
   const now = () => clock.t;
   const store = await openKvStore(":memory:", now);
@@ -29,7 +30,8 @@ export async function createFixture(): Promise<Fixture> {
     mailer: createMailService({
       store,
       now,
-      transport: { send: (mail) => Promise.resolve(void sent.push(mail)) },
+      transport: options.transport ??
+        { send: (mail) => Promise.resolve(void sent.push(mail)) },
       log: () => {},
     }).mailer,
     authUrl: "http://auth.test",

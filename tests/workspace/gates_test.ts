@@ -197,3 +197,39 @@ Deno.test("gates", async (t) => {
     f.close();
   }
 });
+
+Deno.test("a decision notice the mail server has not taken yet is reported as queued, not e-mailed", async () => {
+  const f = await createFixture({
+    transport: { send: () => Promise.reject(new Error("the mail server is busy")) },
+  });
+  try {
+    const b = f.businessId;
+    await f.workspace.workflows.put(b, {
+      id: "wf-1",
+      name: "Refunds",
+      description: "",
+      kind: "paid",
+      costPerRunCents: 40,
+      status: "active",
+      updatedAt: 0,
+    });
+    const result = await f.gates.request({
+      businessId: b,
+      accountId: f.memberId,
+      clientId: "client-1",
+      clientName: "Client One",
+      tool: "start_workflow",
+      scope: "workflows.run",
+      action: { type: "start_workflow", workflowId: "wf-1" },
+    });
+    assert.ok(result.ok);
+    await f.gates.decide(result.gate.id, f.ownerId, "approve");
+    const gate = await f.gates.get(result.gate.id);
+    assert.equal(
+      gate?.lastDelivery,
+      "queued for member@example.com: not sent yet, the outbox retries it",
+    );
+  } finally {
+    f.close();
+  }
+});
