@@ -1,6 +1,7 @@
 // main.ts on a PostgreSQL store, started as `deno task start` runs it: the start task's
 // permissions reach the database, a refused login or an unreachable server stops start-up with
-// one line that names VESTIBULE_DATA and never the password, and /ready follows the database.
+// one line that names VESTIBULE_DATA and never the password, and /ready follows the database
+// down and back up.
 import assert from "node:assert/strict";
 import { startPgCluster } from "../store/pg_cluster.ts";
 import { freePorts } from "./harness.ts";
@@ -58,9 +59,20 @@ Deno.test("deno task start on PostgreSQL", async (t) => {
               ready: false,
               reason: "the store does not answer",
             }]);
+            // A request that needs the store fails cleanly: no stack trace, no password.
+            const refused = await fetch(`${origins.VESTIBULE_AUTH_URL}/api/auth/oauth2/register`, {
+              method: "POST",
+              headers: { "Content-Type": "application/json" },
+              body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"] }),
+            });
+            const text = await refused.text();
+            assert.doesNotMatch(text, /at .*\.ts:|Error:|password/);
           } finally {
             await cluster.superuser(`ALTER ROLE ${cluster.user} LOGIN;`);
           }
+          // The pool reconnects once the database takes the role again.
+          const back = await fetch(`http://127.0.0.1:${admin}/ready`);
+          assert.deepEqual([back.status, await back.json()], [200, { ready: true }]);
         });
       },
     );
