@@ -1,4 +1,5 @@
 import { createAccountServices } from "./src/accounts/services.ts";
+import { createBufferedLog, flushBeforeExit } from "./src/buffered_log.ts";
 import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
 import {
@@ -36,7 +37,10 @@ async function main(): Promise<number> {
     console.error(`vestibule: configuration error: ${error.message}`);
     return 2;
   }
-  const log = (line: string) => console.log(line);
+  // One write per event-loop turn rather than per line, flushed before any exit.
+  const stdoutLog = createBufferedLog(Deno.stdout);
+  flushBeforeExit(stdoutLog);
+  const log = stdoutLog.log;
   for (const warning of configWarnings(config, env)) {
     logEvent(log, { level: "warn", message: warning });
   }
