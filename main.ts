@@ -1,6 +1,5 @@
 import { createAccountServices } from "./src/accounts/services.ts";
 import { createBufferedLog, flushBeforeExit } from "./src/buffered_log.ts";
-import { adminMain } from "./src/admin/cli.ts";
 import { createApp } from "./src/app.ts";
 import {
   checkGrantedPaths,
@@ -151,7 +150,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-// `vestibule admin …` runs the operator commands in the compiled binary too.
+// `vestibule admin …` runs the operator commands in the compiled binary too; loaded only then,
+// so the server does not carry the admin commands (and the doctor's nodemailer) in memory.
 if (import.meta.main) {
-  Deno.exit(Deno.args[0] === "admin" ? await adminMain(Deno.args.slice(1)) : await main());
+  Deno.exit(
+    Deno.args[0] === "admin"
+      ? await (await import("./src/admin/cli.ts")).adminMain(Deno.args.slice(1))
+      : await main(),
+  );
 }
