@@ -8,6 +8,8 @@
  * `x-request-id` aside; the run fails otherwise. The servers are pinned to CPU 0 and wrk to
  * CPU 1 (taskset); rounds alternate between every endpoint and server, the median is reported
  * with the server's CPU time per request (from /proc), the steadier figure on a shared machine.
+ * A third server, the floor (the bare one reading Host and stamping a fresh X-Request-Id on each
+ * answer, `baseline_server.ts … stamp`), shows what Vestibule's contract alone costs in Deno.
  *
  * Targets (issue 15), each a ratio of requests/s in this one run: /health, /index.json
  * (identity and gzip) and onboarding tools/list >= 0.85x bare (for tools/list, the minimal
@@ -113,7 +115,7 @@ const ENDPOINTS: readonly Endpoint[] = [
   },
 ];
 
-type Name = "bare" | "vestibule";
+type Name = "bare" | "floor" | "vestibule";
 
 interface Run extends LoadResult {
   readonly cpuMicros: number;
@@ -123,7 +125,7 @@ export default {
   name: "as-run",
   async run({ seconds, connections, requestLog }) {
     if (!(await wrkAvailable())) throw new Error("the as-run section needs wrk");
-    const [base, auth, api, barePort] = freePorts(4);
+    const [base, auth, api, barePort, floorPort] = freePorts(5);
     const origins: Record<Origin, string> = {
       base: `http://127.0.0.1:${base}`,
       auth: `http://127.0.0.1:${auth}`,
@@ -177,44 +179,54 @@ export default {
         });
       }
       await Deno.writeTextFile(`${dir}/routes.json`, JSON.stringify(routes));
-      const bareOrigin = `http://127.0.0.1:${barePort}`;
-      servers.bare = await startServerProcess({
-        command: [
-          Deno.execPath(),
-          "run",
-          "--allow-net=127.0.0.1",
-          `--allow-read=${dir}`,
-          "bench/baseline_server.ts",
-          String(barePort),
-          `${dir}/routes.json`,
-        ],
-        readyUrl: `${bareOrigin}/health`,
-        cpu: SERVER_CPU,
-      });
-      const bareRequestOf = (endpoint: Endpoint): Exchange => ({
-        ...requestOf(endpoint),
-        url: new URL(endpoint.barePath, bareOrigin),
-      });
+      const bareOrigins = {
+        bare: `http://127.0.0.1:${barePort}`,
+        floor: `http://127.0.0.1:${floorPort}`,
+      };
+      for (const name of ["bare", "floor"] as const) {
+        servers[name] = await startServerProcess({
+          command: [
+            Deno.execPath(),
+            "run",
+            "--allow-net=127.0.0.1",
+            `--allow-read=${dir}`,
+            "bench/baseline_server.ts",
+            new URL(bareOrigins[name]).port,
+            `${dir}/routes.json`,
+            ...(name === "floor" ? ["stamp"] : []),
+          ],
+          readyUrl: `${bareOrigins[name]}/health`,
+          cpu: SERVER_CPU,
+        });
+      }
+      const exchangeOf = (endpoint: Endpoint, name: Name): Exchange =>
+        name === "vestibule" ? requestOf(endpoint) : {
+          ...requestOf(endpoint),
+          url: new URL(endpoint.barePath, bareOrigins[name]),
+        };
       const measured = ENDPOINTS.map((endpoint) => ({
         endpoint,
-        servers: (endpoint.against === "bare" ? ["bare", "vestibule"] : ["vestibule"]) as Name[],
+        servers:
+          (endpoint.against === "bare" ? ["bare", "floor", "vestibule"] : ["vestibule"]) as Name[],
       }));
       for (const { endpoint } of measured) {
         if (endpoint.against !== "bare") continue;
-        _sameBytes(
-          endpoint.label,
-          answers.get(endpoint)!,
-          await _exchange(bareRequestOf(endpoint)),
-        );
+        for (const name of ["bare", "floor"] as const) {
+          _sameBytes(
+            `${endpoint.label} (${name})`,
+            answers.get(endpoint)!,
+            await _exchange(exchangeOf(endpoint, name)),
+          );
+        }
       }
       const idle = {
         vestibule: await servers.vestibule.rssKib(),
-        bare: await servers.bare.rssKib(),
+        bare: await servers.bare!.rssKib(),
       };
 
       const scripts = new Map<string, string>();
       const wrkOf = async (endpoint: Endpoint, name: Name, seconds: number) => {
-        const exchange = name === "bare" ? bareRequestOf(endpoint) : requestOf(endpoint);
+        const exchange = exchangeOf(endpoint, name);
         const key = `${endpoint.label} ${name}`;
         if (!scripts.has(key)) {
           const script = `${dir}/${key.replaceAll(/\W+/g, "_")}.lua`;
@@ -248,21 +260,25 @@ export default {
           .filter(([key]) => key.startsWith(`${endpoint.label} `))
           .reduce((n, [, r]) => n + r.reduce((m, run) => m + run.errors, 0), 0);
         const bare = endpoint.against === "bare" ? reference : undefined;
+        const floor = endpoint.against === "bare" ? median(endpoint, "floor") : undefined;
         return [
           endpoint.label,
           bare?.requestsPerSecond.toFixed(0) ?? "",
           bare?.cpuMicros.toFixed(1) ?? "",
+          floor?.requestsPerSecond.toFixed(0) ?? "",
+          floor?.cpuMicros.toFixed(1) ?? "",
           v.requestsPerSecond.toFixed(0),
           v.cpuMicros.toFixed(1),
           v.p99Ms.toFixed(2),
           `${ratio.toFixed(3)} of ${endpoint.against}`,
           `${endpoint.target}: ${ratio >= endpoint.target ? "ok" : "BELOW"}`,
+          floor ? (v.requestsPerSecond / floor.requestsPerSecond).toFixed(3) : "",
           String(errors),
         ];
       });
       const peak = {
         vestibule: await servers.vestibule.peakRssKib(),
-        bare: await servers.bare.peakRssKib(),
+        bare: await servers.bare!.peakRssKib(),
       };
       const logged = requestLog ? await _lines(logFile) : NaN;
       console.log(
@@ -276,11 +292,14 @@ export default {
           "endpoint",
           "bare req/s",
           "CPU µs/req",
+          "floor req/s",
+          "CPU µs/req",
           "vestibule req/s",
           "CPU µs/req",
           "p99 ms",
           "ratio",
           "target",
+          "of floor",
           "errors",
         ],
         rows,
@@ -293,7 +312,7 @@ export default {
           _mib(idle.vestibule)
         }, bare ${_mib(idle.bare)}; start to first 200: vestibule ${
           servers.vestibule.startMs.toFixed(0)
-        } ms, bare ${servers.bare.startMs.toFixed(0)} ms`,
+        } ms, bare ${servers.bare!.startMs.toFixed(0)} ms`,
       );
     } finally {
       for (const server of Object.values(servers)) await server.stop();

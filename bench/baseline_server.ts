@@ -5,6 +5,8 @@
 // A route with `"mcp": true` is the minimal hand-written MCP handler instead: it answers a POST
 // whose headers name JSON and a protocol version and whose body parses as a JSON-RPC request,
 // with the route's bytes (400 otherwise), the least any real MCP server must do per request.
+// With a third argument `stamp` it is the floor for Vestibule's contract instead: every request
+// also reads Host (routing by origin) and gets a fresh X-Request-Id header (the request log).
 interface Route {
   readonly path: string;
   readonly headers: [string, string][];
@@ -12,7 +14,8 @@ interface Route {
   readonly mcp?: boolean;
 }
 
-const [port, routesFile] = Deno.args;
+const [port, routesFile, variant] = Deno.args;
+const stamp = variant === "stamp";
 const routes: Route[] = JSON.parse(await Deno.readTextFile(routesFile!));
 const responses = new Map<string, Response>();
 const mcpPaths = new Set<string>();
@@ -36,8 +39,15 @@ async function mcp(request: Request, answer: Response): Promise<Response> {
   ) return badRequest.clone();
   const message = await request.json();
   return message?.jsonrpc === "2.0" && typeof message.method === "string"
-    ? answer.clone()
+    ? (stamp ? stamped(request, answer) : answer.clone())
     : badRequest.clone();
+}
+
+function stamped(request: Request, answer: Response): Response {
+  request.headers.get("host");
+  const response = answer.clone();
+  response.headers.set("x-request-id", crypto.randomUUID());
+  return response;
 }
 
 const server = Deno.serve(
@@ -47,7 +57,8 @@ const server = Deno.serve(
     const path = url.slice(url.indexOf("/", 8));
     const answer = responses.get(path);
     if (answer === undefined) return notFound.clone();
-    return mcpPaths.has(path) ? mcp(request, answer) : answer.clone();
+    if (mcpPaths.has(path)) return mcp(request, answer);
+    return stamp ? stamped(request, answer) : answer.clone();
   },
 );
 Deno.addSignalListener("SIGTERM", async () => {
