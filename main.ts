@@ -1,5 +1,5 @@
 import { createAccountServices } from "./src/accounts/services.ts";
-import { adminMain } from "./src/admin/cli.ts";
+import { createBufferedLog, flushBeforeExit } from "./src/buffered_log.ts";
 import { createApp } from "./src/app.ts";
 import {
   checkGrantedPaths,
@@ -41,7 +41,10 @@ async function main(): Promise<number> {
     console.error(`vestibule: configuration error: ${error.message}`);
     return 2;
   }
-  const log = (line: string) => console.log(line);
+  // One write per event-loop turn rather than per line, flushed before any exit.
+  const stdoutLog = createBufferedLog(Deno.stdout);
+  flushBeforeExit(stdoutLog);
+  const log = stdoutLog.log;
   for (const warning of configWarnings(config, env)) {
     logEvent(log, { level: "warn", message: warning });
   }
@@ -196,7 +199,12 @@ async function main(): Promise<number> {
   return 0;
 }
 
-// `vestibule admin …` runs the operator commands in the compiled binary too.
+// `vestibule admin …` runs the operator commands in the compiled binary too; loaded only then,
+// so the server does not carry the admin commands (and the doctor's nodemailer) in memory.
 if (import.meta.main) {
-  Deno.exit(Deno.args[0] === "admin" ? await adminMain(Deno.args.slice(1)) : await main());
+  Deno.exit(
+    Deno.args[0] === "admin"
+      ? await (await import("./src/admin/cli.ts")).adminMain(Deno.args.slice(1))
+      : await main(),
+  );
 }

@@ -1,5 +1,5 @@
 /**
- * `deno task bench [section…] [--seconds=N] [--connections=N]`
+ * `deno task bench [section…] [--seconds=N] [--connections=N] [--no-log]`
  *
  * Runs every `bench/*_bench.ts` in name order, or only the named sections. A section is a
  * module whose default export is a `BenchSection`:
@@ -23,6 +23,8 @@ export interface BenchOptions {
   readonly seconds: number;
   /** Concurrent connections of the load generator. */
   readonly connections: number;
+  /** Whether servers started as users run them write their request log (`--no-log`: no). */
+  readonly requestLog: boolean;
 }
 
 export interface BenchSection {
@@ -44,6 +46,7 @@ async function main(args: readonly string[]): Promise<number> {
   const options: BenchOptions = {
     seconds: option("seconds", 5),
     connections: option("connections", 32),
+    requestLog: !args.includes("--no-log"),
   };
   const files: string[] = [];
   for await (const entry of Deno.readDir(new URL(".", import.meta.url))) {

@@ -5,6 +5,10 @@ const _CLOCK_TICKS = 100;
 
 export interface ServerProcess {
   readonly pid: number;
+  /** Milliseconds from spawning the process to its first 200 on `readyUrl`. */
+  readonly startMs: number;
+  /** Resident memory now (VmRSS from /proc), in KiB; NaN where /proc is absent. */
+  rssKib(): Promise<number>;
   /** Peak resident memory so far (VmHWM from /proc), in KiB; NaN where /proc is absent. */
   peakRssKib(): Promise<number>;
   /**
@@ -22,13 +26,28 @@ export interface StartOptions {
   /** Polled with GET until it answers 200. */
   readonly readyUrl: string;
   readonly cwd?: string | URL;
+  /** A file that takes the process's stdout (the request log), as a service manager does. */
+  readonly stdoutFile?: string;
+  /** The CPU the process is pinned to (taskset), so the load generator never shares it. */
+  readonly cpu?: number;
 }
 
 export async function startServerProcess(options: StartOptions): Promise<ServerProcess> {
-  const [command, ...args] = options.command;
+  let argv = [...options.command];
+  // `exec` keeps one process: the pid read from /proc is the server's own.
+  if (options.stdoutFile !== undefined) {
+    argv = ["/bin/sh", "-c", 'exec "$@" > "$STDOUT_FILE"', "sh", ...argv];
+  }
+  if (options.cpu !== undefined) argv = ["taskset", "-c", String(options.cpu), ...argv];
+  const [command, ...args] = argv;
+  const spawned = performance.now();
   const child = new Deno.Command(command!, {
     args,
-    env: { NO_COLOR: "1", ...options.env },
+    env: {
+      NO_COLOR: "1",
+      ...options.env,
+      ...(options.stdoutFile === undefined ? {} : { STDOUT_FILE: options.stdoutFile }),
+    },
     cwd: options.cwd ?? new URL("../", import.meta.url),
     stdin: "null",
     stdout: "null",
@@ -47,18 +66,23 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
       child.kill("SIGKILL");
       throw new Error(`${options.command.join(" ")} did not answer ${options.readyUrl}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Often enough to time the start to a few milliseconds.
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
+  const startMs = performance.now() - spawned;
+  const status = async (field: string) => {
+    try {
+      const text = await Deno.readTextFile(`/proc/${child.pid}/status`);
+      return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN);
+    } catch {
+      return NaN;
+    }
+  };
   return {
     pid: child.pid,
-    async peakRssKib() {
-      try {
-        const status = await Deno.readTextFile(`/proc/${child.pid}/status`);
-        return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
-      } catch {
-        return NaN;
-      }
-    },
+    startMs,
+    rssKib: () => status("VmRSS"),
+    peakRssKib: () => status("VmHWM"),
     async cpuSeconds() {
       try {
         const stat = await Deno.readTextFile(`/proc/${child.pid}/stat`);

@@ -34,3 +34,40 @@ Deno.test("deno.lock, the lock of deno task start, names the runtime packages on
   const names = Object.keys(lock.npm).map((key) => key.slice(0, key.indexOf("@", 1))).sort();
   assert.deepEqual(names, ["@valibot/to-json-schema", "jose", "nodemailer", "postgres", "valibot"]);
 });
+
+// What the server loads at start-up is what it holds in memory all its life: nodemailer alone
+// is about 18 MiB of resident memory, so it (with the SMTP transport) and the admin commands
+// are imported only when used: SMTP configured, `vestibule admin …` run.
+Deno.test("main.ts loads nodemailer and the admin commands only when they are used", async () => {
+  const info = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", new URL("../main.ts", import.meta.url).pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(info.success, new TextDecoder().decode(info.stderr));
+  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
+    roots: string[];
+    redirects: Record<string, string>;
+    modules: {
+      specifier: string;
+      dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+    }[];
+  };
+  const modules = new Map(graph.modules.map((module) => [module.specifier, module]));
+  const loaded = new Set<string>();
+  const visit = (specifier: string) => {
+    const resolved = graph.redirects[specifier] ?? specifier;
+    if (loaded.has(resolved)) return;
+    loaded.add(resolved);
+    for (const dependency of modules.get(resolved)?.dependencies ?? []) {
+      // Static imports only: `import type` has no `code`, `import()` is dynamic.
+      if (dependency.code && !dependency.isDynamic) visit(dependency.code.specifier);
+    }
+  };
+  for (const root of graph.roots) visit(root);
+  const unwanted = [...loaded].filter((s) =>
+    /nodemailer|\/src\/admin\/|\/src\/mail\/smtp\.ts$/.test(s)
+  );
+  assert.deepEqual(unwanted, []);
+  assert.ok([...loaded].some((s) => s.includes("jose")), "the walk reaches npm packages");
+});

@@ -1,4 +1,5 @@
 import type { Handler } from "./handler.ts";
+import { isoClock } from "./iso_clock.ts";
 import { pathOf } from "./url_path.ts";
 
 export type LogSink = (line: string) => void;
@@ -20,6 +21,7 @@ export function withRequestLog(
   log: LogSink,
   observe?: (host: string | null, route: string, status: number, seconds: number) => void,
 ): Handler {
+  const isoTime = isoClock();
   return async (request, context) => {
     const started = performance.now();
     const id = crypto.randomUUID();
@@ -43,7 +45,7 @@ export function withRequestLog(
       observe?.(request.headers.get("Host"), route, status, elapsed / 1000);
       const ms = Math.round(elapsed * 100) / 100;
       log(
-        `{"time":"${new Date().toISOString()}","level":"${
+        `{"time":"${isoTime(Date.now())}","level":"${
           status >= 500 ? "error" : "info"
         }","id":"${id}","method":${JSON.stringify(request.method)},"host":${
           JSON.stringify(request.headers.get("Host") ?? "")

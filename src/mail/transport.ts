@@ -2,7 +2,6 @@
 import { createMailer, type Mailer } from "../accounts/mailer.ts";
 import type { MailConfig, SmtpConfig } from "../config.ts";
 import type { LogSink } from "../http/request_log.ts";
-import { createSmtpTransport, verifySmtp } from "./smtp.ts";
 
 export class MailTransportError extends Error {
   override name = "MailTransportError";
@@ -17,6 +16,8 @@ export async function openMailTransport(
   deps: { mailLog: LogSink; clientName: string; ca?: readonly string[] },
 ): Promise<Mailer> {
   if (config.kind !== "smtp") return createMailer(config, deps.mailLog);
+  // Loaded only for SMTP: nodemailer alone is 18 MiB of resident memory (bench as-run).
+  const { createSmtpTransport } = await import("./smtp.ts");
   return createSmtpTransport(config, {
     clientName: deps.clientName,
     password: await readMailPassword(config),
@@ -33,6 +34,7 @@ export async function checkMailTransport(
   deps: { clientName: string; ca?: readonly string[] },
 ): Promise<void> {
   if (config.kind !== "smtp") return;
+  const { verifySmtp } = await import("./smtp.ts");
   await verifySmtp(config, {
     clientName: deps.clientName,
     password: await readMailPassword(config),

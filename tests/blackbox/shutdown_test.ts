@@ -108,3 +108,18 @@ Deno.test("VESTIBULE_SHUTDOWN_GRACE: a request still unfinished after it is clos
   assert.equal(code, 0, stdout + stderr);
   assert.ok(stdout.includes('"message":"stopped"'), stdout);
 });
+
+Deno.test("SIGTERM: every request's log line and the last lines are written before exit 0", async () => {
+  // The log is written in batches (src/buffered_log.ts): what waits must not die with the process.
+  const server = await startMain({});
+  const ids = await Promise.all(Array.from({ length: 50 }, async () => {
+    const response = await fetch(`${server.auth.origin}/health`);
+    await response.body?.cancel();
+    return response.headers.get("X-Request-Id")!;
+  }));
+  server.child.kill("SIGTERM");
+  const { code, stdout, stderr } = await server.finish();
+  assert.equal(code, 0, stdout + stderr);
+  for (const id of ids) assert.ok(stdout.includes(`"id":"${id}"`), `${id} missing:\n${stdout}`);
+  assert.ok(stdout.trimEnd().endsWith('"message":"stopped"}'), stdout);
+});

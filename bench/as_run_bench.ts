@@ -1,0 +1,479 @@
+/**
+ * As-run section: Vestibule started with `deno task start`'s very command and permissions
+ * (read from deno.json), its request log going to a file as under a service manager (or to
+ * /dev/null with `--no-log`), rate limits off, a KV file store holding one account, business
+ * and access token; against a bare Deno.serve (bench/baseline_server.ts) sending the same
+ * bytes. Before anything is measured, one raw HTTP/1.1 exchange with each server per endpoint
+ * must give the same status line, header lines (in order) and body, the values of `date` and
+ * `x-request-id` aside; the run fails otherwise. The servers are pinned to CPU 0 and wrk to
+ * CPU 1 (taskset); rounds alternate between every endpoint and server, the median is reported
+ * with the server's CPU time per request (from /proc), the steadier figure on a shared machine.
+ * A third server, the floor (the bare one reading Host and stamping a fresh X-Request-Id on each
+ * answer, `baseline_server.ts … stamp`), shows what Vestibule's contract alone costs in Deno.
+ *
+ * Targets (issue 15), each a ratio of requests/s in this one run: /health, /index.json
+ * (identity and gzip) and onboarding tools/list >= 0.85x bare (for tools/list, the minimal
+ * handler that checks the headers and parses the body); workspace tools/list with a valid
+ * token >= 0.8x onboarding; peak RSS <= 1.5x bare. Idle RSS and start to first 200 are stated.
+ */
+import { createAccounts } from "../src/accounts/accounts.ts";
+import { resolveConfig } from "../src/config.ts";
+import { prepareSchema } from "../src/store/schema.ts";
+import { openKvStore } from "../src/store/kv_store.ts";
+import { issueGrant } from "../tests/oauth/issue_grant.ts";
+import type { BenchSection } from "./main.ts";
+import { table } from "./table.ts";
+import { type LoadResult, parseWrkOutput, wrkAvailable } from "./load.ts";
+import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
+
+const ROOT = new URL("../", import.meta.url);
+const ROUNDS = 3;
+const SERVER_CPU = 0;
+const LOAD_CPU = 1;
+/** Header values that differ on every answer by design. */
+const VARYING = new Set(["date", "x-request-id"]);
+/** Set by the HTTP engine from the body, on both servers. */
+const FRAMING = new Set(["date", "content-length", "connection", "transfer-encoding"]);
+
+const MCP_HEADERS = {
+  "Content-Type": "application/json",
+  "Accept": "application/json, text/event-stream",
+  "MCP-Protocol-Version": "2025-11-25",
+};
+const TOOLS_LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+
+type Origin = "base" | "auth" | "api";
+
+interface Endpoint {
+  readonly label: string;
+  readonly origin: Origin;
+  readonly path: string;
+  /** The bare server's path for the same answer (one path per distinct answer). */
+  readonly barePath: string;
+  readonly method: "GET" | "POST";
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** What the ratio is taken against, and its target. */
+  readonly against: "bare" | "onboarding";
+  readonly target: number;
+  readonly needsToken?: boolean;
+}
+
+const ENDPOINTS: readonly Endpoint[] = [
+  {
+    label: "GET /health",
+    origin: "base",
+    path: "/health",
+    barePath: "/health",
+    method: "GET",
+    headers: {},
+    against: "bare",
+    target: 0.85,
+  },
+  {
+    label: "GET /index.json",
+    origin: "base",
+    path: "/index.json",
+    barePath: "/index.json",
+    method: "GET",
+    headers: {},
+    against: "bare",
+    target: 0.85,
+  },
+  {
+    label: "GET /index.json gzip",
+    origin: "base",
+    path: "/index.json",
+    barePath: "/index.json.gz",
+    method: "GET",
+    headers: { "Accept-Encoding": "gzip" },
+    against: "bare",
+    target: 0.85,
+  },
+  {
+    label: "onboarding tools/list",
+    origin: "auth",
+    path: "/mcp",
+    barePath: "/mcp",
+    method: "POST",
+    headers: MCP_HEADERS,
+    body: TOOLS_LIST,
+    against: "bare",
+    target: 0.85,
+  },
+  {
+    label: "workspace tools/list",
+    origin: "api",
+    path: "/api/mcp",
+    barePath: "",
+    method: "POST",
+    headers: MCP_HEADERS,
+    body: TOOLS_LIST,
+    against: "onboarding",
+    target: 0.8,
+    needsToken: true,
+  },
+];
+
+type Name = "bare" | "floor" | "vestibule";
+
+interface Run extends LoadResult {
+  readonly cpuMicros: number;
+}
+
+export default {
+  name: "as-run",
+  async run({ seconds, connections, requestLog }) {
+    if (!(await wrkAvailable())) throw new Error("the as-run section needs wrk");
+    const [base, auth, api, barePort, floorPort] = freePorts(5);
+    const origins: Record<Origin, string> = {
+      base: `http://127.0.0.1:${base}`,
+      auth: `http://127.0.0.1:${auth}`,
+      api: `http://127.0.0.1:${api}`,
+    };
+    const env = {
+      VESTIBULE_BASE_URL: origins.base,
+      VESTIBULE_AUTH_URL: origins.auth,
+      VESTIBULE_API_URL: origins.api,
+      VESTIBULE_RATE_LIMITS: "off",
+      // Inside data/, the one folder the start task may write.
+      VESTIBULE_DATA: `data/bench-${crypto.randomUUID()}.kv`,
+    };
+    const dir = await Deno.makeTempDir({ prefix: "vestibule-as-run-" });
+    const logFile = requestLog ? `${dir}/vestibule.log` : "/dev/null";
+    const servers: Partial<Record<Name, ServerProcess>> = {};
+    try {
+      const token = await _seed(env);
+      servers.vestibule = await startServerProcess({
+        command: await _startTaskCommand(),
+        env,
+        readyUrl: `${origins.base}/health`,
+        stdoutFile: logFile,
+        cpu: SERVER_CPU,
+      });
+      const requestOf = (endpoint: Endpoint): Exchange => ({
+        url: new URL(endpoint.path, origins[endpoint.origin]),
+        method: endpoint.method,
+        headers: endpoint.needsToken
+          ? { ...endpoint.headers, Authorization: `Bearer ${token}` }
+          : endpoint.headers,
+        ...(endpoint.body === undefined ? {} : { body: endpoint.body }),
+      });
+      // The bare server's routes: Vestibule's own answers, header lines in order.
+      const routes = [];
+      const answers = new Map<Endpoint, Answer>();
+      for (const endpoint of ENDPOINTS) {
+        const answer = await _exchange(requestOf(endpoint));
+        if (answer.status !== "HTTP/1.1 200 OK") {
+          throw new Error(`${endpoint.label}: ${answer.status}`);
+        }
+        answers.set(endpoint, answer);
+        if (endpoint.against !== "bare") continue;
+        const file = `${dir}/${endpoint.barePath.replaceAll(/\W/g, "_")}`;
+        await Deno.writeFile(file, answer.body);
+        routes.push({
+          path: endpoint.barePath,
+          headers: answer.headers.filter(([name]) => !FRAMING.has(name)),
+          file,
+          mcp: endpoint.method === "POST",
+        });
+      }
+      await Deno.writeTextFile(`${dir}/routes.json`, JSON.stringify(routes));
+      const bareOrigins = {
+        bare: `http://127.0.0.1:${barePort}`,
+        floor: `http://127.0.0.1:${floorPort}`,
+      };
+      for (const name of ["bare", "floor"] as const) {
+        servers[name] = await startServerProcess({
+          command: [
+            Deno.execPath(),
+            "run",
+            "--allow-net=127.0.0.1",
+            `--allow-read=${dir}`,
+            "bench/baseline_server.ts",
+            new URL(bareOrigins[name]).port,
+            `${dir}/routes.json`,
+            ...(name === "floor" ? ["stamp"] : []),
+          ],
+          readyUrl: `${bareOrigins[name]}/health`,
+          cpu: SERVER_CPU,
+        });
+      }
+      const exchangeOf = (endpoint: Endpoint, name: Name): Exchange =>
+        name === "vestibule" ? requestOf(endpoint) : {
+          ...requestOf(endpoint),
+          url: new URL(endpoint.barePath, bareOrigins[name]),
+        };
+      const measured = ENDPOINTS.map((endpoint) => ({
+        endpoint,
+        servers:
+          (endpoint.against === "bare" ? ["bare", "floor", "vestibule"] : ["vestibule"]) as Name[],
+      }));
+      for (const { endpoint } of measured) {
+        if (endpoint.against !== "bare") continue;
+        for (const name of ["bare", "floor"] as const) {
+          _sameBytes(
+            `${endpoint.label} (${name})`,
+            answers.get(endpoint)!,
+            await _exchange(exchangeOf(endpoint, name)),
+          );
+        }
+      }
+      const idle = {
+        vestibule: await servers.vestibule.rssKib(),
+        bare: await servers.bare!.rssKib(),
+      };
+
+      const scripts = new Map<string, string>();
+      const wrkOf = async (endpoint: Endpoint, name: Name, seconds: number) => {
+        const exchange = exchangeOf(endpoint, name);
+        const key = `${endpoint.label} ${name}`;
+        if (!scripts.has(key)) {
+          const script = `${dir}/${key.replaceAll(/\W+/g, "_")}.lua`;
+          await Deno.writeTextFile(script, _luaScript(exchange));
+          scripts.set(key, script);
+        }
+        return await _wrk(servers[name]!, exchange.url, scripts.get(key)!, seconds, connections);
+      };
+      for (const { endpoint, servers: names } of measured) {
+        for (const name of names) await wrkOf(endpoint, name, 1);
+      }
+      const runs = new Map<string, Run[]>();
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const { endpoint, servers: names } of measured) {
+          for (const name of names) {
+            const key = `${endpoint.label} ${name}`;
+            runs.set(key, [...runs.get(key) ?? [], await wrkOf(endpoint, name, seconds)]);
+          }
+        }
+      }
+      const median = (endpoint: Endpoint, name: Name) =>
+        _median(runs.get(`${endpoint.label} ${name}`)!);
+      const onboarding = ENDPOINTS.find((e) => e.label === "onboarding tools/list")!;
+      const rows = measured.map(({ endpoint }) => {
+        const v = median(endpoint, "vestibule");
+        const reference = endpoint.against === "bare"
+          ? median(endpoint, "bare")
+          : median(onboarding, "vestibule");
+        const ratio = v.requestsPerSecond / reference.requestsPerSecond;
+        const errors = [...runs.entries()]
+          .filter(([key]) => key.startsWith(`${endpoint.label} `))
+          .reduce((n, [, r]) => n + r.reduce((m, run) => m + run.errors, 0), 0);
+        const bare = endpoint.against === "bare" ? reference : undefined;
+        const floor = endpoint.against === "bare" ? median(endpoint, "floor") : undefined;
+        return [
+          endpoint.label,
+          bare?.requestsPerSecond.toFixed(0) ?? "",
+          bare?.cpuMicros.toFixed(1) ?? "",
+          floor?.requestsPerSecond.toFixed(0) ?? "",
+          floor?.cpuMicros.toFixed(1) ?? "",
+          v.requestsPerSecond.toFixed(0),
+          v.cpuMicros.toFixed(1),
+          v.p99Ms.toFixed(2),
+          `${ratio.toFixed(3)} of ${endpoint.against}`,
+          `${endpoint.target}: ${ratio >= endpoint.target ? "ok" : "BELOW"}`,
+          floor ? (v.requestsPerSecond / floor.requestsPerSecond).toFixed(3) : "",
+          String(errors),
+        ];
+      });
+      const peak = {
+        vestibule: await servers.vestibule.peakRssKib(),
+        bare: await servers.bare!.peakRssKib(),
+      };
+      const logged = requestLog ? await _lines(logFile) : NaN;
+      console.log(
+        `load: wrk on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}, ${connections} connections, ` +
+          `${seconds}s per run, median of ${ROUNDS} alternating rounds; request log ${
+            requestLog ? `to a file (${logged} lines written)` : "to /dev/null"
+          }; load average at the end ${await _loadAverage()}\n`,
+      );
+      console.log(table(
+        [
+          "endpoint",
+          "bare req/s",
+          "CPU µs/req",
+          "floor req/s",
+          "CPU µs/req",
+          "vestibule req/s",
+          "CPU µs/req",
+          "p99 ms",
+          "ratio",
+          "target",
+          "of floor",
+          "errors",
+        ],
+        rows,
+      ));
+      const rssRatio = peak.vestibule / peak.bare;
+      console.log(
+        `\npeak RSS: vestibule ${_mib(peak.vestibule)}, bare ${_mib(peak.bare)}: ${
+          rssRatio.toFixed(2)
+        }x (<= 1.5: ${rssRatio <= 1.5 ? "ok" : "ABOVE"}); idle RSS: vestibule ${
+          _mib(idle.vestibule)
+        }, bare ${_mib(idle.bare)}; start to first 200: vestibule ${
+          servers.vestibule.startMs.toFixed(0)
+        } ms, bare ${servers.bare!.startMs.toFixed(0)} ms`,
+      );
+    } finally {
+      for (const server of Object.values(servers)) await server.stop();
+      for (const suffix of ["", "-shm", "-wal"]) {
+        await Deno.remove(new URL(env.VESTIBULE_DATA + suffix, ROOT)).catch(() => {});
+      }
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+} satisfies BenchSection;
+
+/** `deno task start` as deno.json says, with this Deno. */
+async function _startTaskCommand(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  const [deno, ...rest] = (config.tasks.start as string).split(/\s+/);
+  if (deno !== "deno") throw new Error(`the start task does not run deno: ${config.tasks.start}`);
+  return [Deno.execPath(), ...rest];
+}
+
+/** The store file main.ts will open, with an account, a business and a token for its API. */
+async function _seed(env: Record<string, string>): Promise<string> {
+  const config = resolveConfig(env);
+  await Deno.mkdir(new URL("data/", ROOT), { recursive: true });
+  const store = await openKvStore(new URL(env.VESTIBULE_DATA!, ROOT).pathname);
+  try {
+    await prepareSchema(store, Date.now);
+    const { account, business } = await createAccounts(store, Date.now)
+      .createAccountWithBusiness("bench@example.com", "Bench");
+    const { tokens } = await issueGrant({ config, store, now: Date.now }, {
+      accountId: account.id,
+      businessId: business.id,
+      clientId: "bench-client",
+      scopes: ["app.access"],
+    });
+    return tokens.access_token;
+  } finally {
+    store.close();
+  }
+}
+
+interface Exchange {
+  readonly url: URL;
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+interface Answer {
+  readonly status: string;
+  /** Header lines in the order sent, names lower-cased. */
+  readonly headers: [string, string][];
+  readonly body: Uint8Array;
+}
+
+/** One request on its own connection, read to the end: the answer's very bytes. */
+async function _exchange(exchange: Exchange): Promise<Answer> {
+  const body = exchange.body === undefined ? "" : exchange.body;
+  const head = [
+    `${exchange.method} ${exchange.url.pathname} HTTP/1.1`,
+    `Host: ${exchange.url.host}`,
+    ...Object.entries(exchange.headers).map(([name, value]) => `${name}: ${value}`),
+    ...(exchange.body === undefined
+      ? []
+      : [`Content-Length: ${new TextEncoder().encode(body).length}`]),
+    "Connection: close",
+  ];
+  const conn = await Deno.connect({
+    hostname: exchange.url.hostname,
+    port: Number(exchange.url.port),
+  });
+  await conn.write(new TextEncoder().encode(`${head.join("\r\n")}\r\n\r\n${body}`));
+  const bytes = new Uint8Array(await new Response(conn.readable).arrayBuffer());
+  let end = 0;
+  while (
+    !(bytes[end] === 13 && bytes[end + 1] === 10 && bytes[end + 2] === 13 && bytes[end + 3] === 10)
+  ) {
+    if (++end + 3 >= bytes.length) throw new Error(`no end of headers from ${exchange.url}`);
+  }
+  const [status, ...lines] = new TextDecoder().decode(bytes.subarray(0, end)).split("\r\n");
+  return {
+    status: status!,
+    headers: lines.map((line) => {
+      const colon = line.indexOf(":");
+      return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
+    }),
+    body: bytes.subarray(end + 4),
+  };
+}
+
+/** The comparison is only fair when both servers send the same bytes. */
+function _sameBytes(label: string, vestibule: Answer, bare: Answer): void {
+  const shown = (answer: Answer) =>
+    [
+      answer.status,
+      ...answer.headers.map(([name, value]) => `${name}: ${VARYING.has(name) ? "…" : value}`),
+    ].join("\n");
+  const [a, b] = [shown(vestibule), shown(bare)];
+  if (a !== b) throw new Error(`${label}: the bare server's head differs:\n${a}\n---\n${b}`);
+  const same = vestibule.body.length === bare.body.length &&
+    vestibule.body.every((byte, i) => byte === bare.body[i]);
+  if (!same) throw new Error(`${label}: the bare server's body differs`);
+}
+
+function _luaScript(exchange: Exchange): string {
+  const lines = [`wrk.method = "${exchange.method}"`];
+  if (exchange.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(exchange.body)}`);
+  for (const [name, value] of Object.entries(exchange.headers)) {
+    lines.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+async function _wrk(
+  server: ServerProcess,
+  url: URL,
+  script: string,
+  seconds: number,
+  connections: number,
+): Promise<Run> {
+  const cpuBefore = await server.cpuSeconds();
+  const output = await new Deno.Command("taskset", {
+    args: [
+      "-c",
+      String(LOAD_CPU),
+      "wrk",
+      "-t1",
+      `-c${connections}`,
+      `-d${seconds}s`,
+      "--latency",
+      "-s",
+      script,
+      url.href,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const cpu = (await server.cpuSeconds()) - cpuBefore;
+  if (!output.success) throw new Error(`wrk failed: ${new TextDecoder().decode(output.stderr)}`);
+  const text = new TextDecoder().decode(output.stdout);
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
+  return { tool: "wrk", ...parseWrkOutput(text), cpuMicros: (cpu / requests) * 1e6 };
+}
+
+function _median(runs: readonly Run[]): Run {
+  const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function _lines(file: string): Promise<number> {
+  const bytes = await Deno.readFile(file);
+  return bytes.reduce((n, byte) => byte === 10 ? n + 1 : n, 0);
+}
+
+async function _loadAverage(): Promise<string> {
+  try {
+    return (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+  } catch {
+    return "unknown";
+  }
+}
+
+function _mib(kib: number): string {
+  return `${(kib / 1024).toFixed(1)} MiB`;
+}
