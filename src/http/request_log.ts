@@ -1,17 +1,22 @@
 import type { Handler } from "./handler.ts";
 import { isoClock } from "./iso_clock.ts";
 import { pathOf } from "./url_path.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 
 export type LogSink = (line: string) => void;
 
 /** The route of a request no route table matched (unknown Host or path): one shared label. */
 export const UNMATCHED_ROUTE = "other";
 
+/** When a client should try again after the store did not answer: a restart's usual length. */
+const OUTAGE_RETRY_SECONDS = 5;
+
 /**
  * One JSON line per request: `time` (ISO 8601), `level`, request `id` (also the X-Request-Id
  * response header), `method`, `host`, `path` without query (queries may carry codes), `route`
  * (the pattern the path router matched, `other` when none did), `status`, `ms` and `client`
- * (the client address). Unexpected errors become a bare 500 and an error line with the stack
+ * (the client address). A store that does not answer is a 503 with Retry-After. Unexpected
+ * errors become a bare 500 and an error line with the stack
  * and the request id (for the operator; never in a response) but without details of the
  * request body. `observe`, when given, is told each answer's Host, route, status and seconds
  * (the metrics).
@@ -32,6 +37,24 @@ export function withRequestLog(
       response.headers.set("X-Request-Id", id);
       return response;
     } catch (error) {
+      if (error instanceof StoreUnavailableError) {
+        // The operator's outage, not a defect: the client is told to come back (RFC 9110 15.6.4).
+        status = 503;
+        logEvent(log, {
+          level: "error",
+          message: "store unavailable",
+          id,
+          ...describeError(error),
+        });
+        return new Response("The service is briefly unavailable; try again shortly.\n", {
+          status,
+          headers: {
+            "Content-Type": "text/plain; charset=utf-8",
+            "Retry-After": String(OUTAGE_RETRY_SECONDS),
+            "X-Request-Id": id,
+          },
+        });
+      }
       logEvent(log, { level: "error", message: "unhandled", id, ...describeError(error) });
       return new Response("Internal server error\n", {
         status: 500,

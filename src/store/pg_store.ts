@@ -13,14 +13,15 @@
 import postgres from "postgres";
 import { decodeValue, encodeValue } from "./backup.ts";
 import { decodeKey, encodeKey, prefixRange } from "./key_codec.ts";
-import type {
-  AtomicCheck,
-  Entry,
-  Key,
-  Mutation,
-  SetOptions,
-  Store,
-  StoredRecord,
+import {
+  type AtomicCheck,
+  type Entry,
+  type Key,
+  type Mutation,
+  type SetOptions,
+  type Store,
+  type StoredRecord,
+  StoreUnavailableError,
 } from "./store.ts";
 
 export interface PgStoreOptions {
@@ -124,7 +125,19 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     return row!.ok;
   };
 
-  return {
+  const unavailable = (error: unknown) =>
+    _isOutage(error)
+      ? new StoreUnavailableError(_describeError(error, options.password ?? null, options.url))
+      : error;
+  const guarded =
+    <A extends unknown[], R>(op: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+      try {
+        return await op(...args);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    };
+  const store: Store = {
     async get<T>(key: Key): Promise<Entry<T> | null> {
       const [row] = await sql<{ value: string; version: string }[]>`
         SELECT value, version FROM vestibule_records
@@ -183,6 +196,33 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
       await sql.end({ timeout: 5 });
     },
   };
+  return {
+    get: <T>(key: Key) => guarded(store.get<T>)(key),
+    set: guarded(store.set),
+    delete: guarded(store.delete),
+    commit: guarded(store.commit),
+    async *list<T>(prefix: Key, options?: { readonly limit?: number }) {
+      try {
+        yield* store.list<T>(prefix, options);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+    snapshot: guarded(store.snapshot),
+    close: store.close,
+  };
+}
+
+/**
+ * Errors of the connection rather than the request: the client's own (refused, reset, closed,
+ * timed out, host not found) and SQLSTATE classes 08 (connection), 28 (authorization), 53300
+ * (too many connections) and 57P01-57P03 (the server shutting down or starting).
+ */
+function _isOutage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return /^(E(CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|PIPE|HOSTUNREACH|NETUNREACH)|CONNECTION_|CONNECT_TIMEOUT)/
+    .test(code) || /^(08|28)/.test(code) || ["53300", "57P01", "57P02", "57P03"].includes(code);
 }
 
 function _json(key: Key, value: unknown): string {

@@ -45,6 +45,15 @@ export class StoreBusyError extends Error {
   override name = "StoreBusyError";
 }
 
+/**
+ * The database does not answer: unreachable, refusing the login, shutting down. A request that
+ * meets it is a 503 with Retry-After (http/request_log.ts), never a 500: it is the operator's
+ * outage, and the client should come back.
+ */
+export class StoreUnavailableError extends Error {
+  override name = "StoreUnavailableError";
+}
+
 export interface Store {
   get<T>(key: Key): Promise<Entry<T> | null>;
   set(key: Key, value: unknown, options?: SetOptions): Promise<void>;

@@ -59,13 +59,15 @@ Deno.test("deno task start on PostgreSQL", async (t) => {
               ready: false,
               reason: "the store does not answer",
             }]);
-            // A request that needs the store fails cleanly: no stack trace, no password.
+            // A request that needs the store is told to come back: a 503 with Retry-After, no
+            // stack trace, no password.
             const refused = await fetch(`${origins.VESTIBULE_AUTH_URL}/api/auth/oauth2/register`, {
               method: "POST",
               headers: { "Content-Type": "application/json" },
               body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"] }),
             });
             const text = await refused.text();
+            assert.deepEqual([refused.status, refused.headers.get("Retry-After")], [503, "5"]);
             assert.doesNotMatch(text, /at .*\.ts:|Error:|password/);
           } finally {
             await cluster.superuser(`ALTER ROLE ${cluster.user} LOGIN;`);
