@@ -7,7 +7,7 @@
 import * as v from "valibot";
 import { type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
 import type { Scope } from "../../oauth/scopes.ts";
-import type { AtomicCheck, Key, Mutation } from "../../store/store.ts";
+import type { AtomicCheck, Mutation } from "../../store/store.ts";
 import type { NewAuditEntry } from "../../workspace/audit.ts";
 import type { WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { GateAction } from "../../workspace/gate_actions.ts";
@@ -104,31 +104,6 @@ export async function auditCall(
   await services.audit.append(_callEntry(auth, tool, summary));
 }
 
-/**
- * A direct write of one record: `change` makes the new value from the current one (null when
- * absent), or throws a ToolError; the value and its audit entry are committed only if the
- * record is still the one read, else it is read again. So two calls at once (on one replica or
- * two) each apply to what the other left, and no change is lost.
- */
-export async function updateAudited<T, R>(
-  services: WorkspaceServices,
-  auth: WorkspaceAuth,
-  tool: string,
-  key: Key,
-  change: (current: T | null) => { value: T; summary: string; result: R },
-): Promise<R> {
-  const { store } = services.workspace;
-  for (;;) {
-    const entry = await store.get<T>(key);
-    const { value, summary, result } = change(entry?.value ?? null);
-    const ok = await store.commit([{ key, version: entry?.version ?? null }], [
-      { type: "set", key, value },
-      services.audit.entry(_callEntry(auth, tool, summary)),
-    ]);
-    if (ok) return result;
-  }
-}
-
 function _callEntry(auth: WorkspaceAuth, tool: string, summary: string): NewAuditEntry {
   return {
     businessId: auth.businessId,
@@ -148,8 +123,13 @@ export interface DirectWrite<R> {
   readonly mutations: readonly Mutation[];
   /** The audit entry's summary; null for a call that writes no record (a simulation). */
   readonly summary: string | null;
-  /** Its event (README "Integrating with your systems"); `data` beside the caller's fields. */
-  readonly event: { readonly type: string; readonly data: Readonly<Record<string, unknown>> };
+  /**
+   * Its event (README "Integrating with your systems"), `data` beside the caller's fields; null
+   * for a change of the caller's own (their notification settings), which no business system acts on.
+   */
+  readonly event:
+    | { readonly type: string; readonly data: Readonly<Record<string, unknown>> }
+    | null;
   readonly result: R;
 }
 
@@ -166,17 +146,19 @@ export async function commitCall<R>(
 ): Promise<R> {
   for (;;) {
     const write = await plan();
-    const events = await services.events.record(auth.businessId, [{
-      type: write.event.type,
-      data: {
-        businessId: auth.businessId,
-        accountId: auth.accountId,
-        clientId: auth.clientId,
-        clientName: auth.clientName,
-        tool,
-        ...write.event.data,
-      },
-    }]);
+    const events = write.event === null
+      ? { checks: [], mutations: [] }
+      : await services.events.record(auth.businessId, [{
+        type: write.event.type,
+        data: {
+          businessId: auth.businessId,
+          accountId: auth.accountId,
+          clientId: auth.clientId,
+          clientName: auth.clientName,
+          tool,
+          ...write.event.data,
+        },
+      }]);
     const audit = write.summary === null
       ? []
       : [services.audit.entry(_callEntry(auth, tool, write.summary))];
@@ -185,7 +167,7 @@ export async function commitCall<R>(
       [...write.mutations, ...audit, ...events.mutations],
     );
     if (committed) {
-      services.events.dispatch();
+      if (write.event !== null) services.events.dispatch();
       return write.result;
     }
   }

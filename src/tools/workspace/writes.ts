@@ -9,7 +9,6 @@ import {
   type Automation,
   AutomationSchema,
   ConversationSchema,
-  type NotificationSettings,
   NotificationSettingsSchema,
   PackSchema,
   SettingValueSchema,
@@ -17,7 +16,7 @@ import {
 } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS } from "../../workspace/workspace.ts";
-import { auditCall, commitCall, GateViewSchema, scopedTool, updateAudited } from "./scoped_tool.ts";
+import { auditCall, commitCall, GateViewSchema, scopedTool } from "./scoped_tool.ts";
 
 const Id = (what: string) =>
   v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
@@ -181,26 +180,24 @@ export function writeTools(services: WorkspaceServices) {
       output: NotificationSettingsSchema,
       annotations: OVERWRITES,
       handler: (args, { auth }) =>
-        updateAudited(
-          services,
-          auth,
-          "update_notification_settings",
-          workspace.notificationSettings.key(auth.businessId, auth.accountId),
-          (stored: NotificationSettings | null) => {
-            const current = stored ?? DEFAULT_NOTIFICATION_SETTINGS;
-            const settings = {
-              approvalEmails: args.approvalEmails ?? current.approvalEmails,
-              chatAccount: args.chatAccount === undefined ? current.chatAccount : args.chatAccount,
-            };
-            return {
-              value: settings,
-              summary: `Approval e-mails ${settings.approvalEmails ? "on" : "off"}; chat account ${
-                settings.chatAccount ?? "none"
-              }`,
-              result: settings,
-            };
-          },
-        ),
+        commitCall(services, auth, "update_notification_settings", async () => {
+          const key = workspace.notificationSettings.key(auth.businessId, auth.accountId);
+          const stored = await workspace.notificationSettings.get(auth.businessId, auth.accountId);
+          const current = stored?.value ?? DEFAULT_NOTIFICATION_SETTINGS;
+          const settings = {
+            approvalEmails: args.approvalEmails ?? current.approvalEmails,
+            chatAccount: args.chatAccount === undefined ? current.chatAccount : args.chatAccount,
+          };
+          return {
+            checks: [{ key, version: stored?.version ?? null }],
+            mutations: [{ type: "set", key, value: settings }],
+            summary: `Approval e-mails ${settings.approvalEmails ? "on" : "off"}; chat account ${
+              settings.chatAccount ?? "none"
+            }`,
+            event: null,
+            result: settings,
+          };
+        }),
     }),
     scopedTool({
       name: "send_test_notification",
