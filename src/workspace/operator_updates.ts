@@ -9,7 +9,7 @@
 import * as v from "valibot";
 import type { Accounts } from "../accounts/model.ts";
 import type { AtomicCheck, Key, Mutation, Store } from "../store/store.ts";
-import type { AuditLog } from "./audit.ts";
+import type { AuditLog, NewAuditEntry } from "./audit.ts";
 import {
   type Connection,
   type Invoice,
@@ -207,6 +207,22 @@ const _notFound = (message: string): Refusal => ({
   error: "not_found",
   message,
 });
+/** An audit entry of the business's systems (actor `operator`; no account, no client). */
+const _operatorEntry = (
+  businessId: string,
+  action: string,
+  summary: string,
+  gateId: string | null,
+): NewAuditEntry => ({
+  businessId,
+  accountId: null,
+  actor: "operator",
+  clientId: null,
+  action,
+  summary,
+  gateId,
+});
+
 const _money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdates {
@@ -292,15 +308,12 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
             checks: [{ key: entry.key, version: entry.version }],
             mutations: [
               { type: "set", key: entry.key, value: next },
-              audit.entry({
+              audit.entry(_operatorEntry(
                 businessId,
-                accountId: null,
-                actor: "operator",
-                clientId: null,
-                action: "updateWorkflowRun",
-                summary: `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`,
-                gateId: run.gateId,
-              }),
+                "updateWorkflowRun",
+                `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`,
+                run.gateId,
+              )),
             ],
           },
         };
@@ -330,16 +343,13 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
             checks: [{ key: entry.key, version: entry.version }],
             mutations: [
               { type: "set", key: entry.key, value: next },
-              audit.entry({
+              audit.entry(_operatorEntry(
                 businessId,
-                accountId: null,
-                actor: "operator",
-                clientId: null,
-                action: "updateConnection",
-                summary: `Connection ${connectionId} (${connection.service}, ${connection.label}` +
+                "updateConnection",
+                `Connection ${connectionId} (${connection.service}, ${connection.label}` +
                   `${relabelled}): ${connection.status} → ${next.status}`,
-                gateId: null,
-              }),
+                null,
+              )),
             ],
           },
         };
@@ -394,16 +404,13 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
         const counts = `${catalogue.workflows.length} workflows, ${catalogue.triggers.length} ` +
           `triggers, ${catalogue.packs.length} packs, ${catalogue.billing.invoices.length} ` +
           `invoices, plan ${catalogue.billing.subscription.plan}`;
-        mutations.push(audit.entry({
+        mutations.push(audit.entry(_operatorEntry(
           businessId,
-          accountId: null,
-          actor: "operator",
-          clientId: null,
-          action: "replaceCatalogue",
-          summary: `Replaced the catalogue: ${counts}` +
+          "replaceCatalogue",
+          `Replaced the catalogue: ${counts}` +
             (removed === 0 ? "" : ` (${removed} records no longer listed removed)`),
-          gateId: null,
-        }));
+          null,
+        )));
         if (mutations.length > MAX_COMMIT_WRITES) {
           return {
             ok: false,
