@@ -4,28 +4,11 @@
 import assert from "node:assert/strict";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../src/store/schema.ts";
-import { copyProject, originsEnv, taskFlags, whileServing } from "./main_process.ts";
+import { adminProcess, copyProject, originsEnv, whileServing } from "./main_process.ts";
 
 Deno.test("admin export while the server runs, import into a new store: the same JWKS; admin refuses a newer store", async () => {
   const dir = await copyProject();
-  const flags = await taskFlags("admin", "src/admin/cli.ts");
-  const admin = async (env: Record<string, string>, args: string[], input = "") => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, "src/admin/cli.ts", ...args],
-      cwd: dir,
-      env: { NO_COLOR: "1", ...env },
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(input));
-    await writer.close();
-    const output = await child.output();
-    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-    return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
-  };
+  const admin = await adminProcess(dir);
   const origins = originsEnv();
   const jwks = () => fetch(`${origins.VESTIBULE_AUTH_URL}/api/auth/jwks`).then((r) => r.json());
   try {

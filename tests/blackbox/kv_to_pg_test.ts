@@ -10,7 +10,7 @@ import type { StoredRecord } from "../../src/store/store.ts";
 import { adminRunner } from "../admin/admin_runner.ts";
 import { startPgCluster } from "../store/pg_cluster.ts";
 import { manualClock } from "../store/store_contract.ts";
-import { copyProject, taskFlags } from "./main_process.ts";
+import { adminProcess, copyProject } from "./main_process.ts";
 import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";
 import {
   exchange,
@@ -24,24 +24,7 @@ import {
 Deno.test("a KV deployment moves to PostgreSQL with admin export and import, nothing lost", async () => {
   const cluster = await startPgCluster();
   const dir = await copyProject();
-  const flags = await taskFlags("admin", "src/admin/cli.ts");
-  const admin = async (env: Record<string, string>, args: string[], input = "") => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, "src/admin/cli.ts", ...args],
-      cwd: dir,
-      env: { NO_COLOR: "1", ...env },
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(input));
-    await writer.close();
-    const output = await child.output();
-    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-    return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
-  };
+  const admin = await adminProcess(dir);
   // The import sets each record's expiry again from its own clock: a millisecond or so later.
   const sameRecords = (actual: StoredRecord[], expected: StoredRecord[]) => {
     const strip = (records: StoredRecord[]) =>

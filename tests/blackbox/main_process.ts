@@ -129,3 +129,28 @@ export async function whileServing<T>(
     assert.equal((await child.status).code, 0, await stderr);
   }
 }
+
+/**
+ * `deno task admin` in `dir` as its own process with the admin task's permissions: runs one
+ * command with `env` alone, `input` on standard input, and returns its exit code and output.
+ */
+export async function adminProcess(dir: string) {
+  const flags = await taskFlags("admin", "src/admin/cli.ts");
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return async (env: Record<string, string>, args: string[], input = "") => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, "src/admin/cli.ts", ...args],
+      cwd: dir,
+      env: { NO_COLOR: "1", ...env },
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+    const output = await child.output();
+    return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+  };
+}
