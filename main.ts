@@ -41,7 +41,7 @@ async function main(): Promise<number> {
     console.error(`vestibule: configuration error: ${error.message}`);
     return 2;
   }
-  // One write per event-loop turn rather than per line, flushed before any exit.
+  // One write per 50 ms or 64 KiB rather than per line, flushed before any exit.
   const stdoutLog = createBufferedLog(Deno.stdout);
   flushBeforeExit(stdoutLog);
   const log = stdoutLog.log;
