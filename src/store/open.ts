@@ -1,7 +1,6 @@
 /** The store VESTIBULE_DATA names: a Deno KV file or `:memory:`, or a PostgreSQL database. */
 import type { Config } from "../config.ts";
 import { openKvStore } from "./kv_store.ts";
-import { openPgStore, PgStoreError } from "./pg_store.ts";
 import type { Store } from "./store.ts";
 
 /**
@@ -10,6 +9,9 @@ import type { Store } from "./store.ts";
  */
 export async function openStore(config: Config): Promise<Store> {
   if (config.postgres === null) return await openKvStore(config.dataPath);
+  // Loaded only here: the PostgreSQL client and the Node modules under it hold about 15 MiB
+  // that a KV-backed server would carry for nothing (bench as-run, idle RSS).
+  const { openPgStore, PgStoreError } = await import("./pg_store.ts");
   const { url, passwordFile, poolSize } = config.postgres;
   let password = null;
   if (passwordFile !== null) {
