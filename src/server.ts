@@ -51,8 +51,9 @@ type ServeOnConnection = (
 
 /**
  * The methods whose requests the engine gives no body (`request.body` is null). Asked of the
- * method because reading `request.body` turns the body the engine already holds into a stream,
- * and reading it back through the stream cost about 2 µs of a small MCP request (Deno 2.9.6).
+ * method because reading `request.body` turns the body the engine already holds into a stream
+ * that the handler then reads back; without that detour a small MCP request takes 0.86–0.92× the
+ * CPU (Deno 2.9.6).
  */
 const BODILESS_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "CONNECT"]);
 

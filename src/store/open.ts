@@ -9,8 +9,8 @@ import type { Store } from "./store.ts";
  */
 export async function openStore(config: Config): Promise<Store> {
   if (config.postgres === null) return await openKvStore(config.dataPath);
-  // Loaded only here: the PostgreSQL client and the Node modules under it hold about 15 MiB
-  // that a KV-backed server would carry for nothing (bench as-run, idle RSS).
+  // Loaded only here: a KV-backed server has no use for the PostgreSQL client (15 MiB resident
+  // in a bare process; about 1.7 MiB of Vestibule's idle RSS, which shares most of its modules).
   const { openPgStore, PgStoreError } = await import("./pg_store.ts");
   const { url, passwordFile, poolSize } = config.postgres;
   let password = null;
