@@ -6,7 +6,7 @@
 // node:http is built on: the same parser and the same cost per request as Deno.serve.
 import type { Config } from "./config.ts";
 import { clientAddress } from "./http/client_address.ts";
-import { type Closable, ConnectionPool } from "./http/connection_pool.ts";
+import { ConnectionPool, PooledConnection } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";
 import { logEvent, type LogSink } from "./http/request_log.ts";
 
@@ -106,6 +106,12 @@ export function serve(
       // aborting here could cut the answer's last bytes.
       if (--connection.inFlight === 0 && !stopping) pool.idle(connection);
     };
+    const send = (response: Response) => stopping ? _closingConnection(response) : response;
+    // Runs before the engine has the answer, so before `answered`.
+    const sendRead = (response: Response) => {
+      pool.busy(connection);
+      return send(response);
+    };
     const { finished } = serveOnConnection(
       conn,
       connection.signal,
@@ -113,13 +119,12 @@ export function serve(
         connection.inFlight++;
         info.completed.then(answered, answered);
         const answer = handler(request, new _LazyContext(request, peer, config.trustProxy));
-        if (BODILESS_METHODS.has(request.method)) pool.busy(connection);
-        else {
-          pool.reading(connection);
-          // Registered before the engine sees the answer, so it runs before `answered`.
-          answer.then(() => connection.inFlight > 0 && pool.busy(connection), () => {});
+        if (BODILESS_METHODS.has(request.method)) {
+          pool.busy(connection);
+          return answer.then(send);
         }
-        return answer.then((response) => stopping ? _closingConnection(response) : response);
+        pool.reading(connection);
+        return answer.then(sendRead);
       },
       onError,
       () => {},
@@ -176,14 +181,14 @@ function _closingConnection(response: Response): Response {
 }
 
 /** One accepted connection: closing it aborts the engine's work on it. */
-class _Connection implements Closable {
+class _Connection extends PooledConnection {
   readonly #abort = new AbortController();
   readonly signal = this.#abort.signal;
   /** Requests whose answer is not sent yet (one at a time on HTTP/1.1). */
   inFlight = 0;
   /** The engine is done with it (the peer closed, or it was aborted). */
   done = false;
-  close(): void {
+  override close(): void {
     if (!this.done) this.#abort.abort();
   }
 }

