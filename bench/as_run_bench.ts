@@ -280,6 +280,10 @@ export default {
         vestibule: await servers.vestibule.peakRssKib(),
         bare: await servers.bare!.peakRssKib(),
       };
+      const resident = {
+        vestibule: await servers.vestibule.residentKib(),
+        bare: await servers.bare!.residentKib(),
+      };
       const logged = requestLog ? await _lines(logFile) : NaN;
       console.log(
         `load: wrk on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}, ${connections} connections, ` +
@@ -313,6 +317,13 @@ export default {
         }, bare ${_mib(idle.bare)}; start to first 200: vestibule ${
           servers.vestibule.startMs.toFixed(0)
         } ms, bare ${servers.bare!.startMs.toFixed(0)} ms`,
+      );
+      console.log(
+        `resident after the load: vestibule ${_mib(resident.vestibule.anonymous)} allocated and ${
+          _mib(resident.vestibule.files)
+        } of mapped files (the deno executable's pages), bare ${
+          _mib(resident.bare.anonymous)
+        } and ${_mib(resident.bare.files)}`,
       );
     } finally {
       for (const server of Object.values(servers)) await server.stop();

@@ -12,6 +12,12 @@ export interface ServerProcess {
   /** Peak resident memory so far (VmHWM from /proc), in KiB; NaN where /proc is absent. */
   peakRssKib(): Promise<number>;
   /**
+   * Resident memory now, split (RssAnon and RssFile from /proc), in KiB: what the process
+   * allocated, and the pages of files it maps, most of them the `deno` executable's own code,
+   * which the kernel may drop and read again.
+   */
+  residentKib(): Promise<{ readonly anonymous: number; readonly files: number }>;
+  /**
    * CPU time the process has used so far (user + system, from /proc), in seconds; NaN where
    * /proc is absent. Per request, it barely moves when other work shares the machine.
    */
@@ -83,6 +89,9 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
     startMs,
     rssKib: () => status("VmRSS"),
     peakRssKib: () => status("VmHWM"),
+    async residentKib() {
+      return { anonymous: await status("RssAnon"), files: await status("RssFile") };
+    },
     async cpuSeconds() {
       try {
         const stat = await Deno.readTextFile(`/proc/${child.pid}/stat`);
