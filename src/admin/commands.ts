@@ -442,7 +442,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
   "list-outbox": _command({
     usage: "list-outbox [--state pending|sending|sent|failed] [--kind mail|webhook]",
     summary:
-      "Mail and events waiting to be sent or that failed (sent ones too with --state sent, kept 7 days): recipient and subject, or event type and business, never a link or a payload. An event's id is its webhook-id.",
+      "Mail and events waiting to be sent or that failed, oldest first (sent ones too with --state sent, kept 7 days): recipient and subject, or event type and business, never a link or a payload. An event's id is its webhook-id.",
     options: v.strictObject({
       state: v.optional(
         v.picklist(

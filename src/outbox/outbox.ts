@@ -106,7 +106,10 @@ export interface Outbox {
    */
   recordInQueue(queue: string, options: readonly RecordOptions[]): Promise<QueuedRecording>;
   get(id: string): Promise<Delivery | null>;
-  /** Deliveries in creation order, optionally only those in the given states. */
+  /**
+   * Deliveries oldest first, a queue's in its order (ids alone do not tell apart two made in
+   * one millisecond), optionally only those in the given states.
+   */
   list(states?: readonly DeliveryState[]): Promise<Delivery[]>;
   /**
    * Claims a delivery that is due (pending and its time has come, or sending with a lapsed
@@ -262,7 +265,7 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       for await (const entry of store.list<Delivery>(PREFIX)) {
         if (!states || states.includes(entry.value.state)) deliveries.push(entry.value);
       }
-      return deliveries;
+      return deliveries.sort(_byCreation);
     },
 
     async claim(id) {
@@ -333,4 +336,12 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       return earliest;
     },
   };
+}
+
+/** Oldest first; within one millisecond, each queue's deliveries by their place in it. */
+function _byCreation(a: Delivery, b: Delivery): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt - b.createdAt;
+  const [queueA, queueB] = [a.queue?.name ?? "", b.queue?.name ?? ""];
+  if (queueA !== queueB) return queueA < queueB ? -1 : 1;
+  return (a.queue?.sequence ?? 0) - (b.queue?.sequence ?? 0) || (a.id < b.id ? -1 : 1);
 }

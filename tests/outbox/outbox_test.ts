@@ -146,6 +146,16 @@ Deno.test("a queue's deliveries are claimed one after another, in the order reco
   assert.ok(await f.outbox.claim(third!.id));
 });
 
+Deno.test("the listing is oldest first, a queue's deliveries in its order within one millisecond", async () => {
+  using f = await fixture();
+  const labels = ["e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8"];
+  for (const label of labels) await queued(f, "b1", label);
+  f.clock.advance(1);
+  const later = await f.add();
+  const listed = await f.outbox.list();
+  assert.deepEqual(listed.map((d) => d.label), [...labels, later.label]);
+});
+
 Deno.test("two recordings racing on one queue: the second commit fails and takes the next place", async () => {
   using f = await fixture();
   const a = await f.outbox.recordInQueue("b1", [{ kind: "webhook", payload: {}, label: "a" }]);
