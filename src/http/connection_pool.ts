@@ -20,12 +20,13 @@ export interface ConnectionLimits {
  * request less on /health and 0.9–1.2 µs on MCP tools/list, paired runs).
  */
 export abstract class PooledConnection {
-  /** Written by the pool only. */
-  poolState: "waiting" | "reading" | "busy" | "closed" = "waiting";
+  /** Written by the pool only; `outside` until admitted and once released. */
+  poolState: "outside" | "waiting" | "reading" | "busy" = "outside";
   /** When the state's deadline falls (waiting, reading). */
   poolDeadline = 0;
-  /** The order in which connections started waiting: the lowest has waited longest. */
-  poolWaitingTurn = 0;
+  /** The waiting connections, in the order they started waiting (a list through them). */
+  poolPrevious: PooledConnection | null = null;
+  poolNext: PooledConnection | null = null;
   /** Closes the connection; the pool has already forgotten it. */
   abstract close(): void;
 }
@@ -35,14 +36,17 @@ export abstract class PooledConnection {
  * request with a body whose handler has not answered yet), or busy (an answer going out).
  * Waiting and reading ones are closed at their deadline by `sweep`; waiting ones, oldest first,
  * also make room when the cap is reached or descriptors run out. Busy ones are never closed
- * from here. The rare operations (the cap, a sweep at most once a second, shutdown) walk every
- * open connection; a request only writes fields of its own connection.
+ * from here. A change of state writes fields of its own connection only, and making room
+ * takes the head of the waiting list, so a flood of new connections at the cap costs the
+ * same for each; only the sweep, at most once a second, walks every open connection.
  */
 export class ConnectionPool<C extends PooledConnection> {
   readonly #limits: ConnectionLimits;
   readonly #now: () => number;
   readonly #open = new Set<C>();
-  #turns = 0;
+  /** The connection that has waited longest, and the one that started waiting last. */
+  #oldest: C | null = null;
+  #newest: C | null = null;
 
   constructor(limits: ConnectionLimits, now: () => number) {
     this.#limits = limits;
@@ -63,38 +67,35 @@ export class ConnectionPool<C extends PooledConnection> {
 
   /** A request with a body is in: the body must follow, and the handler answer, in time. */
   reading(connection: C): void {
-    if (connection.poolState === "closed") return;
+    if (connection.poolState === "outside") return;
+    this.#stopWaiting(connection);
     connection.poolState = "reading";
     connection.poolDeadline = this.#now() + this.#limits.readTimeoutMs;
   }
 
   /** The request is in and its answer is going out, without deadline. */
   busy(connection: C): void {
-    if (connection.poolState !== "closed") connection.poolState = "busy";
+    if (connection.poolState === "outside") return;
+    this.#stopWaiting(connection);
+    connection.poolState = "busy";
   }
 
   /** Keep-alive between requests. */
   idle(connection: C): void {
-    if (connection.poolState !== "closed") this.#wait(connection, this.#limits.idleTimeoutMs);
+    if (connection.poolState !== "outside") this.#wait(connection, this.#limits.idleTimeoutMs);
   }
 
   /** The connection is closed; forgetting it twice is harmless. */
   release(connection: C): void {
-    connection.poolState = "closed";
+    this.#stopWaiting(connection);
+    connection.poolState = "outside";
     this.#open.delete(connection);
   }
 
   /** Closes the connection that has waited longest; false when none is waiting. */
   closeOldestWaiting(): boolean {
-    let oldest: C | undefined;
-    for (const connection of this.#open) {
-      if (
-        connection.poolState === "waiting" &&
-        (oldest === undefined || connection.poolWaitingTurn < oldest.poolWaitingTurn)
-      ) oldest = connection;
-    }
-    if (oldest === undefined) return false;
-    this.#close(oldest);
+    if (this.#oldest === null) return false;
+    this.#close(this.#oldest);
     return true;
   }
 
@@ -110,9 +111,7 @@ export class ConnectionPool<C extends PooledConnection> {
 
   /** Shutdown: closes every waiting connection; the others finish their request first. */
   closeWaiting(): void {
-    for (const connection of this.#open) {
-      if (connection.poolState === "waiting") this.#close(connection);
-    }
+    while (this.closeOldestWaiting());
   }
 
   /** Shutdown, once the grace period is over: closes every connection, in flight or not. */
@@ -120,10 +119,26 @@ export class ConnectionPool<C extends PooledConnection> {
     for (const connection of this.#open) this.#close(connection);
   }
 
+  /** Into the waiting state, at the end of the waiting list. */
   #wait(connection: C, timeoutMs: number): void {
+    this.#stopWaiting(connection);
     connection.poolState = "waiting";
     connection.poolDeadline = this.#now() + timeoutMs;
-    connection.poolWaitingTurn = ++this.#turns;
+    connection.poolPrevious = this.#newest;
+    if (this.#newest === null) this.#oldest = connection;
+    else this.#newest.poolNext = connection;
+    this.#newest = connection;
+  }
+
+  /** Out of the waiting list, if it is there. */
+  #stopWaiting(connection: C): void {
+    if (connection.poolState !== "waiting") return;
+    const { poolPrevious: previous, poolNext: next } = connection;
+    if (previous === null) this.#oldest = next as C | null;
+    else previous.poolNext = next;
+    if (next === null) this.#newest = previous as C | null;
+    else next.poolPrevious = previous;
+    connection.poolPrevious = connection.poolNext = null;
   }
 
   #close(connection: C): void {

@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import fc from "npm:fast-check@^4.10.2";
+import { fuzzRuns } from "../fuzz/fuzz_support.ts";
 import { ConnectionPool, PooledConnection } from "../../src/http/connection_pool.ts";
 
 class FakeConnection extends PooledConnection {
@@ -114,3 +116,113 @@ Deno.test("a connection released while its answer goes out is not brought back b
   assert.deepEqual(closed(a, b), ["b"]);
   assert.equal(pool.size, 1);
 });
+
+/**
+ * The pool against a plain model of its rules (connections in arrays and maps, in the order
+ * they started waiting), over random runs of every operation: the same admissions, the same
+ * connections closed, in the same order.
+ */
+Deno.test("the pool follows the model of its rules over random runs", () => {
+  const operation = fc.oneof(
+    fc.constant({ op: "open" as const, target: 0 }),
+    fc.record({
+      op: fc.constantFrom("reading", "busy", "idle", "release"),
+      target: fc.nat(),
+    }),
+    fc.constant({ op: "closeOldestWaiting" as const, target: 0 }),
+    fc.record({ op: fc.constant("advance" as const), target: fc.integer({ min: 1, max: 12_000 }) }),
+    fc.constant({ op: "sweep" as const, target: 0 }),
+  );
+  fc.assert(
+    fc.property(fc.array(operation, { minLength: 20, maxLength: 60 }), (operations) => {
+      const { pool, open, advance, now } = setup(4);
+      const model = new PoolModel(4, now);
+      const connections: FakeConnection[] = [];
+      const closedOrder: string[] = [];
+      for (const { op, target } of operations) {
+        const connection = connections[target % Math.max(connections.length, 1)];
+        if (op === "open") {
+          const name = String(connections.length);
+          const opened = open(name);
+          const original = opened.connection.close.bind(opened.connection);
+          opened.connection.close = () => {
+            closedOrder.push(name);
+            original();
+          };
+          connections.push(opened.connection);
+          assert.equal(opened.admitted, model.admit(name));
+        } else if (op === "advance") advance(target);
+        else if (op === "sweep") {
+          pool.sweep();
+          model.sweep();
+        } else if (op === "closeOldestWaiting") {
+          assert.equal(pool.closeOldestWaiting(), model.closeOldestWaiting());
+        } else if (connection) {
+          pool[op](connection);
+          model[op](connection.name);
+        }
+        assert.deepEqual(closedOrder, model.closed);
+        assert.equal(pool.size, model.open.size);
+      }
+    }),
+    fuzzRuns(300),
+  );
+});
+
+/** The rules, written the plain way: the waiting ones in an array, oldest first. */
+class PoolModel {
+  readonly open = new Set<string>();
+  readonly closed: string[] = [];
+  readonly #state = new Map<string, "waiting" | "reading" | "busy">();
+  readonly #deadline = new Map<string, number>();
+  #waiting: string[] = [];
+  constructor(readonly cap: number, readonly now: () => number) {}
+  admit(name: string): boolean {
+    if (this.open.size >= this.cap && !this.closeOldestWaiting()) return false;
+    this.open.add(name);
+    this.#wait(name, 10_000);
+    return true;
+  }
+  reading(name: string) {
+    if (!this.open.has(name)) return;
+    this.#leave(name, "reading");
+    this.#deadline.set(name, this.now() + 10_000);
+  }
+  busy(name: string) {
+    if (this.open.has(name)) this.#leave(name, "busy");
+  }
+  idle(name: string) {
+    if (this.open.has(name)) this.#wait(name, 5_000);
+  }
+  release(name: string) {
+    if (!this.open.has(name)) return;
+    this.#waiting = this.#waiting.filter((n) => n !== name);
+    this.open.delete(name);
+  }
+  closeOldestWaiting(): boolean {
+    const oldest = this.#waiting[0];
+    if (oldest === undefined) return false;
+    this.#close(oldest);
+    return true;
+  }
+  sweep() {
+    for (const name of [...this.open]) {
+      if (this.#state.get(name) !== "busy" && this.#deadline.get(name)! <= this.now()) {
+        this.#close(name);
+      }
+    }
+  }
+  #wait(name: string, timeoutMs: number) {
+    this.#leave(name, "waiting");
+    this.#waiting.push(name);
+    this.#deadline.set(name, this.now() + timeoutMs);
+  }
+  #leave(name: string, next: "waiting" | "reading" | "busy") {
+    this.#waiting = this.#waiting.filter((n) => n !== name);
+    this.#state.set(name, next);
+  }
+  #close(name: string) {
+    this.release(name);
+    this.closed.push(name);
+  }
+}
