@@ -36,9 +36,9 @@ export abstract class PooledConnection {
  * request with a body whose handler has not answered yet), or busy (an answer going out).
  * Waiting and reading ones are closed at their deadline by `sweep`; waiting ones, oldest first,
  * also make room when the cap is reached or descriptors run out. Busy ones are never closed
- * from here. A change of state writes fields of its own connection only, and making room
- * takes the head of the waiting list, so a flood of new connections at the cap costs the
- * same for each; only the sweep, at most once a second, walks every open connection.
+ * from here. A change of state writes a few fields (the connection's, its neighbours' in the
+ * waiting list), and making room takes the head of that list, so a flood of new connections at
+ * the cap costs the same for each; only the sweep, at most once a second, walks them all.
  */
 export class ConnectionPool<C extends PooledConnection> {
   readonly #limits: ConnectionLimits;
