@@ -129,7 +129,11 @@ Deno.test("the pool follows the model of its rules over random runs", () => {
       op: fc.constantFrom("reading", "busy", "idle", "release"),
       target: fc.nat(),
     }),
-    fc.constant({ op: "closeOldestWaiting" as const, target: 0 }),
+    fc.constantFrom(
+      { op: "closeOldestWaiting" as const, target: 0 },
+      { op: "closeWaiting" as const, target: 0 },
+      { op: "closeAll" as const, target: 0 },
+    ),
     fc.record({ op: fc.constant("advance" as const), target: fc.integer({ min: 1, max: 12_000 }) }),
     fc.constant({ op: "sweep" as const, target: 0 }),
   );
@@ -148,6 +152,8 @@ Deno.test("the pool follows the model of its rules over random runs", () => {
           opened.connection.close = () => {
             closedOrder.push(name);
             original();
+            // As in the server, the connection's end reaches the pool again while it closes.
+            pool.release(opened.connection);
           };
           connections.push(opened.connection);
           assert.equal(opened.admitted, model.admit(name));
@@ -157,6 +163,9 @@ Deno.test("the pool follows the model of its rules over random runs", () => {
           model.sweep();
         } else if (op === "closeOldestWaiting") {
           assert.equal(pool.closeOldestWaiting(), model.closeOldestWaiting());
+        } else if (op === "closeWaiting" || op === "closeAll") {
+          pool[op]();
+          model[op]();
         } else if (connection) {
           pool[op](connection);
           model[op](connection.name);
@@ -204,6 +213,12 @@ class PoolModel {
     if (oldest === undefined) return false;
     this.#close(oldest);
     return true;
+  }
+  closeWaiting() {
+    while (this.closeOldestWaiting());
+  }
+  closeAll() {
+    for (const name of [...this.open]) this.#close(name);
   }
   sweep() {
     for (const name of [...this.open]) {
