@@ -76,21 +76,26 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const startMs = performance.now() - spawned;
-  const status = async (field: string) => {
+  /** The given `/proc/PID/status` fields, in KiB, from one read of the file. */
+  const status = async (...fields: string[]) => {
+    let text = "";
     try {
-      const text = await Deno.readTextFile(`/proc/${child.pid}/status`);
-      return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN);
+      text = await Deno.readTextFile(`/proc/${child.pid}/status`);
     } catch {
-      return NaN;
+      // no /proc: every field is NaN
     }
+    return fields.map((field) =>
+      Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN)
+    );
   };
   return {
     pid: child.pid,
     startMs,
-    rssKib: () => status("VmRSS"),
-    peakRssKib: () => status("VmHWM"),
+    rssKib: async () => (await status("VmRSS"))[0]!,
+    peakRssKib: async () => (await status("VmHWM"))[0]!,
     async residentKib() {
-      return { anonymous: await status("RssAnon"), files: await status("RssFile") };
+      const [anonymous, files] = await status("RssAnon", "RssFile");
+      return { anonymous: anonymous!, files: files! };
     },
     async cpuSeconds() {
       try {
