@@ -2,7 +2,9 @@
  * Verifies access tokens for the resource server ({api_url}) without HTTP: the signing keys
  * and grants live in the shared store.
  */
-import { decodeJwt, errors, jwtVerify } from "jose";
+import { decodeJwt } from "jose/jwt/decode";
+import * as errors from "jose/errors";
+import { jwtVerify } from "jose/jwt/verify";
 import * as v from "valibot";
 import { BoundedMap } from "../bounded_map.ts";
 import type { Store } from "../store/store.ts";

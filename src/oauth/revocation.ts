@@ -3,7 +3,7 @@
  * the authenticated client revokes its whole grant. Unknown tokens are answered 200
  * (§2.2); a token of another client is refused and nothing is revoked.
  */
-import { decodeJwt } from "jose";
+import { decodeJwt } from "jose/jwt/decode";
 import type { Handler } from "../http/handler.ts";
 import type { Store } from "../store/store.ts";
 import { createClientEndpoint, type TokenBudgets } from "./client_endpoint.ts";

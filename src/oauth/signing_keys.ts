@@ -3,15 +3,12 @@
  * A retired key stays published (and usable for verification) until every token it signed
  * has expired, then disappears with its record's expiry.
  */
-import {
-  calculateJwkThumbprint,
-  errors,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  type JWK,
-  type JWTHeaderParameters,
-} from "jose";
+import type { JWK, JWTHeaderParameters } from "jose";
+import * as errors from "jose/errors";
+import { calculateJwkThumbprint } from "jose/jwk/thumbprint";
+import { exportJWK } from "jose/key/export";
+import { generateKeyPair } from "jose/key/generate/keypair";
+import { importJWK } from "jose/key/import";
 import type { Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
 

@@ -2,7 +2,7 @@
  * Signs the JWTs the authorization server issues: access tokens (RFC 9068 profile, ES256)
  * and OpenID Connect id_tokens.
  */
-import { SignJWT } from "jose";
+import { SignJWT } from "jose/jwt/sign";
 import type { Config } from "../config.ts";
 import type { AccessTokenClaims } from "./access_token.ts";
 import { issuerOf, LIFETIMES } from "./issuer.ts";
