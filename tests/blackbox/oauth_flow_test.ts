@@ -231,6 +231,20 @@ Deno.test("authorization code flow", async (t) => {
       assert.equal(location.searchParams.get("code"), null);
     });
 
+    await t.step("state is echoed byte for byte on allow and on deny", async () => {
+      const state = "a b+c/d?e=f&g=%20ü😀";
+      for (const decision of ["allow", "deny"] as const) {
+        const { params } = await authorizeParams(client, { state });
+        const location = await consent(owner, fx, authorizeUrl(fx, params), { decision });
+        const query = new URLSearchParams(location.search);
+        assert.equal(query.get("state"), state, decision);
+        assert.equal(query.getAll("state").length, 1, decision);
+        assert.equal(query.get("iss"), fx.issuer, decision);
+        assert.equal(query.has("code"), decision === "allow");
+        assert.equal(query.get("error"), decision === "deny" ? "access_denied" : null);
+      }
+    });
+
     await t.step("openid: an id_token for the client, echoing the nonce", async () => {
       const { code, verifier } = await obtainCode(owner, fx, client, {
         scope: "openid email app.access",
