@@ -5,12 +5,17 @@ import { Browser, followLink, hiddenField } from "./accounts_browser.ts";
 import {
   authorizeParams,
   authorizeUrl,
+  type OAuthFixture,
   oauthFixture,
   ownerBrowser,
   pkce,
   postForm,
   registerClient,
+  type TestClient,
 } from "./oauth_helpers.ts";
+
+/** A state no client would pick but every client may send: it must come back unchanged. */
+const AWKWARD_STATE = "a b+c/d?e=f&g=%20ü😀";
 
 Deno.test("authorize: errors before the client is known are shown, never redirected", async (t) => {
   const fx = await oauthFixture();
@@ -216,6 +221,27 @@ Deno.test("authorize: errors after validation go back with error, state and iss"
       assert.equal(location.searchParams.get("error"), "consent_required");
       assert.equal(location.searchParams.get("iss"), fx.issuer);
     });
+    await t.step("an account left with no business: access_denied, state and iss", async () => {
+      const accounts = createAccounts(fx.server.store, fx.clock.now);
+      const boss = await accounts.findAccountByEmail("owner@example.com");
+      const [biz] = await accounts.listBusinessesOf(boss!.id);
+      const { accountId } = await accounts.addMember(
+        biz!.business.id,
+        "former@example.com",
+        "member",
+      );
+      const former = await signIn(fx, "former@example.com");
+      await accounts.removeMember(biz!.business.id, accountId);
+      assert.deepEqual(await accounts.listBusinessesOf(accountId), []);
+      const { params } = await authorizeParams(client, { state: AWKWARD_STATE });
+      const answer = await former.get(authorizeUrl(fx, params));
+      assert.equal(answer.status, 302, answer.text);
+      assertErrorRedirect(fx, client, answer.response, {
+        error: "access_denied",
+        description: "The signed-in account has no business",
+        state: AWKWARD_STATE,
+      });
+    });
     await t.step("a private-use scheme redirect gets its code, and the CSP allows it", async () => {
       const native = await registerClient(fx, {
         redirect_uris: ["com.example.app:/oauth2redirect"],
@@ -264,8 +290,8 @@ Deno.test("consent form attacks", async (t) => {
     const client = await registerClient(fx);
     const owner = await ownerBrowser(fx, "owner@example.com", "Acme Bakery");
     const consentUrl = `${fx.auth}/api/auth/oauth2/consent`;
-    const open = async (scope = "app.access members.read") => {
-      const { params } = await authorizeParams(client, { scope });
+    const open = async (scope = "app.access members.read", extra: Record<string, string> = {}) => {
+      const { params } = await authorizeParams(client, { scope, ...extra });
       const page = await owner.get(authorizeUrl(fx, params));
       assert.equal(page.status, 200);
       return { txn: hiddenField(page.text, "txn"), csrf: hiddenField(page.text, "csrf") };
@@ -310,6 +336,39 @@ Deno.test("consent form attacks", async (t) => {
       const answer = await decide({ ...form, business: "someone-elses", decision: "allow" });
       assert.equal(answer.status, 400);
       assert.match(answer.text, /business cannot be changed/);
+    });
+    await t.step("every scope unticked: access_denied, state and iss", async () => {
+      const form = await open("app.access members.read", { state: AWKWARD_STATE });
+      const answer = await decide({ ...form, decision: "allow" }, []);
+      assert.equal(answer.status, 303, answer.text);
+      assertErrorRedirect(fx, client, answer.response, {
+        error: "access_denied",
+        description: "No permission was granted",
+        state: AWKWARD_STATE,
+      });
+    });
+    await t.step("removed from the business before answering: access_denied", async () => {
+      const accounts = createAccounts(fx.server.store, fx.clock.now);
+      const boss = await accounts.findAccountByEmail("owner@example.com");
+      const [biz] = await accounts.listBusinessesOf(boss!.id);
+      const { accountId } = await accounts.addMember(
+        biz!.business.id,
+        "leaver@example.com",
+        "member",
+      );
+      const leaver = await signIn(fx, "leaver@example.com");
+      const { params } = await authorizeParams(client, { state: AWKWARD_STATE });
+      const page = await leaver.get(authorizeUrl(fx, params));
+      assert.match(page.text, /Allow access to Acme Bakery\?/);
+      const fields = { txn: hiddenField(page.text, "txn"), csrf: hiddenField(page.text, "csrf") };
+      await accounts.removeMember(biz!.business.id, accountId);
+      const answer = await decide({ ...fields, decision: "allow" }, ["app.access"], leaver);
+      assert.equal(answer.status, 303, answer.text);
+      assertErrorRedirect(fx, client, answer.response, {
+        error: "access_denied",
+        description: "Not a member of the business",
+        state: AWKWARD_STATE,
+      });
     });
     await t.step("a scope the client did not request is refused", async () => {
       const form = await open("app.access");
@@ -413,4 +472,22 @@ async function signIn(
   await browser.post(`${fx.auth}/sign-in`, { csrf: hiddenField(form.text, "csrf"), email });
   await followLink(browser, (await fx.outbox.read()).at(-1)!.link);
   return browser;
+}
+
+/** An error redirect to the client: `error`, its description, the exact `state`, `iss`, no code. */
+function assertErrorRedirect(
+  fx: OAuthFixture,
+  client: TestClient,
+  response: Response,
+  expected: { error: string; description: string; state: string },
+): void {
+  const location = new URL(response.headers.get("Location")!);
+  assert.equal(location.origin + location.pathname, client.redirectUri);
+  const query = new URLSearchParams(location.search);
+  assert.equal(query.get("error"), expected.error);
+  assert.equal(query.get("error_description"), expected.description);
+  assert.equal(query.get("state"), expected.state);
+  assert.equal(query.getAll("state").length, 1);
+  assert.equal(query.get("iss"), fx.issuer);
+  assert.equal(query.get("code"), null);
 }
