@@ -279,6 +279,32 @@ Deno.test("authorize: errors after validation go back with error, state and iss"
       await preflight.body?.cancel();
       assert.equal(preflight.headers.get("Access-Control-Allow-Origin"), null);
     });
+    await t.step("the consent form, part of that endpoint, never answers CORS either", async () => {
+      const consentUrl = `${fx.auth}/api/auth/oauth2/consent`;
+      for (const origin of ["https://evil.example", fx.auth]) {
+        const { params } = await authorizeParams(client);
+        const page = await owner.get(authorizeUrl(fx, params));
+        const body = new URLSearchParams({
+          txn: hiddenField(page.text, "txn"),
+          csrf: hiddenField(page.text, "csrf"),
+          scope: "app.access",
+          decision: "allow",
+        });
+        const answer = await postForm(owner, consentUrl, body, { Origin: origin });
+        assert.equal(answer.status, 303, answer.text);
+        assert.deepEqual(corsHeaders(answer.response), [], `POST from ${origin}`);
+        const preflight = await fetch(consentUrl, {
+          method: "OPTIONS",
+          headers: {
+            Origin: origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+          },
+        });
+        await preflight.body?.cancel();
+        assert.deepEqual(corsHeaders(preflight), [], `OPTIONS from ${origin}`);
+      }
+    });
   } finally {
     await fx.close();
   }
@@ -490,4 +516,9 @@ function assertErrorRedirect(
   assert.equal(query.getAll("state").length, 1);
   assert.equal(query.get("iss"), fx.issuer);
   assert.equal(query.get("code"), null);
+}
+
+/** The names of an answer's CORS headers (Access-Control-*). */
+function corsHeaders(response: Response): string[] {
+  return [...response.headers.keys()].filter((name) => name.startsWith("access-control-"));
 }

@@ -191,17 +191,22 @@ export async function consent(
   return new URL(answer.response.headers.get("Location")!);
 }
 
-/** Posts a form whose fields may repeat (the consent's `scope`), with the browser's cookies. */
+/**
+ * Posts a form whose fields may repeat (the consent's `scope`), with the browser's cookies and
+ * any further `headers` (an `Origin`).
+ */
 export async function postForm(
   browser: Browser,
   url: string,
   body: URLSearchParams,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; text: string; response: Response }> {
   const response = await fetch(url, {
     method: "POST",
     headers: {
       "Content-Type": "application/x-www-form-urlencoded",
       Cookie: [...browser.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
+      ...headers,
     },
     body: body.toString(),
     redirect: "manual",
