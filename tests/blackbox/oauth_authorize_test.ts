@@ -5,6 +5,7 @@ import { Browser, followLink, hiddenField } from "./accounts_browser.ts";
 import {
   authorizeParams,
   authorizeUrl,
+  AWKWARD_STATE,
   type OAuthFixture,
   oauthFixture,
   ownerBrowser,
@@ -13,9 +14,6 @@ import {
   registerClient,
   type TestClient,
 } from "./oauth_helpers.ts";
-
-/** A state no client would pick but every client may send: it must come back unchanged. */
-const AWKWARD_STATE = "a b+c/d?e=f&g=%20ü😀";
 
 Deno.test("authorize: errors before the client is known are shown, never redirected", async (t) => {
   const fx = await oauthFixture();

@@ -8,6 +8,7 @@ import { Browser, followLink, hiddenField } from "./accounts_browser.ts";
 import {
   authorizeParams,
   authorizeUrl,
+  AWKWARD_STATE,
   consent,
   enabledScopes,
   exchange,
@@ -232,7 +233,7 @@ Deno.test("authorization code flow", async (t) => {
     });
 
     await t.step("state is echoed byte for byte on allow and on deny", async () => {
-      const state = "a b+c/d?e=f&g=%20ü😀";
+      const state = AWKWARD_STATE;
       for (const decision of ["allow", "deny"] as const) {
         const { params } = await authorizeParams(client, { state });
         const location = await consent(owner, fx, authorizeUrl(fx, params), { decision });

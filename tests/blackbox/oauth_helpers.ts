@@ -46,6 +46,9 @@ export async function oauthFixture(
   };
 }
 
+/** A state no client would pick but every client may send: it must come back unchanged. */
+export const AWKWARD_STATE = "a b+c/d?e=f&g=%20ü😀";
+
 /** A browser signed up (and so signed in) as `email`, owning `business`. */
 export async function ownerBrowser(
   fx: OAuthFixture,
