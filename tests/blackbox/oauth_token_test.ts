@@ -7,6 +7,7 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  pkce,
   registerClient,
   type TestClient,
   token,
@@ -33,6 +34,23 @@ Deno.test("token endpoint: authorization_code", async (t) => {
       assert.equal(right.json.error, "invalid_grant");
       assert.match(String(right.json.error_description), /unknown or has expired/);
     });
+    await t.step(
+      "the code_challenge as the verifier is invalid_grant and burns the code",
+      async () => {
+        // S256 only: under "plain" the challenge would be the verifier.
+        const { verifier, challenge } = await pkce();
+        const { code } = await obtainCode(owner, fx, client, { code_challenge: challenge });
+        const plain = await exchange(fx, client, code, challenge);
+        assert.equal(plain.status, 400);
+        assert.deepEqual(plain.json, {
+          error: "invalid_grant",
+          error_description: "code_verifier does not match the code_challenge",
+        });
+        const right = await exchange(fx, client, code, verifier);
+        assert.equal(right.json.error, "invalid_grant");
+        assert.match(String(right.json.error_description), /unknown or has expired/);
+      },
+    );
     await t.step(
       "a missing or malformed verifier is invalid_grant and burns the code",
       async () => {

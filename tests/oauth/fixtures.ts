@@ -76,6 +76,8 @@ export async function oauthCore() {
     clients,
     register,
     code,
+    /** The code_challenge of every code `code` issues (S256 of VERIFIER). */
+    challenge,
     owner,
     memberId: member.accountId,
     business,

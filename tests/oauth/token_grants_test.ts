@@ -80,6 +80,13 @@ Deno.test("exchangeCode: each refusal, whether it burns the code, and when it ad
         admitted: 0,
       },
       {
+        // S256 only: the challenge itself is no verifier, as it would be under "plain".
+        name: "the code_challenge itself as the code_verifier",
+        fields: (code) => exchangeFields(code, { code_verifier: core.challenge }),
+        error: ["invalid_grant", "code_verifier does not match the code_challenge"],
+        admitted: 0,
+      },
+      {
         name: "another resource, after the verifier proved the client",
         fields: (code) => exchangeFields(code, { resource: "https://other.example" }),
         error: ["invalid_target", `"resource" must equal "https://api.example.com"`],
