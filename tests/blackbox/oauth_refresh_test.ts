@@ -84,6 +84,9 @@ Deno.test("refresh tokens", async (t) => {
     await t.step("reuse after the window revokes that grant only", async () => {
       const victim = await tokensFor(fx, owner, client);
       const bystander = await tokensFor(fx, owner, other); // the same client would replace it
+      // The same client for another account: a grant of its own, not the client's to lose.
+      const next = await ownerBrowser(fx, "next-door@example.com");
+      const neighbour = await tokensFor(fx, next, client);
       const rotated = await refresh(fx, client, victim.refresh_token);
       fx.clock.advance(31_000);
       const replay = await refresh(fx, client, victim.refresh_token);
@@ -99,6 +102,8 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal((await verify(String(rotated.json.access_token))).ok, false);
       assert.equal((await verify(String(bystander.access_token))).ok, true);
       assert.equal((await refresh(fx, other, bystander.refresh_token)).status, 200);
+      assert.equal((await verify(String(neighbour.access_token))).ok, true);
+      assert.equal((await refresh(fx, client, neighbour.refresh_token)).status, 200);
     });
     await t.step("narrowing is allowed, widening refused", async () => {
       const first = await tokensFor(fx, owner, client);
