@@ -45,12 +45,18 @@ export function refill(bucket: Bucket | null, t: number, perMs: number, burst: n
   return { tokens: Math.min(burst, bucket.tokens + elapsed * perMs), at: Math.max(t, bucket.at) };
 }
 
-/** Allowed with one whole token, else the wait for one, in whole seconds. */
+/**
+ * One whole token. Fractional rates (5 per 15 minutes) leave float dust: 4.999… tokens is 5,
+ * and the wait for a token is 180.00000000000003 s, which is 180, not 181.
+ */
+const WHOLE = 1 - 1e-9;
+
+/** Allowed with one whole token, else the wait until the bucket holds one, in whole seconds. */
 export function decide(tokens: number, perMs: number): RateDecision {
-  // Fractional rates (5 per 15 minutes) leave float dust: 4.999… tokens is 5.
-  return tokens >= 1 - 1e-9
-    ? { allowed: true }
-    : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)) };
+  return tokens >= WHOLE ? { allowed: true } : {
+    allowed: false,
+    retryAfterSeconds: Math.max(1, Math.ceil((WHOLE - tokens) / perMs / 1000)),
+  };
 }
 
 /**

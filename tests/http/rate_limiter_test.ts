@@ -40,6 +40,18 @@ Deno.test("token bucket: a fractional rate refills whole tokens on time", () => 
   assert.equal(limiter.take("k").allowed, false);
 });
 
+Deno.test("token bucket: a fractional rate's Retry-After is when the token is back", () => {
+  let t = 0;
+  const limiter = createRateLimiter({ perMinute: 5 / 15, burst: 5, now: () => t });
+  for (let i = 0; i < 5; i++) limiter.take("k");
+  // One token every 3 minutes: 180 s, not the 181 that float dust would round up to.
+  assert.deepEqual(limiter.take("k"), { allowed: false, retryAfterSeconds: 180 });
+  t += 179_000;
+  assert.deepEqual(limiter.take("k"), { allowed: false, retryAfterSeconds: 1 });
+  t += 1_000;
+  assert.deepEqual(limiter.take("k"), { allowed: true });
+});
+
 Deno.test("token bucket: check spends nothing; charge spends, into a debt paid back first", () => {
   let now = 0;
   const limiter = createRateLimiter({ perMinute: 60, burst: 2, now: () => now });
