@@ -169,6 +169,21 @@ Deno.test("sign-in and sign-up mail is rate limited per e-mail and per client ad
       }
       assert.equal((await send("/sign-in", "busy@example.com")).status, 429);
     });
+
+    await t.step("the bucket refills at one mail per 3 minutes", async () => {
+      // Emptied by the step above, at this very moment: the next mail is 3 minutes away.
+      const empty = await send("/sign-in", "busy@example.com");
+      assert.equal(empty.status, 429);
+      assert.equal(empty.response.headers.get("Retry-After"), "180");
+      assert.match(empty.text, /Try again in 3 minutes/);
+      clock.advance(3 * 60_000 - 1_000);
+      const early = await send("/sign-in", "busy@example.com");
+      assert.equal(early.status, 429, "a second short of 3 minutes");
+      assert.equal(early.response.headers.get("Retry-After"), "1");
+      clock.advance(1_000);
+      assert.equal((await send("/sign-in", "busy@example.com")).status, 200);
+      assert.equal((await send("/sign-in", "busy@example.com")).status, 429);
+    });
   } finally {
     await server.close();
   }
