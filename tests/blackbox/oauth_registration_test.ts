@@ -215,6 +215,16 @@ Deno.test("registration is rate limited per address", async () => {
       assert.equal((await register(fx, { redirect_uris: ["https://a.example/cb"] })).status, 201);
     }
     assert.equal((await register(fx, { redirect_uris: ["https://a.example/cb"] })).status, 429);
+    // The rate, not only the burst: half a minute buys exactly 10.
+    fx.clock.advance(30_000);
+    for (let i = 0; i < 10; i++) {
+      assert.equal(
+        (await register(fx, { redirect_uris: ["https://a.example/cb"] })).status,
+        201,
+        `registration ${i} after 30 s`,
+      );
+    }
+    assert.equal((await register(fx, { redirect_uris: ["https://a.example/cb"] })).status, 429);
   } finally {
     await fx.close();
   }
