@@ -117,6 +117,40 @@ Deno.test("metadata documents: SSRF defences", async (t) => {
       description: "The client metadata document could not be fetched",
     });
   });
+  await t.step("the time budget is 5 s: a fetch that never answers ends with it", async () => {
+    // The platform's timer stands in for 5 real seconds: what the lookup asks of it, and the
+    // signal it returns, fired here by hand.
+    const timeout = AbortSignal.timeout;
+    const asked: number[] = [];
+    const timer = new AbortController();
+    AbortSignal.timeout = (ms: number) => {
+      asked.push(ms);
+      return timer.signal;
+    };
+    try {
+      let fetched!: () => void;
+      const fetching = new Promise<void>((resolve) => fetched = resolve);
+      const { documents, calls } = setup({
+        respond: (_url, init) => {
+          fetched();
+          return new Promise((_, reject) => {
+            init!.signal!.addEventListener("abort", () => reject(init!.signal!.reason));
+          });
+        },
+      });
+      const lookup = documents.resolve(URL_);
+      await fetching;
+      assert.deepEqual(asked, [5_000]);
+      assert.equal(calls[0]!.init?.signal, timer.signal);
+      timer.abort(new DOMException("timeout", "TimeoutError"));
+      assert.deepEqual(await lookup, {
+        ok: false,
+        description: "The client metadata document could not be fetched",
+      });
+    } finally {
+      AbortSignal.timeout = timeout;
+    }
+  });
   await t.step("cached per Cache-Control, refetched after", async () => {
     const { documents, calls, clock } = setup({
       respond: () => new Response(doc(), { headers: { "Cache-Control": "max-age=60" } }),
