@@ -3,7 +3,15 @@ import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { revokeGrant } from "../../src/oauth/grants.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
-import { oauthFixture, ownerBrowser } from "./oauth_helpers.ts";
+import { mcpPost } from "./mcp_helpers.ts";
+import {
+  exchange,
+  oauthFixture,
+  obtainCode,
+  ownerBrowser,
+  registerClient,
+  token,
+} from "./oauth_helpers.ts";
 import { PROTOCOL_VERSION, startWorkspaceServer } from "./workspace_support.ts";
 
 const LIST = { jsonrpc: "2.0", id: 1, method: "tools/list" };
@@ -335,6 +343,50 @@ Deno.test("workspace rate limit is per subject and client", async () => {
     await later.body?.cancel();
   } finally {
     await ws.close();
+  }
+});
+
+Deno.test("workspace rate limit: a refreshed token spends its predecessor's budget", async () => {
+  // README: keyed by token subject and client, so that refreshing does not reset the budget.
+  const fx = await oauthFixture({ VESTIBULE_RATE_LIMITS: "on" });
+  try {
+    const client = await registerClient(fx);
+    const owner = await ownerBrowser(fx, "owner@example.com");
+    const { code, verifier } = await obtainCode(owner, fx, client);
+    const first = await exchange(fx, client, code, verifier);
+    assert.equal(first.status, 200, JSON.stringify(first.json));
+    const refreshed = await token(fx, {
+      grant_type: "refresh_token",
+      refresh_token: String(first.json.refresh_token),
+      client_id: client.clientId,
+    });
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
+    const before = String(first.json.access_token);
+    const after = String(refreshed.json.access_token);
+    assert.notEqual(after, before);
+    const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+    const post = (accessToken: string) =>
+      mcpPost(`${fx.server.apiUrl}/api/mcp`, ping, {
+        "MCP-Protocol-Version": PROTOCOL_VERSION,
+        Authorization: `Bearer ${accessToken}`,
+      });
+    const works = await post(after);
+    assert.equal(works.status, 200, "the refreshed token is good");
+    await works.body?.cancel();
+    let limited: Response | undefined;
+    for (let i = 0; i < 200 && !limited; i++) {
+      const response = await post(before);
+      if (response.status === 429) limited = response;
+      else await response.body?.cancel();
+    }
+    assert.ok(limited, "no 429 within 200 requests");
+    await limited.body?.cancel();
+    const refused = await post(after);
+    assert.equal(refused.status, 429, "one bucket for both tokens");
+    assert.ok(Number(refused.headers.get("Retry-After")) >= 1);
+    await refused.body?.cancel();
+  } finally {
+    await fx.close();
   }
 });
 
