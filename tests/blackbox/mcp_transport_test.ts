@@ -162,6 +162,67 @@ Deno.test("onboarding MCP: every transport error status carries a JSON-RPC body"
         );
       });
 
+      await t.step("Accept: text/event-stream alone is 406", async () => {
+        await assertRpcError(
+          await mcpPost(mcp, PING, { Accept: "text/event-stream" }),
+          406,
+          /Accept must list both application\/json and text\/event-stream/,
+          -32000,
+        );
+      });
+
+      await t.step("no Accept at all is 406", async () => {
+        // fetch would send Accept: */*; only the wire can leave the field out.
+        const body = JSON.stringify(PING);
+        const text = await rawExchange(mcp, [
+          `POST /mcp HTTP/1.1\r\nHost: ${new URL(mcp).host}\r\nContent-Type: application/json\r\n` +
+          `MCP-Protocol-Version: 2025-11-25\r\nContent-Length: ${body.length}\r\n` +
+          `Connection: close\r\n\r\n${body}`,
+        ]);
+        assert.match(text, /^HTTP\/1\.1 406/);
+        assert.match(text, /"id":null,"error":\{"code":-32000,"message":"Not Acceptable/);
+      });
+
+      await t.step("wildcards do not stand for either type: 406", async () => {
+        for (
+          const accept of [
+            "application/json, text/*",
+            "application/*, text/event-stream",
+            "*/*, text/event-stream",
+          ]
+        ) {
+          await assertRpcError(
+            await mcpPost(mcp, PING, { Accept: accept }),
+            406,
+            /Accept must list both/,
+            -32000,
+          );
+        }
+      });
+
+      await t.step("a type that only begins with application/json is 415", async () => {
+        for (const type of ["application/json-seq", "application/jsonl", "application/json5"]) {
+          await assertRpcError(
+            await mcpPost(mcp, PING, { "Content-Type": type }),
+            415,
+            /Content-Type must be application\/json/,
+            -32000,
+          );
+        }
+      });
+
+      await t.step(
+        "media types are compared without regard to case (RFC 9110 §8.3.1)",
+        async () => {
+          const body = await rpc(mcp, PING, {
+            "Content-Type": "Application/JSON; charset=UTF-8",
+            Accept: "Application/Json, Text/Event-Stream",
+            "MCP-Protocol-Version": "2025-11-25",
+          });
+          assert.deepEqual(body, { jsonrpc: "2.0", id: 1, result: {} });
+        },
+      );
+
       await t.step("an untrusted Origin is 403", async () => {
         await assertRpcError(
           await mcpPost(mcp, PING, { Origin: "http://attacker.example" }),
