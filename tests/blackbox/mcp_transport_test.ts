@@ -73,6 +73,15 @@ Deno.test("onboarding MCP: lifecycle and the version rule over HTTP", async (t) 
       assert.equal(await response.text(), "");
     });
 
+    await t.step("a notification without MCP-Protocol-Version is 400, not 202", async () => {
+      await assertRpcError(
+        await mcpPost(mcp, { jsonrpc: "2.0", method: "notifications/initialized" }, {}),
+        400,
+        /MCP-Protocol-Version header is missing; supported versions: 2026-07-28, 2025-11-25/,
+        -32020,
+      );
+    });
+
     await t.step("tools/list without MCP-Protocol-Version is 400 naming the versions", async () => {
       await assertRpcError(
         await mcpPost(mcp, { jsonrpc: "2.0", id: 2, method: "tools/list" }, {}),
