@@ -240,6 +240,27 @@ Deno.test("onboarding MCP: every transport error status carries a JSON-RPC body"
         );
       });
 
+      await t.step(
+        "an origin that only begins like a trusted one is 403, preflight too",
+        async () => {
+          for (
+            const origin of [
+              "https://console.example.com.attacker.example",
+              "https://console.example.com:8443",
+              "https://console.example.comx",
+            ]
+          ) {
+            await assertRpcError(await mcpPost(mcp, PING, { Origin: origin }), 403, /not trusted/);
+            const preflight = await fetch(mcp, {
+              method: "OPTIONS",
+              headers: { Origin: origin, "Access-Control-Request-Method": "POST" },
+            });
+            assert.equal(preflight.headers.get("Access-Control-Allow-Origin"), null, origin);
+            await assertRpcError(preflight, 403, /not trusted/);
+          }
+        },
+      );
+
       await t.step("a configured trusted Origin is served with CORS", async () => {
         const response = await mcpPost(mcp, PING, {
           Origin: "https://console.example.com",
