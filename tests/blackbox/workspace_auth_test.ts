@@ -212,6 +212,48 @@ Deno.test("workspace transport rules", async (t) => {
       assert.match((await response.json()).error.message, /not trusted/);
     });
 
+    await t.step(
+      "CORS preflight: a trusted origin 204 with the MCP headers, another 403",
+      async () => {
+        const mcp = `${ws.server.apiUrl}/api/mcp`;
+        const origin = ws.server.baseUrl;
+        const ok = await fetch(mcp, {
+          method: "OPTIONS",
+          headers: {
+            Origin: origin,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+          },
+        });
+        assert.equal(ok.status, 204);
+        assert.equal(ok.headers.get("Access-Control-Allow-Origin"), origin);
+        assert.equal(ok.headers.get("Access-Control-Allow-Methods"), "POST");
+        const allowed = (ok.headers.get("Access-Control-Allow-Headers") ?? "").split(", ");
+        for (
+          const name of [
+            "Authorization",
+            "Content-Type",
+            "Accept",
+            "MCP-Protocol-Version",
+            "Mcp-Method",
+            "Mcp-Name",
+          ]
+        ) {
+          assert.ok(allowed.includes(name), `${name} in ${allowed}`);
+        }
+        await ok.body?.cancel();
+        const refused = await fetch(mcp, {
+          method: "OPTIONS",
+          headers: { Origin: "https://evil.example", "Access-Control-Request-Method": "POST" },
+        });
+        assert.equal(refused.status, 403);
+        assert.equal(refused.headers.get("Access-Control-Allow-Origin"), null);
+        const body = await refused.json();
+        assert.equal(body.id, null);
+        assert.match(body.error.message, /origin "https:\/\/evil.example" is not trusted/);
+      },
+    );
+
     await t.step("an unknown Host (DNS rebinding) is 403 even with a valid token", async () => {
       const body = JSON.stringify(LIST);
       const conn = await Deno.connect({
