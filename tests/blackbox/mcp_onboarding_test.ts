@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
-import { mcpPost, readMessages, rpc } from "./mcp_helpers.ts";
+import { INITIALIZE, mcpPost, readMessages, rpc } from "./mcp_helpers.ts";
 
 async function withServer(
   env: Record<string, string>,
@@ -51,6 +51,40 @@ for (const mode of ["json", "sse"] as const) {
           );
           assert.deepEqual(await readMessages(response), [{ jsonrpc: "2.0", id: 1, result: {} }]);
         });
+
+        await t.step(
+          "stateless: no answer issues an Mcp-Session-Id, and none is needed",
+          async () => {
+            const answers = [
+              await mcpPost(mcp, INITIALIZE, {}),
+              await mcpPost(mcp, { jsonrpc: "2.0", method: "notifications/initialized" }),
+              await mcpPost(mcp, { jsonrpc: "2.0", id: 1, method: "tools/list" }),
+              // A call that streams its progress, in either mode.
+              await mcpPost(mcp, {
+                jsonrpc: "2.0",
+                id: 2,
+                method: "tools/call",
+                params: {
+                  name: "get_connection_guide",
+                  arguments: { checkDiscovery: true },
+                  _meta: { progressToken: 1 },
+                },
+              }),
+              // One the server never issued (a client that spoke to a stateful server before).
+              await mcpPost(mcp, { jsonrpc: "2.0", id: 3, method: "ping" }, {
+                "MCP-Protocol-Version": "2025-11-25",
+                "Mcp-Session-Id": "never-issued",
+              }),
+            ];
+            for (const response of answers) {
+              assert.ok([200, 202].includes(response.status), String(response.status));
+              assert.equal(response.headers.get("Mcp-Session-Id"), null);
+              if (response.status === 202) continue;
+              const last = (await readMessages(response)).at(-1)!;
+              assert.ok("result" in last, JSON.stringify(last));
+            }
+          },
+        );
 
         await t.step("pagination followed to the end sees every tool once", async () => {
           const { tools, pages } = await listAll(mcp);
