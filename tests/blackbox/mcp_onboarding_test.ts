@@ -99,7 +99,11 @@ for (const mode of ["json", "sse"] as const) {
             assert.equal(tool.outputSchema.type, "object");
             assert.equal(typeof tool.title, "string");
             assert.equal(typeof tool.description, "string");
-            assert.equal(typeof tool.annotations.readOnlyHint, "boolean");
+            for (
+              const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]
+            ) {
+              assert.equal(typeof tool.annotations[hint], "boolean", `${tool.name} ${hint}`);
+            }
           }
         });
 

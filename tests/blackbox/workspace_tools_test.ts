@@ -37,8 +37,12 @@ Deno.test("workspace tools: catalogue and scope per tool", async (t) => {
       for (const tool of tools) {
         const scope = tool._meta["vestibule/scope"];
         assert.ok(tool.description.includes(`Requires scope ${scope}.`), tool.name);
+        assert.equal(typeof tool.title, "string", tool.name);
+        assert.equal(tool.inputSchema.type, "object", tool.name);
         assert.equal(tool.outputSchema.type, "object", tool.name);
-        assert.equal(typeof tool.annotations.readOnlyHint, "boolean", tool.name);
+        for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]) {
+          assert.equal(typeof tool.annotations[hint], "boolean", `${tool.name} ${hint}`);
+        }
       }
     });
 
