@@ -70,35 +70,48 @@ Deno.test("public website on {base_url}", async (t) => {
       assert.equal(await response.text(), '{"ok":true,"service":"www"}');
     });
 
-    await t.step("every document answers with its type, caching and CORS", async () => {
-      const routes: [string, string][] = [
-        ["/llms.txt", "text/plain; charset=utf-8"],
-        ["/", "text/html; charset=utf-8"],
-        ["/index.json", "application/json"],
-        ["/index.md", "text/markdown; charset=utf-8"],
-        ["/developers", "text/html; charset=utf-8"],
-        ["/developers.json", "application/json"],
-        ["/developers.md", "text/markdown; charset=utf-8"],
-        ["/openapi.json", "application/json"],
-        ["/contact", "text/html; charset=utf-8"],
-        ["/privacy", "text/html; charset=utf-8"],
-        ["/terms", "text/html; charset=utf-8"],
-        ["/assets/style.css", "text/css; charset=utf-8"],
-      ];
-      for (const [path, type] of routes) {
-        const response = await get(path);
-        const body = await response.arrayBuffer();
-        assert.equal(response.status, 200, path);
-        assert.equal(response.headers.get("Content-Type"), type, path);
-        assert.equal(response.headers.get("Cache-Control"), "public, max-age=300", path);
-        if (path !== "/assets/style.css") {
-          assert.equal(response.headers.get("Access-Control-Allow-Origin"), "*", path);
+    await t.step(
+      "every document answers with its type, caching and CORS, and 304 to its ETag",
+      async () => {
+        const routes: [string, string][] = [
+          ["/llms.txt", "text/plain; charset=utf-8"],
+          ["/", "text/html; charset=utf-8"],
+          ["/index.json", "application/json"],
+          ["/index.md", "text/markdown; charset=utf-8"],
+          ["/developers", "text/html; charset=utf-8"],
+          ["/developers.json", "application/json"],
+          ["/developers.md", "text/markdown; charset=utf-8"],
+          ["/openapi.json", "application/json"],
+          ["/contact", "text/html; charset=utf-8"],
+          ["/privacy", "text/html; charset=utf-8"],
+          ["/terms", "text/html; charset=utf-8"],
+          ["/assets/style.css", "text/css; charset=utf-8"],
+        ];
+        for (const [path, type] of routes) {
+          const response = await get(path);
+          const body = await response.arrayBuffer();
+          assert.equal(response.status, 200, path);
+          assert.equal(response.headers.get("Content-Type"), type, path);
+          assert.equal(response.headers.get("Cache-Control"), "public, max-age=300", path);
+          if (path !== "/assets/style.css") {
+            assert.equal(response.headers.get("Access-Control-Allow-Origin"), "*", path);
+          }
+          assert.match(response.headers.get("ETag") ?? "", /^"[A-Za-z0-9_-]+(-gz)?"$/, path);
+          assert.ok(body.byteLength > 100, path);
+          assert.ok(!new TextDecoder().decode(body).includes("{base_url}"), `${path} is filled`);
+          // Revalidation is an answer of the route too: its ETag, caching and CORS, no body.
+          const etag = response.headers.get("ETag")!;
+          const again = await get(path, { headers: { "If-None-Match": etag } });
+          assert.equal(again.status, 304, path);
+          assert.equal(again.headers.get("ETag"), etag, path);
+          assert.equal(again.headers.get("Cache-Control"), "public, max-age=300", path);
+          if (path !== "/assets/style.css") {
+            assert.equal(again.headers.get("Access-Control-Allow-Origin"), "*", path);
+          }
+          assert.equal(await again.text(), "", path);
         }
-        assert.match(response.headers.get("ETag") ?? "", /^"[A-Za-z0-9_-]+(-gz)?"$/, path);
-        assert.ok(body.byteLength > 100, path);
-        assert.ok(!new TextDecoder().decode(body).includes("{base_url}"), `${path} is filled`);
-      }
-    });
+      },
+    );
 
     await t.step("both page documents are PageDocument version 1 with absolute links", async () => {
       for (const [name, html] of [["index", "/"], ["developers", "/developers"]] as const) {
