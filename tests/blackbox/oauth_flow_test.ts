@@ -327,6 +327,63 @@ Deno.test("business selection and member consent", async (t) => {
       }
     });
 
+    await t.step(
+      "one client granted in both businesses: each refresh keeps its own grant's business",
+      async () => {
+        const accounts = createAccounts(fx.server.store, fx.clock.now);
+        const refreshTokens = new Map<string, string>();
+        for (const name of ["North Shop", "South Shop"]) {
+          const { code, verifier } = await obtainCode(owner, fx, client, { prompt: "consent" }, {
+            business: name,
+          });
+          const { status, json } = await exchange(fx, client, code, verifier);
+          assert.equal(status, 200, JSON.stringify(json));
+          refreshTokens.set(name, String(json.refresh_token));
+        }
+        for (const [name, refreshToken] of refreshTokens) {
+          const next = await token(fx, {
+            grant_type: "refresh_token",
+            refresh_token: refreshToken,
+            client_id: client.clientId,
+          });
+          assert.equal(next.status, 200, JSON.stringify(next.json));
+          const business = await accounts.getBusiness(
+            String(jwtPayload(String(next.json.access_token)).business),
+          );
+          assert.equal(business?.name, name, "the refresh of the " + name + " grant");
+        }
+      },
+    );
+    await t.step(
+      "with prompt=consent the decision cannot move to another of the account's businesses",
+      async () => {
+        const consentUrl = `${fx.auth}/api/auth/oauth2/consent`;
+        const { params } = await authorizeParams(client, { prompt: "consent" });
+        const choice = await owner.get(authorizeUrl(fx, params));
+        const south = choice.text.match(
+          /name="business" value="([^"]+)"[^>]*> <span>South Shop/,
+        )![1]!;
+        const north = choice.text.match(
+          /name="business" value="([^"]+)"[^>]*> <span>North Shop/,
+        )![1]!;
+        const page = await owner.post(consentUrl, {
+          txn: hiddenField(choice.text, "txn"),
+          csrf: hiddenField(choice.text, "csrf"),
+          business: north,
+        });
+        assert.match(page.text, /Allow access to North Shop\?/);
+        const answer = await owner.post(consentUrl, {
+          txn: hiddenField(page.text, "txn"),
+          csrf: hiddenField(page.text, "csrf"),
+          business: south,
+          scope: "app.access",
+          decision: "allow",
+        });
+        assert.equal(answer.status, 400, "no code for South Shop");
+        assert.match(answer.text, /business cannot be changed/);
+      },
+    );
+
     await t.step("a member sees owner-only scopes disabled with the reason", async () => {
       const accounts = createAccounts(fx.server.store, fx.clock.now);
       const boss = await accounts.findAccountByEmail("boss@example.com");
