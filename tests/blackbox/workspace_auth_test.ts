@@ -104,6 +104,16 @@ Deno.test("workspace bearer checks", async (t) => {
       challenge: invalid,
     },
     {
+      name: "an aud array of only {api_url}",
+      header: `Bearer ${await sign({ aud: [apiUrl] })}`,
+      challenge: invalid,
+    },
+    {
+      name: "an aud of {api_url} with a trailing slash",
+      header: `Bearer ${await sign({ aud: `${apiUrl}/` })}`,
+      challenge: invalid,
+    },
+    {
       name: "an expired token",
       header: `Bearer ${await sign({ iat: claims.iat! - 7200, exp: claims.iat! - 3600 })}`,
       challenge: invalid,

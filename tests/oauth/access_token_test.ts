@@ -143,6 +143,16 @@ Deno.test("access-token verifier", async (t) => {
       assert.match(wrongAud.ok ? "" : wrongAud.description, /"aud" claim/);
       const arrayAud = await verify(await sign({ aud: ["https://api.example.com", "x"] }));
       assert.equal(arrayAud.ok, false);
+      // The same resource as the token endpoint would accept, but `aud` is exactly the string.
+      for (
+        const aud of [
+          ["https://api.example.com"],
+          "https://api.example.com/",
+          "HTTPS://API.EXAMPLE.COM",
+        ]
+      ) {
+        assert.equal((await verify(await sign({ aud }))).ok, false, JSON.stringify(aud));
+      }
       const wrongIss = await verify(await sign({ iss: "https://evil.example.com/api/auth" }));
       assert.equal(wrongIss.ok, false);
       assert.match(wrongIss.ok ? "" : wrongIss.description, /"iss" claim/);
