@@ -220,16 +220,11 @@ Deno.test("authorize: errors after validation go back with error, state and iss"
       assert.equal(location.searchParams.get("iss"), fx.issuer);
     });
     await t.step("an account left with no business: access_denied, state and iss", async () => {
-      const accounts = createAccounts(fx.server.store, fx.clock.now);
-      const boss = await accounts.findAccountByEmail("owner@example.com");
-      const [biz] = await accounts.listBusinessesOf(boss!.id);
-      const { accountId } = await accounts.addMember(
-        biz!.business.id,
+      const { accounts, businessId, accountId, browser: former } = await signedInMember(
+        fx,
         "former@example.com",
-        "member",
       );
-      const former = await signIn(fx, "former@example.com");
-      await accounts.removeMember(biz!.business.id, accountId);
+      await accounts.removeMember(businessId, accountId);
       assert.deepEqual(await accounts.listBusinessesOf(accountId), []);
       const { params } = await authorizeParams(client, { state: AWKWARD_STATE });
       const answer = await former.get(authorizeUrl(fx, params));
@@ -372,20 +367,15 @@ Deno.test("consent form attacks", async (t) => {
       });
     });
     await t.step("removed from the business before answering: access_denied", async () => {
-      const accounts = createAccounts(fx.server.store, fx.clock.now);
-      const boss = await accounts.findAccountByEmail("owner@example.com");
-      const [biz] = await accounts.listBusinessesOf(boss!.id);
-      const { accountId } = await accounts.addMember(
-        biz!.business.id,
+      const { accounts, businessId, accountId, browser: leaver } = await signedInMember(
+        fx,
         "leaver@example.com",
-        "member",
       );
-      const leaver = await signIn(fx, "leaver@example.com");
       const { params } = await authorizeParams(client, { state: AWKWARD_STATE });
       const page = await leaver.get(authorizeUrl(fx, params));
       assert.match(page.text, /Allow access to Acme Bakery\?/);
       const fields = { txn: hiddenField(page.text, "txn"), csrf: hiddenField(page.text, "csrf") };
-      await accounts.removeMember(biz!.business.id, accountId);
+      await accounts.removeMember(businessId, accountId);
       const answer = await decide({ ...fields, decision: "allow" }, ["app.access"], leaver);
       assert.equal(answer.status, 303, answer.text);
       assertErrorRedirect(fx, client, answer.response, {
@@ -496,6 +486,16 @@ async function signIn(
   await browser.post(`${fx.auth}/sign-in`, { csrf: hiddenField(form.text, "csrf"), email });
   await followLink(browser, (await fx.outbox.read()).at(-1)!.link);
   return browser;
+}
+
+/** `email` made a member of owner@example.com's business, and signed in. */
+async function signedInMember(fx: OAuthFixture, email: string) {
+  const accounts = createAccounts(fx.server.store, fx.clock.now);
+  const owner = await accounts.findAccountByEmail("owner@example.com");
+  const [business] = await accounts.listBusinessesOf(owner!.id);
+  const businessId = business!.business.id;
+  const { accountId } = await accounts.addMember(businessId, email, "member");
+  return { accounts, businessId, accountId, browser: await signIn(fx, email) };
 }
 
 /** An error redirect to the client: `error`, its description, the exact `state`, `iss`, no code. */
