@@ -1,15 +1,11 @@
 import { createAccountServices } from "./src/accounts/services.ts";
 import { createBufferedLog, flushBeforeExit } from "./src/buffered_log.ts";
 import { createApp } from "./src/app.ts";
-import {
-  checkGrantedPaths,
-  checkServeConfig,
-  ConfigError,
-  configWarnings,
-  maskDataUrl,
-  readEnvironment,
-  resolveConfig,
-} from "./src/config.ts";
+import { readEnvironment, resolveConfig } from "./src/config/config.ts";
+import { maskDataUrl } from "./src/config/data_url.ts";
+import { checkGrantedPaths } from "./src/config/granted_paths.ts";
+import { ConfigError } from "./src/config/settings.ts";
+import { checkServeConfig, configWarnings } from "./src/config/warnings.ts";
 import {
   checkMailTransport,
   describeMailTransport,

@@ -17,7 +17,7 @@
  * token >= 0.8x onboarding; peak RSS <= 1.5x bare. Idle RSS and start to first 200 are stated.
  */
 import { createAccounts } from "../src/accounts/accounts.ts";
-import { resolveConfig } from "../src/config.ts";
+import { resolveConfig } from "../src/config/config.ts";
 import { prepareSchema } from "../src/store/schema.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import { issueGrant } from "../tests/oauth/issue_grant.ts";

@@ -17,7 +17,7 @@
 import process from "node:process";
 import { createAccountServices } from "../src/accounts/services.ts";
 import { createApp } from "../src/app.ts";
-import { resolveConfig } from "../src/config.ts";
+import { resolveConfig } from "../src/config/config.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";

@@ -7,7 +7,7 @@
  * chain, so every refresh rotates (compare-and-set, sealed answer, new JWT). The token endpoint
  * is measured on Deno KV in memory and on PostgreSQL (bench/stores.ts).
  */
-import { resolveConfig } from "../src/config.ts";
+import { resolveConfig } from "../src/config/config.ts";
 import { createAccessTokenVerifier } from "../src/oauth/access_token.ts";
 import { createSigningKeys } from "../src/oauth/signing_keys.ts";
 import { issueGrant } from "../tests/oauth/issue_grant.ts";

@@ -7,7 +7,7 @@
 import { createAccounts } from "../src/accounts/accounts.ts";
 import { createAccountServices } from "../src/accounts/services.ts";
 import { createApp } from "../src/app.ts";
-import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { readEnvironment, resolveConfig } from "../src/config/config.ts";
 import { UNLIMITED } from "../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";

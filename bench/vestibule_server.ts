@@ -3,7 +3,7 @@
 // variables the bench passes (rate limits off; the store in memory, or a KV file for sign-in).
 import { createAccountServices } from "../src/accounts/services.ts";
 import { createApp } from "../src/app.ts";
-import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { readEnvironment, resolveConfig } from "../src/config/config.ts";
 import { serve } from "../src/server.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 

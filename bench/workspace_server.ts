@@ -3,7 +3,7 @@
 import { createAccounts } from "../src/accounts/accounts.ts";
 import { createAccountServices } from "../src/accounts/services.ts";
 import { createApp } from "../src/app.ts";
-import { readEnvironment, resolveConfig } from "../src/config.ts";
+import { readEnvironment, resolveConfig } from "../src/config/config.ts";
 import { issueGrant } from "../tests/oauth/issue_grant.ts";
 import { serve } from "../src/server.ts";
 import { openStore } from "../src/store/open.ts";

@@ -10,7 +10,7 @@ import type { EventOutbox } from "./events/event_outbox.ts";
 import type { MailOutbox } from "./mail/mail_outbox.ts";
 import { createApiSite } from "./api_site.ts";
 import { createAuthSite } from "./auth_site.ts";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import type { Limiters } from "./http/rate_limits.ts";

@@ -6,7 +6,7 @@
 import type { EmailLinks } from "./accounts/email_links.ts";
 import type { Accounts, Sessions } from "./accounts/model.ts";
 import { createAccountRoutes } from "./accounts/routes.ts";
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import { type CorsPolicies, withCors } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import type { Limiters } from "./http/rate_limits.ts";

@@ -3,7 +3,7 @@
  * templates in static/ (src/site/) and cloned per request; every one under the open CORS
  * policy, whose headers are part of the prepared answer.
  */
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import { corsPreflight, OPEN_CORS } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createRouter, type MethodHandlers } from "./http/router.ts";

@@ -4,7 +4,7 @@
 // here, counted and timed by a ConnectionPool, and each is handed to the HTTP engine behind
 // Deno.serve (hyper) through `serveHttpOnConnection`, the per-connection entry point Deno's own
 // node:http is built on: the same parser and the same cost per request as Deno.serve.
-import type { Config } from "./config.ts";
+import type { Config } from "./config/config.ts";
 import { clientAddress } from "./http/client_address.ts";
 import { ConnectionPool, PooledConnection } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";

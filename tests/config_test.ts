@@ -1,14 +1,10 @@
 import assert from "node:assert/strict";
-import {
-  checkGrantedPaths,
-  checkServeConfig,
-  ConfigError,
-  configWarnings,
-  DEFAULT_RATE_LIMITS,
-  flagName,
-  maskDataUrl,
-  resolveConfig,
-} from "../src/config.ts";
+import { resolveConfig } from "../src/config/config.ts";
+import { maskDataUrl } from "../src/config/data_url.ts";
+import { checkGrantedPaths } from "../src/config/granted_paths.ts";
+import { DEFAULT_RATE_LIMITS } from "../src/config/rate_limit_table.ts";
+import { ConfigError, flagName } from "../src/config/settings.ts";
+import { checkServeConfig, configWarnings } from "../src/config/warnings.ts";
 
 Deno.test("defaults: three loopback origins, one listener each, KV under ./data", () => {
   const config = resolveConfig({});

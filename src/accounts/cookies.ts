@@ -1,4 +1,4 @@
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 
 /**
  * Cookies of {auth_url}. On https the `__Host-` prefix pins them to this exact host

@@ -1,4 +1,4 @@
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Limiters } from "../http/rate_limits.ts";
 import type { Store } from "../store/store.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";

@@ -1,4 +1,4 @@
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { cookieName, readCookie, setCookie } from "./cookies.ts";
 import { constantTimeEqual, hmacToken, randomSecret } from "../secrets.ts";
 

@@ -1,4 +1,4 @@
-import type { MailConfig } from "../config.ts";
+import type { MailConfig } from "../config/mail_url.ts";
 import { logEvent, type LogSink } from "../http/request_log.ts";
 import { ensurePrivateParent } from "../private_files.ts";
 

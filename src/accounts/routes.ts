@@ -20,7 +20,7 @@ import {
   signUpPage,
 } from "./pages.ts";
 import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { EmailLinks, LinkRequestOutcome } from "./email_links.ts";
 import type { Accounts, Sessions } from "./model.ts";
 import { safeReturnTo } from "./sessions.ts";

@@ -1,4 +1,5 @@
-import type { Config, RateLimitName } from "../config.ts";
+import type { Config } from "../config/config.ts";
+import type { RateLimitName } from "../config/rate_limit_table.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createLimiters, type Limiters } from "../http/rate_limits.ts";
 import { createMailService, type MailOutbox } from "../mail/mail_outbox.ts";

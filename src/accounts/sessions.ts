@@ -1,4 +1,4 @@
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Store } from "../store/store.ts";
 import { clearCookie, cookieName, readCookie, setCookie } from "./cookies.ts";
 import type { Accounts, Session, Sessions } from "./model.ts";

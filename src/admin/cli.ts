@@ -1,11 +1,8 @@
 // `deno task admin …` and `vestibule admin …`: configuration, store, one command, exit status.
-import {
-  checkGrantedPaths,
-  ConfigError,
-  maskDataUrl,
-  readEnvironment,
-  resolveConfig,
-} from "../config.ts";
+import { readEnvironment, resolveConfig } from "../config/config.ts";
+import { maskDataUrl } from "../config/data_url.ts";
+import { checkGrantedPaths } from "../config/granted_paths.ts";
+import { ConfigError } from "../config/settings.ts";
 import { openStore } from "../store/open.ts";
 import { refuseNewerSchema, SchemaError } from "../store/schema.ts";
 import { runAdminCommand } from "./commands.ts";

@@ -3,7 +3,7 @@ import * as v from "valibot";
 import { AccountsError, createAccounts } from "../accounts/accounts.ts";
 import type { Accounts, Business } from "../accounts/model.ts";
 import { BusinessNameSchema, EmailSchema, RoleSchema } from "../accounts/schemas.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { nearestName } from "../nearest_name.ts";
 import { UNLIMITED } from "../http/rate_limiter.ts";
 import { createMetadataDocuments } from "../oauth/cimd.ts";

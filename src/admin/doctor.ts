@@ -1,12 +1,9 @@
 // `admin check`: the configuration, store and mail transport, and with `live` the public URLs
 // as an agent walks them. One finding per line; a fault is what would break a deployment.
-import {
-  checkGrantedPaths,
-  checkServeConfig,
-  type Config,
-  ConfigError,
-  configWarnings,
-} from "../config.ts";
+import { type Config } from "../config/config.ts";
+import { checkGrantedPaths } from "../config/granted_paths.ts";
+import { ConfigError } from "../config/settings.ts";
+import { checkServeConfig, configWarnings } from "../config/warnings.ts";
 import { checkMailTransport } from "../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../events/webhook_target.ts";
 import { AdminTokenError, readAdminToken } from "../ops/admin_token.ts";

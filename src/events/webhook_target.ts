@@ -1,5 +1,5 @@
 /** Reads the events' signing secret at start-up: one clear line when it cannot be used. */
-import type { WebhookConfig } from "../config.ts";
+import type { WebhookConfig } from "../config/config.ts";
 import { refuseOpenFile } from "../private_files.ts";
 import type { WebhookTarget } from "./event_outbox.ts";
 import { importWebhookSecret } from "./webhook_signature.ts";

@@ -3,7 +3,7 @@
  * store and which each process keeps alone (README: Replicas), each refusal reported for the
  * metrics.
  */
-import type { RateLimitName, RateLimits } from "../config.ts";
+import type { RateLimitName, RateLimits } from "../config/rate_limit_table.ts";
 import type { Store } from "../store/store.ts";
 import {
   createRateLimiter,

@@ -5,7 +5,8 @@
  */
 import nodemailer from "nodemailer";
 import type { Mail, Mailer } from "../accounts/mailer.ts";
-import { isLoopbackHost, type SmtpConfig } from "../config.ts";
+import { type SmtpConfig } from "../config/mail_url.ts";
+import { isLoopbackHost } from "../config/values.ts";
 import { DeliveryError } from "../outbox/sender.ts";
 
 /** Short enough that one attempt ends well within the outbox's lease. */

@@ -2,7 +2,7 @@
 // transport (not the outbox), so the operator sees the mail server's answer at once.
 import type { Mail } from "../accounts/mailer.ts";
 import { createMailer } from "../accounts/mailer.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { DeliveryError } from "../outbox/sender.ts";
 import { createSmtpTransport } from "./smtp.ts";

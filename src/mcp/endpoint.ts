@@ -2,7 +2,7 @@
 // POST-only: rate limit, media types and body cap are checked here (the origin by the route,
 // `mcpRoute`), the request's revision is negotiated from its metadata (negotiation.ts); the
 // message itself goes to the pure dispatcher, and its outcome leaves as JSON or as SSE.
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/cors.ts";
 import { HttpError } from "../http/errors.ts";

@@ -3,7 +3,7 @@
  * RFC 9207). Until client_id and redirect_uri are validated, an error may not be sent to
  * the redirect URI (RFC 6749 §4.1.2.1): it is `fatal` and shown to the human instead.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { ClientRecord, Clients } from "./clients.ts";
 import type { OAuthErrorCode } from "./oauth_error.ts";
 import { redirectUriMatches } from "./redirect_uri.ts";

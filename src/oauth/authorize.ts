@@ -4,7 +4,7 @@
  * business choice (skipped when there is one) or the consent page. No CORS, ever.
  */
 import type { Accounts, Sessions } from "../accounts/model.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
 import type { Store } from "../store/store.ts";

@@ -8,8 +8,8 @@
  * resolution and fetch's own (rebinding within the record's TTL).
  */
 import { BoundedMap } from "../bounded_map.ts";
-import type { Config } from "../config.ts";
-import { isLoopbackHost } from "../config.ts";
+import type { Config } from "../config/config.ts";
+import { isLoopbackHost } from "../config/values.ts";
 import { readCapped } from "../http/body.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import { classifyAddress } from "./addresses.ts";

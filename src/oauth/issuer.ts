@@ -1,4 +1,4 @@
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 
 /** The one issuer string (DESIGN.md): metadata, redirects (RFC 9207) and every token. */
 export function issuerOf(config: Pick<Config, "authUrl">): string {

@@ -3,7 +3,7 @@
  * document, served at every location real clients try. Built from configuration only,
  * never from Host.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
 import type { Method, RouteTable } from "../http/router.ts";
 import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";

@@ -1,4 +1,4 @@
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 
 export type ResourceCheck = { ok: true; resource: string } | { ok: false; description: string };
 

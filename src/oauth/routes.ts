@@ -3,7 +3,7 @@
  * OAUTH_PATHS and `metadataPaths`, and applies their CORS policies), built once.
  */
 import type { Accounts, Sessions } from "../accounts/model.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
 import type { Limiters } from "../http/rate_limits.ts";
 import { jsonResponse } from "../http/responses.ts";

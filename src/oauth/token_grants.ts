@@ -3,7 +3,7 @@
  * or an OAuthError (the HTTP shell is token_endpoint.ts).
  */
 import type { Accounts, Role } from "../accounts/model.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { Store } from "../store/store.ts";
 import type { ClientRecord } from "./clients.ts";
 import { codeKey, type CodeRecord } from "./codes.ts";

@@ -3,7 +3,7 @@
  * and OpenID Connect id_tokens.
  */
 import { SignJWT } from "jose/jwt/sign";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { AccessTokenClaims } from "./access_token.ts";
 import { issuerOf, LIFETIMES } from "./issuer.ts";
 import { formatScope } from "./scopes.ts";

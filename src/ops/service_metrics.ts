@@ -4,7 +4,7 @@
  */
 import type { McpMetrics } from "../mcp/endpoint.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
-import { RATE_LIMIT_NAMES, type RateLimitName } from "../config.ts";
+import { RATE_LIMIT_NAMES, type RateLimitName } from "../config/rate_limit_table.ts";
 import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import { countPendingGates } from "../workspace/gates.ts";
 import type { Store } from "../store/store.ts";

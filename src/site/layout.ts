@@ -1,5 +1,5 @@
 /** The frame of every page on {base_url}: site navigation, main content, legal footer. */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { HtmlLayout } from "../pages/render_html.ts";
 import { html, page } from "../ui/html.ts";
 

@@ -3,7 +3,7 @@
  * the page documents are validated, rendered three ways, and turned into precomputed
  * bodies with strong ETags and gzip variants.
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { createStaticAsset, type StaticAsset } from "../http/static_asset.ts";
 import { type PageDocument } from "../pages/page_document.ts";
 import { PageDocumentError, parsePageDocument } from "../pages/parse_page.ts";

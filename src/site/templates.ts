@@ -3,7 +3,7 @@
  * origins. A file that cannot be read or parsed stops start-up with a TemplateError that
  * names the file (and, for page documents, the JSON path).
  */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 
 /** The directory the templates live in; `deno compile --include static` embeds it. */
 export const STATIC_DIR = new URL("../../static/", import.meta.url);

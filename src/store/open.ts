@@ -1,5 +1,5 @@
 /** The store VESTIBULE_DATA names: a Deno KV file or `:memory:`, or a PostgreSQL database. */
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import { openKvStore } from "./kv_store.ts";
 import type { Store } from "./store.ts";
 

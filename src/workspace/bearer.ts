@@ -6,7 +6,7 @@
  */
 import type { Accounts, Role } from "../accounts/model.ts";
 import { BoundedMap } from "../bounded_map.ts";
-import type { Config } from "../config.ts";
+import type { Config } from "../config/config.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { TokenCheck } from "../oauth/access_token.ts";
 import { OAuthError } from "../oauth/oauth_error.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createSessions, safeReturnTo } from "../../src/accounts/sessions.ts";
 import { hashSecret } from "../../src/secrets.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { manualClock } from "../store/store_contract.ts";
 

@@ -1,6 +1,6 @@
 // The operator commands in process, their output collected: what `deno task admin` would print.
 import { runAdminCommand } from "../../src/admin/commands.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface AdminResult {

@@ -2,7 +2,7 @@ import { adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { runAdminCommand } from "../../src/admin/commands.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { createClients } from "../../src/oauth/clients.ts";

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { type Finding, offlineChecks } from "../../src/admin/doctor.ts";
 import { adminRunner } from "./admin_runner.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { createSigningKeys, currentSigningKid } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, prepareSchema, SCHEMA_KEY } from "../../src/store/schema.ts";

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createSessions } from "../../src/accounts/sessions.ts";
 import { adminUsage } from "../../src/admin/commands.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../../src/admin/commands.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { freePorts } from "../blackbox/harness.ts";
 import { startSmtpServer } from "../blackbox/smtp_server.ts";

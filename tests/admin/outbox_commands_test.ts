@@ -1,7 +1,7 @@
 import { adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
 import { createAccountServices } from "../../src/accounts/services.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { importWebhookSecret } from "../../src/events/webhook_signature.ts";
 import { DeliveryError } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";

@@ -2,7 +2,7 @@
 // proxy that does not forward Host, the issuer mismatch is a fault naming the URL, exit 1.
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../../src/admin/commands.ts";
-import { type Config, resolveConfig } from "../../src/config.ts";
+import { type Config, resolveConfig } from "../../src/config/config.ts";
 import { rawExchange } from "./mcp_helpers.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 

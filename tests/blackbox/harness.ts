@@ -1,7 +1,7 @@
 // Starts the real server in-process on free loopback ports, the way main.ts wires it.
 import { type AccountServices, createAccountServices } from "../../src/accounts/services.ts";
 import { createApp } from "../../src/app.ts";
-import { type Config, resolveConfig } from "../../src/config.ts";
+import { type Config, resolveConfig } from "../../src/config/config.ts";
 import type { Handler } from "../../src/http/handler.ts";
 import { loadWebhookTarget } from "../../src/events/webhook_target.ts";
 import { checkMailTransport, openMailTransport } from "../../src/mail/transport.ts";

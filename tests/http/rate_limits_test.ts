@@ -1,7 +1,7 @@
 // The rate-limit policy: which limits replicas share, refusals reported by name, and off.
 import assert from "node:assert/strict";
-import type { RateLimitName } from "../../src/config.ts";
-import { DEFAULT_RATE_LIMITS } from "../../src/config.ts";
+import type { RateLimitName } from "../../src/config/rate_limit_table.ts";
+import { DEFAULT_RATE_LIMITS } from "../../src/config/rate_limit_table.ts";
 import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createLimiters, SHARED_LIMITS } from "../../src/http/rate_limits.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";

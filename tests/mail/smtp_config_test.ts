@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { ConfigError, resolveConfig, type SmtpConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
+import { type SmtpConfig } from "../../src/config/mail_url.ts";
+import { ConfigError } from "../../src/config/settings.ts";
 import { smtpTransportOptions } from "../../src/mail/smtp.ts";
 import { describeMailTransport, openMailTransport } from "../../src/mail/transport.ts";
 

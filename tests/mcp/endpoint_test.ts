@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { createCorsPolicies } from "../../src/http/cors.ts";
 import { createRouter } from "../../src/http/router.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMcpEndpoint, type McpMetrics, mcpRoute } from "../../src/mcp/endpoint.ts";
 import { type AnyTool, defineTool } from "../../src/mcp/tool.ts";

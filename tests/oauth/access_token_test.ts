@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import { revokeGrant } from "../../src/oauth/grants.ts";
 import { issueGrant } from "./issue_grant.ts";

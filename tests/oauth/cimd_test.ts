@@ -1,5 +1,5 @@
 // Client metadata document fetching with injected fetch and DNS: the SSRF defences.
-import { DEFAULT_RATE_LIMITS } from "../../src/config.ts";
+import { DEFAULT_RATE_LIMITS } from "../../src/config/rate_limit_table.ts";
 import assert from "node:assert/strict";
 import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import type { ClientMetadata } from "../../src/oauth/client_metadata.ts";

@@ -2,7 +2,7 @@
 // signer and clients, and codes issued as a consent would (never imported by production code).
 import { issuerOf } from "../../src/oauth/issuer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import type { ClientRecord } from "../../src/oauth/clients.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createSessions, SESSION_LIFETIME_MS } from "../../src/accounts/sessions.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { sha256 } from "../../src/secrets.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import {
   loadConnectionGuide,
   parseConnectionGuide,

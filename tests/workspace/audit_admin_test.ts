@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../../src/admin/commands.ts";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { createFixture } from "./fixtures.ts";
 
 Deno.test("the admin command reads a business's audit log, newest first", async () => {

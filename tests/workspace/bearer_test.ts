@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../src/config.ts";
+import { resolveConfig } from "../../src/config/config.ts";
 import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
 import type { AccessTokenClaims, TokenCheck } from "../../src/oauth/access_token.ts";
 import { bearerChallenge, createBearerAuth, DECISION_TTL_MS } from "../../src/workspace/bearer.ts";

@@ -2,7 +2,7 @@
 // plain text of {auth_url}/llms.txt, the page {auth_url}/agents and the get_connection_guide
 // result, so the three can never disagree.
 import * as v from "valibot";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/config.ts";
 import { fillPlaceholders, readTemplate, STATIC_DIR, TemplateError } from "../../site/templates.ts";
 import { html, page, safeHref } from "../../ui/html.ts";
 

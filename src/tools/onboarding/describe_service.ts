@@ -1,5 +1,5 @@
 import * as v from "valibot";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/config.ts";
 
 type Origins = Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
 import type { OnboardingCaller } from "./caller.ts";

@@ -1,7 +1,7 @@
 // What the onboarding part answers on {auth_url} (auth_site.ts maps the paths): the public MCP
 // endpoint, and the connection guide as text and as a page, all from the one guide source.
 import type { EmailLinks } from "../../accounts/email_links.ts";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/config.ts";
 import type { Handler } from "../../http/handler.ts";
 import type { Limiters } from "../../http/rate_limits.ts";
 import type { LogSink } from "../../http/request_log.ts";

@@ -1,6 +1,6 @@
 // The onboarding endpoint's catalogue, in listing order. No tool here grants business access.
 import type { EmailLinks } from "../../accounts/email_links.ts";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/config.ts";
 import type { AnyTool } from "../../mcp/tool.ts";
 import type { OnboardingCaller } from "./caller.ts";
 import type { ConnectionGuide } from "./connection_guide.ts";

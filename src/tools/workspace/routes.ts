@@ -6,7 +6,7 @@
  */
 import * as v from "valibot";
 import type { Accounts } from "../../accounts/model.ts";
-import type { Config } from "../../config.ts";
+import type { Config } from "../../config/config.ts";
 import type { Handler } from "../../http/handler.ts";
 import type { Limiters } from "../../http/rate_limits.ts";
 import type { LogSink } from "../../http/request_log.ts";

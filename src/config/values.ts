@@ -1,0 +1,59 @@
+// Value schemas several settings share: origins, switches, listen addresses, durations.
+import * as v from "valibot";
+
+export interface ListenAddress {
+  readonly hostname: string;
+  readonly port: number;
+}
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+export const OriginSchema = v.pipe(
+  v.string(),
+  v.check((s) => URL.canParse(s), "must be an absolute URL"),
+  v.transform((s) => new URL(s)),
+  v.check((u) => u.protocol === "http:" || u.protocol === "https:", "must use http or https"),
+  v.check(
+    (u) => u.pathname === "/" && u.search === "" && u.hash === "" && u.username === "",
+    "must be an origin without path, query, fragment or userinfo",
+  ),
+  v.check(
+    (u) => u.protocol === "https:" || isLoopbackHost(u.hostname),
+    "must use https unless the host is loopback",
+  ),
+  v.transform((u) => u.origin),
+);
+
+export const SwitchSchema = v.pipe(
+  v.picklist(["on", "off", "1", "0", "true", "false"], "must be on or off"),
+  v.transform((s) => s === "on" || s === "1" || s === "true"),
+);
+
+export const ListenSchema = v.pipe(
+  v.string(),
+  v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),
+  v.array(
+    v.pipe(
+      v.string(),
+      v.regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, "must be host:port[,host:port]"),
+      v.transform((s): ListenAddress => {
+        const at = s.lastIndexOf(":");
+        return { hostname: s.slice(0, at).replace(/^\[|\]$/g, ""), port: Number(s.slice(at + 1)) };
+      }),
+      v.check((a) => a.port <= 65535, "port must be at most 65535"),
+    ),
+  ),
+);
+
+/** Seconds, decimals allowed (`0.5`), as milliseconds. */
+export const SecondsSchema = v.pipe(
+  v.string(),
+  v.regex(/^\d+(\.\d{1,3})?$/, "must be a number of seconds"),
+  v.transform((s) => Math.round(Number(s) * 1000)),
+  v.minValue(100, "must be at least 0.1"),
+  v.maxValue(3_600_000, "must be at most 3600"),
+);
