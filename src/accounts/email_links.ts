@@ -2,7 +2,7 @@ import type { Config } from "../config/config.ts";
 import type { Limiters } from "../http/rate_limits.ts";
 import type { Store } from "../store/store.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
-import type { Mail } from "./mailer.ts";
+import type { Mail } from "../mail/mailer.ts";
 import type { Accounts } from "./model.ts";
 import { hashSecret, randomSecret } from "../secrets.ts";
 

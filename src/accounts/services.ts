@@ -15,7 +15,7 @@ import type { Sender } from "../outbox/sender.ts";
 import type { Store } from "../store/store.ts";
 import { createAccounts } from "./accounts.ts";
 import { createEmailLinks, type EmailLinks } from "./email_links.ts";
-import { createMailer, type Mailer } from "./mailer.ts";
+import { createMailer, type Mailer } from "../mail/mailer.ts";
 import type { Accounts, Sessions } from "./model.ts";
 import { createSessions } from "./sessions.ts";
 

@@ -5,7 +5,7 @@
  * caller's page looks the same.
  */
 import * as v from "valibot";
-import type { Mail, Mailer } from "../accounts/mailer.ts";
+import type { Mail, Mailer } from "./mailer.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createOutbox, type Delivery, type DeliveryState, type Outbox } from "../outbox/outbox.ts";
 import {

@@ -4,7 +4,7 @@
  * unless the host is loopback; `smtps://` is TLS from the first byte (RFC 8314 §3.3).
  */
 import nodemailer from "nodemailer";
-import type { Mail, Mailer } from "../accounts/mailer.ts";
+import type { Mail, Mailer } from "./mailer.ts";
 import { type SmtpConfig } from "../config/mail_url.ts";
 import { isLoopbackHost } from "../config/values.ts";
 import { DeliveryError } from "../outbox/sender.ts";

@@ -1,7 +1,7 @@
 // `deno task admin mail-test --to ADDRESS`: one message straight through the configured
 // transport (not the outbox), so the operator sees the mail server's answer at once.
-import type { Mail } from "../accounts/mailer.ts";
-import { createMailer } from "../accounts/mailer.ts";
+import type { Mail } from "./mailer.ts";
+import { createMailer } from "./mailer.ts";
 import type { Config } from "../config/config.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { DeliveryError } from "../outbox/sender.ts";

@@ -1,5 +1,5 @@
 // The transport VESTIBULE_MAIL names, opened once at start-up (main.ts, the admin's mail-test).
-import { createMailer, type Mailer } from "../accounts/mailer.ts";
+import { createMailer, type Mailer } from "./mailer.ts";
 import type { MailConfig, SmtpConfig } from "../config/mail_url.ts";
 import type { LogSink } from "../http/request_log.ts";
 

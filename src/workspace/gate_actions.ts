@@ -5,7 +5,7 @@
  * entry commit together, exactly once, and only while what the decision read still holds.
  */
 import * as v from "valibot";
-import type { Mail } from "../accounts/mailer.ts";
+import type { Mail } from "../mail/mailer.ts";
 import type { Accounts } from "../accounts/model.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Delivery } from "../outbox/outbox.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import type { Mail } from "../../src/accounts/mailer.ts";
+import type { Mail } from "../../src/mail/mailer.ts";
 import { createAccountServices } from "../../src/accounts/services.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";

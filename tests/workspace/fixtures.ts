@@ -1,6 +1,6 @@
 // Shared set-up for the workspace unit tests: a :memory: store, real accounts, a clock
 // the test moves, and a mailer that records what it sent.
-import type { Mail, Mailer } from "../../src/accounts/mailer.ts";
+import type { Mail, Mailer } from "../../src/mail/mailer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";

@@ -1,7 +1,7 @@
 // An approved invitation mails the invitee through the outbox, and its record says what
 // really happened to that mail.
 import assert from "node:assert/strict";
-import type { Mail } from "../../src/accounts/mailer.ts";
+import type { Mail } from "../../src/mail/mailer.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { DeliveryError } from "../../src/outbox/sender.ts";
 import { createWorkspaceServices } from "../../src/workspace/services.ts";

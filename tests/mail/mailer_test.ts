@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createMailer } from "../../src/accounts/mailer.ts";
+import { createMailer } from "../../src/mail/mailer.ts";
 
 Deno.test("the file mailer appends one JSON object a line, owner-only, even when sends overlap", async () => {
   const dir = await Deno.makeTempDir();
