@@ -15,10 +15,8 @@
  * 2025-11-25.
  */
 import process from "node:process";
-import { createAccountServices } from "../src/accounts/services.ts";
-import { createApp } from "../src/app.ts";
+import { createService } from "../src/app.ts";
 import { resolveConfig } from "../src/config/config.ts";
-import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
 import { type LoadResult, parseWrkOutput, wrkAvailable } from "./load.ts";
@@ -296,11 +294,10 @@ async function _inProcess(methods: readonly Method[]): Promise<number[]> {
     VESTIBULE_DATA: ":memory:",
     VESTIBULE_RATE_LIMITS: "off",
   });
-  const store = await openKvStore(":memory:");
+  const log = () => {};
+  const service = await createService(config, { log, mailLog: log, now: Date.now });
   try {
-    const log = () => {};
-    const services = createAccountServices({ config, store, now: Date.now, mailLog: log });
-    const handler = await createApp({ config, log, now: Date.now, store, ...services });
+    const { handler } = service;
     const context = { clientAddress: "127.0.0.1" };
     // Requests are made before the clock starts: building one costs more than serving it.
     const batch = async (method: Method, count: number) => {
@@ -324,7 +321,7 @@ async function _inProcess(methods: readonly Method[]): Promise<number[]> {
     }
     return samples.map((s) => [...s].sort((a, b) => a - b)[s.length >> 1]!);
   } finally {
-    store.close();
+    await service.close();
   }
 }
 

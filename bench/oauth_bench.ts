@@ -10,7 +10,7 @@
 import { resolveConfig } from "../src/config/config.ts";
 import { createAccessTokenVerifier } from "../src/oauth/access_token.ts";
 import { createSigningKeys } from "../src/oauth/signing_keys.ts";
-import { issueGrant } from "../tests/oauth/issue_grant.ts";
+import { issueGrant } from "../testkit/issue_grant.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";

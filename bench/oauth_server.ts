@@ -5,26 +5,24 @@
 // chain has an account of its own: concurrent requests do not replace each other's grant.
 // argv: <out.json> <codes> <refresh chains>
 import { createAccounts } from "../src/accounts/accounts.ts";
-import { createAccountServices } from "../src/accounts/services.ts";
-import { createApp } from "../src/app.ts";
+import { createService } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config/config.ts";
 import { UNLIMITED } from "../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../src/oauth/cimd.ts";
 import { createClients } from "../src/oauth/clients.ts";
 import { issuerOf } from "../src/oauth/issuer.ts";
 import { issueCode } from "../src/oauth/codes.ts";
-import { issueGrant } from "../tests/oauth/issue_grant.ts";
+import { issueGrant } from "../testkit/issue_grant.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
-import { openStore } from "../src/store/open.ts";
 
 const [out, codeCount, chainCount] = [Deno.args[0]!, Number(Deno.args[1]), Number(Deno.args[2])];
 const config = resolveConfig(readEnvironment());
 const log = () => {};
 const now = Date.now;
-const store = await openStore(config); // VESTIBULE_DATA: KV in memory, or PostgreSQL
-const services = createAccountServices({ config, store, now, mailLog: log });
-const handler = await createApp({ config, log, now, store, ...services });
+// VESTIBULE_DATA: KV in memory, or PostgreSQL.
+const service = await createService(config, { log, mailLog: log, now });
+const { store, handler } = service;
 const accounts = createAccounts(store, now);
 const { business } = await accounts.createAccountWithBusiness("bench@example.com", "Bench");
 const members = async (prefix: string) => {
@@ -88,6 +86,6 @@ await Deno.writeTextFile(
 const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
-  await store.close();
+  await service.close();
   Deno.exit(0);
 });

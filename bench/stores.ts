@@ -1,7 +1,7 @@
 // The stores a section measures the server on: Deno KV in memory, and PostgreSQL on a private
-// cluster started for the section (tests/store/pg_cluster.ts: Debian's postgresql package, on
+// cluster started for the section (testkit/pg_cluster.ts: Debian's postgresql package, on
 // this machine, sharing its cores with the server and the load generator).
-import { startPgCluster } from "../tests/store/pg_cluster.ts";
+import { startPgCluster } from "../testkit/pg_cluster.ts";
 
 export interface BenchStore {
   /** For the tables: `kv` or `postgres`. */

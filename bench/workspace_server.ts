@@ -1,18 +1,16 @@
 // The server under test of the workspace section: bench/vestibule_server.ts's wiring, plus an
 // account, a business and a real access token (app.access) written to the path in argv[0].
 import { createAccounts } from "../src/accounts/accounts.ts";
-import { createAccountServices } from "../src/accounts/services.ts";
-import { createApp } from "../src/app.ts";
+import { createService } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config/config.ts";
-import { issueGrant } from "../tests/oauth/issue_grant.ts";
+import { issueGrant } from "../testkit/issue_grant.ts";
 import { serve } from "../src/server.ts";
-import { openStore } from "../src/store/open.ts";
 
 const config = resolveConfig(readEnvironment());
 const log = () => {};
-const store = await openStore(config); // VESTIBULE_DATA: KV in memory, or PostgreSQL
-const services = createAccountServices({ config, store, now: Date.now, mailLog: log });
-const handler = await createApp({ config, log, now: Date.now, store, ...services });
+// VESTIBULE_DATA: KV in memory, or PostgreSQL.
+const service = await createService(config, { log, mailLog: log, now: Date.now });
+const { store, handler } = service;
 const { account, business } = await createAccounts(store, Date.now).createAccountWithBusiness(
   "bench@example.com",
   "Bench",
@@ -27,6 +25,6 @@ await Deno.writeTextFile(Deno.args[0]!, tokens.access_token);
 const server = serve(config, handler, log);
 Deno.addSignalListener("SIGTERM", async () => {
   await server.shutdown();
-  await store.close();
+  await service.close();
   Deno.exit(0);
 });

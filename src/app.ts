@@ -1,48 +1,168 @@
 /**
- * The composition root: what main.ts (or a test) built goes in, the whole service comes out
- * as one handler. The three sites share what is built here once (the stylesheet, the CORS
- * policies, the signing keys, the workspace services) and sit behind a Host router with the
- * request log.
+ * The composition root: a resolved configuration goes in, the whole service comes out. It reads
+ * the files the configuration names, opens and migrates the store (unless the caller hands one
+ * in), builds the process's services once and the three sites on them, and the operator
+ * listener's handler when it is configured. main.ts, the black-box harness and the benchmark
+ * servers all build the service here, so they run the same wiring.
+ *
+ * What it expects to go wrong is a StartupError (one line for the operator); having opened the
+ * store, it closes it again before throwing.
  */
-import type { EmailLinks } from "./accounts/email_links.ts";
-import type { Accounts, Sessions } from "./accounts/model.ts";
-import type { EventOutbox } from "./events/event_outbox.ts";
-import type { MailOutbox } from "./mail/mail_outbox.ts";
-import { createApiSite } from "./api_site.ts";
-import { createAuthSite } from "./auth_site.ts";
+import { maskDataUrl } from "./config/data_url.ts";
 import type { Config } from "./config/config.ts";
+import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
-import type { Limiters } from "./http/rate_limits.ts";
 import { createHostRouter } from "./http/host_router.ts";
-import { type LogSink, withRequestLog } from "./http/request_log.ts";
+import { logEvent, type LogSink, withRequestLog } from "./http/request_log.ts";
+import { checkMailTransport, openMailTransport } from "./mail/transport.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
-import type { ServiceMetrics } from "./ops/service_metrics.ts";
+import { createAdminSite } from "./ops/admin_site.ts";
+import { readAdminToken } from "./ops/admin_token.ts";
+import { createServiceMetrics, type ServiceMetrics } from "./ops/service_metrics.ts";
+import { withStoreMetrics } from "./ops/store_metrics.ts";
+import { ensurePrivateFile } from "./private_files.ts";
+import { createProcessServices, type ProcessServices } from "./process_services.ts";
+import { createApiSite } from "./api_site.ts";
+import { createAuthSite } from "./auth_site.ts";
 import { createPublicSite } from "./public_site.ts";
-import type { Store } from "./store/store.ts";
+import { openStore } from "./store/open.ts";
+import { prepareSchema, SchemaError } from "./store/schema.ts";
+import { type Store, StoreBusyError } from "./store/store.ts";
+import { StartupError } from "./startup_error.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
 import { seedDemo } from "./workspace/demo.ts";
 import { createWorkspaceServices } from "./workspace/services.ts";
 
-/** Everything main.ts (or a test) builds before the sites. */
-export interface AppDeps {
-  readonly config: Config;
+export interface ServiceDeps {
+  /** The request log and the service's own events. */
   readonly log: LogSink;
+  /** Where the `log` mailer writes mail, links included (main.ts: stderr). */
+  readonly mailLog: LogSink;
   /** Milliseconds since the epoch; injected so tests never sleep. */
   readonly now: () => number;
-  readonly store: Store;
-  readonly accounts: Accounts;
-  readonly sessions: Sessions;
-  readonly mailer: MailOutbox;
-  readonly emailLinks: EmailLinks;
-  readonly limiters: Limiters;
-  /** Events to VESTIBULE_WEBHOOK_URL (src/accounts/services.ts builds them). */
-  readonly events: EventOutbox;
-  /** Counts every request when the operator listener is on (VESTIBULE_ADMIN_LISTEN). */
-  readonly metrics?: ServiceMetrics | undefined;
+  /** A store the caller opened (tests); by default the one VESTIBULE_DATA names is opened. */
+  readonly store?: Store;
+  /** Certificates the SMTP transport trusts besides the system's (a test's own server). */
+  readonly mailCa?: readonly string[];
+  /** The events' outgoing fetch; the global one by default. */
+  readonly fetch?: typeof fetch;
 }
 
-export async function createApp(deps: AppDeps): Promise<Handler> {
+/** What the process serves, and the services it is built on. */
+export interface Service extends ProcessServices {
+  readonly config: Config;
+  /** The store as the parts see it (measured when the operator listener is on). */
+  readonly store: Store;
+  /** The three public origins, behind the Host router and the request log. */
+  readonly handler: Handler;
+  /** The operator listener (VESTIBULE_ADMIN_LISTEN), or null when it is off. */
+  readonly admin: Handler | null;
+  readonly metrics: ServiceMetrics | undefined;
+  /** Stops the sender (unsent mail stays in the outbox) and closes the store. */
+  close(): Promise<void>;
+}
+
+export async function createService(config: Config, deps: ServiceDeps): Promise<Service> {
+  const { log, now } = deps;
+  const data = `VESTIBULE_DATA=${JSON.stringify(maskDataUrl(config.dataPath))}`;
+  if (config.mail.kind === "file") {
+    // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
+    const path = config.mail.path;
+    await _startup(
+      () => ensurePrivateFile(path),
+      `cannot open VESTIBULE_MAIL=${JSON.stringify(`file:${path}`)}`,
+    );
+  }
+  const webhook = await loadWebhookTarget(config.webhook);
+  const adminToken = config.adminTokenFile === null
+    ? null
+    : await readAdminToken(config.adminTokenFile);
+  // A file group or others may read, or one the system will not let this user open; a database
+  // that is unreachable, refuses the login, or will not let the role make its tables.
+  const opened = deps.store ?? await _startup(() => openStore(config), `cannot open ${data}`);
+  try {
+    // A newer store, or one other processes kept writing through every pass of a migration.
+    const migrations = await _startup(() => prepareSchema(opened, now), data, [
+      SchemaError,
+      StoreBusyError,
+    ]);
+    for (const migration of migrations) {
+      logEvent(log, {
+        level: "info",
+        message: "store migrated",
+        to: migration.to,
+        what: migration.summary,
+      });
+    }
+    const mailClient = {
+      clientName: new URL(config.authUrl).hostname,
+      ...(deps.mailCa ? { ca: deps.mailCa } : {}),
+    };
+    const transport = await openMailTransport(config.mail, {
+      mailLog: deps.mailLog,
+      ...mailClient,
+    });
+    const metrics = config.adminListen === null ? undefined : createServiceMetrics({
+      store: opened,
+      now,
+      origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
+    });
+    // Measured only with metrics on: otherwise the parts call the store directly.
+    const store = metrics === undefined ? opened : withStoreMetrics(opened, metrics.observeStore);
+    const services = createProcessServices({
+      config,
+      store,
+      now,
+      mailLog: deps.mailLog,
+      log,
+      transport,
+      rateLimitRefused: metrics?.rateLimitRefused,
+      webhook,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    });
+    const handler = await _sites({ config, log, now, store, metrics, ...services });
+    const admin = metrics === undefined ? null : createAdminSite({
+      store: opened,
+      metrics,
+      log,
+      now,
+      checkMail: () => checkMailTransport(config.mail, mailClient),
+      accounts: services.accounts,
+      adminToken,
+    });
+    return {
+      ...services,
+      config,
+      store,
+      handler,
+      admin,
+      metrics,
+      async close() {
+        await services.sender.stop();
+        await opened.close();
+      },
+    };
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+}
+
+/** Everything the sites are built from. */
+type SiteDeps = ProcessServices & {
+  readonly config: Config;
+  readonly log: LogSink;
+  readonly now: () => number;
+  readonly store: Store;
+  readonly metrics: ServiceMetrics | undefined;
+};
+
+/**
+ * The three sites share what is built here once (the stylesheet, the CORS policies, the signing
+ * keys, the workspace services) and sit behind a Host router with the request log.
+ */
+async function _sites(deps: SiteDeps): Promise<Handler> {
   const { config, store, now, accounts, metrics } = deps;
   if (config.demo) await seedDemo(deps);
   const shared = {
@@ -75,4 +195,21 @@ export async function createApp(deps: AppDeps): Promise<Handler> {
     },
   ];
   return withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest);
+}
+
+/**
+ * Runs a start-up step whose failures are the operator's to mend, as one StartupError line that
+ * says what failed first: any failure, or only those of the `expected` kinds (others are bugs).
+ */
+async function _startup<T>(
+  step: () => Promise<T>,
+  what: string,
+  expected?: readonly (abstract new (...args: never[]) => Error)[],
+): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (expected && !expected.some((kind) => error instanceof kind)) throw error;
+    throw new StartupError(`${what}: ${(error as Error).message}`);
+  }
 }

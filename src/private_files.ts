@@ -4,7 +4,8 @@
  * umask; an existing one that group or others may access is refused, like ssh refuses a key
  * file, since whoever could read it may already hold its secrets.
  */
-export class PrivateFileError extends Error {
+import { StartupError } from "./startup_error.ts";
+export class PrivateFileError extends StartupError {
   override name = "PrivateFileError";
 }
 

@@ -9,6 +9,7 @@ import { clientAddress } from "./http/client_address.ts";
 import { ConnectionPool, PooledConnection } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";
 import { logEvent, type LogSink } from "./http/request_log.ts";
+import { StartupError } from "./startup_error.ts";
 
 export interface RunningServer {
   /** The bound addresses, with the real port when 0 was asked for. */
@@ -204,7 +205,7 @@ function _dropVanishedSocketErrors(event: ErrorEvent): void {
 }
 
 /** An address that cannot be bound (in use, not resolvable, not permitted), in one line. */
-export class ListenError extends Error {
+export class ListenError extends StartupError {
   override name = "ListenError";
 }
 

@@ -1,7 +1,12 @@
 // Every setting's variable and default, and the flag spelt from the variable.
+import { StartupError } from "../startup_error.ts";
 
-export class ConfigError extends Error {
+export class ConfigError extends StartupError {
   override name = "ConfigError";
+
+  override get line(): string {
+    return `configuration error: ${this.message}`;
+  }
 }
 
 /** Each setting: its variable, its flag, and its default. */

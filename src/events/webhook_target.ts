@@ -3,8 +3,9 @@ import type { WebhookConfig } from "../config/config.ts";
 import { refuseOpenFile } from "../private_files.ts";
 import type { WebhookTarget } from "./event_outbox.ts";
 import { importWebhookSecret } from "./webhook_signature.ts";
+import { StartupError } from "../startup_error.ts";
 
-export class WebhookTargetError extends Error {
+export class WebhookTargetError extends StartupError {
   override name = "WebhookTargetError";
 }
 

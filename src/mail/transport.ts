@@ -2,8 +2,9 @@
 import { createMailer, type Mailer } from "./mailer.ts";
 import type { MailConfig, SmtpConfig } from "../config/mail_url.ts";
 import type { LogSink } from "../http/request_log.ts";
+import { StartupError } from "../startup_error.ts";
 
-export class MailTransportError extends Error {
+export class MailTransportError extends StartupError {
   override name = "MailTransportError";
 }
 

@@ -4,6 +4,7 @@
  * enough not to be guessed; anything else stops start-up with one line that never shows it.
  */
 import { PrivateFileError, refuseOpenFile } from "../private_files.ts";
+import { StartupError } from "../startup_error.ts";
 
 /** At least 32 characters: 192 bits or more of a random base64 token. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
@@ -12,7 +13,7 @@ export const MIN_ADMIN_TOKEN_LENGTH = 32;
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** A token file start-up cannot use, in one line naming the variable. */
-export class AdminTokenError extends Error {
+export class AdminTokenError extends StartupError {
   override name = "AdminTokenError";
 }
 

@@ -4,12 +4,17 @@
  * names the file (and, for page documents, the JSON path).
  */
 import type { Config } from "../config/config.ts";
+import { StartupError } from "../startup_error.ts";
 
 /** The directory the templates live in; `deno compile --include static` embeds it. */
 export const STATIC_DIR = new URL("../../static/", import.meta.url);
 
-export class TemplateError extends Error {
+export class TemplateError extends StartupError {
   override name = "TemplateError";
+
+  override get line(): string {
+    return `template error: ${this.message}`;
+  }
   constructor(readonly file: string, reason: string) {
     super(`${file}: ${reason}`);
   }

@@ -5,6 +5,7 @@
  */
 import { base64url } from "../secrets.ts";
 import type { Store } from "./store.ts";
+import { StartupError } from "../startup_error.ts";
 
 export const SCHEMA_KEY = ["meta", "schema"] as const;
 
@@ -136,7 +137,7 @@ export const MIGRATIONS: readonly Migration[] = [
 export const CURRENT_SCHEMA = MIGRATIONS.at(-1)!.to;
 
 /** A store this release cannot use (written by a newer one). */
-export class SchemaError extends Error {
+export class SchemaError extends StartupError {
   override name = "SchemaError";
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import type { Mail } from "../../src/mail/mailer.ts";
-import { createAccountServices } from "../../src/accounts/services.ts";
+import { createProcessServices } from "../../src/process_services.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Key, Store } from "../../src/store/store.ts";
@@ -52,7 +52,7 @@ Deno.test("sign-in and sign-up do the same work whether or not the address has a
   const { store, operations } = recording(kv);
   const mails: Mail[] = [];
   // The real mail path: link and mail recorded in one commit, then sent from the outbox.
-  const { emailLinks } = createAccountServices({
+  const { emailLinks } = createProcessServices({
     config,
     store,
     now,

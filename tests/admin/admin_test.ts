@@ -8,7 +8,7 @@ import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { createClients } from "../../src/oauth/clients.ts";
 import { issuerOf } from "../../src/oauth/issuer.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
-import { issueGrant } from "../oauth/issue_grant.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { StoreBusyError } from "../../src/store/store.ts";

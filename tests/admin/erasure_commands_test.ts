@@ -13,7 +13,7 @@ import { createEventOutbox, WEBHOOK_KIND } from "../../src/events/event_outbox.t
 import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { createAuditLog } from "../../src/workspace/audit.ts";
 import { createWorkspaceServices } from "../../src/workspace/services.ts";
-import { issueGrant } from "../oauth/issue_grant.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
 import { countPendingGates } from "../../src/workspace/gates.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });

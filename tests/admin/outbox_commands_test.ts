@@ -1,6 +1,6 @@
 import { adminRunner } from "./admin_runner.ts";
 import assert from "node:assert/strict";
-import { createAccountServices } from "../../src/accounts/services.ts";
+import { createProcessServices } from "../../src/process_services.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { importWebhookSecret } from "../../src/events/webhook_signature.ts";
 import { DeliveryError } from "../../src/outbox/sender.ts";
@@ -11,7 +11,7 @@ Deno.test("list-outbox shows waiting and failed mail without its link; retry-del
   const store = await openKvStore(":memory:");
   const now = Date.now;
   const run = adminRunner(store, { now });
-  const { emailLinks } = createAccountServices({
+  const { emailLinks } = createProcessServices({
     config,
     store,
     now,
@@ -53,7 +53,7 @@ Deno.test("list-outbox shows events (a given-up one by its type and business); r
   const store = await openKvStore(":memory:");
   const now = Date.now;
   const run = adminRunner(store, { now });
-  const { events, sender } = createAccountServices({
+  const { events, sender } = createProcessServices({
     config,
     store,
     now,

@@ -2,7 +2,7 @@ import { createAuditLog } from "../../src/workspace/audit.ts";
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
-import { issueGrant } from "../oauth/issue_grant.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
 import {
   Browser,
   followLink,

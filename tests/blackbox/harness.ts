@@ -1,17 +1,9 @@
-// Starts the real server in-process on free loopback ports, the way main.ts wires it.
-import { type AccountServices, createAccountServices } from "../../src/accounts/services.ts";
-import { createApp } from "../../src/app.ts";
+// Starts the real server in-process on free loopback ports, built by the same composition root
+// as main.ts (src/app.ts).
+import { createService, type Service } from "../../src/app.ts";
 import { type Config, resolveConfig } from "../../src/config/config.ts";
-import type { Handler } from "../../src/http/handler.ts";
-import { loadWebhookTarget } from "../../src/events/webhook_target.ts";
-import { checkMailTransport, openMailTransport } from "../../src/mail/transport.ts";
-import { createAdminSite } from "../../src/ops/admin_site.ts";
-import { readAdminToken } from "../../src/ops/admin_token.ts";
-import { createServiceMetrics, type ServiceMetrics } from "../../src/ops/service_metrics.ts";
-import { withStoreMetrics } from "../../src/ops/store_metrics.ts";
 import { serve, serveAdmin } from "../../src/server.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-import { prepareSchema } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface TestServer {
@@ -49,15 +41,10 @@ export interface TestServerOptions {
   readonly mailCa?: readonly string[];
 }
 
-/** The whole app as one in-process handler, wired like main.ts, before anything listens. */
-export interface TestApp extends AccountServices {
-  readonly config: Config;
-  readonly handler: Handler;
-  /** Log lines the app wrote (requests and mail). */
+/** The whole service as one in-process handler, built as main.ts builds it, before anything listens. */
+export interface TestApp extends Service {
+  /** Log lines the service wrote (requests and mail). */
   readonly logs: string[];
-  readonly store: Store;
-  /** Made when VESTIBULE_ADMIN_LISTEN is given, as main.ts does. */
-  readonly metrics: ServiceMetrics | undefined;
 }
 
 export async function createTestApp(
@@ -74,80 +61,42 @@ export async function createTestApp(
     ...env,
   });
   const logs: string[] = [];
-  const opened = options.store ?? await openKvStore(":memory:", now);
-  await prepareSchema(opened, now);
-  const store = options.wrapStore?.(opened) ?? opened;
   const log = (line: string) => logs.push(line);
-  const transport = await openMailTransport(config.mail, {
+  const opened = options.store ?? await openKvStore(":memory:", now);
+  const store = options.wrapStore?.(opened) ?? opened;
+  const service = await createService(config, {
+    log,
     mailLog: log,
-    clientName: "localhost",
-    ...(options.mailCa ? { ca: options.mailCa } : {}),
-  });
-  const webhook = await loadWebhookTarget(config.webhook);
-  const metrics = config.adminListen === null ? undefined : createServiceMetrics({
+    now,
     store,
-    now,
-    origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
+    ...(options.mailCa ? { mailCa: options.mailCa } : {}),
   });
-  const served = metrics === undefined ? store : withStoreMetrics(store, metrics.observeStore);
-  const services = createAccountServices({
-    config,
-    store: served,
-    now,
-    mailLog: log,
-    transport,
-    rateLimitRefused: metrics?.rateLimitRefused,
-    webhook,
-  });
-  const handler = await createApp({ config, log, now, store: served, ...services, metrics });
-  return { config, handler, logs, store, metrics, ...services };
+  // The store as the test reads it: the parts' store, but never measured.
+  return { ...service, logs, store };
 }
 
 export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const { config, handler, logs, store, sender, metrics, accounts } = await createTestApp(
-    env,
-    options,
-  );
+  const service = await createTestApp(env, options);
+  const { config, logs } = service;
   const log = (line: string) => logs.push(line);
-  const now = options.now ?? Date.now;
-  const adminToken = config.adminTokenFile === null
-    ? null
-    : await readAdminToken(config.adminTokenFile);
-  const server = serve(config, handler, log);
-  const admin = metrics === undefined ? null : serveAdmin(
-    config,
-    createAdminSite({
-      store,
-      metrics,
-      log,
-      now,
-      accounts,
-      adminToken,
-      checkMail: () =>
-        checkMailTransport(config.mail, {
-          clientName: "localhost",
-          ...(options.mailCa ? { ca: options.mailCa } : {}),
-        }),
-    }),
-    log,
-  );
+  const server = serve(config, service.handler, log);
+  const admin = service.admin === null ? null : serveAdmin(config, service.admin, log);
   const adminAddress = admin?.addresses[0];
-  await sender.start();
+  await service.sender.start();
   return {
     config,
     baseUrl: config.baseUrl,
     authUrl: config.authUrl,
     apiUrl: config.apiUrl,
     logs,
-    store,
+    store: service.store,
     adminUrl: adminAddress ? `http://${adminAddress.hostname}:${adminAddress.port}` : null,
     async close() {
       await Promise.all([server.shutdown(), admin?.shutdown()]);
-      await sender.stop();
-      store.close();
+      await service.close();
     },
   };
 }

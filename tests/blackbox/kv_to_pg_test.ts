@@ -8,7 +8,7 @@ import { openKvStore } from "../../src/store/kv_store.ts";
 import { openPgStore } from "../../src/store/pg_store.ts";
 import type { StoredRecord } from "../../src/store/store.ts";
 import { adminRunner } from "../admin/admin_runner.ts";
-import { startPgCluster } from "../store/pg_cluster.ts";
+import { startPgCluster } from "../../testkit/pg_cluster.ts";
 import { manualClock } from "../store/store_contract.ts";
 import { adminProcess, copyProject } from "./main_process.ts";
 import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";

@@ -1,6 +1,6 @@
 // Discovery: the one metadata document at every location, JWKS, and CORS of the endpoints.
 import assert from "node:assert/strict";
-import { createAccountServices } from "../../src/accounts/services.ts";
+import { createProcessServices } from "../../src/process_services.ts";
 import { authSiteRoutes } from "../../src/auth_site.ts";
 import { createCorsPolicies } from "../../src/http/cors.ts";
 import type { RouteTable } from "../../src/http/router.ts";
@@ -169,7 +169,7 @@ Deno.test("the start-up self-check asks the route table for every location", asy
   const fx = await oauthFixture();
   const { config, store } = fx.server;
   const now = fx.clock.now;
-  const services = createAccountServices({ config, store, now, mailLog: () => {} });
+  const services = createProcessServices({ config, store, now, mailLog: () => {} });
   const routes = await authSiteRoutes({
     config,
     store,

@@ -3,7 +3,7 @@
 // one line that names VESTIBULE_DATA and never the password, and /ready follows the database
 // down and back up.
 import assert from "node:assert/strict";
-import { startPgCluster } from "../store/pg_cluster.ts";
+import { startPgCluster } from "../../testkit/pg_cluster.ts";
 import { freePorts } from "./harness.ts";
 import {
   copyProject,

@@ -8,7 +8,7 @@ import { freePorts } from "./harness.ts";
 import { copyProject, mainCommand, startTaskFlags } from "./main_process.ts";
 import { enabledScopes, pkce, postForm } from "./oauth_helpers.ts";
 import { startSmtpServer, type TestSmtpServer } from "./smtp_server.ts";
-import { startPgCluster } from "../store/pg_cluster.ts";
+import { startPgCluster } from "../../testkit/pg_cluster.ts";
 
 /** Stands for the client's address: the proxy puts it in X-Forwarded-For, as an LB would. */
 const CLIENT_HEADER = "X-Test-Client-Address";

@@ -13,7 +13,7 @@ import {
 } from "../../src/mcp/errors.ts";
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@^4.10.2";
-import { issueGrant } from "../oauth/issue_grant.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { DEMO_OWNER_EMAIL } from "../../src/workspace/demo.ts";
 import { createTestApp, type TestApp } from "../blackbox/harness.ts";

@@ -8,7 +8,7 @@ import { decodeJwt } from "jose";
 import { issueCode } from "../../src/oauth/codes.ts";
 import { MAX_TOKEN_REQUEST_BYTES } from "../../src/oauth/form_body.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
-import { issueGrant } from "../oauth/issue_grant.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
 import { redirectUriMatches, redirectUriProblem } from "../../src/oauth/redirect_uri.ts";
 import { MAX_REGISTRATION_BYTES } from "../../src/oauth/registration.ts";
 import { createTestApp, type TestApp } from "../blackbox/harness.ts";

@@ -3,7 +3,7 @@ import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { resolveConfig } from "../../src/config/config.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import { revokeGrant } from "../../src/oauth/grants.ts";
-import { issueGrant } from "./issue_grant.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 

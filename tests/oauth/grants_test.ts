@@ -10,7 +10,7 @@ import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { type GrantInput, prepareGrant } from "../../src/oauth/token_issuance.ts";
 import { createTokenSigner } from "../../src/oauth/tokens.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-import { issueGrant } from "./issue_grant.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
 
 const config = resolveConfig({
   VESTIBULE_AUTH_URL: "https://auth.example.com",

@@ -7,7 +7,7 @@ import {
   readSchemaVersion,
 } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
-import { startPgCluster } from "./pg_cluster.ts";
+import { startPgCluster } from "../../testkit/pg_cluster.ts";
 import { manualClock, storeContract } from "./store_contract.ts";
 
 // One private cluster for the whole file (about a second to start); a database per store.

@@ -11,11 +11,11 @@
  * current key, exactly as the token endpoint issues it after a code exchange. The store must
  * be the one the server under test uses (TestServer.store).
  */
-import type { Config } from "../../src/config/config.ts";
-import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
-import { prepareGrant, type TokenResponse } from "../../src/oauth/token_issuance.ts";
-import { createTokenSigner } from "../../src/oauth/tokens.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { Config } from "../src/config/config.ts";
+import { createSigningKeys } from "../src/oauth/signing_keys.ts";
+import { prepareGrant, type TokenResponse } from "../src/oauth/token_issuance.ts";
+import { createTokenSigner } from "../src/oauth/tokens.ts";
+import type { Store } from "../src/store/store.ts";
 
 export interface IssueGrantInput {
   readonly accountId: string;

@@ -1,8 +1,13 @@
-import type { Config } from "../config/config.ts";
-import type { RateLimitName } from "../config/rate_limit_table.ts";
-import type { LogSink } from "../http/request_log.ts";
-import { createLimiters, type Limiters } from "../http/rate_limits.ts";
-import { createMailService, type MailOutbox } from "../mail/mail_outbox.ts";
+/**
+ * The process's services, shared by every site and the sender: accounts and sessions, the rate
+ * limiters, the mail outbox, webhook events and the sender that delivers both. Built by the
+ * composition root (src/app.ts); tests that need only these build them alone.
+ */
+import type { Config } from "./config/config.ts";
+import type { RateLimitName } from "./config/rate_limit_table.ts";
+import type { LogSink } from "./http/request_log.ts";
+import { createLimiters, type Limiters } from "./http/rate_limits.ts";
+import { createMailService, type MailOutbox } from "./mail/mail_outbox.ts";
 import {
   createEventOutbox,
   type EventOutbox,
@@ -10,23 +15,23 @@ import {
   WEBHOOK_KIND,
   webhookDeliveryHandler,
   type WebhookTarget,
-} from "../events/event_outbox.ts";
-import type { Sender } from "../outbox/sender.ts";
-import type { Store } from "../store/store.ts";
-import { createAccounts } from "./accounts.ts";
-import { createEmailLinks, type EmailLinks } from "./email_links.ts";
-import { createMailer, type Mailer } from "../mail/mailer.ts";
-import type { Accounts, Sessions } from "./model.ts";
-import { createSessions } from "./sessions.ts";
+} from "./events/event_outbox.ts";
+import type { Sender } from "./outbox/sender.ts";
+import type { Store } from "./store/store.ts";
+import { createAccounts } from "./accounts/accounts.ts";
+import { createEmailLinks, type EmailLinks } from "./accounts/email_links.ts";
+import { createMailer, type Mailer } from "./mail/mailer.ts";
+import type { Accounts, Sessions } from "./accounts/model.ts";
+import { createSessions } from "./accounts/sessions.ts";
 
-export interface AccountServices {
+export interface ProcessServices {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   /** Every mail goes through the outbox, whatever the transport. */
   readonly mailer: MailOutbox;
   /** Sign-in and sign-up mail, shared by the forms and the onboarding tools (one rate limit). */
   readonly emailLinks: EmailLinks;
-  /** Delivers the outbox; main.ts starts it and stops it on shutdown. */
+  /** Delivers the outbox; whoever serves starts it, and the service stops it on close. */
   readonly sender: Sender;
   /** Every rate limit, shared through the store or kept per process (http/rate_limits.ts). */
   readonly limiters: Limiters;
@@ -34,8 +39,8 @@ export interface AccountServices {
   readonly events: EventOutbox;
 }
 
-/** Built once by main.ts (and the test harness) and handed to createApp. */
-export function createAccountServices(
+/** Built once by createService (src/app.ts). */
+export function createProcessServices(
   deps: {
     config: Pick<Config, "authUrl" | "rateLimits" | "mail">;
     store: Store;
@@ -53,7 +58,7 @@ export function createAccountServices(
     /** The events' outgoing fetch; the global one by default. */
     fetch?: typeof fetch;
   },
-): AccountServices {
+): ProcessServices {
   const { config, store, now } = deps;
   const accounts = createAccounts(store, now);
   const limiters = createLimiters({
@@ -88,5 +93,5 @@ export function createAccountServices(
 }
 
 function _missing(what: string): never {
-  throw new Error(`createAccountServices needs ${what}`);
+  throw new Error(`createProcessServices needs ${what}`);
 }
