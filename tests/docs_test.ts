@@ -1,5 +1,6 @@
 // The repository explains itself: README.md and docs/ name no file outside it (a clone has
-// nothing beside it), and every relative Markdown link among them resolves, anchor included.
+// nothing beside it), every relative Markdown link among them resolves, anchor included, and every
+// file or folder of the repository they name (`src/…`, `tests/…`, …) exists.
 import assert from "node:assert/strict";
 
 const ROOT = new URL("../", import.meta.url);
@@ -56,9 +57,14 @@ Deno.test("every relative link in README and docs/ resolves, anchor included", a
     await t.step(_name(doc), async () => {
       const text = await Deno.readTextFile(doc);
       for (const line of _prose(text)) {
-        for (const [, href] of line.matchAll(/\]\(([^)\s]+)\)/g)) {
-          if (/^[a-z][a-z0-9+.-]*:/i.test(href!)) continue; // https:, mailto:: not ours to check
-          const target = new URL(href!, doc);
+        // Inline links `[text](href)` and reference definitions `[name]: href`.
+        const hrefs = [
+          ...[...line.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!),
+          ...[...line.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/g)].map((m) => m[1]!),
+        ];
+        for (const href of hrefs) {
+          if (/^[a-z][a-z0-9+.-]*:/i.test(href)) continue; // https:, mailto:: not ours to check
+          const target = new URL(href, doc);
           const file = new URL(target.pathname, target);
           let linked: string;
           try {
@@ -75,6 +81,65 @@ Deno.test("every relative link in README and docs/ resolves, anchor included", a
           }
         }
       }
+    });
+  }
+});
+
+/** The folders whose paths the docs name, relative to the repository root. */
+const TRACKED = ["src", "tests", "bench", "deploy", "examples", "static"];
+
+/** Entries of .gitignore anchored at the root (`/tests/screenshots/`): made by runs, not cloned. */
+async function _ignored(): Promise<string[]> {
+  const text = await Deno.readTextFile(new URL(".gitignore", ROOT));
+  return text.split("\n").filter((line) => line.startsWith("/")).map((line) => line.slice(1));
+}
+
+/** Whether `path` (relative to the root, `*` matching within one name) names something there. */
+async function _exists(path: string): Promise<boolean> {
+  const parts = path.split("/").filter((part) => part !== "");
+  let candidates = [""];
+  for (const part of parts) {
+    const next: string[] = [];
+    for (const dir of candidates) {
+      if (!part.includes("*")) {
+        next.push(`${dir}${part}/`);
+        continue;
+      }
+      const pattern = new RegExp(`^${part.split("*").map(RegExp.escape).join(".*")}$`);
+      try {
+        for await (const entry of Deno.readDir(new URL(dir, ROOT))) {
+          if (pattern.test(entry.name)) next.push(`${dir}${entry.name}/`);
+        }
+      } catch {
+        // Not a folder: nothing below it.
+      }
+    }
+    candidates = next;
+  }
+  for (const candidate of candidates) {
+    try {
+      await Deno.stat(new URL(candidate.slice(0, -1), ROOT));
+      return true;
+    } catch {
+      // Try the next match.
+    }
+  }
+  return false;
+}
+
+Deno.test("every src/ (and tests/, bench/, …) path named in README and docs/ exists", async (t) => {
+  const ignored = await _ignored();
+  const named = new RegExp(`(?<![\\w./-])((?:${TRACKED.join("|")})/[\\w.*/-]*)`, "g");
+  for (const doc of await _documents()) {
+    await t.step(_name(doc), async () => {
+      const text = await Deno.readTextFile(doc);
+      const missing: string[] = [];
+      for (const [, found] of text.matchAll(named)) {
+        const path = found!.replace(/[.,]+$/, ""); // a path ending a sentence
+        if (ignored.some((prefix) => path.startsWith(prefix))) continue;
+        if (!(await _exists(path))) missing.push(path);
+      }
+      assert.deepEqual(missing, [], `${_name(doc)} names paths the repository does not have`);
     });
   }
 });
