@@ -15,6 +15,14 @@ export function describeIssue(issue: v.BaseIssue<unknown>, prefix?: string): str
   return plain === null ? `"${path}": ${issue.message}` : `"${path}" ${plain}`;
 }
 
+/**
+ * Every issue of a parse in one line, each named once: `"clientInfo.name" must be a string, not
+ * 5; …`, each path under `prefix` when the issues are about a part of a message.
+ */
+export function describeIssues(issues: readonly v.BaseIssue<unknown>[], prefix?: string): string {
+  return [...new Set(issues.map((issue) => describeIssue(issue, prefix)))].join("; ");
+}
+
 function _plainWords(issue: v.BaseIssue<unknown>): string | null {
   const match = DEFAULT_MESSAGE.exec(issue.message);
   if (match === null) return null;

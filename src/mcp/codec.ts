@@ -1,7 +1,7 @@
 // Bytes -> one classified JSON-RPC message, and messages -> JSON text. No HTTP here.
 import * as v from "valibot";
 import { INVALID_REQUEST, PARSE_ERROR, rpcError } from "./errors.ts";
-import { describeIssues } from "./issues.ts";
+import { describeIssues } from "../issue_words.ts";
 import {
   JSONRPC_VERSION,
   type JsonRpcNotification,

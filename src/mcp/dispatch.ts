@@ -12,7 +12,7 @@ import {
   METHOD_NOT_FOUND,
   rpcError,
 } from "./errors.ts";
-import { describeIssues } from "./issues.ts";
+import { describeIssues } from "../issue_words.ts";
 import {
   type CacheScope,
   type CallToolParams,

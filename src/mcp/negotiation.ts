@@ -14,7 +14,7 @@ import {
   rpcError,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "./errors.ts";
-import { describeIssues } from "./issues.ts";
+import { describeIssues } from "../issue_words.ts";
 import { META, ModernRequestMetaSchema, type RequestId, type RpcError } from "./messages.ts";
 import {
   isModern,

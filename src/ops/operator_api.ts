@@ -11,7 +11,7 @@ import { HttpError } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
 import { jsonResponse } from "../http/responses.ts";
 import { createRouter, type Method, pathParams } from "../http/router.ts";
-import { describeIssues } from "../mcp/issues.ts";
+import { describeIssues } from "../issue_words.ts";
 import { constantTimeEqual } from "../secrets.ts";
 import {
   CatalogueInputSchema,
