@@ -12,6 +12,12 @@ export interface PgCluster {
   database(): Promise<string>;
   /** Runs SQL as the superuser (over the cluster's own socket) and returns psql's output. */
   superuser(sql: string, database?: string): Promise<string>;
+  /** SIGSTOP to the server and its backends: connections stay open, nothing answers. */
+  freeze(): Promise<void>;
+  /** SIGCONT to what `freeze` stopped. */
+  thaw(): void;
+  /** Stops the server at once (pg_ctl stop -m immediate), as a crash would; `stop` still cleans. */
+  halt(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -144,6 +150,17 @@ export async function startPgCluster(): Promise<PgCluster> {
   const password = crypto.randomUUID();
   await superuser(`CREATE ROLE ${user} LOGIN PASSWORD '${password}';`);
   let databases = 0;
+  let frozen: number[] = [];
+  let halted = false;
+  const thaw = () => {
+    for (const pid of frozen) Deno.kill(pid, "SIGCONT");
+    frozen = [];
+  };
+  const halt = async () => {
+    if (halted) return;
+    halted = true;
+    await _run(`${bin}/pg_ctl`, ["-D", data, "-m", "immediate", "-w", "stop"]);
+  };
   return {
     port,
     user,
@@ -156,9 +173,25 @@ export async function startPgCluster(): Promise<PgCluster> {
       return `postgres://${user}:${password}@127.0.0.1:${port}/${name}`;
     },
     superuser,
+    async freeze() {
+      const postmaster = Number((await Deno.readTextFile(`${data}/postmaster.pid`)).split("\n")[0]);
+      const children = await new Deno.Command("ps", {
+        args: ["-o", "pid=", "--ppid", String(postmaster)],
+        stdout: "piped",
+      }).output();
+      frozen = [
+        postmaster,
+        ...new TextDecoder().decode(children.stdout).split("\n")
+          .map((line) => Number(line.trim())).filter((pid) => pid > 0),
+      ];
+      for (const pid of frozen) Deno.kill(pid, "SIGSTOP");
+    },
+    thaw,
+    halt,
     async stop() {
       try {
-        await _run(`${bin}/pg_ctl`, ["-D", data, "-m", "immediate", "-w", "stop"]);
+        thaw();
+        await halt();
       } finally {
         await Deno.remove(dir, { recursive: true });
       }

@@ -9,13 +9,14 @@ export type LogSink = (line: string) => void;
 export const UNMATCHED_ROUTE = "other";
 
 /** When a client should try again after the store did not answer: a restart's usual length. */
-const OUTAGE_RETRY_SECONDS = 5;
+export const OUTAGE_RETRY_SECONDS = 5;
 
 /**
  * One JSON line per request: `time` (ISO 8601), `level`, request `id` (also the X-Request-Id
  * response header), `method`, `host`, `path` without query (queries may carry codes), `route`
  * (the pattern the path router matched, `other` when none did), `status`, `ms` and `client`
- * (the client address). A store that does not answer is a 503 with Retry-After. Unexpected
+ * (the client address). A store that does not answer is a 503 with Retry-After and a warning
+ * line (logOutage). Unexpected
  * errors become a bare 500 and an error line with the stack
  * and the request id (for the operator; never in a response) but without details of the
  * request body. `observe`, when given, is told each answer's Host, route, status and seconds
@@ -40,12 +41,7 @@ export function withRequestLog(
       if (error instanceof StoreUnavailableError) {
         // The operator's outage, not a defect: the client is told to come back (RFC 9110 15.6.4).
         status = 503;
-        logEvent(log, {
-          level: "error",
-          message: "store unavailable",
-          id,
-          ...describeError(error),
-        });
+        logOutage(log, error, { id });
         return new Response("The service is briefly unavailable; try again shortly.\n", {
           status,
           headers: {
@@ -91,6 +87,23 @@ export function logEvent(
     >,
 ): void {
   log(JSON.stringify({ time: new Date().toISOString(), ...event }));
+}
+
+/**
+ * The one line a request that met a store outage leaves: a warning naming the cause, without a
+ * stack (it finds no bug, and an outage would write one per request).
+ */
+export function logOutage(
+  log: LogSink,
+  error: StoreUnavailableError,
+  fields: Record<string, unknown> = {},
+): void {
+  logEvent(log, {
+    level: "warn",
+    message: "store unavailable",
+    ...fields,
+    error: `${error.name}: ${error.message}`,
+  });
 }
 
 /**

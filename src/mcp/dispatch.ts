@@ -4,6 +4,7 @@
 // 2026-07-28 result carries besides the common fields (resultType, serverInfo, caching hints).
 import * as v from "valibot";
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import { encodeMessage, encodeResult } from "./codec.ts";
 import {
   INTERNAL_ERROR,
@@ -81,7 +82,8 @@ export type Outcome =
 export interface Dispatcher<A> {
   /**
    * A request (it has an id), in the revision the transport negotiated for it. Notifications
-   * and responses need no dispatch: they get 202.
+   * and responses need no dispatch: they get 202. Rejects (and a stream's `run` too) only with
+   * a StoreUnavailableError: every other failure is an error reply.
    */
   dispatch(request: JsonRpcRequest, auth: A, version: ProtocolVersion): Promise<Outcome>;
 }
@@ -148,6 +150,8 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   };
 
   const errorReply = (request: JsonRpcRequest, error: unknown): Reply => {
+    // The operator's outage, not a protocol error: the transport answers it (HTTP 503).
+    if (error instanceof StoreUnavailableError) throw error;
     const known = error instanceof JsonRpcError ? error : internal(request, error);
     return {
       kind: "reply",
@@ -289,7 +293,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
           ? outcome.catch((error: unknown) => errorReply(request, error))
           : Promise.resolve(outcome);
       } catch (error) {
-        return Promise.resolve(errorReply(request, error));
+        return Promise.resolve().then(() => errorReply(request, error));
       }
     },
   };

@@ -8,12 +8,19 @@ import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/
 import { HttpError } from "../http/errors.ts";
 import type { Handler, RequestContext } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
+import {
+  describeError,
+  logEvent,
+  logOutage,
+  type LogSink,
+  OUTAGE_RETRY_SECONDS,
+} from "../http/request_log.ts";
 import type { MethodHandlers } from "../http/router.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, DISPATCHED_METHODS, type Outcome, type ServerInfo } from "./dispatch.ts";
 import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
-import type { CacheScope, JsonRpcRequest, RpcError } from "./messages.ts";
+import type { CacheScope, JsonRpcRequest, RequestId, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent } from "./sse.ts";
@@ -105,7 +112,15 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     return _reject(request, status, message);
   };
 
-  const respond = (outcome: Outcome, modern: boolean): Response => {
+  // The store did not answer while the request needed it: the client is to come back.
+  const unavailable = (request: JsonRpcRequest, error: unknown): Response => {
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    logOutage(options.log, error, { method: request.method });
+    metrics?.error(TRANSPORT_ERROR);
+    return storeUnavailableResponse(request.id);
+  };
+
+  const respond = (outcome: Outcome, request: JsonRpcRequest, modern: boolean): Response => {
     if (outcome.kind === "reply") {
       if (outcome.errorCode !== undefined) metrics?.error(outcome.errorCode);
       // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
@@ -127,12 +142,18 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
         open = false;
       }
     };
-    // run() turns tool failures into JSON-RPC errors itself; anything escaping it is a bug,
-    // which ends the stream rather than the process.
+    // run() turns tool failures into JSON-RPC errors itself, but for a store outage; anything
+    // else escaping it is a bug, which ends the stream rather than the process.
     outcome.run(send).then((reply) => {
       if (reply.errorCode !== undefined) metrics?.error(reply.errorCode);
       return send(reply.body);
     }, (error: unknown) => {
+      if (error instanceof StoreUnavailableError) {
+        // The 200 and the notifications are sent: the response can only say it in the stream.
+        logOutage(options.log, error, { method: request.method });
+        metrics?.error(TRANSPORT_ERROR);
+        return send(JSON.stringify(_outageError(request.id)));
+      }
       logEvent(options.log, {
         level: "error",
         message: "MCP stream failed",
@@ -186,7 +207,13 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       const refusal = tool && beforeToolCall(tool, auth);
       if (refusal) return refusal;
     }
-    return respond(await dispatcher.dispatch(decoded.request, auth, version), isModern(version));
+    let outcome: Outcome;
+    try {
+      outcome = await dispatcher.dispatch(decoded.request, auth, version);
+    } catch (error) {
+      return unavailable(decoded.request, error);
+    }
+    return respond(outcome, decoded.request, isModern(version));
   };
 
   return handle;
@@ -227,6 +254,22 @@ export function mcpRoute(
       );
     },
   };
+}
+
+/**
+ * A store outage met by an MCP request: 503 with Retry-After (RFC 9110 §15.6.4), and the JSON-RPC
+ * error of the request's id (null when it was not read yet, as during authentication).
+ */
+export function storeUnavailableResponse(id: RequestId | null): Response {
+  return _errorResponse(503, _outageError(id), { "Retry-After": String(OUTAGE_RETRY_SECONDS) });
+}
+
+function _outageError(id: RequestId | null): RpcError {
+  return rpcError(
+    id,
+    TRANSPORT_ERROR,
+    `Service Unavailable: the store does not answer; retry after ${OUTAGE_RETRY_SECONDS} seconds`,
+  );
 }
 
 /** Bounded labels only: a client chooses both the method and the tool name. */

@@ -97,6 +97,9 @@ export function createAccessTokenVerifier(
         requiredClaims: ["exp", "iat", "sub", "jti"],
       }));
     } catch (error) {
+      // Only jose's verdicts are about the token; anything else (the key lookup's store outage)
+      // is ours, and must not tell the agent to throw a good token away.
+      if (!(error instanceof errors.JOSEError)) throw error;
       return { ok: false, description: _describe(error) };
     }
     const parsed = v.safeParse(ClaimsSchema, payload);
@@ -152,7 +155,10 @@ export function createAccessTokenGrantReader(
         currentDate: new Date((iat ?? 0) * 1000),
       });
       return typeof payload.gid === "string" ? payload.gid : null;
-    } catch {
+    } catch (error) {
+      // A store outage while looking up the key must not pass for "not our token": nothing
+      // would be revoked, and the client would be told it was.
+      if (!(error instanceof errors.JOSEError)) throw error;
       return null;
     }
   };

@@ -151,7 +151,8 @@ export function verificationKey(
   keys: SigningKeys,
 ): (header: JWTHeaderParameters) => Promise<CryptoKey> {
   return async (header) => {
-    const key = header.kid === undefined ? null : await keys.publicKey(header.kid);
+    // A kid of another type is no key of ours, never a store key (the token chose it).
+    const key = typeof header.kid === "string" ? await keys.publicKey(header.kid) : null;
     if (!key) throw new errors.JWKSNoMatchingKey("no published key has this kid");
     return key;
   };

@@ -23,6 +23,13 @@ const EXPOSITION_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 /** How long the mail server's answer stands: a storm of probes must not become one of SMTP. */
 export const MAIL_VERDICT_MS = 5_000;
 
+/**
+ * How long GET /ready waits for the store to answer its read: a probe must hear "not ready"
+ * well within any prober's own timeout (Kubernetes' default is 1 s, others wait longer), and a
+ * healthy store answers in milliseconds.
+ */
+export const READY_DEADLINE_MS = 2_000;
+
 const NO_STORE = { "Cache-Control": "no-store" };
 
 export function createAdminSite(deps: {
@@ -59,6 +66,12 @@ export function createAdminSite(deps: {
       message: "not ready: the mail server does not answer",
       ...describeError(error),
     }));
+  // Any read will do: it answers only when the store does.
+  const storeAnswers = _sharedProbe(
+    () => store.get(["ready"]),
+    READY_DEADLINE_MS,
+    (error) => logEvent(log, { level: "error", message: "not ready", ...describeError(error) }),
+  );
   const notReady = (reason: string) =>
     jsonResponse({ ready: false, reason }, { status: 503, headers: NO_STORE });
   const site = createRouter({
@@ -78,13 +91,7 @@ export function createAdminSite(deps: {
     },
     "/ready": {
       GET: async () => {
-        try {
-          // Any read will do: it answers only when the store does.
-          await store.get(["ready"]);
-        } catch (error) {
-          logEvent(log, { level: "error", message: "not ready", ...describeError(error) });
-          return notReady("the store does not answer");
-        }
+        if (!await storeAnswers()) return notReady("the store does not answer");
         if (!await mailAnswers()) return notReady("the mail server does not answer");
         return jsonResponse({ ready: true }, { headers: NO_STORE });
       },
@@ -115,5 +122,54 @@ function _cachedVerdict(
       };
     }
     return verdict.answers;
+  };
+}
+
+/**
+ * A probe of the store shared by every request while it runs, so that a storm of probes of a
+ * frozen database makes one read, not one each; each request waits for it until `deadlineMs`
+ * after it started, and one that comes later than that hears false at once. A read that fails
+ * or misses the deadline is told to `failed` once.
+ */
+function _sharedProbe(
+  read: () => Promise<unknown>,
+  deadlineMs: number,
+  failed: (error: unknown) => void,
+): () => Promise<boolean> {
+  interface Probe {
+    readonly started: number;
+    readonly answered: Promise<boolean>;
+    told: boolean;
+  }
+  let probe: Probe | null = null;
+  const tell = (current: Probe, error: unknown) => {
+    if (!current.told) failed(error);
+    current.told = true;
+  };
+  const start = (): Probe => {
+    const current: Probe = {
+      started: performance.now(),
+      answered: read().then(() => true, (error: unknown) => {
+        tell(current, error);
+        return false;
+      }),
+      told: false,
+    };
+    current.answered.finally(() => {
+      if (probe === current) probe = null;
+    });
+    return current;
+  };
+  return async () => {
+    const current = probe ??= start();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<false>((resolve) => {
+      const left = Math.max(0, current.started + deadlineMs - performance.now());
+      timer = setTimeout(resolve, left, false);
+    });
+    const answers = await Promise.race([current.answered, late]);
+    clearTimeout(timer);
+    if (!answers) tell(current, new Error(`no answer within ${deadlineMs} ms`));
+    return answers;
   };
 }

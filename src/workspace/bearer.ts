@@ -32,6 +32,9 @@ export type BearerOutcome =
   /** Too many tokens to verify from one client address. */
   | { readonly ok: false; readonly error: null; readonly retryAfterSeconds: number };
 
+/** What verifying a token decides, the same for every request that sends it. */
+type Verdict = Exclude<BearerOutcome, { readonly error: null }>;
+
 export const BASE_SCOPE = "app.access";
 
 // RFC 6750 §2.1: b64token.
@@ -61,8 +64,10 @@ export interface BearerDeps {
   readonly verify: (jwt: string) => Promise<TokenCheck>;
   readonly now: () => number;
   /**
-   * Per client address, taken before each signature verification (a token not seen in the
-   * last second): bogus tokens cannot make the server verify signatures without bound.
+   * Per client address, spent by each request whose token is refused (401 or 403) and checked
+   * before each verification (a token not accepted in the last second): bogus tokens cannot
+   * make the server verify signatures without bound, while valid ones spend nothing, however
+   * many agents share one address (an office, a NAT, an agent platform).
    */
   readonly verifyLimiter: RateLimiter;
 }
@@ -80,39 +85,17 @@ export function createBearerAuth(
 ): (request: Request, clientAddress: string) => Promise<BearerOutcome> {
   const { config, accounts, verify, now, verifyLimiter } = deps;
   const decided = new BoundedMap<string, { auth: WorkspaceAuth; until: number }>(MAX_DECISIONS);
-  const unauthorized = (description: string, sent: boolean): BearerOutcome => ({
+  const unauthorized = (description: string, sent: boolean): Verdict => ({
     ok: false,
     error: new OAuthError(sent ? "invalid_token" : "invalid_request", description, 401, {
       "WWW-Authenticate": bearerChallenge(config, BASE_SCOPE, sent ? "invalid_token" : undefined),
     }),
   });
 
-  return async (request, clientAddress) => {
-    // Only a URL with a query can carry one: most requests skip parsing the URL.
-    const url = request.url;
-    if (url.includes("?") && new URL(url).searchParams.has("access_token")) {
-      return unauthorized(
-        "Access tokens are accepted only in the Authorization header, never in the query string",
-        true,
-      );
-    }
-    const header = request.headers.get("Authorization");
-    if (header === null || !/^bearer(\s|$)/i.test(header)) {
-      return unauthorized(
-        "This endpoint needs an OAuth access token: send Authorization: Bearer <token>",
-        false,
-      );
-    }
-    const match = BEARER.exec(header);
-    if (!match) return unauthorized("The Authorization header does not carry a bearer token", true);
-    const jwt = match[1]!;
+  // One verification per token at a time: concurrent requests with it share the first's.
+  const verifying = new Map<string, Promise<Verdict>>();
+  const decide = async (jwt: string): Promise<Verdict> => {
     const at = now();
-    const remembered = decided.get(jwt);
-    if (remembered && remembered.until > at) return { ok: true, auth: remembered.auth };
-    const allowed = verifyLimiter.take(clientAddress);
-    if (!allowed.allowed) {
-      return { ok: false, error: null, retryAfterSeconds: allowed.retryAfterSeconds };
-    }
     const check = await verify(jwt);
     if (!check.ok) return unauthorized(check.description, true);
     const { claims } = check;
@@ -151,5 +134,42 @@ export function createBearerAuth(
     };
     decided.set(jwt, { auth, until: Math.min(at + DECISION_TTL_MS, claims.exp * 1000) });
     return { ok: true, auth };
+  };
+
+  return async (request, clientAddress) => {
+    // Only a URL with a query can carry one: most requests skip parsing the URL.
+    const url = request.url;
+    if (url.includes("?") && new URL(url).searchParams.has("access_token")) {
+      return unauthorized(
+        "Access tokens are accepted only in the Authorization header, never in the query string",
+        true,
+      );
+    }
+    const header = request.headers.get("Authorization");
+    if (header === null || !/^bearer(\s|$)/i.test(header)) {
+      return unauthorized(
+        "This endpoint needs an OAuth access token: send Authorization: Bearer <token>",
+        false,
+      );
+    }
+    const match = BEARER.exec(header);
+    if (!match) return unauthorized("The Authorization header does not carry a bearer token", true);
+    const jwt = match[1]!;
+    const remembered = decided.get(jwt);
+    if (remembered && remembered.until > now()) return { ok: true, auth: remembered.auth };
+    let verdict = verifying.get(jwt);
+    if (verdict === undefined) {
+      // Only failures spend the address's budget (below), but an empty one refuses before
+      // anything is verified: bogus tokens cannot make the server verify without bound.
+      const allowed = verifyLimiter.check(clientAddress);
+      if (!allowed.allowed) {
+        return { ok: false, error: null, retryAfterSeconds: allowed.retryAfterSeconds };
+      }
+      verdict = decide(jwt).finally(() => verifying.delete(jwt));
+      verifying.set(jwt, verdict);
+    }
+    const outcome = await verdict;
+    if (!outcome.ok) verifyLimiter.charge(clientAddress);
+    return outcome;
   };
 }

@@ -3,6 +3,7 @@ import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { revokeGrant } from "../../src/oauth/grants.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
+import { DECISION_TTL_MS } from "../../src/workspace/bearer.ts";
 import { mcpPost } from "./mcp_helpers.ts";
 import {
   exchange,
@@ -342,6 +343,41 @@ Deno.test("bogus tokens from one address are rate limited before verification", 
     assert.ok(limited, "no 429 within 400 bogus tokens");
     assert.ok(Number(limited.headers.get("Retry-After")) >= 1);
     await limited.body?.cancel();
+  } finally {
+    await ws.close();
+  }
+});
+
+Deno.test("valid tokens behind one address spend no verification budget; refused ones do", async () => {
+  let clock = Date.now();
+  const ws = await startWorkspaceServer({ VESTIBULE_RATE_LIMITS: "workspace-verify=2" }, {
+    now: () => clock,
+  });
+  const status = async (token: string) => {
+    const response = await ws.post(token, LIST);
+    await response.body?.cancel();
+    return response.status;
+  };
+  try {
+    // Six agents behind one egress address, two requests each at once, every round after their
+    // decisions lapsed: 60 verifications against a budget of 2.
+    const agents = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => ws.token(["app.access"], { clientId: `agent-${i}` })),
+    );
+    for (let round = 0; round < 5; round++) {
+      clock += DECISION_TTL_MS;
+      const statuses = await Promise.all(
+        agents.flatMap(({ token }) => [status(token), status(token)]),
+      );
+      assert.deepEqual(statuses, Array(12).fill(200), `round ${round}`);
+    }
+    const token = agents[0]!.token;
+    const bogus = `${token.slice(0, -4)}${token.endsWith("AAAA") ? "BBBB" : "AAAA"}`;
+    assert.deepEqual([await status(bogus), await status(bogus), await status(bogus)], [
+      401,
+      401,
+      429,
+    ]);
   } finally {
     await ws.close();
   }

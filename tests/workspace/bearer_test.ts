@@ -87,6 +87,30 @@ Deno.test("bearer authentication", async (t) => {
       assert.ok(!outcome.ok && outcome.error?.status === 401);
     });
 
+    await t.step("concurrent requests with one token share one verification", async () => {
+      f.clock.t += DECISION_TTL_MS;
+      const before = verifications;
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, () => auth(request("Bearer good"), "1.2.3.4")),
+      );
+      assert.ok(outcomes.every((outcome) => outcome.ok));
+      assert.equal(verifications, before + 1);
+    });
+
+    await t.step("accepted tokens spend none of the address's verification budget", async () => {
+      const limited = createBearerAuth({
+        config,
+        accounts: f.accounts,
+        verify,
+        now: f.now,
+        verifyLimiter: createRateLimiter({ perMinute: 60, burst: 2, now: f.now }),
+      });
+      for (let i = 0; i < 5; i++) {
+        f.clock.t += DECISION_TTL_MS;
+        assert.ok((await limited(request("Bearer good"), "5.6.7.8")).ok, `request ${i}`);
+      }
+    });
+
     await t.step("a decision is reused for DECISION_TTL_MS, then checked again", async () => {
       f.clock.t += DECISION_TTL_MS;
       const before = verifications;

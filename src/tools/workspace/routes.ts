@@ -9,9 +9,13 @@ import type { Accounts } from "../../accounts/model.ts";
 import type { Config } from "../../config/config.ts";
 import type { Handler } from "../../http/handler.ts";
 import type { Limiters } from "../../http/rate_limits.ts";
-import type { LogSink } from "../../http/request_log.ts";
+import { logOutage, type LogSink } from "../../http/request_log.ts";
 import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
-import { createMcpEndpoint, type McpMetrics } from "../../mcp/endpoint.ts";
+import {
+  createMcpEndpoint,
+  type McpMetrics,
+  storeUnavailableResponse,
+} from "../../mcp/endpoint.ts";
 import { rpcError, TRANSPORT_ERROR } from "../../mcp/errors.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
@@ -19,7 +23,7 @@ import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
 import { OWNER_ONLY_SCOPES, RESOURCE_SCOPES } from "../../oauth/scopes.ts";
 import type { SigningKeys } from "../../oauth/signing_keys.ts";
 import { ProtectedResourceSchema } from "../../oauth/wire_schemas.ts";
-import type { Store } from "../../store/store.ts";
+import { type Store, StoreUnavailableError } from "../../store/store.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { createWorkspaceTools } from "./catalogue.ts";
@@ -90,7 +94,16 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
   return {
     resourceMetadata: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
     async mcp(request, context) {
-      const outcome = await authenticate(request, context.clientAddress);
+      let outcome;
+      try {
+        outcome = await authenticate(request, context.clientAddress);
+      } catch (error) {
+        // Our outage, not a bad token: a 401 would tell the agent to throw its token away.
+        if (!(error instanceof StoreUnavailableError)) throw error;
+        await request.body?.cancel();
+        logOutage(deps.log, error, { during: "bearer verification" });
+        return storeUnavailableResponse(null);
+      }
       if (outcome.ok) {
         const { auth } = outcome;
         return await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
