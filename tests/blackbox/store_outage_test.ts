@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { READY_DEADLINE_MS } from "../../src/ops/admin_site.ts";
 import { openPgStore } from "../../src/store/pg_store.ts";
-import { startPgCluster } from "../store/pg_cluster.ts";
+import { startPgCluster } from "../../testkit/pg_cluster.ts";
 import { freePorts } from "./harness.ts";
 import { startWorkspaceServer } from "./workspace_support.ts";
 
