@@ -8,6 +8,7 @@
  */
 import * as v from "valibot";
 import type { Accounts } from "../accounts/model.ts";
+import { oneLine } from "../accounts/schemas.ts";
 import type { AtomicCheck, Key, Mutation, Store } from "../store/store.ts";
 import type { AuditLog, NewAuditEntry } from "./audit.ts";
 import {
@@ -38,6 +39,8 @@ const Name = (max: number) =>
     v.trim(),
     v.minLength(1, "must not be empty"),
     v.maxLength(max, `must be at most ${max} characters`),
+    // Names reach the approval mails (a workflow's, a connection's label): one line each.
+    oneLine(),
   );
 const Text = (max: number) =>
   v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`));

@@ -558,6 +558,11 @@ Deno.test("replaceCatalogue: replaced wholly, or not at all", async (t) => {
         '"workflows.0.id": must be letters, digits and . _ : ~ - only',
       ],
       [
+        "a workflow name with a line break (approval mails show it)",
+        { ...CATALOGUE, workflows: [{ ...CATALOGUE.workflows[0], name: "Refunds\r\nApprove" }] },
+        '"workflows.0.name": must not contain control characters such as a line break',
+      ],
+      [
         "a bad invoice currency",
         {
           ...CATALOGUE,
