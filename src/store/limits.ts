@@ -21,8 +21,6 @@ export const STORE_LIMITS = {
   depth: 100,
   /** Writes (sets and deletes) in one commit. */
   commitWrites: 1000,
-  /** Bytes of the keys one commit checks and writes, together. */
-  commitKeyBytes: 81_920,
 } as const;
 
 /** Whether arrays and objects nest in `value` more than `levels` deep; without recursion. */
