@@ -16,13 +16,19 @@ export const BusinessNameSchema = v.pipe(
   v.trim(),
   v.nonEmpty("business name is required"),
   v.maxLength(100, "business name must be at most 100 characters"),
-  v.check(
-    (s) => !hasControlCharacters(s),
-    "business name must not contain control characters",
-  ),
+  oneLine("business name must not contain control characters"),
 );
 
 export const RoleSchema = v.picklist(["owner", "member"], "role must be owner or member");
+
+/**
+ * Refuses C0 controls and DEL (a line break, a tab) in text that is one line wherever it is
+ * shown: a name or label that reaches a mail's body or subject could otherwise start lines of
+ * its own there.
+ */
+export function oneLine(message = "must not contain control characters such as a line break") {
+  return v.check((s: string) => !hasControlCharacters(s), message);
+}
 
 /** C0 controls and DEL: never part of a name or a path we accept. */
 export function hasControlCharacters(s: string): boolean {

@@ -9,6 +9,7 @@
 import * as v from "valibot";
 import { describeIssue } from "../issue_words.ts";
 import { base64url, fromBase64url } from "../secrets.ts";
+import { nestsDeeperThan, recordProblem, STORE_LIMITS } from "./limits.ts";
 import type { Key, Store, StoredRecord } from "./store.ts";
 
 /** The format of the lines, not the store's schema version (the header carries both). */
@@ -144,7 +145,10 @@ export interface Backup {
   readonly records: Omit<StoredRecord, "version">[];
 }
 
-/** Reads a whole backup, every line checked, before anything is written anywhere. */
+/**
+ * Reads a whole backup, every line checked, before anything is written anywhere: its shape, and
+ * that every store takes its record (limits.ts), so that an import writes all or nothing.
+ */
 export function parseBackup(text: string): Backup {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
@@ -158,11 +162,16 @@ export function parseBackup(text: string): Backup {
     const parsed = v.safeParse(RecordSchema, _json(line, i + 2, "a record"));
     if (!parsed.success) throw new BackupError(`${where}: ${describeIssue(parsed.issues[0])}`);
     const { key, value, expiresAt } = parsed.output;
-    return {
-      key,
-      value: decodeValue(value, where),
-      expiresAt: expiresAt === null ? null : Date.parse(expiresAt),
-    };
+    // decodeValue recurses; each level of a value is at most two of its line (an $object tag).
+    if (nestsDeeperThan(value, 2 * STORE_LIMITS.depth)) {
+      throw new BackupError(
+        `${where}: the value nests more than ${STORE_LIMITS.depth} levels deep, more than a store takes`,
+      );
+    }
+    const decoded = decodeValue(value, where);
+    const problem = recordProblem(key, decoded);
+    if (problem !== null) throw new BackupError(`${where} (key ${_shortKey(key)}): ${problem}`);
+    return { key, value: decoded, expiresAt: expiresAt === null ? null : Date.parse(expiresAt) };
   });
   if (records.length !== header.records) {
     throw new BackupError(
@@ -170,6 +179,14 @@ export function parseBackup(text: string): Backup {
     );
   }
   return { header, records };
+}
+
+/** A key for a message: its first parts, each cut short, so that a 3,000-byte key stays readable. */
+function _shortKey(key: Key): string {
+  const parts = key.slice(0, 4).map((part) =>
+    typeof part === "string" && part.length > 40 ? `${part.slice(0, 40)}…` : part
+  );
+  return JSON.stringify(key.length > 4 ? [...parts, "…"] : parts);
 }
 
 function _json(line: string, number: number, what: string): unknown {

@@ -8,7 +8,9 @@
  */
 import * as v from "valibot";
 import type { Accounts } from "../accounts/model.ts";
-import type { AtomicCheck, Key, Mutation, Store } from "../store/store.ts";
+import { oneLine } from "../accounts/schemas.ts";
+import { STORE_LIMITS } from "../store/limits.ts";
+import type { AtomicCheck, Mutation, Store } from "../store/store.ts";
 import type { AuditLog, NewAuditEntry } from "./audit.ts";
 import {
   type Connection,
@@ -38,6 +40,8 @@ const Name = (max: number) =>
     v.trim(),
     v.minLength(1, "must not be empty"),
     v.maxLength(max, `must be at most ${max} characters`),
+    // Names reach the approval mails (a workflow's, a connection's label): one line each.
+    oneLine(),
   );
 const Text = (max: number) =>
   v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`));
@@ -136,10 +140,11 @@ const InvoiceInputSchema = v.strictObject({
 });
 
 /**
- * Caps that keep one replacement inside one store commit (Deno KV takes at most 1000 writes,
- * 80 KiB of keys written and 800 KiB in all in one atomic operation): 450 records, each deleted
- * or written at most once, with keys of at most 64 ASCII characters and a body of at most 256 KiB
- * (tests/workspace/operator_updates_test.ts fills every limit at once).
+ * Caps that keep the writes of one replacement inside one store commit (Deno KV takes at most 1000
+ * writes, 80 KiB of keys written and 800 KiB in all in one atomic operation): 450 records, with
+ * keys of at most 64 ASCII characters and a body of at most 256 KiB, beside deletes of the old
+ * records (steps before it delete what does not fit; tests/workspace/operator_updates_test.ts
+ * fills every limit at once).
  */
 export const CATALOGUE_LIMITS = {
   workflows: 100,
@@ -196,6 +201,11 @@ export interface OperatorUpdatesDeps {
   readonly audit: AuditLog;
 }
 
+type Planned<T> =
+  | { value: T; checks: AtomicCheck[]; mutations: Mutation[] }
+  | { unchanged: T }
+  | { step: { checks: AtomicCheck[]; mutations: Mutation[] } };
+
 /** Concurrent writers (an agent, another report) make a commit fail; it is planned again. */
 const COMMIT_ATTEMPTS = 5;
 
@@ -233,19 +243,25 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
       ? _notFound(`no business "${businessId}"`)
       : null;
 
-  /** Plans against what it reads and commits only while that still holds. */
+  /**
+   * Plans against what it reads and commits only while that still holds. A step is a commit on
+   * the way: once it is made, planning goes on from what it left.
+   */
   const commitPlanned = async <T>(
-    plan: () => Promise<
-      Outcome<{ value: T; checks: AtomicCheck[]; mutations: Mutation[] } | { unchanged: T }>
-    >,
+    plan: () => Promise<Outcome<Planned<T>>>,
   ): Promise<Outcome<T>> => {
-    for (let attempt = 1;; attempt++) {
+    for (let attempt = 1;;) {
       const planned = await plan();
       if (!planned.ok) return planned;
       if ("unchanged" in planned.value) return { ok: true, value: planned.value.unchanged };
-      const { value, checks, mutations } = planned.value;
-      if (await store.commit(checks, mutations)) return { ok: true, value };
-      if (attempt === COMMIT_ATTEMPTS) {
+      if ("step" in planned.value) {
+        const { checks, mutations } = planned.value.step;
+        if (await store.commit(checks, mutations)) continue;
+      } else {
+        const { value, checks, mutations } = planned.value;
+        if (await store.commit(checks, mutations)) return { ok: true, value };
+      }
+      if (attempt++ === COMMIT_ATTEMPTS) {
         return {
           ok: false,
           status: 409,
@@ -256,7 +272,103 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
     }
   };
 
-  return {
+  /**
+   * One replacement at a time per business in this process; each applies whole, in turn. Across
+   * processes the catalogue mark serialises them: each commit checks the version it read.
+   */
+  const turns = new Map<string, Promise<unknown>>();
+  const inTurn = <T>(businessId: string, run: () => Promise<T>): Promise<T> => {
+    const result = (turns.get(businessId) ?? Promise.resolve()).then(run);
+    const settled = result.then(() => {}, () => {});
+    turns.set(businessId, settled);
+    settled.then(() => {
+      if (turns.get(businessId) === settled) turns.delete(businessId);
+    });
+    return result;
+  };
+
+  /**
+   * Replaces the catalogue in one commit that checks and bumps the catalogue mark. When the old
+   * records to delete would not fit in it (a catalogue grown past the caps), steps before it
+   * delete them, triggers first so that none outlives its workflow, each step checking and bumping
+   * the mark too; the last commit then writes the whole new catalogue at once.
+   */
+  const replace = (businessId: string, input: CatalogueInput) =>
+    commitPlanned<Catalogue>(async () => {
+      const mark = await workspace.catalogue.get(businessId);
+      const at = now();
+      const checks: AtomicCheck[] = [{
+        key: workspace.catalogue.key(businessId),
+        version: mark?.version ?? null,
+      }];
+      const bump: Mutation = {
+        type: "set",
+        key: workspace.catalogue.key(businessId),
+        value: { replacedAt: at },
+      };
+      const catalogue: Catalogue = {
+        workflows: input.workflows.map((w) => ({ ...w, updatedAt: at })),
+        triggers: input.triggers.map((t) => ({ ...t, updatedAt: at })),
+        packs: input.packs.map((p) => ({ ...p, updatedAt: at })),
+        billing: {
+          subscription: { ...input.billing.subscription, updatedAt: at },
+          invoices: input.billing.invoices.map((i) => ({ ...i, updatedAt: at })),
+        },
+      };
+      const collections = [
+        [workspace.triggers, catalogue.triggers],
+        [workspace.invoices, catalogue.billing.invoices],
+        [workspace.packs, catalogue.packs],
+        [workspace.workflows, catalogue.workflows],
+      ] as const;
+      const deletes: Mutation[] = [];
+      const sets: Mutation[] = [];
+      for (const [collection, records] of collections) {
+        const kept = new Set(records.map((r) => r.id));
+        for (const old of await collection.list(businessId)) {
+          if (!kept.has(old.id)) {
+            deletes.push({ type: "delete", key: collection.key(businessId, old.id) });
+          }
+        }
+        for (const record of records) {
+          sets.push({ type: "set", key: collection.key(businessId, record.id), value: record });
+        }
+      }
+      sets.push({
+        type: "set",
+        key: workspace.subscription.key(businessId),
+        value: catalogue.billing.subscription,
+      });
+      // The new records, the mark and the audit entry; what is left of a commit deletes.
+      const room = STORE_LIMITS.commitWrites - sets.length - 2;
+      if (deletes.length > room) {
+        const step = deletes.slice(0, STORE_LIMITS.commitWrites - 2);
+        const entry = audit.entry(_operatorEntry(
+          businessId,
+          "replaceCatalogue",
+          `Removed ${step.length} records no longer listed, a step before replacing the catalogue`,
+          null,
+        ));
+        return { ok: true, value: { step: { checks, mutations: [...step, bump, entry] } } };
+      }
+      const removed = deletes.length;
+      const counts = `${catalogue.workflows.length} workflows, ${catalogue.triggers.length} ` +
+        `triggers, ${catalogue.packs.length} packs, ${catalogue.billing.invoices.length} ` +
+        `invoices, plan ${catalogue.billing.subscription.plan}`;
+      const entry = audit.entry(_operatorEntry(
+        businessId,
+        "replaceCatalogue",
+        `Replaced the catalogue: ${counts}` +
+          (removed === 0 ? "" : ` (${removed} records no longer listed removed)`),
+        null,
+      ));
+      return {
+        ok: true,
+        value: { value: catalogue, checks, mutations: [...deletes, ...sets, bump, entry] },
+      };
+    });
+
+  const updates: OperatorUpdates = {
     async getRun(businessId, runId) {
       const missing = await noBusiness(businessId);
       if (missing) return missing;
@@ -361,73 +473,12 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
       if (missing) return missing;
       const invalid = _catalogueProblem(input);
       if (invalid) return { ok: false, status: 400, error: "invalid_request", message: invalid };
-      return await commitPlanned(async () => {
-        const at = now();
-        const catalogue: Catalogue = {
-          workflows: input.workflows.map((w) => ({ ...w, updatedAt: at })),
-          triggers: input.triggers.map((t) => ({ ...t, updatedAt: at })),
-          packs: input.packs.map((p) => ({ ...p, updatedAt: at })),
-          billing: {
-            subscription: { ...input.billing.subscription, updatedAt: at },
-            invoices: input.billing.invoices.map((i) => ({ ...i, updatedAt: at })),
-          },
-        };
-        const collections = [
-          [workspace.workflows, catalogue.workflows],
-          [workspace.triggers, catalogue.triggers],
-          [workspace.packs, catalogue.packs],
-          [workspace.invoices, catalogue.billing.invoices],
-        ] as const;
-        const mutations: Mutation[] = [];
-        let removed = 0;
-        for (const [collection, records] of collections) {
-          const kept = new Set(records.map((r) => r.id));
-          for (const old of await collection.list(businessId)) {
-            if (kept.has(old.id)) continue;
-            mutations.push({ type: "delete", key: collection.key(businessId, old.id) });
-            removed++;
-          }
-          for (const record of records) {
-            mutations.push({
-              type: "set",
-              key: collection.key(businessId, record.id),
-              value: record,
-            });
-          }
-        }
-        const subscriptionKey: Key = workspace.subscription.key(businessId);
-        mutations.push({
-          type: "set",
-          key: subscriptionKey,
-          value: catalogue.billing.subscription,
-        });
-        const counts = `${catalogue.workflows.length} workflows, ${catalogue.triggers.length} ` +
-          `triggers, ${catalogue.packs.length} packs, ${catalogue.billing.invoices.length} ` +
-          `invoices, plan ${catalogue.billing.subscription.plan}`;
-        mutations.push(audit.entry(_operatorEntry(
-          businessId,
-          "replaceCatalogue",
-          `Replaced the catalogue: ${counts}` +
-            (removed === 0 ? "" : ` (${removed} records no longer listed removed)`),
-          null,
-        )));
-        if (mutations.length > MAX_COMMIT_WRITES) {
-          return {
-            ok: false,
-            status: 409,
-            error: "conflict",
-            message: `replacing the catalogue needs ${mutations.length} writes, more than one ` +
-              `commit takes (${MAX_COMMIT_WRITES}): remove old records in a smaller step first`,
-          };
-        }
-        return { ok: true, value: { value: catalogue, checks: [], mutations } };
-      });
+      return await inTurn(businessId, () => replace(businessId, input));
     },
   };
-}
 
-/** Deno KV's limit of writes in one atomic operation. */
-const MAX_COMMIT_WRITES = 1000;
+  return updates;
+}
 
 /** What the schema cannot see: ids repeated in a list, and triggers of unknown workflows. */
 function _catalogueProblem(input: CatalogueInput): string | null {

@@ -45,9 +45,16 @@ export interface Workspace {
   readonly skills: Collection<Skill>;
   readonly effects: Collection<Effect>;
   readonly subscription: Singleton<Subscription>;
+  /** Bumped by every catalogue replacement, which checks it: two cannot merge. */
+  readonly catalogue: Singleton<CatalogueMark>;
   readonly automation: Singleton<Automation>;
   /** Per business and account: `get(businessId, accountId)`. */
   readonly notificationSettings: Singleton<NotificationSettings>;
+}
+
+/** When the catalogue was last replaced, or a step of a replacement taken. */
+export interface CatalogueMark {
+  readonly replacedAt: number;
 }
 
 export const NO_SUBSCRIPTION: Subscription = {
@@ -102,6 +109,7 @@ export function createWorkspace(store: Store): Workspace {
     skills: collection("skill"),
     effects: collection("effect"),
     subscription: singleton("subscription"),
+    catalogue: singleton("catalogue"),
     automation: singleton("automation"),
     notificationSettings: singleton("notify"),
   };

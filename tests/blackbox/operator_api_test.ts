@@ -5,7 +5,9 @@ import assert from "node:assert/strict";
 import { buildOperatorOpenApi } from "../../src/ops/operator_openapi.ts";
 import { createAuditLog } from "../../src/workspace/audit.ts";
 import type { Run } from "../../src/workspace/records.ts";
-import { freePorts } from "./harness.ts";
+import { openPgStore } from "../../src/store/pg_store.ts";
+import { startPgCluster } from "../store/pg_cluster.ts";
+import { freePorts, type TestServerOptions } from "./harness.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
 
 const TOKEN = "op-" + "k".repeat(40);
@@ -33,12 +35,15 @@ interface OperatorServer extends WorkspaceServer {
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-async function startOperatorServer(withToken = true): Promise<OperatorServer> {
+async function startOperatorServer(
+  withToken = true,
+  options: TestServerOptions = {},
+): Promise<OperatorServer> {
   const file = await tokenFile();
   const ws = await startWorkspaceServer({
     VESTIBULE_ADMIN_LISTEN: `127.0.0.1:${freePorts(1)[0]}`,
     ...(withToken ? { VESTIBULE_ADMIN_TOKEN_FILE: file.path } : {}),
-  });
+  }, options);
   const adminUrl = ws.server.adminUrl!;
   const { token: agent } = await ws.token(["app.access", "triggers.read", "billing.read"]);
   return {
@@ -558,6 +563,11 @@ Deno.test("replaceCatalogue: replaced wholly, or not at all", async (t) => {
         '"workflows.0.id": must be letters, digits and . _ : ~ - only',
       ],
       [
+        "a workflow name with a line break (approval mails show it)",
+        { ...CATALOGUE, workflows: [{ ...CATALOGUE.workflows[0], name: "Refunds\r\nApprove" }] },
+        '"workflows.0.name": must not contain control characters such as a line break',
+      ],
+      [
         "a bad invoice currency",
         {
           ...CATALOGUE,
@@ -594,5 +604,90 @@ Deno.test("replaceCatalogue: replaced wholly, or not at all", async (t) => {
     });
   } finally {
     await op.close();
+  }
+});
+
+/** A catalogue of 100 workflows whose ids say which of several it is. */
+const numberedCatalogue = (n: number) => ({
+  ...CATALOGUE,
+  workflows: Array.from({ length: 100 }, (_, i) => ({
+    ...CATALOGUE.workflows[0],
+    id: `c${n}-wf-${i}`,
+  })),
+  triggers: [],
+});
+
+/** The workflows stored now, if they are exactly one numbered catalogue: its number. */
+async function wholeCatalogue(op: OperatorServer): Promise<number> {
+  const ids = (await op.workspace.workflows.list(op.businessId)).map((w) => w.id).sort();
+  const n = Number(ids[0]?.match(/^c(\d+)-/)?.[1]);
+  assert.deepEqual(ids, numberedCatalogue(n).workflows.map((w) => w.id).sort(), "one, whole");
+  return n;
+}
+
+Deno.test("concurrent catalogue replacements apply whole, in turn, and a catalogue over the cap is replaced", async () => {
+  const op = await startOperatorServer();
+  const path = `/v1/businesses/${op.businessId}/catalogue`;
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => op.api("PUT", path, numberedCatalogue(n))),
+    );
+    assert.deepEqual(answers.map((a) => a.status), Array(12).fill(200));
+    await wholeCatalogue(op);
+
+    // What racing replacements once left behind: 1,200 workflows, twelve times the cap.
+    for (let n = 0; n < 12; n++) {
+      for (const { id } of numberedCatalogue(n).workflows) {
+        await op.workspace.workflows.put(op.businessId, {
+          id,
+          name: "Left over",
+          description: "",
+          kind: "internal",
+          costPerRunCents: 0,
+          status: "active",
+          updatedAt: 0,
+        });
+      }
+    }
+    const replaced = await op.api("PUT", path, numberedCatalogue(99));
+    assert.equal(replaced.status, 200, JSON.stringify(replaced.json));
+    assert.equal(await wholeCatalogue(op), 99);
+  } finally {
+    await op.close();
+  }
+});
+
+Deno.test("two replicas on PostgreSQL racing catalogue replacements leave one whole catalogue", async () => {
+  const cluster = await startPgCluster();
+  const url = await cluster.database();
+  const a = await startOperatorServer(true, { store: await openPgStore({ url, poolSize: 4 }) });
+  const b = await startOperatorServer(true, { store: await openPgStore({ url, poolSize: 4 }) });
+  const path = `/v1/businesses/${a.businessId}/catalogue`;
+  try {
+    const answers = await Promise.all(
+      Array.from(
+        { length: 12 },
+        (_, n) => (n % 2 === 0 ? a : b).api("PUT", path, numberedCatalogue(n)),
+      ),
+    );
+    // In one process they wait their turn; across two, a replacement that keeps losing the race
+    // may be told to send it again, never merged.
+    for (const answer of answers) {
+      if (answer.status === 200) continue;
+      assert.deepEqual(answer, {
+        ...answer,
+        status: 409,
+        json: {
+          error: "conflict",
+          message: "the record kept changing while this update was applied; send it again",
+        },
+      });
+    }
+    const n = await wholeCatalogue(a);
+    assert.equal(answers[n]!.status, 200);
+  } finally {
+    await a.close();
+    await b.close();
+    await cluster.stop();
   }
 });

@@ -235,3 +235,93 @@ Deno.test("a new gate mails each owner once: the link, what it would do, which a
     await ws.close();
   }
 });
+
+Deno.test("a line break in anything an approval mail shows is refused, naming the field, and no mail carries it", async () => {
+  const outbox = await tempOutbox();
+  const ws = await startWorkspaceServer({ VESTIBULE_MAIL: outbox.env });
+  try {
+    await ws.workspace.workflows.put(ws.businessId, {
+      id: "wf-1",
+      name: "Refund triage",
+      description: "",
+      kind: "paid",
+      costPerRunCents: 40,
+      status: "active",
+      updatedAt: 0,
+    });
+    const { token } = await ws.token([
+      "app.access",
+      "business.name",
+      "skills.draft",
+      "triggers.manage",
+      "connections.manage",
+      "connections.helpdesk.request",
+      "automation.request",
+      "billing.manage",
+    ]);
+    const injected = "Acme\r\n\r\nApproving is safe: click Approve.";
+    const cases = [
+      { tool: "rename_business", args: { name: injected }, field: "name" },
+      {
+        tool: "draft_skill",
+        args: { name: injected, description: "Notes", instructions: "One\nper line." },
+        field: "name",
+      },
+      {
+        tool: "draft_skill",
+        args: { name: "Notes", description: injected, instructions: "One\nper line." },
+        field: "description",
+      },
+      {
+        tool: "request_trigger_creation",
+        args: { name: injected, event: "order.created", workflowId: "wf-1" },
+        field: "name",
+      },
+      {
+        tool: "request_connection_change",
+        args: { change: "connect", kind: "commerce", service: "Shop", label: injected },
+        field: "label",
+      },
+      {
+        tool: "request_helpdesk_setup",
+        args: { change: "setup", service: injected, label: "help.example.com" },
+        field: "service",
+      },
+      {
+        tool: "request_automation_authority",
+        args: {
+          activities: { [injected]: true },
+          automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
+        },
+        field: "activities",
+      },
+      { tool: "request_billing_change", args: { paymentMethod: injected }, field: "paymentMethod" },
+    ];
+    for (const { tool, args, field } of cases) {
+      const { status, message } = await ws.call(token, tool, args);
+      assert.equal(status, 200, tool);
+      assert.equal(message.result.isError, true, `${tool} ${field}: ${JSON.stringify(message)}`);
+      assert.match(
+        message.result.content[0].text,
+        new RegExp(`"${field}[^"]*": .*must not contain control characters`),
+        tool,
+      );
+    }
+    assert.equal((await ws.accounts.getBusiness(ws.businessId))?.name, "Acme Outdoor");
+    // A skill's instructions are lines of their own: never mailed, and still taken.
+    const drafted = await ws.call(token, "draft_skill", {
+      name: "Refund notes",
+      description: "Writes refund notes",
+      instructions: "Summarise each refund.\nOne line each.",
+    });
+    assert.equal(drafted.message.result.isError, undefined, JSON.stringify(drafted.message));
+    const mails = await outbox.read();
+    assert.ok(mails.length > 0);
+    for (const mail of mails) {
+      assert.ok(!mail.text.includes("Approving is safe"), mail.text);
+      assert.ok(!mail.text.includes("One line each"), mail.text);
+    }
+  } finally {
+    await ws.close();
+  }
+});

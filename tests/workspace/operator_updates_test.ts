@@ -111,11 +111,11 @@ Deno.test("replaceCatalogue: a catalogue at every limit fits one commit, twice o
   }
 });
 
-Deno.test("replaceCatalogue: more old records than one commit can delete is a 409, nothing changed", async () => {
+Deno.test("replaceCatalogue: more old records than one commit can delete are removed in steps before it", async () => {
   const f = await createFixture();
   try {
     // Triggers created one by one (approved requests) beyond what a catalogue may list.
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < 2500; i++) {
       await f.workspace.triggers.put(f.businessId, {
         id: `old-${i}`,
         name: "Old",
@@ -125,16 +125,45 @@ Deno.test("replaceCatalogue: more old records than one commit can delete is a 40
         updatedAt: 0,
       });
     }
-    const outcome = await updates(f).replaceCatalogue(f.businessId, fullCatalogue());
-    assert.deepEqual(outcome, {
-      ok: false,
-      status: 409,
-      error: "conflict",
-      message: "replacing the catalogue needs 1452 writes, more than one commit takes (1000): " +
-        "remove old records in a smaller step first",
-    });
-    assert.equal((await f.workspace.triggers.list(f.businessId)).length, 1000);
-    assert.deepEqual(await f.workspace.workflows.list(f.businessId), []);
+    const catalogue = fullCatalogue();
+    const outcome = await updates(f).replaceCatalogue(f.businessId, catalogue);
+    assert.ok(outcome.ok, JSON.stringify(!outcome.ok && outcome));
+    const triggers = await f.workspace.triggers.list(f.businessId);
+    assert.deepEqual(
+      triggers.map((t) => t.id).sort(),
+      catalogue.triggers.map((t) => t.id).sort(),
+    );
+    // 998 and 998 in two steps; the last commit deletes the other 504 beside its 452 writes.
+    const entries = await f.audit.list(f.businessId);
+    assert.deepEqual(entries.map((e) => e.summary).reverse(), [
+      "Removed 998 records no longer listed, a step before replacing the catalogue",
+      "Removed 998 records no longer listed, a step before replacing the catalogue",
+      "Replaced the catalogue: 100 workflows, 200 triggers, 50 packs, 100 invoices, plan scale " +
+      "(504 records no longer listed removed)",
+    ]);
+  } finally {
+    f.close();
+  }
+});
+
+Deno.test("replaceCatalogue: concurrent replacements apply whole, one after another", async () => {
+  const f = await createFixture();
+  try {
+    const replacer = updates(f);
+    const catalogueOf = (n: number) => {
+      const catalogue = fullCatalogue();
+      for (const workflow of catalogue.workflows) workflow.id = `r${n}-${workflow.id}`.slice(0, 64);
+      for (const trigger of catalogue.triggers) trigger.workflowId = catalogue.workflows[0]!.id;
+      return catalogue;
+    };
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, (_, n) => replacer.replaceCatalogue(f.businessId, catalogueOf(n))),
+    );
+    assert.ok(outcomes.every((o) => o.ok), JSON.stringify(outcomes.find((o) => !o.ok)));
+    // Whichever came last is the catalogue, whole: none merged into another.
+    const ids = (await f.workspace.workflows.list(f.businessId)).map((w) => w.id).sort();
+    const last = Number(ids[0]!.match(/^r(\d)-/)![1]);
+    assert.deepEqual(ids, catalogueOf(last).workflows.map((w) => w.id).sort());
   } finally {
     f.close();
   }

@@ -5,6 +5,7 @@
  * owner decides; nothing changes until an owner approves.
  */
 import * as v from "valibot";
+import { oneLine } from "../../accounts/schemas.ts";
 import { CONNECTION_KINDS, PLANS } from "../../workspace/records.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { TRIGGER_EVENTS } from "./reads.ts";
@@ -12,8 +13,9 @@ import { gatedTool } from "./scoped_tool.ts";
 
 const Id = (what: string) =>
   v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
+/** One line: each of these reaches the approval mail's body (gate_actions.ts, the outcome). */
 const Text = (max: number, what: string) =>
-  v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(max), v.description(what));
+  v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(max), oneLine(), v.description(what));
 const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.email(), v.maxLength(254));
 
 export function gatedTools(services: WorkspaceServices) {
@@ -128,7 +130,7 @@ export function gatedTools(services: WorkspaceServices) {
       scope: "automation.request",
       input: v.strictObject({
         activities: v.pipe(
-          v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(64)), v.boolean()),
+          v.record(v.pipe(v.string(), v.minLength(1), v.maxLength(64), oneLine()), v.boolean()),
           v.check((a) => Object.keys(a).length <= 50, "at most 50 activities"),
           v.description("Activity name -> enabled."),
         ),
@@ -149,7 +151,14 @@ export function gatedTools(services: WorkspaceServices) {
       input: v.strictObject({
         name: Text(100, "The skill's name."),
         description: Text(500, "What the skill does."),
-        instructions: Text(8_000, "The skill's instructions, as the agent will follow them."),
+        // Lines of their own, as the agent will follow them; shown on the approval page, not mailed.
+        instructions: v.pipe(
+          v.string(),
+          v.trim(),
+          v.minLength(1),
+          v.maxLength(8_000),
+          v.description("The skill's instructions, as the agent will follow them."),
+        ),
       }),
       action: (args) => ({
         type: "install_skill",

@@ -3,6 +3,7 @@
  * Anything that spends money or changes access is a gated tool instead (gated.ts).
  */
 import * as v from "valibot";
+import { BusinessNameSchema } from "../../accounts/schemas.ts";
 import { READ } from "../../mcp/tool.ts";
 import { ToolError } from "../../mcp/tool.ts";
 import {
@@ -45,13 +46,7 @@ export function writeTools(services: WorkspaceServices) {
       description: "Changes only the business display name.",
       scope: "business.name",
       input: v.strictObject({
-        name: v.pipe(
-          v.string(),
-          v.trim(),
-          v.minLength(1),
-          v.maxLength(100),
-          v.description("The new display name."),
-        ),
+        name: v.pipe(BusinessNameSchema, v.description("The new display name.")),
       }),
       output: v.object({ businessId: v.string(), name: v.string(), previousName: v.string() }),
       annotations: OVERWRITES,

@@ -1,0 +1,54 @@
+/**
+ * What every store backend accepts, in one place. Deno KV's limits are the narrower ones
+ * (docs.deno.com/deploy/kv/manual/transactions, and its own errors: "Key too large for write (max
+ * 2048 bytes)", "Value too large (max 65536 bytes)"); PostgreSQL takes more of each (a bytea key
+ * in a btree index up to ~2700 bytes, a text value up to 1 GB, any number of rows in one
+ * transaction), so what fits KV fits both, and a backup of one loads into the other.
+ */
+import { serialize } from "node:v8";
+import { encodeKey } from "./key_codec.ts";
+import type { Key } from "./store.ts";
+
+export const STORE_LIMITS = {
+  /** A key, as KV encodes it (key_codec.ts writes the same bytes). */
+  keyBytes: 2048,
+  /** A value, as KV serialises what it keeps (kv_store.ts: the value beside its expiry). */
+  valueBytes: 65_536,
+  /**
+   * Arrays and objects inside one another. KV's serialiser recurses and overflows the stack
+   * between 1,000 and 5,000 levels; no record of ours nests more than a few.
+   */
+  depth: 100,
+  /** Writes (sets and deletes) in one commit. */
+  commitWrites: 1000,
+} as const;
+
+/** Whether arrays and objects nest in `value` more than `levels` deep; without recursion. */
+export function nestsDeeperThan(value: unknown, levels: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== "object" || ArrayBuffer.isView(item)) continue;
+    if (depth === levels) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** Why a store would refuse this record, in words; null when every store takes it. */
+export function recordProblem(key: Key, value: unknown): string | null {
+  const keyBytes = encodeKey(key).length;
+  if (keyBytes > STORE_LIMITS.keyBytes) {
+    return `the key is ${keyBytes} bytes, more than a store takes (${STORE_LIMITS.keyBytes})`;
+  }
+  if (nestsDeeperThan(value, STORE_LIMITS.depth)) {
+    return `the value nests more than ${STORE_LIMITS.depth} levels deep, more than a store takes`;
+  }
+  // Measured as KV keeps it: beside an expiry, which a double's 9 bytes bound.
+  const valueBytes = serialize({ v: value, exp: Number.MAX_VALUE }).length;
+  if (valueBytes > STORE_LIMITS.valueBytes) {
+    return `the value is ${valueBytes} bytes stored, more than a store takes ` +
+      `(${STORE_LIMITS.valueBytes})`;
+  }
+  return null;
+}
