@@ -6,7 +6,7 @@ import { buildOperatorOpenApi } from "../../src/ops/operator_openapi.ts";
 import { createAuditLog } from "../../src/workspace/audit.ts";
 import type { Run } from "../../src/workspace/records.ts";
 import { openPgStore } from "../../src/store/pg_store.ts";
-import { startPgCluster } from "../store/pg_cluster.ts";
+import { startPgCluster } from "../../testkit/pg_cluster.ts";
 import { freePorts, type TestServerOptions } from "./harness.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
 
