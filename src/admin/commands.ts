@@ -10,7 +10,6 @@ import { createMetadataDocuments } from "../oauth/cimd.ts";
 import { type Clients, createClients } from "../oauth/clients.ts";
 import { issuerOf } from "../oauth/issuer.ts";
 import {
-  endGrantMutations,
   getGrant,
   type GrantRecord,
   grantsOfAccount,
@@ -23,6 +22,7 @@ import { BackupError, exportLines, importBackup, parseBackup } from "../store/ba
 import { CURRENT_SCHEMA, readSchemaVersion } from "../store/schema.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
 import { createAuditLog, type NewAuditEntry } from "../workspace/audit.ts";
+import { revokeGrantWithAudit } from "../workspace/grant_revocation.ts";
 import { formatFinding, liveChecks, offlineChecks } from "./doctor.ts";
 import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
 import { appendOperatorLog, listOperatorLog } from "./operator_log.ts";
@@ -99,18 +99,11 @@ async function _revokeGrants(
 ): Promise<void> {
   const audit = createAuditLog(store, now);
   for (const grant of grants) {
-    await store.commit([], [
-      ...endGrantMutations(grant),
-      audit.entry({
-        ..._operatorEntry(
-          grant.businessId,
-          grant.accountId,
-          action,
-          `revoked the access of ${grant.clientName} (${grant.clientId})`,
-        ),
-        clientId: grant.clientId,
-      }),
-    ]);
+    await revokeGrantWithAudit(store, audit, grant, {
+      actor: "operator",
+      action,
+      summary: `revoked the access of ${grant.clientName} (${grant.clientId})`,
+    });
   }
 }
 
