@@ -9,10 +9,11 @@
 import * as v from "valibot";
 import type { Accounts } from "../accounts/model.ts";
 import type { AtomicCheck, Key, Mutation, Store } from "../store/store.ts";
-import type { AuditLog, NewAuditEntry } from "./audit.ts";
+import { type AuditLog, operatorEntry } from "./audit.ts";
 import {
   type Connection,
   type Invoice,
+  money,
   type Pack,
   PLANS,
   type Run,
@@ -207,24 +208,6 @@ const _notFound = (message: string): Refusal => ({
   error: "not_found",
   message,
 });
-/** An audit entry of the business's systems (actor `operator`; no account, no client). */
-const _operatorEntry = (
-  businessId: string,
-  action: string,
-  summary: string,
-  gateId: string | null,
-): NewAuditEntry => ({
-  businessId,
-  accountId: null,
-  actor: "operator",
-  clientId: null,
-  action,
-  summary,
-  gateId,
-});
-
-const _money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
-
 export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdates {
   const { store, now, accounts, workspace, audit } = deps;
 
@@ -298,7 +281,7 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
         };
         const details = [
           `${run.status} → ${next.status}`,
-          update.costCents !== undefined && `cost ${_money(update.costCents)}`,
+          update.costCents !== undefined && `cost ${money(update.costCents)}`,
           update.result !== undefined && "result recorded",
         ].filter((d): d is string => typeof d === "string");
         return {
@@ -308,8 +291,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
             checks: [{ key: entry.key, version: entry.version }],
             mutations: [
               { type: "set", key: entry.key, value: next },
-              audit.entry(_operatorEntry(
+              audit.entry(operatorEntry(
                 businessId,
+                null,
                 "updateWorkflowRun",
                 `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`,
                 run.gateId,
@@ -343,8 +327,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
             checks: [{ key: entry.key, version: entry.version }],
             mutations: [
               { type: "set", key: entry.key, value: next },
-              audit.entry(_operatorEntry(
+              audit.entry(operatorEntry(
                 businessId,
+                null,
                 "updateConnection",
                 `Connection ${connectionId} (${connection.service}, ${connection.label}` +
                   `${relabelled}): ${connection.status} → ${next.status}`,
@@ -404,8 +389,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
         const counts = `${catalogue.workflows.length} workflows, ${catalogue.triggers.length} ` +
           `triggers, ${catalogue.packs.length} packs, ${catalogue.billing.invoices.length} ` +
           `invoices, plan ${catalogue.billing.subscription.plan}`;
-        mutations.push(audit.entry(_operatorEntry(
+        mutations.push(audit.entry(operatorEntry(
           businessId,
+          null,
           "replaceCatalogue",
           `Replaced the catalogue: ${counts}` +
             (removed === 0 ? "" : ` (${removed} records no longer listed removed)`),
