@@ -14,7 +14,7 @@ import type { LogSink } from "./http/request_log.ts";
 import { createRouter, type RouteTable } from "./http/router.ts";
 import type { StaticAsset } from "./http/static_asset.ts";
 import { type McpMetrics, mcpRoute } from "./mcp/endpoint.ts";
-import { endGrantMutations, getGrant, listGrantsOfAccount } from "./oauth/grants.ts";
+import { getGrant, listGrantsOfAccount } from "./oauth/grants.ts";
 import { OAUTH_PATHS } from "./oauth/issuer.ts";
 import { checkMetadataRoutes, metadataPaths } from "./oauth/metadata.ts";
 import type { OAuthMetrics } from "./oauth/oauth_metrics.ts";
@@ -25,6 +25,7 @@ import { createOnboardingRoutes } from "./tools/onboarding/routes.ts";
 import { stylesheetHandler } from "./ui/stylesheet.ts";
 import { createWorkspaceAccountSection } from "./workspace/account_section.ts";
 import { createApprovalRoutes } from "./workspace/approval_routes.ts";
+import { revokeGrantWithAudit } from "./workspace/grant_revocation.ts";
 import type { WorkspaceServices } from "./workspace/services.ts";
 
 export interface AuthSiteDeps {
@@ -72,18 +73,11 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
         // Only the account's own grants: a forged grant id of someone else's revokes nothing.
         const grant = await getGrant(store, grantId);
         if (!grant || grant.accountId !== accountId) return false;
-        await store.commit([], [
-          ...endGrantMutations(grant),
-          workspace.audit.entry({
-            businessId: grant.businessId,
-            accountId,
-            actor: "human",
-            clientId: grant.clientId,
-            action: "revoke_grant",
-            summary: `revoked the access of ${grant.clientName} on /account`,
-            gateId: null,
-          }),
-        ]);
+        await revokeGrantWithAudit(store, workspace.audit, grant, {
+          actor: "human",
+          action: "revoke_grant",
+          summary: `revoked the access of ${grant.clientName} on /account`,
+        });
         deps.oauthMetrics?.grantRevoked("account");
         return true;
       },

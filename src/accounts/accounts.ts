@@ -1,5 +1,6 @@
 import type { Account, Accounts, Business, Membership, MembershipPlan, Role } from "./model.ts";
 import type { AtomicCheck, Mutation, Store } from "../store/store.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 
 /** Thrown for a business or account that does not exist (admin and tools report it). */
 export class AccountsError extends Error {
@@ -98,7 +99,7 @@ export function createAccounts(store: Store, now: () => number): Accounts {
     extra: (account: Account) => Mutation[],
   ): Promise<{ account: Account; created: boolean }> => {
     const address = normalize(email);
-    for (;;) {
+    return await retryCommit(async () => {
       const existing = await findAccountByEmail(address);
       if (existing) return { account: existing, created: false };
       const { account, mutations } = newAccount(address);
@@ -106,8 +107,8 @@ export function createAccounts(store: Store, now: () => number): Accounts {
         ...mutations,
         ...extra(account),
       ]);
-      if (ok) return { account, created: true };
-    }
+      return ok ? { account, created: true } : RETRY;
+    });
   };
 
   const readMembership = async (accountId: string, businessId: string) => {

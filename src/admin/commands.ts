@@ -10,7 +10,6 @@ import { createMetadataDocuments } from "../oauth/cimd.ts";
 import { type Clients, createClients } from "../oauth/clients.ts";
 import { issuerOf } from "../oauth/issuer.ts";
 import {
-  endGrantMutations,
   getGrant,
   type GrantRecord,
   grantsOfAccount,
@@ -22,7 +21,8 @@ import { createOutbox, type Delivery } from "../outbox/outbox.ts";
 import { BackupError, exportLines, importBackup, parseBackup } from "../store/backup.ts";
 import { CURRENT_SCHEMA, readSchemaVersion } from "../store/schema.ts";
 import { type Store, StoreBusyError } from "../store/store.ts";
-import { createAuditLog, type NewAuditEntry } from "../workspace/audit.ts";
+import { createAuditLog, operatorEntry } from "../workspace/audit.ts";
+import { revokeGrantWithAudit } from "../workspace/grant_revocation.ts";
 import { formatFinding, liveChecks, offlineChecks } from "./doctor.ts";
 import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
 import { appendOperatorLog, listOperatorLog } from "./operator_log.ts";
@@ -73,24 +73,6 @@ function _erasure({ store, now }: AdminDeps): ErasureDeps {
   return { store, accounts: createAccounts(store, now), audit: createAuditLog(store, now) };
 }
 
-/** An operator's command in a business's audit log. */
-function _operatorEntry(
-  businessId: string,
-  accountId: string,
-  action: string,
-  summary: string,
-): NewAuditEntry {
-  return {
-    businessId,
-    accountId,
-    actor: "operator",
-    clientId: null,
-    action,
-    summary,
-    gateId: null,
-  };
-}
-
 /** Ends grants, each with an operator entry in its business's audit log, in one commit each. */
 async function _revokeGrants(
   { store, now }: AdminDeps,
@@ -99,18 +81,11 @@ async function _revokeGrants(
 ): Promise<void> {
   const audit = createAuditLog(store, now);
   for (const grant of grants) {
-    await store.commit([], [
-      ...endGrantMutations(grant),
-      audit.entry({
-        ..._operatorEntry(
-          grant.businessId,
-          grant.accountId,
-          action,
-          `revoked the access of ${grant.clientName} (${grant.clientId})`,
-        ),
-        clientId: grant.clientId,
-      }),
-    ]);
+    await revokeGrantWithAudit(store, audit, grant, {
+      actor: "operator",
+      action,
+      summary: `revoked the access of ${grant.clientName} (${grant.clientId})`,
+    });
   }
 }
 
@@ -197,7 +172,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
     options: v.strictObject({ owner: EmailSchema, name: BusinessNameSchema }),
     async run({ owner, name }, { store, now }) {
       const created = await createAccounts(store, now).createAccountWithBusiness(owner, name);
-      await createAuditLog(store, now).append(_operatorEntry(
+      await createAuditLog(store, now).append(operatorEntry(
         created.business.id,
         created.account.id,
         "create-business",
@@ -229,7 +204,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
         throw new AdminError("the members changed meanwhile; try again");
       }
       const account = (await accounts.findAccountByEmail(email))!;
-      await createAuditLog(store, now).append(_operatorEntry(
+      await createAuditLog(store, now).append(operatorEntry(
         business,
         account.id,
         "add-member",
@@ -259,7 +234,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
       const committed = await store.commit(plan.checks, [
         ...plan.mutations,
         createAuditLog(store, now).entry(
-          _operatorEntry(business, account.id, "remove-member", `removed ${account.email}`),
+          operatorEntry(business, account.id, "remove-member", `removed ${account.email}`),
         ),
       ]);
       if (!committed) throw new AdminError("the members changed meanwhile; try again");

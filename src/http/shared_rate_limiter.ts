@@ -5,6 +5,7 @@
  * process changed the bucket in between.
  */
 import { hashSecret } from "../secrets.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { Store } from "../store/store.ts";
 import { type Bucket, decide, type RateDecision, refill } from "./rate_limiter.ts";
 
@@ -36,7 +37,7 @@ export function createSharedRateLimiter(options: {
       // Keyed by digest: e-mail addresses of strangers are not kept in the clear, and a key's
       // length is bounded.
       const storeKey = ["rate_limit", name, await hashSecret(key)];
-      for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      return await retryCommit(async () => {
         const entry = await store.get<Bucket>(storeKey);
         const bucket = refill(entry?.value ?? null, now(), perMs, burst);
         const decision = decide(bucket.tokens, perMs);
@@ -50,11 +51,13 @@ export function createSharedRateLimiter(options: {
           // Gone once full again: a full bucket and no record are the same.
           expireIn: Math.max(1, Math.ceil((burst - tokens) / perMs)),
         }]);
-        if (ok) return decision;
-      }
-      // Every attempt lost to another take of the same key: the key is busy, which is what the
-      // limit is for.
-      return { allowed: false, retryAfterSeconds: 1 };
+        return ok ? decision : RETRY;
+      }, {
+        attempts: ATTEMPTS,
+        // Every attempt lost to another take of the same key: the key is busy, which is what the
+        // limit is for.
+        exhausted: (): RateDecision => ({ allowed: false, retryAfterSeconds: 1 }),
+      });
     },
   };
 }

@@ -9,6 +9,7 @@ import { calculateJwkThumbprint } from "jose/jwk/thumbprint";
 import { exportJWK } from "jose/key/export";
 import { generateKeyPair } from "jose/key/generate/keypair";
 import { importJWK } from "jose/key/import";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
 
@@ -55,8 +56,8 @@ export function createSigningKeys(deps: { store: Store; now: () => number }): Si
     { key: CryptoKey; retiresAt: number | null; until: number }
   >();
 
-  const load = async (): Promise<SigningKey> => {
-    for (let attempt = 0; attempt < 3; attempt++) {
+  const load = (): Promise<SigningKey> =>
+    retryCommit(async () => {
       const pointer = await store.get<{ kid: string }>(CURRENT_KEY);
       if (pointer) {
         const stored = await store.get<StoredSigningKey>(keyOf(pointer.value.kid));
@@ -78,9 +79,13 @@ export function createSigningKeys(deps: { store: Store; now: () => number }): Si
           privateKey: await importJWK(fresh.privateJwk, "ES256") as CryptoKey,
         };
       }
-    }
-    throw new Error("Cannot establish a signing key: the store keeps changing");
-  };
+      return RETRY;
+    }, {
+      attempts: 3,
+      exhausted: () => {
+        throw new Error("Cannot establish a signing key: the store keeps changing");
+      },
+    });
 
   return {
     async current() {
@@ -110,8 +115,8 @@ export function createSigningKeys(deps: { store: Store; now: () => number }): Si
       }
       return { keys };
     },
-    async rotate() {
-      for (let attempt = 0; attempt < 3; attempt++) {
+    rotate() {
+      return retryCommit(async () => {
         const pointer = await store.get<{ kid: string }>(CURRENT_KEY);
         const fresh = await _generate(now());
         const mutations: Parameters<Store["commit"]>[1][number][] = [
@@ -137,8 +142,13 @@ export function createSigningKeys(deps: { store: Store; now: () => number }): Si
           publicKeys.clear();
           return { kid: fresh.kid, retired: old?.value.kid ?? null };
         }
-      }
-      throw new Error("Cannot rotate the signing key: the store keeps changing");
+        return RETRY;
+      }, {
+        attempts: 3,
+        exhausted: () => {
+          throw new Error("Cannot rotate the signing key: the store keeps changing");
+        },
+      });
     },
   };
 }

@@ -5,6 +5,7 @@
 import type { Accounts, Role } from "../accounts/model.ts";
 import type { Config } from "../config/config.ts";
 import type { Store } from "../store/store.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { ClientRecord } from "./clients.ts";
 import { codeKey, type CodeRecord } from "./codes.ts";
 import { grantEndsAt, grantKey, grantMutations, type GrantRecord, revokeGrant } from "./grants.ts";
@@ -137,7 +138,7 @@ export async function exchangeCode(
     : undefined;
   // The consent takes effect here, not when the human allowed it: a code never exchanged
   // (abandoned, or stolen and failing PKCE) leaves the client's current grant untouched.
-  for (let attempt = 0; attempt < 5; attempt++) {
+  return await retryCommit(async () => {
     const prepared = await prepareGrant(deps, {
       accountId: bound.accountId,
       businessId: bound.businessId,
@@ -166,8 +167,13 @@ export async function exchangeCode(
     }
     // Another code of the same account, business and client was exchanged at the same
     // moment: prepare again, replacing the grant that one made.
-  }
-  throw new OAuthError("invalid_grant", "The client's grant is being replaced concurrently");
+    return RETRY;
+  }, {
+    attempts: 5,
+    exhausted: () => {
+      throw new OAuthError("invalid_grant", "The client's grant is being replaced concurrently");
+    },
+  });
 }
 
 /**
@@ -187,7 +193,7 @@ export async function refreshGrant(
     throw new OAuthError("invalid_request", "refresh_token is required");
   }
   const key = refreshKey(await hashSecret(token));
-  for (let attempt = 0; attempt < 5; attempt++) {
+  return await retryCommit(async () => {
     const entry = await store.get<RefreshRecord>(key);
     if (!entry) {
       throw new OAuthError("invalid_grant", "The refresh token is unknown or has expired");
@@ -257,8 +263,13 @@ export async function refreshGrant(
       deps.oauthMetrics?.tokensIssued("refresh_token");
       return response;
     }
-  }
-  throw new OAuthError("invalid_grant", "The refresh token is being used concurrently");
+    return RETRY;
+  }, {
+    attempts: 5,
+    exhausted: () => {
+      throw new OAuthError("invalid_grant", "The refresh token is being used concurrently");
+    },
+  });
 }
 
 /** Ends the grant, counted when it was still there to end. */

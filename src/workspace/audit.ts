@@ -35,6 +35,20 @@ export type AuditEntry = v.InferOutput<typeof AuditEntrySchema>;
 
 export type NewAuditEntry = Omit<AuditEntry, "id" | "at">;
 
+/**
+ * An entry by the operator: an admin command, for the account it changed, or the business's
+ * systems through the operator API, for none (and for the gate a run was approved by, if any).
+ */
+export function operatorEntry(
+  businessId: string,
+  accountId: string | null,
+  action: string,
+  summary: string,
+  gateId: string | null = null,
+): NewAuditEntry {
+  return { businessId, accountId, actor: "operator", clientId: null, action, summary, gateId };
+}
+
 /** Far enough in the future that the inverted time stays positive; orders newest first. */
 const LATEST = 9_999_999_999_999;
 

@@ -5,6 +5,7 @@
  */
 import * as v from "valibot";
 import type { Key, Store } from "../store/store.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 
 /** How long a pending attempt can be verified. */
 export const ATTEMPT_TTL_MS = 15 * 60_000;
@@ -67,8 +68,8 @@ export function createConnectionTests(store: Store, now: () => number): Connecti
     return { pointer, attempt };
   };
   return {
-    async start(owner, restart) {
-      for (;;) {
+    start(owner, restart) {
+      return retryCommit(async () => {
         const { pointer, attempt } = await current(owner.businessId, owner.clientId);
         if (!restart && attempt?.value.status === "verified") {
           return { attempt: attempt.value, created: false };
@@ -95,12 +96,12 @@ export function createConnectionTests(store: Store, now: () => number): Connecti
             { type: "set", key: _currentKey(owner.businessId, owner.clientId), value: fresh.id },
           ],
         );
-        if (ok) return { attempt: fresh, created: true };
-      }
+        return ok ? { attempt: fresh, created: true } : RETRY;
+      });
     },
 
-    async verify(owner, attemptId) {
-      for (;;) {
+    verify(owner, attemptId) {
+      return retryCommit(async () => {
         const entry = await store.get<Attempt>(_attemptKey(attemptId));
         const attempt = entry?.value;
         if (
@@ -135,8 +136,8 @@ export function createConnectionTests(store: Store, now: () => number): Connecti
           [{ key: _attemptKey(attemptId), version: entry.version }],
           [{ type: "set", key: _attemptKey(attemptId), value: verified }],
         );
-        if (ok) return { ok: true, attempt: verified };
-      }
+        return ok ? { ok: true, attempt: verified } : RETRY;
+      });
     },
 
     async statuses(businessId) {

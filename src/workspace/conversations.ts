@@ -3,6 +3,7 @@
  * business and is never listed to anyone else, owners included.
  */
 import type { Store } from "../store/store.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { Conversation } from "./records.ts";
 
 /** Bounds that keep one conversation record well inside a store value. */
@@ -46,7 +47,7 @@ export function createConversations(store: Store, now: () => number): Conversati
       return conversations;
     },
     async append(businessId, accountId, conversationId, message) {
-      for (;;) {
+      return await retryCommit(async () => {
         const entry = await store.get<Conversation>(key(businessId, accountId, conversationId));
         if (!entry) return null;
         if (entry.value.messages.length >= MAX_MESSAGES) return "full";
@@ -57,8 +58,8 @@ export function createConversations(store: Store, now: () => number): Conversati
         const ok = await store.commit([{ key: entry.key, version: entry.version }], [
           { type: "set", key: entry.key, value: updated },
         ]);
-        if (ok) return updated;
-      }
+        return ok ? updated : RETRY;
+      });
     },
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { Accounts } from "../accounts/model.ts";
 import type { Store } from "../store/store.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { Invoice, Pack, Run, Trigger, Workflow } from "./records.ts";
 import { createWorkspace } from "./workspace.ts";
 
@@ -33,7 +34,7 @@ const POLL_MS = 50;
  */
 export async function seedDemo(deps: DemoDeps): Promise<string> {
   const { store } = deps;
-  for (;;) {
+  return await retryCommit(async () => {
     const marker = await store.get<string>(MARKER);
     if (marker) return marker.value;
     const claimed = await store.commit([{ key: CLAIM, version: null }], [
@@ -41,7 +42,8 @@ export async function seedDemo(deps: DemoDeps): Promise<string> {
     ]);
     if (claimed) return await _seed(deps);
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+    return RETRY;
+  });
 }
 
 async function _seed(deps: DemoDeps): Promise<string> {

@@ -14,6 +14,7 @@ import {
   type Automation,
   type Connection,
   CONNECTION_KINDS,
+  money,
   PLANS,
   type Run,
   type Skill,
@@ -116,8 +117,6 @@ export const PLAN_PRICES: Readonly<Record<(typeof PLANS)[number], number>> = {
   growth: 19_900,
   scale: 79_900,
 };
-
-const _money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 const _article = (role: "owner" | "member") => role === "owner" ? "an owner" : "a member";
 
@@ -236,7 +235,7 @@ export async function planAction(
           },
         },
         outcome: `Start one run of the ${workflow.value.kind} workflow "${workflow.value.name}"` +
-          (workflow.value.kind === "paid" ? `, billed ${_money(cost)}` : "") +
+          (workflow.value.kind === "paid" ? `, billed ${money(cost)}` : "") +
           (workflow.value.kind === "live" ? ", acting on connected live systems" : ""),
       };
     }
@@ -401,7 +400,7 @@ export async function planAction(
         outcome: `Set activity controls (enabled: ${enabled.join(", ") || "none"}) and ` +
           (limits.enabled
             ? `allow automatic actions, at most ${limits.maxPerDay} a day and ${
-              _money(limits.maxAmountCents)
+              money(limits.maxAmountCents)
             } each`
             : "allow no automatic actions"),
       };
@@ -506,7 +505,7 @@ export async function planAction(
         },
         outcome: `${sentence.charAt(0).toUpperCase()}${
           sentence.slice(1)
-        }; the monthly price becomes ${_money(next.monthlyCents)}`,
+        }; the monthly price becomes ${money(next.monthlyCents)}`,
       };
     }
   }

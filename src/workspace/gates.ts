@@ -10,6 +10,7 @@ import type { EventOutbox, NewEvent } from "../events/event_outbox.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Accounts } from "../accounts/model.ts";
 import type { Key, Store } from "../store/store.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { AuditLog } from "./audit.ts";
 import { describeAction, type GateAction, planAction, type PlanEvent } from "./gate_actions.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
@@ -141,7 +142,7 @@ export function createGates(deps: GatesDeps): Gates {
 
   const deliver = async (gate: Gate): Promise<Gate> => {
     const result = await _deliverDecision(deps, gate, approvalUrl(gate.id));
-    for (;;) {
+    return await retryCommit(async () => {
       const entry = await store.get<Gate>(_gateKey(gate.id));
       if (!entry) return gate;
       const updated: Gate = {
@@ -160,7 +161,8 @@ export function createGates(deps: GatesDeps): Gates {
       ) {
         return updated;
       }
-    }
+      return RETRY;
+    });
   };
 
   return {
@@ -247,8 +249,8 @@ export function createGates(deps: GatesDeps): Gates {
       return gates;
     },
 
-    async decide(gateId, accountId, decision) {
-      for (;;) {
+    decide(gateId, accountId, decision) {
+      return retryCommit(async () => {
         const entry = await store.get<Gate>(_gateKey(gateId));
         if (!entry) return { kind: "not_found" };
         const gate = entry.value;
@@ -304,11 +306,11 @@ export function createGates(deps: GatesDeps): Gates {
           ],
         );
         // A failed commit means the gate or a record it reads changed: decide again from scratch.
-        if (!ok) continue;
+        if (!ok) return RETRY;
         deps.events.dispatch();
         for (const mail of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(mail);
         return { kind: "decided", gate: await deliver(decided) };
-      }
+      });
     },
 
     async redeliver(gate) {

@@ -11,10 +11,11 @@ import type { Accounts } from "../accounts/model.ts";
 import { oneLine } from "../accounts/schemas.ts";
 import { STORE_LIMITS } from "../store/limits.ts";
 import type { AtomicCheck, Mutation, Store } from "../store/store.ts";
-import type { AuditLog, NewAuditEntry } from "./audit.ts";
+import { type AuditLog, operatorEntry } from "./audit.ts";
 import {
   type Connection,
   type Invoice,
+  money,
   type Pack,
   PLANS,
   type Run,
@@ -217,23 +218,6 @@ const _notFound = (message: string): Refusal => ({
   error: "not_found",
   message,
 });
-/** An audit entry of the business's systems (actor `operator`; no account, no client). */
-const _operatorEntry = (
-  businessId: string,
-  action: string,
-  summary: string,
-  gateId: string | null,
-): NewAuditEntry => ({
-  businessId,
-  accountId: null,
-  actor: "operator",
-  clientId: null,
-  action,
-  summary,
-  gateId,
-});
-
-const _money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdates {
   const { store, now, accounts, workspace, audit } = deps;
@@ -343,8 +327,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
       const room = STORE_LIMITS.commitWrites - sets.length - 2;
       if (deletes.length > room) {
         const step = deletes.slice(0, STORE_LIMITS.commitWrites - 2);
-        const entry = audit.entry(_operatorEntry(
+        const entry = audit.entry(operatorEntry(
           businessId,
+          null,
           "replaceCatalogue",
           `Removed ${step.length} records no longer listed, a step before replacing the catalogue`,
           null,
@@ -355,8 +340,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
       const counts = `${catalogue.workflows.length} workflows, ${catalogue.triggers.length} ` +
         `triggers, ${catalogue.packs.length} packs, ${catalogue.billing.invoices.length} ` +
         `invoices, plan ${catalogue.billing.subscription.plan}`;
-      const entry = audit.entry(_operatorEntry(
+      const entry = audit.entry(operatorEntry(
         businessId,
+        null,
         "replaceCatalogue",
         `Replaced the catalogue: ${counts}` +
           (removed === 0 ? "" : ` (${removed} records no longer listed removed)`),
@@ -410,7 +396,7 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
         };
         const details = [
           `${run.status} → ${next.status}`,
-          update.costCents !== undefined && `cost ${_money(update.costCents)}`,
+          update.costCents !== undefined && `cost ${money(update.costCents)}`,
           update.result !== undefined && "result recorded",
         ].filter((d): d is string => typeof d === "string");
         return {
@@ -420,8 +406,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
             checks: [{ key: entry.key, version: entry.version }],
             mutations: [
               { type: "set", key: entry.key, value: next },
-              audit.entry(_operatorEntry(
+              audit.entry(operatorEntry(
                 businessId,
+                null,
                 "updateWorkflowRun",
                 `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`,
                 run.gateId,
@@ -455,8 +442,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
             checks: [{ key: entry.key, version: entry.version }],
             mutations: [
               { type: "set", key: entry.key, value: next },
-              audit.entry(_operatorEntry(
+              audit.entry(operatorEntry(
                 businessId,
+                null,
                 "updateConnection",
                 `Connection ${connectionId} (${connection.service}, ${connection.label}` +
                   `${relabelled}): ${connection.status} → ${next.status}`,

@@ -15,6 +15,9 @@ const UpdatedAt = v.pipe(
 );
 const Cents = v.pipe(v.number(), v.integer(), v.description("An amount in cents."));
 
+/** An amount in cents as the summaries show it: `$12.50`. */
+export const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
 export const WorkflowSchema = v.object({
   id: Id,
   name: v.string(),

@@ -139,6 +139,20 @@ Deno.test("operator commands that change a business are in its audit log as the 
       "operator:add-member",
       "operator:revoke-grant",
     ]);
+    // The revocation's record to the byte, field order included.
+    const { id: _id, at: _at, ...revoked } = log[0]!;
+    assert.equal(
+      JSON.stringify(revoked),
+      JSON.stringify({
+        businessId,
+        accountId: created.account.id,
+        actor: "operator",
+        clientId: "client-a",
+        action: "revoke-grant",
+        summary: "revoked the access of client-a (client-a)",
+        gateId: null,
+      }),
+    );
   });
 });
 

@@ -7,6 +7,7 @@
 import * as v from "valibot";
 import { type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
 import type { Scope } from "../../oauth/scopes.ts";
+import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AtomicCheck, Mutation } from "../../store/store.ts";
 import type { NewAuditEntry } from "../../workspace/audit.ts";
 import type { WorkspaceAuth } from "../../workspace/bearer.ts";
@@ -144,7 +145,7 @@ export async function commitCall<R>(
   tool: string,
   plan: () => Promise<DirectWrite<R>>,
 ): Promise<R> {
-  for (;;) {
+  return await retryCommit(async () => {
     const write = await plan();
     const events = write.event === null
       ? { checks: [], mutations: [] }
@@ -166,9 +167,8 @@ export async function commitCall<R>(
       [...write.checks, ...events.checks],
       [...write.mutations, ...audit, ...events.mutations],
     );
-    if (committed) {
-      if (write.event !== null) services.events.dispatch();
-      return write.result;
-    }
-  }
+    if (!committed) return RETRY;
+    if (write.event !== null) services.events.dispatch();
+    return write.result;
+  });
 }
