@@ -1,7 +1,9 @@
 // The Streamable HTTP transport of MCP 2025-11-25 and 2026-07-28 §"Transports", stateless and
-// POST-only: rate limit, media types and body cap are checked here (the origin by the route,
-// `mcpRoute`), the request's revision is negotiated from its metadata (negotiation.ts); the
-// message itself goes to the pure dispatcher, and its outcome leaves as JSON or as SSE.
+// POST-only. A request meets each step once, in this order: the origin (the route, `mcpRoute`),
+// who is asking (`McpAccess.authenticate`, from outside: MCP code never verifies a token), the
+// caller's rate limit, media types and body cap, the revision negotiated from its metadata
+// (negotiation.ts), for tools/call whether this caller may call that tool (`McpAccess.mayCall`),
+// then the pure dispatcher; its outcome leaves as JSON or as SSE.
 import type { Config } from "../config/config.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/cors.ts";
@@ -41,7 +43,9 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly config: Pick<Config, "mcpPageSize" | "mcpResponse">;
   /** 16 KiB on onboarding (spec §8). */
   readonly maxBodyBytes: number;
-  /** Keyed by the rateKey each call passes. */
+  /** Who is asking, and what they may call. */
+  readonly access: McpAccess<A, T>;
+  /** Keyed by the caller's rateKey. */
   readonly rateLimiter: RateLimiter;
   readonly serverInfo: ServerInfo;
   readonly instructions: string;
@@ -51,9 +55,24 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
    */
   readonly cacheScope: CacheScope;
   readonly log: LogSink;
-  /** Checked for tools/call before dispatch; a Response returned is sent as is (403 step-up). */
-  readonly beforeToolCall?: (tool: T, auth: A) => Response | undefined;
   readonly metrics?: McpMetrics | undefined;
+}
+
+/** Who may use an endpoint: asked before anything of the message is read, then per tool. */
+export interface McpAccess<A, T> {
+  /**
+   * The caller, or the response refusing them (401, 403, or a 429 from `tooManyRequests`). A
+   * StoreUnavailableError thrown here is our outage, answered 503, never a refusal.
+   */
+  authenticate(request: Request, context: RequestContext): Promise<McpCaller<A> | Response>;
+  /** For tools/call: undefined when the caller may call `tool`, else the refusal (403 step-up). */
+  mayCall?(tool: T, auth: A): Response | undefined;
+}
+
+export interface McpCaller<A> {
+  readonly auth: A;
+  /** The caller's rate-limit bucket. */
+  readonly rateKey: string;
 }
 
 /**
@@ -70,14 +89,6 @@ export interface McpMetrics {
   error(code: number): void;
 }
 
-/** Authentication wraps this from outside and passes `auth`; rateKey names the bucket. */
-export type McpHandler<A> = (
-  request: Request,
-  context: RequestContext,
-  auth: A,
-  rateKey: string,
-) => Promise<Response>;
-
 type HeaderMap = Readonly<Record<string, string>>;
 
 const JSON_HEADERS = Object.freeze({ "Content-Type": "application/json" });
@@ -90,8 +101,8 @@ const SSE_HEADERS = Object.freeze({
 
 export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   options: McpEndpointOptions<A, T>,
-): McpHandler<A> {
-  const { config, maxBodyBytes, rateLimiter, beforeToolCall, metrics } = options;
+): Handler {
+  const { config, maxBodyBytes, rateLimiter, access, metrics } = options;
   const registry = createToolRegistry<A, T>(options.tools, { pageSize: config.mcpPageSize });
   const dispatcher = createDispatcher({
     registry,
@@ -165,13 +176,28 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     return new Response(sse.readable, { headers: SSE_HEADERS });
   };
 
-  const handle: McpHandler<A> = async (request, _context, auth, rateKey) => {
-    const decision = rateLimiter.take(rateKey);
+  const authenticate = async (request: Request, context: RequestContext) => {
+    try {
+      return await access.authenticate(request, context);
+    } catch (error) {
+      // Our outage, not a bad credential: a 401 would tell the agent to throw its token away.
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      logOutage(options.log, error, { during: "authentication" });
+      return storeUnavailableResponse(null);
+    }
+  };
+
+  return async (request, context) => {
+    const caller = await authenticate(request, context);
+    if (caller instanceof Response) {
+      await request.body?.cancel();
+      return caller;
+    }
+    const { auth } = caller;
+    const decision = rateLimiter.take(caller.rateKey);
     if (!decision.allowed) {
-      const seconds = decision.retryAfterSeconds;
-      return await _reject(request, 429, `Too many requests: retry after ${seconds} seconds`, {
-        "Retry-After": String(seconds),
-      });
+      await request.body?.cancel();
+      return tooManyRequests(decision.retryAfterSeconds);
     }
     if (!_isJsonMediaType(request.headers.get("Content-Type"))) {
       return await refuse(
@@ -201,10 +227,10 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     if (decoded.kind !== "request") return new Response(null, { status: 202 });
     const { version } = negotiated;
     if (metrics) _countRequest(metrics, decoded.request, registry);
-    if (beforeToolCall && decoded.request.method === "tools/call") {
+    if (access.mayCall && decoded.request.method === "tools/call") {
       const name = decoded.request.params?.["name"];
       const tool = typeof name === "string" ? registry.find(name) : undefined;
-      const refusal = tool && beforeToolCall(tool, auth);
+      const refusal = tool && access.mayCall(tool, auth);
       if (refusal) return refusal;
     }
     let outcome: Outcome;
@@ -215,8 +241,15 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     }
     return respond(outcome, decoded.request, isModern(version));
   };
+}
 
-  return handle;
+/** A caller over its rate limit: 429 with Retry-After and a JSON-RPC error (id not read yet). */
+export function tooManyRequests(seconds: number): Response {
+  return _errorResponse(
+    429,
+    rpcError(null, TRANSPORT_ERROR, `Too many requests: retry after ${seconds} seconds`),
+    { "Retry-After": String(seconds) },
+  );
 }
 
 /**

@@ -41,18 +41,22 @@ function setup(
     cacheScope: "public",
     log: () => {},
     metrics: options.metrics,
-    ...(options.refuse
-      ? {
-        beforeToolCall: (tool, auth) =>
-          tool.name === "echo" && auth === "alice"
-            ? new Response("step up", { status: 403 })
-            : undefined,
-      }
-      : {}),
+    access: {
+      authenticate: (_request, context) =>
+        Promise.resolve({ auth: "alice", rateKey: context.clientAddress }),
+      ...(options.refuse
+        ? {
+          mayCall: (tool: { name: string }, auth: string) =>
+            tool.name === "echo" && auth === "alice"
+              ? new Response("step up", { status: 403 })
+              : undefined,
+        }
+        : {}),
+    },
   });
   const router = createRouter({
     [new URL(URL_).pathname]: mcpRoute(
-      (r, c) => endpoint(r, c, "alice", c.clientAddress),
+      endpoint,
       createCorsPolicies(config.trustedOrigins).mcp,
       options.metrics,
     ),
@@ -469,7 +473,7 @@ Deno.test("endpoint: SSE", async (t) => {
   });
 });
 
-Deno.test("endpoint: beforeToolCall answers in place of the call", async () => {
+Deno.test("endpoint: a refusal of mayCall answers in place of the call", async () => {
   const send = setup({ refuse: true });
   const refused = await send(post({
     jsonrpc: "2.0",

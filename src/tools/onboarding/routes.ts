@@ -50,6 +50,11 @@ export async function createOnboardingRoutes(
     }),
     config,
     maxBodyBytes: ONBOARDING_MAX_BODY_BYTES,
+    // Anyone may ask: the caller is its client address, and so is its rate-limit bucket.
+    access: {
+      authenticate: (_request, { clientAddress }) =>
+        Promise.resolve({ auth: { clientAddress }, rateKey: clientAddress }),
+    },
     rateLimiter: deps.limiters.local("onboarding"),
     serverInfo: { name: "vestibule-onboarding", title: "Vestibule onboarding", version: "1.0.0" },
     // The same catalogue and guidance for everyone: shared caches may keep it.
@@ -62,8 +67,7 @@ export async function createOnboardingRoutes(
   const text = await createStaticAsset(renderGuideText(guide), "text/plain; charset=utf-8");
   const page = await createStaticAsset(renderGuidePage(guide), "text/html; charset=utf-8");
   return {
-    mcp: (request, context) =>
-      mcp(request, context, { clientAddress: context.clientAddress }, context.clientAddress),
+    mcp,
     guideText: staticAssetHandler(text, { cacheControl: "public, max-age=300" }),
     guidePage: staticAssetHandler(page, {
       cacheControl: "public, max-age=300",

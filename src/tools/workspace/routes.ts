@@ -1,29 +1,24 @@
 /**
  * What the workspace answers on {api_url} (api_site.ts maps the paths): the protected-resource
  * metadata (RFC 9728) and the workspace MCP endpoint. Authentication wraps the MCP endpoint
- * from outside: the bearer checks run before any JSON-RPC is read, and the MCP code only ever
- * sees a verified `WorkspaceAuth`.
+ * from outside (the endpoint's `access`): the bearer checks run before any JSON-RPC is read, and
+ * the MCP code only ever sees a verified `WorkspaceAuth`.
  */
 import * as v from "valibot";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Config } from "../../config/config.ts";
 import type { Handler } from "../../http/handler.ts";
 import type { Limiters } from "../../http/rate_limits.ts";
-import { logOutage, type LogSink } from "../../http/request_log.ts";
+import type { LogSink } from "../../http/request_log.ts";
 import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
-import {
-  createMcpEndpoint,
-  type McpMetrics,
-  storeUnavailableResponse,
-} from "../../mcp/endpoint.ts";
-import { rpcError, TRANSPORT_ERROR } from "../../mcp/errors.ts";
+import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
 import { OWNER_ONLY_SCOPES, RESOURCE_SCOPES } from "../../oauth/scopes.ts";
 import type { SigningKeys } from "../../oauth/signing_keys.ts";
 import { ProtectedResourceSchema } from "../../oauth/wire_schemas.ts";
-import { type Store, StoreUnavailableError } from "../../store/store.ts";
+import type { Store } from "../../store/store.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "../../workspace/bearer.ts";
 import type { WorkspaceServices } from "../../workspace/services.ts";
 import { createWorkspaceTools } from "./catalogue.ts";
@@ -72,10 +67,24 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     now,
     verifyLimiter: deps.limiters.local("workspace-verify"),
   });
+  // A workspace request, top to bottom: the bearer token (one verification per token at a time),
+  // the caller's rate limit, the media types and body, the tool's scope, the dispatcher, the tool.
   const mcp = createMcpEndpoint<WorkspaceAuth, AnyWorkspaceTool>({
     tools: createWorkspaceTools(deps.services),
     config,
     maxBodyBytes: config.workspaceMaxBody,
+    access: {
+      async authenticate(request, context) {
+        const outcome = await authenticate(request, context.clientAddress);
+        if (outcome.ok) {
+          const { auth } = outcome;
+          return { auth, rateKey: `${auth.accountId}:${auth.clientId}` };
+        }
+        if (outcome.error !== null) return oauthErrorResponse(outcome.error);
+        return tooManyRequests(outcome.retryAfterSeconds);
+      },
+      mayCall: (tool, auth) => _checkToolScope(config, tool, auth),
+    },
     rateLimiter: deps.limiters.local("workspace"),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
     // Behind a token: today every token sees the whole catalogue, but what it may see could
@@ -84,7 +93,6 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     instructions:
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
-    beforeToolCall: (tool, auth) => _checkToolScope(config, tool, auth),
     metrics: deps.mcpMetrics,
   });
   const metadata = await createStaticAsset(
@@ -93,34 +101,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
   );
   return {
     resourceMetadata: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
-    async mcp(request, context) {
-      let outcome;
-      try {
-        outcome = await authenticate(request, context.clientAddress);
-      } catch (error) {
-        // Our outage, not a bad token: a 401 would tell the agent to throw its token away.
-        if (!(error instanceof StoreUnavailableError)) throw error;
-        await request.body?.cancel();
-        logOutage(deps.log, error, { during: "bearer verification" });
-        return storeUnavailableResponse(null);
-      }
-      if (outcome.ok) {
-        const { auth } = outcome;
-        return await mcp(request, context, auth, `${auth.accountId}:${auth.clientId}`);
-      }
-      await request.body?.cancel();
-      if (outcome.error !== null) return oauthErrorResponse(outcome.error);
-      const seconds = outcome.retryAfterSeconds;
-      const body = rpcError(
-        null,
-        TRANSPORT_ERROR,
-        `Too many requests: retry after ${seconds} seconds`,
-      );
-      return new Response(JSON.stringify(body), {
-        status: 429,
-        headers: { "Content-Type": "application/json", "Retry-After": String(seconds) },
-      });
-    },
+    mcp,
   };
 }
 
