@@ -8,7 +8,7 @@ import { createSigningKeys, currentSigningKid } from "../../src/oauth/signing_ke
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, prepareSchema, SCHEMA_KEY } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
-import { startSmtpServer } from "../blackbox/smtp_server.ts";
+import { startSmtpServer } from "../blackbox/support/smtp_server.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
 
