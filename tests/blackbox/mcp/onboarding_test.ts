@@ -2,20 +2,7 @@
 // deno-lint-ignore-file no-explicit-any -- JSON-RPC answers are picked apart field by field
 import assert from "node:assert/strict";
 import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
-import { startTestServer, type TestServer } from "../support/harness.ts";
-import { INITIALIZE, mcpPost, readMessages, rpc } from "../support/mcp_helpers.ts";
-
-async function withServer(
-  env: Record<string, string>,
-  fn: (server: TestServer, mcp: string) => Promise<void>,
-) {
-  const server = await startTestServer(env);
-  try {
-    await fn(server, `${server.authUrl}/mcp`);
-  } finally {
-    await server.close();
-  }
-}
+import { INITIALIZE, mcpPost, readMessages, rpc, withServer } from "../support/mcp_helpers.ts";
 
 async function listAll(mcp: string) {
   const tools: Record<string, any>[] = [];

@@ -1,7 +1,7 @@
 // The onboarding MCP endpoint over real HTTP: every transport rule, status and body.
 import assert from "node:assert/strict";
 import { manualClock } from "../../store/store_contract.ts";
-import { startTestServer, type TestServer } from "../support/harness.ts";
+import { startTestServer } from "../support/harness.ts";
 import {
   INITIALIZE,
   MCP_HEADERS,
@@ -9,21 +9,10 @@ import {
   rawExchange,
   readMessages,
   rpc,
+  withServer,
 } from "../support/mcp_helpers.ts";
 
 const PING = { jsonrpc: "2.0", id: 1, method: "ping" };
-
-async function withServer(
-  env: Record<string, string>,
-  fn: (server: TestServer, mcp: string) => Promise<void>,
-) {
-  const server = await startTestServer(env);
-  try {
-    await fn(server, `${server.authUrl}/mcp`);
-  } finally {
-    await server.close();
-  }
-}
 
 async function assertRpcError(
   response: Response,

@@ -1,6 +1,7 @@
 // Helpers for the MCP black-box tests: JSON-RPC over fetch, SSE parsing, raw HTTP/1.1.
 // deno-lint-ignore-file no-explicit-any -- messages are arbitrary JSON the tests pick apart
 import assert from "node:assert/strict";
+import { startTestServer, type TestServer } from "./harness.ts";
 
 export const MCP_HEADERS = Object.freeze({
   "Content-Type": "application/json",
@@ -84,6 +85,19 @@ export async function rpc(
   const messages = await readMessages(response);
   assert.equal(messages.length, 1);
   return messages[0]!;
+}
+
+/** Runs `fn` against a fresh server and its onboarding endpoint ({auth_url}/mcp), then closes it. */
+export async function withServer(
+  env: Record<string, string>,
+  fn: (server: TestServer, mcp: string) => Promise<void>,
+): Promise<void> {
+  const server = await startTestServer(env);
+  try {
+    await fn(server, `${server.authUrl}/mcp`);
+  } finally {
+    await server.close();
+  }
 }
 
 /**
