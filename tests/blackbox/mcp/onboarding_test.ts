@@ -1,26 +1,8 @@
 // The onboarding tools and the connection guide over real HTTP, in JSON and SSE modes.
-// deno-lint-ignore-file no-explicit-any -- JSON-RPC answers are picked apart field by field
 import assert from "node:assert/strict";
 import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
 import { INITIALIZE, mcpPost, readMessages, rpc, withServer } from "../support/mcp_helpers.ts";
-
-async function listAll(mcp: string) {
-  const tools: Record<string, any>[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const body = await rpc(mcp, {
-      jsonrpc: "2.0",
-      id: pages,
-      method: "tools/list",
-      ...(cursor === undefined ? {} : { params: { cursor } }),
-    });
-    tools.push(...body.result.tools);
-    cursor = body.result.nextCursor;
-    pages++;
-  } while (cursor !== undefined);
-  return { tools, pages };
-}
+import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 
 const call = (mcp: string, name: string, args: Record<string, unknown> = {}) =>
   rpc(mcp, { jsonrpc: "2.0", id: name, method: "tools/call", params: { name, arguments: args } });
@@ -74,7 +56,9 @@ for (const mode of ["json", "sse"] as const) {
         );
 
         await t.step("pagination followed to the end sees every tool once", async () => {
-          const { tools, pages } = await listAll(mcp);
+          const { tools, pages } = await listEveryTool(async (cursor) =>
+            (await rpc(mcp, toolsList(cursor))).result
+          );
           const names = tools.map((tool) => tool.name);
           assert.equal(pages, tools.length, "page size 1");
           assert.equal(new Set(names).size, names.length, "no tool seen twice");

@@ -12,6 +12,7 @@ import {
   readMessages,
 } from "../support/mcp_helpers.ts";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
+import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 
 interface Endpoint {
   readonly name: string;
@@ -82,19 +83,16 @@ async function json(response: Response, status = 200) {
 }
 
 /** Every tool name, following nextCursor; each page passes through `check` first. */
-async function listAll(
+async function toolNames(
   send: (cursor: string | undefined) => Promise<Response>,
   check: (result: Record<string, unknown>) => void,
 ): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | undefined;
-  do {
+  const { tools } = await listEveryTool(async (cursor) => {
     const { result } = await json(await send(cursor));
     check(result);
-    names.push(...result.tools.map((tool: { name: string }) => tool.name));
-    cursor = result.nextCursor;
-  } while (cursor !== undefined);
-  return names;
+    return result;
+  });
+  return tools.map((tool) => tool.name);
 }
 
 Deno.test("MCP 2026-07-28 on both endpoints over HTTP", async (t) => {
@@ -130,7 +128,7 @@ Deno.test("MCP 2026-07-28 on both endpoints over HTTP", async (t) => {
         `${e.name}: tools/list pages carry the 2026 fields, in the 2025 order`,
         async () => {
           let pages = 0;
-          const modernNames = await listAll(
+          const modernNames = await toolNames(
             (cursor) => modern(e, "tools/list", cursor === undefined ? {} : { cursor }),
             (result) => {
               pages++;
@@ -140,14 +138,8 @@ Deno.test("MCP 2026-07-28 on both endpoints over HTTP", async (t) => {
               assert.deepEqual(result._meta, { "io.modelcontextprotocol/serverInfo": serverInfo });
             },
           );
-          const legacyNames = await listAll(
-            (cursor) =>
-              legacy(e, {
-                jsonrpc: "2.0",
-                id: 2,
-                method: "tools/list",
-                ...(cursor === undefined ? {} : { params: { cursor } }),
-              }),
+          const legacyNames = await toolNames(
+            (cursor) => legacy(e, toolsList(cursor, 2)),
             (result) => {
               for (const key of ["resultType", "ttlMs", "cacheScope", "_meta"]) {
                 assert.equal(key in result, false, `a 2025 page has no ${key}`);

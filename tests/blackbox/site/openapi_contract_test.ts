@@ -14,6 +14,7 @@ import { OAuthErrorSchema, ProtectedResourceSchema } from "../../../src/oauth/wi
 import { PageDocumentSchema } from "../../../src/pages/page_document.ts";
 import { HealthSchema } from "../../../src/site/health.ts";
 import { startTestServer } from "../support/harness.ts";
+import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 
 function valid(schema: v.GenericSchema, value: unknown, what: string) {
   const result = v.safeParse(schema, value);
@@ -61,20 +62,13 @@ Deno.test("responses match the schemas of the OpenAPI description", async (t) =>
         },
       });
       valid(InitializeResultSchema, init.json.result, "initialize result");
-      let cursor: string | undefined;
-      const names: string[] = [];
-      do {
-        const page = await rpc(url, {
-          jsonrpc: "2.0",
-          id: names.length + 2,
-          method: "tools/list",
-          ...(cursor ? { params: { cursor } } : {}),
-        });
+      const { tools } = await listEveryTool(async (cursor) => {
+        const page = await rpc(url, toolsList(cursor, 2));
         assert.equal(page.status, 200);
         valid(ListToolsResponseSchema, page.json, "tools/list page");
-        names.push(...page.json.result.tools.map((tool: { name: string }) => tool.name));
-        cursor = page.json.result.nextCursor;
-      } while (cursor);
+        return page.json.result;
+      });
+      const names = tools.map((tool) => tool.name);
       assert.ok(names.length > 2, "more than one page was followed");
       assert.equal(new Set(names).size, names.length);
     });
@@ -101,20 +95,18 @@ Deno.test("responses match the schemas of the OpenAPI description", async (t) =>
       };
       const discover = { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta } };
       valid(DiscoverResultSchema, (await send(DiscoverRequestSchema, discover)).result, "discover");
-      let cursor: string | undefined;
-      let pages = 0;
-      do {
+      const { pages } = await listEveryTool(async (cursor) => {
         const params = { _meta, ...(cursor ? { cursor } : {}) };
         const page = await send(ModernListToolsRequestSchema, {
           jsonrpc: "2.0",
-          id: ++pages + 1,
+          id: 2,
           method: "tools/list",
           params,
         } as { method: string });
         valid(ListToolsResponseSchema, page, "tools/list page");
         assert.equal(page.result.resultType, "complete");
-        cursor = page.result.nextCursor;
-      } while (cursor);
+        return page.result;
+      });
       assert.ok(pages > 1, "more than one page was followed");
     });
 

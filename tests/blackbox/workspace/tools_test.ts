@@ -2,37 +2,19 @@ import assert from "node:assert/strict";
 import { OWNER_ONLY_SCOPES, type Scope } from "../../../src/oauth/scopes.ts";
 import { createAuditLog } from "../../../src/workspace/audit.ts";
 import { ATTEMPT_TTL_MS } from "../../../src/workspace/connection_tests.ts";
-import {
-  type RpcResult,
-  startWorkspaceServer,
-  type WorkspaceServer,
-} from "../support/workspace_support.ts";
-
-async function listAll(ws: WorkspaceServer, token: string): Promise<RpcResult[]> {
-  const tools: RpcResult[] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const response = await ws.post(token, {
-      jsonrpc: "2.0",
-      id: ++pages,
-      method: "tools/list",
-      ...(cursor === undefined ? {} : { params: { cursor } }),
-    });
-    assert.equal(response.status, 200);
-    const { result } = await response.json();
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
-  } while (cursor !== undefined);
-  assert.ok(pages > 1, "the catalogue spans more than one page");
-  return tools;
-}
+import { type RpcResult, startWorkspaceServer } from "../support/workspace_support.ts";
+import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 
 Deno.test("workspace tools: catalogue and scope per tool", async (t) => {
   const ws = await startWorkspaceServer();
   try {
     const { token: base } = await ws.token(["app.access"]);
-    const tools = await listAll(ws, base);
+    const { tools, pages } = await listEveryTool(async (cursor) => {
+      const response = await ws.post(base, toolsList(cursor));
+      assert.equal(response.status, 200);
+      return (await response.json()).result;
+    });
+    assert.ok(pages > 1, "the catalogue spans more than one page");
     const scopes = [...new Set(tools.map((tool) => tool._meta["vestibule/scope"] as string))];
     const { token: everything } = await ws.token(scopes);
 
