@@ -1,6 +1,7 @@
 // Helpers for the MCP black-box tests: JSON-RPC over fetch, SSE parsing, raw HTTP/1.1.
 // deno-lint-ignore-file no-explicit-any -- messages are arbitrary JSON the tests pick apart
 import assert from "node:assert/strict";
+import { parseSse } from "../../mcp/wire.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 
 export const MCP_HEADERS = Object.freeze({
@@ -61,17 +62,6 @@ export async function readMessages(response: Response): Promise<Record<string, a
   if (type.startsWith("application/json")) return [await response.json()];
   assert.equal(type, "text/event-stream");
   return parseSse(await response.text());
-}
-
-/** Each event's `data` lines, joined, parsed as one JSON-RPC message (spec §4 rule 5). */
-export function parseSse(text: string): Record<string, any>[] {
-  const messages: Record<string, any>[] = [];
-  for (const block of text.replaceAll("\r\n", "\n").split("\n\n")) {
-    const data = block.split("\n").filter((line) => line.startsWith("data:"))
-      .map((line) => line.slice(5).replace(/^ /, ""));
-    if (data.length > 0) messages.push(JSON.parse(data.join("\n")));
-  }
-  return messages;
 }
 
 /** One response message: asserts there is exactly one. */
