@@ -16,9 +16,9 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
   tickedScopes,
-  token,
 } from "../support/oauth_helpers.ts";
 
 Deno.test("authorization code flow", async (t) => {
@@ -159,12 +159,7 @@ Deno.test("authorization code flow", async (t) => {
       });
       assert.equal(first.status, 200, JSON.stringify(first.json));
       assert.equal(jwtPayload(String(first.json.access_token)).aud, api);
-      const next = await token(fx, {
-        grant_type: "refresh_token",
-        refresh_token: String(first.json.refresh_token),
-        client_id: client.clientId,
-        resource: `${api}/`,
-      });
+      const next = await refresh(fx, client, first.json.refresh_token, { resource: `${api}/` });
       assert.equal(next.status, 200, JSON.stringify(next.json));
       assert.equal(jwtPayload(String(next.json.access_token)).aud, api);
       assert.equal(jwtPayload(String(next.json.access_token)).iss, fx.issuer);
@@ -270,11 +265,7 @@ Deno.test("authorization code flow", async (t) => {
       assert.equal(again.json.error, "invalid_grant");
       assert.match(String(again.json.error_description), /already used/);
       assert.equal((await verify(String(first.json.access_token))).ok, false);
-      const refreshed = await token(fx, {
-        grant_type: "refresh_token",
-        refresh_token: String(first.json.refresh_token),
-        client_id: client.clientId,
-      });
+      const refreshed = await refresh(fx, client, first.json.refresh_token);
       assert.equal(refreshed.json.error, "invalid_grant", "its refresh token died too");
     });
   } finally {
@@ -316,11 +307,7 @@ Deno.test("business selection and member consent", async (t) => {
       assert.equal((await accounts.getBusiness(south))?.name, "South Shop");
       let refreshToken = json.refresh_token;
       for (let i = 0; i < 2; i++) {
-        const next = await token(fx, {
-          grant_type: "refresh_token",
-          refresh_token: String(refreshToken),
-          client_id: client.clientId,
-        });
+        const next = await refresh(fx, client, refreshToken);
         assert.equal(next.status, 200, JSON.stringify(next.json));
         assert.equal(jwtPayload(String(next.json.access_token)).business, south);
         refreshToken = next.json.refresh_token;
@@ -341,11 +328,7 @@ Deno.test("business selection and member consent", async (t) => {
           refreshTokens.set(name, String(json.refresh_token));
         }
         for (const [name, refreshToken] of refreshTokens) {
-          const next = await token(fx, {
-            grant_type: "refresh_token",
-            refresh_token: refreshToken,
-            client_id: client.clientId,
-          });
+          const next = await refresh(fx, client, refreshToken);
           assert.equal(next.status, 200, JSON.stringify(next.json));
           const business = await accounts.getBusiness(
             String(jwtPayload(String(next.json.access_token)).business),

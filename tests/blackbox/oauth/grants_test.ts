@@ -9,34 +9,14 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
-  type TestClient,
-  token,
+  tokensFor,
 } from "../support/oauth_helpers.ts";
 
 const HOUR = 60 * 60 * 1000;
 /** "Within seconds": a fixed bound, not the implementation's own cache lifetime. */
 const REVOCATION_DELAY_MS = 2_000;
-
-async function consentAndExchange(
-  fx: OAuthFixture,
-  browser: Browser,
-  client: TestClient,
-  scope: string,
-): Promise<Record<string, unknown>> {
-  const { code, verifier } = await obtainCode(browser, fx, client, { scope });
-  const { status, json } = await exchange(fx, client, code, verifier);
-  assert.equal(status, 200, JSON.stringify(json));
-  return json;
-}
-
-function refresh(fx: OAuthFixture, client: TestClient, tokens: Record<string, unknown>) {
-  return token(fx, {
-    grant_type: "refresh_token",
-    refresh_token: String(tokens.refresh_token),
-    client_id: client.clientId,
-  });
-}
 
 /** tools/list on the workspace endpoint: the resource server's own verdict on the token. */
 async function workspaceStatus(fx: OAuthFixture, tokens: Record<string, unknown>) {
@@ -76,15 +56,12 @@ Deno.test("one grant per account, business and client", async (t) => {
 
     await t.step("three step-up consents leave one grant with the latest scopes", async () => {
       const owner = await ownerBrowser(fx, "stepper@example.com");
-      const first = await consentAndExchange(fx, owner, client, "app.access");
+      const first = await tokensFor(fx, owner, client, { scope: "app.access" });
       assert.equal(await workspaceStatus(fx, first), 200);
-      const second = await consentAndExchange(fx, owner, client, "app.access members.read");
-      const third = await consentAndExchange(
-        fx,
-        owner,
-        client,
-        "app.access members.read members.request",
-      );
+      const second = await tokensFor(fx, owner, client, { scope: "app.access members.read" });
+      const third = await tokensFor(fx, owner, client, {
+        scope: "app.access members.read members.request",
+      });
       assert.equal(third.scope, "app.access members.read members.request");
       assert.deepEqual(await accountRows(owner, fx), [
         { scopes: "app.access members.read members.request", gid: gidOf(third) },
@@ -92,7 +69,7 @@ Deno.test("one grant per account, business and client", async (t) => {
 
       for (const earlier of [first, second]) {
         assert.equal((await verify(String(earlier.access_token))).ok, false);
-        const refused = await refresh(fx, client, earlier);
+        const refused = await refresh(fx, client, earlier.refresh_token);
         assert.equal(refused.status, 400);
         assert.equal(refused.json.error, "invalid_grant");
       }
@@ -101,26 +78,23 @@ Deno.test("one grant per account, business and client", async (t) => {
       assert.equal(await workspaceStatus(fx, first), 401);
       assert.equal(await workspaceStatus(fx, third), 200);
       assert.equal((await verify(String(third.access_token))).ok, true);
-      const next = await refresh(fx, client, third);
+      const next = await refresh(fx, client, third.refresh_token);
       assert.equal(next.status, 200, JSON.stringify(next.json));
       assert.equal(next.json.scope, "app.access members.read members.request");
     });
 
     await t.step("a narrower consent narrows the grant; refresh cannot widen it back", async () => {
       const owner = await ownerBrowser(fx, "narrower@example.com");
-      const wide = await consentAndExchange(fx, owner, client, "app.access members.read");
-      const narrow = await consentAndExchange(fx, owner, client, "app.access");
+      const wide = await tokensFor(fx, owner, client, { scope: "app.access members.read" });
+      const narrow = await tokensFor(fx, owner, client, { scope: "app.access" });
       assert.equal(narrow.scope, "app.access");
       assert.deepEqual(await accountRows(owner, fx), [{
         scopes: "app.access",
         gid: gidOf(narrow),
       }]);
       assert.equal((await verify(String(wide.access_token))).ok, false);
-      assert.equal((await refresh(fx, client, wide)).json.error, "invalid_grant");
-      const widened = await token(fx, {
-        grant_type: "refresh_token",
-        refresh_token: String(narrow.refresh_token),
-        client_id: client.clientId,
+      assert.equal((await refresh(fx, client, wide.refresh_token)).json.error, "invalid_grant");
+      const widened = await refresh(fx, client, narrow.refresh_token, {
         scope: "app.access members.read",
       });
       assert.equal(widened.json.error, "invalid_scope");
@@ -128,9 +102,9 @@ Deno.test("one grant per account, business and client", async (t) => {
 
     await t.step("two clients hold two grants, each replaced only by its own consent", async () => {
       const owner = await ownerBrowser(fx, "two@example.com");
-      const mine = await consentAndExchange(fx, owner, client, "app.access");
-      const theirs = await consentAndExchange(fx, owner, other, "app.access");
-      const mineAgain = await consentAndExchange(fx, owner, client, "app.access members.read");
+      const mine = await tokensFor(fx, owner, client, { scope: "app.access" });
+      const theirs = await tokensFor(fx, owner, other, { scope: "app.access" });
+      const mineAgain = await tokensFor(fx, owner, client, { scope: "app.access members.read" });
       const rows = await accountRows(owner, fx);
       assert.deepEqual(rows.map((r) => r.gid).sort(), [gidOf(theirs), gidOf(mineAgain)].sort());
       assert.equal((await verify(String(theirs.access_token))).ok, true);
@@ -139,7 +113,7 @@ Deno.test("one grant per account, business and client", async (t) => {
 
     await t.step("an unexchanged consent changes nothing", async () => {
       const owner = await ownerBrowser(fx, "abandoned@example.com");
-      const kept = await consentAndExchange(fx, owner, client, "app.access members.read");
+      const kept = await tokensFor(fx, owner, client, { scope: "app.access members.read" });
       await obtainCode(owner, fx, client, { scope: "app.access" });
       assert.deepEqual(await accountRows(owner, fx), [
         { scopes: "app.access members.read", gid: gidOf(kept) },
@@ -151,11 +125,11 @@ Deno.test("one grant per account, business and client", async (t) => {
       const owner = await ownerBrowser(fx, "replayed@example.com");
       const old = await obtainCode(owner, fx, client, { scope: "app.access" });
       assert.equal((await exchange(fx, client, old.code, old.verifier)).status, 200);
-      const current = await consentAndExchange(fx, owner, client, "app.access members.read");
+      const current = await tokensFor(fx, owner, client, { scope: "app.access members.read" });
       const replay = await exchange(fx, client, old.code, old.verifier);
       assert.equal(replay.json.error, "invalid_grant");
       assert.equal((await verify(String(current.access_token))).ok, true);
-      assert.equal((await refresh(fx, client, current)).status, 200);
+      assert.equal((await refresh(fx, client, current.refresh_token)).status, 200);
     });
 
     await t.step("concurrent exchanges for one client leave one working grant", async () => {
@@ -179,14 +153,22 @@ Deno.test("one grant per account, business and client", async (t) => {
 
     await t.step("the grant's lifetime counts from the latest consent", async () => {
       const owner = await ownerBrowser(fx, "lifetime@example.com");
-      await consentAndExchange(fx, owner, client, "app.access");
+      await tokensFor(fx, owner, client, { scope: "app.access" });
       fx.clock.advance(20 * HOUR);
-      const renewed = await consentAndExchange(fx, owner, client, "app.access members.read");
+      const renewed = await tokensFor(fx, owner, client, { scope: "app.access members.read" });
       fx.clock.advance(20 * HOUR);
-      assert.equal((await refresh(fx, client, renewed)).status, 200, "24 hours from renewal");
-      const offline = await consentAndExchange(fx, owner, client, "app.access offline_access");
+      assert.equal(
+        (await refresh(fx, client, renewed.refresh_token)).status,
+        200,
+        "24 hours from renewal",
+      );
+      const offline = await tokensFor(fx, owner, client, { scope: "app.access offline_access" });
       fx.clock.advance(10 * 24 * HOUR);
-      assert.equal((await refresh(fx, client, offline)).status, 200, "offline_access now holds");
+      assert.equal(
+        (await refresh(fx, client, offline.refresh_token)).status,
+        200,
+        "offline_access now holds",
+      );
     });
   } finally {
     await fx.close();

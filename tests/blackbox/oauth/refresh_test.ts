@@ -5,38 +5,18 @@ import { createAccounts } from "../../../src/accounts/accounts.ts";
 import {
   exchange,
   jwtPayload,
-  type OAuthFixture,
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
   type TestClient,
-  token,
+  tokensFor,
 } from "../support/oauth_helpers.ts";
-import type { Browser } from "../support/accounts_browser.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
-
-async function tokensFor(
-  fx: OAuthFixture,
-  browser: Browser,
-  client: TestClient,
-  scope = "app.access members.read",
-): Promise<Record<string, unknown>> {
-  const { code, verifier } = await obtainCode(browser, fx, client, { scope });
-  const { status, json } = await exchange(fx, client, code, verifier);
-  assert.equal(status, 200, JSON.stringify(json));
-  return json;
-}
-
-function refresh(fx: OAuthFixture, client: TestClient, refreshToken: unknown, extra = {}) {
-  return token(fx, {
-    grant_type: "refresh_token",
-    refresh_token: String(refreshToken),
-    client_id: client.clientId,
-    ...extra,
-  });
-}
+/** The scope of most grants here: two, so that narrowing has one to drop. */
+const BOTH = { scope: "app.access members.read" };
 
 Deno.test("refresh tokens", async (t) => {
   const fx = await oauthFixture();
@@ -47,7 +27,7 @@ Deno.test("refresh tokens", async (t) => {
     const owner = await ownerBrowser(fx, "owner@example.com");
 
     await t.step("a refresh rotates the token and issues a new access token", async () => {
-      const first = await tokensFor(fx, owner, client);
+      const first = await tokensFor(fx, owner, client, BOTH);
       const next = await refresh(fx, client, first.refresh_token);
       assert.equal(next.status, 200, JSON.stringify(next.json));
       assert.equal(next.response.headers.get("Cache-Control"), "no-store");
@@ -61,7 +41,7 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal(third.status, 200);
     });
     await t.step("the previous token within 30 s gets the identical answer", async () => {
-      const first = await tokensFor(fx, owner, client);
+      const first = await tokensFor(fx, owner, client, BOTH);
       const a = await refresh(fx, client, first.refresh_token);
       fx.clock.advance(29_000);
       const b = await refresh(fx, client, first.refresh_token);
@@ -70,7 +50,7 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal((await verify(String(a.json.access_token))).ok, true, "the grant lives on");
     });
     await t.step("concurrent refreshes all get the same answer", async () => {
-      const first = await tokensFor(fx, owner, client);
+      const first = await tokensFor(fx, owner, client, BOTH);
       const answers = await Promise.all(
         Array.from({ length: 6 }, () => refresh(fx, client, first.refresh_token)),
       );
@@ -82,11 +62,11 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal(next.status, 200, "exactly one successor token exists and works");
     });
     await t.step("reuse after the window revokes that grant only", async () => {
-      const victim = await tokensFor(fx, owner, client);
-      const bystander = await tokensFor(fx, owner, other); // the same client would replace it
+      const victim = await tokensFor(fx, owner, client, BOTH);
+      const bystander = await tokensFor(fx, owner, other, BOTH); // the same client would replace it
       // The same client for another account: a grant of its own, not the client's to lose.
       const next = await ownerBrowser(fx, "next-door@example.com");
-      const neighbour = await tokensFor(fx, next, client);
+      const neighbour = await tokensFor(fx, next, client, BOTH);
       const rotated = await refresh(fx, client, victim.refresh_token);
       fx.clock.advance(31_000);
       const replay = await refresh(fx, client, victim.refresh_token);
@@ -106,7 +86,7 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal((await refresh(fx, client, neighbour.refresh_token)).status, 200);
     });
     await t.step("narrowing is allowed, widening refused", async () => {
-      const first = await tokensFor(fx, owner, client);
+      const first = await tokensFor(fx, owner, client, BOTH);
       const narrow = await refresh(fx, client, first.refresh_token, { scope: "app.access" });
       assert.equal(narrow.status, 200);
       assert.equal(narrow.json.scope, "app.access");
@@ -121,7 +101,7 @@ Deno.test("refresh tokens", async (t) => {
     });
     await t.step("an owner demoted to member loses the owner-only scopes on refresh", async () => {
       const boss = await ownerBrowser(fx, "demoted@example.com");
-      const first = await tokensFor(fx, boss, client, "app.access billing.manage");
+      const first = await tokensFor(fx, boss, client, { scope: "app.access billing.manage" });
       assert.equal(first.scope, "app.access billing.manage");
       const claims = jwtPayload(String(first.access_token));
       const accounts = createAccounts(fx.server.store, fx.clock.now);
@@ -139,7 +119,7 @@ Deno.test("refresh tokens", async (t) => {
     await t.step(
       "refresh by another client, with another resource, or an unknown token",
       async () => {
-        const first = await tokensFor(fx, owner, client);
+        const first = await tokensFor(fx, owner, client, BOTH);
         const stolen = await refresh(fx, other, first.refresh_token);
         assert.equal(stolen.json.error, "invalid_grant");
         const elsewhere = await refresh(fx, client, first.refresh_token, {
@@ -185,7 +165,7 @@ Deno.test("refresh tokens", async (t) => {
     });
 
     await t.step("without offline_access the grant ends after 24 hours", async () => {
-      let current = await tokensFor(fx, owner, client);
+      let current = await tokensFor(fx, owner, client, BOTH);
       for (let i = 0; i < 3; i++) {
         fx.clock.advance(7 * 60 * 60 * 1000);
         current = (await refresh(fx, client, current.refresh_token)).json;
@@ -195,7 +175,7 @@ Deno.test("refresh tokens", async (t) => {
       assert.equal((await refresh(fx, client, current.refresh_token)).json.error, "invalid_grant");
     });
     await t.step("with offline_access: 30 days idle", async () => {
-      const first = await tokensFor(fx, owner, client, "app.access offline_access");
+      const first = await tokensFor(fx, owner, client, { scope: "app.access offline_access" });
       fx.clock.advance(29 * DAY);
       const kept = await refresh(fx, client, first.refresh_token);
       assert.equal(kept.status, 200);
@@ -208,7 +188,7 @@ Deno.test("refresh tokens", async (t) => {
     await t.step("with offline_access: 90 days in all", async () => {
       // The browser session has lapsed by now; a fresh owner signs in.
       const fresh = await ownerBrowser(fx, "later@example.com");
-      let current = await tokensFor(fx, fresh, client, "app.access offline_access");
+      let current = await tokensFor(fx, fresh, client, { scope: "app.access offline_access" });
       for (let day = 25; day < 90; day += 25) {
         fx.clock.advance(25 * DAY);
         const next = await refresh(fx, client, current.refresh_token);
@@ -241,7 +221,7 @@ Deno.test("revocation (RFC 7009)", async (t) => {
     const owner = await ownerBrowser(fx, "owner@example.com");
 
     await t.step("revoking a refresh token ends its grant", async () => {
-      const tokens = await tokensFor(fx, owner, client);
+      const tokens = await tokensFor(fx, owner, client, BOTH);
       const answer = await revoke(client, tokens.refresh_token, "refresh_token");
       assert.equal(answer.status, 200);
       await answer.body?.cancel();
@@ -249,14 +229,14 @@ Deno.test("revocation (RFC 7009)", async (t) => {
       assert.equal((await verify(String(tokens.access_token))).ok, false);
     });
     await t.step("revoking an access token ends its grant", async () => {
-      const tokens = await tokensFor(fx, owner, client);
+      const tokens = await tokensFor(fx, owner, client, BOTH);
       const answer = await revoke(client, tokens.access_token);
       await answer.body?.cancel();
       assert.equal(answer.status, 200);
       assert.equal((await verify(String(tokens.access_token))).ok, false);
     });
     await t.step("another client's token is refused and stays valid", async () => {
-      const tokens = await tokensFor(fx, owner, client);
+      const tokens = await tokensFor(fx, owner, client, BOTH);
       const answer = await revoke(other, tokens.refresh_token);
       assert.equal(answer.status, 400);
       assert.equal((await answer.json()).error, "unauthorized_client");

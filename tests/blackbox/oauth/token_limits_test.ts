@@ -7,28 +7,15 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
   type TestClient,
   token,
+  tokensFor,
 } from "../support/oauth_helpers.ts";
-import type { Browser } from "../support/accounts_browser.ts";
 
 /** The defaults: `token-failure` lets 60 failures through per address, then 429. */
 const FAILURES = 60;
-
-async function tokensFor(fx: OAuthFixture, browser: Browser, client: TestClient) {
-  const { code, verifier } = await obtainCode(browser, fx, client);
-  const { status, json } = await exchange(fx, client, code, verifier);
-  assert.equal(status, 200, JSON.stringify(json));
-  return json;
-}
-
-const refresh = (fx: OAuthFixture, client: TestClient, refreshToken: unknown, from?: string) =>
-  token(fx, {
-    grant_type: "refresh_token",
-    refresh_token: String(refreshToken),
-    client_id: client.clientId,
-  }, from ? { "X-Forwarded-For": from } : {});
 
 const revoke = (fx: OAuthFixture, client: TestClient, tokenValue: unknown, from?: string) =>
   fetch(`${fx.auth}/api/auth/oauth2/revoke`, {
@@ -51,7 +38,9 @@ Deno.test("nobody can spend a client's token budget with its public client_id", 
     await t.step("garbage refreshes spend the attacker's address budget only", async () => {
       const statuses: number[] = [];
       for (let i = 0; i < 200; i++) {
-        const answer = await refresh(fx, victim, `garbage-${i}`, "203.0.113.1");
+        const answer = await refresh(fx, victim, `garbage-${i}`, {}, {
+          "X-Forwarded-For": "203.0.113.1",
+        });
         statuses.push(answer.status);
         if (answer.status === 429) {
           assert.ok(Number(answer.response.headers.get("Retry-After")) >= 1);
@@ -70,7 +59,9 @@ Deno.test("nobody can spend a client's token budget with its public client_id", 
     });
 
     await t.step("a locked-out address is refused before its request is looked at", async () => {
-      const locked = await refresh(fx, victim, tokens.refresh_token, "203.0.113.1");
+      const locked = await refresh(fx, victim, tokens.refresh_token, {}, {
+        "X-Forwarded-For": "203.0.113.1",
+      });
       assert.equal(locked.status, 429);
       // Past the 30-second retry window: had that request rotated the token, this would be reuse.
       fx.clock.advance(31_000);

@@ -9,6 +9,7 @@ import {
   obtainCode,
   ownerBrowser,
   pkce,
+  refresh,
   registerClient,
   type TestClient,
   token,
@@ -300,12 +301,8 @@ Deno.test("token endpoint: confidential clients and refresh registration", async
       });
       const { json } = await exchange(fx, client, code, verifier);
       assert.equal(json.refresh_token, undefined);
-      const refresh = await token(fx, {
-        grant_type: "refresh_token",
-        refresh_token: "anything",
-        client_id: client.clientId,
-      });
-      assert.equal(refresh.json.error, "unauthorized_client");
+      const refused = await refresh(fx, client, "anything");
+      assert.equal(refused.json.error, "unauthorized_client");
     });
   } finally {
     await fx.close();

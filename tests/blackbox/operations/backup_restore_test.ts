@@ -12,8 +12,8 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
-  token,
 } from "../support/oauth_helpers.ts";
 
 function admin(store: Store, now: () => number, args: string[], input = "") {
@@ -60,12 +60,7 @@ Deno.test("a restored store serves the same keys, grants and tokens", async () =
     assert.equal(mcp.status, 200, await mcp.clone().text());
     await mcp.body?.cancel();
 
-    const refreshed = await token(b, {
-      grant_type: "refresh_token",
-      refresh_token: tokens.refresh_token,
-      client_id: client.clientId,
-      resource: b.server.apiUrl,
-    });
+    const refreshed = await refresh(b, client, tokens.refresh_token, { resource: b.server.apiUrl });
     assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
     assert.equal((await b.verify(String(refreshed.json.access_token))).ok, true);
 

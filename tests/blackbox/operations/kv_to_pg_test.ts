@@ -17,8 +17,8 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
-  token,
 } from "../support/oauth_helpers.ts";
 
 Deno.test("a KV deployment moves to PostgreSQL with admin export and import, nothing lost", async () => {
@@ -108,10 +108,7 @@ Deno.test("a KV deployment moves to PostgreSQL with admin export and import, not
       });
       assert.equal(mcp.status, 200, await mcp.clone().text());
       await mcp.body?.cancel();
-      const refreshed = await token(b, {
-        grant_type: "refresh_token",
-        refresh_token: tokens.refresh_token,
-        client_id: client.clientId,
+      const refreshed = await refresh(b, client, tokens.refresh_token, {
         resource: b.server.apiUrl,
       });
       assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));

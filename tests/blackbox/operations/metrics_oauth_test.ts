@@ -9,8 +9,8 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
-  token,
 } from "../support/oauth_helpers.ts";
 
 Deno.test("metrics: tokens issued and refreshed, refresh-token reuse, grants revoked by each path", async () => {
@@ -57,18 +57,12 @@ Deno.test("metrics: tokens issued and refreshed, refresh-token reuse, grants rev
         verifier,
       };
     };
-    const refresh = (refreshToken: unknown) =>
-      token(fx, {
-        grant_type: "refresh_token",
-        refresh_token: String(refreshToken),
-        client_id: client.clientId,
-      });
 
     // A code exchanged, its refresh token rotated, then presented again after the window.
     const first = await tokens();
-    assert.equal((await refresh(first.refreshToken)).status, 200);
+    assert.equal((await refresh(fx, client, first.refreshToken)).status, 200);
     fx.clock.advance(31_000);
-    assert.equal((await refresh(first.refreshToken)).json.error, "invalid_grant");
+    assert.equal((await refresh(fx, client, first.refreshToken)).json.error, "invalid_grant");
     assert.deepEqual(await counts(), { ...zero, code: 1, refresh: 1, reuse: 1, refreshReuse: 1 });
 
     // The client revokes (RFC 7009); a code is replayed.
@@ -101,7 +95,7 @@ Deno.test("metrics: tokens issued and refreshed, refresh-token reuse, grants rev
     const claims = jwtPayload(String(last.accessToken));
     await createAccounts(fx.server.store, fx.clock.now)
       .removeMember(String(claims.business), String(claims.sub));
-    assert.equal((await refresh(last.refreshToken)).json.error, "invalid_grant");
+    assert.equal((await refresh(fx, client, last.refreshToken)).json.error, "invalid_grant");
     assert.deepEqual(await counts(), {
       ...zero,
       membershipEnded: 1,

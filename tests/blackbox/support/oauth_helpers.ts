@@ -272,6 +272,38 @@ export async function exchange(
   });
 }
 
+/**
+ * Authorize, consent and exchange the code (`extra` goes to authorize, as in obtainCode): the
+ * token response of a fresh grant, asserted a 200.
+ */
+export async function tokensFor(
+  fx: OAuthFixture,
+  browser: Browser,
+  client: TestClient,
+  extra: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
+  const { code, verifier } = await obtainCode(browser, fx, client, extra);
+  const { status, json } = await exchange(fx, client, code, verifier);
+  assert.equal(status, 200, JSON.stringify(json));
+  return json;
+}
+
+/** A refresh_token grant for `client`, with `extra` fields (scope, resource) and `headers`. */
+export function refresh(
+  fx: OAuthFixture,
+  client: TestClient,
+  refreshToken: unknown,
+  extra: Record<string, string> = {},
+  headers: Record<string, string> = {},
+) {
+  return token(fx, {
+    grant_type: "refresh_token",
+    refresh_token: String(refreshToken),
+    client_id: client.clientId,
+    ...extra,
+  }, headers);
+}
+
 /** The claims of a JWT, unverified (the tests verify through the server's verifier). */
 export function jwtPayload(jwt: string): Record<string, unknown> {
   const part = jwt.split(".")[1]!;

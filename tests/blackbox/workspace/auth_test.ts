@@ -9,8 +9,8 @@ import {
   oauthFixture,
   obtainCode,
   ownerBrowser,
+  refresh,
   registerClient,
-  token,
 } from "../support/oauth_helpers.ts";
 import { PROTOCOL_VERSION, startWorkspaceServer } from "../support/workspace_support.ts";
 
@@ -407,11 +407,7 @@ Deno.test("workspace rate limit: a refreshed token spends its predecessor's budg
     const { code, verifier } = await obtainCode(owner, fx, client);
     const first = await exchange(fx, client, code, verifier);
     assert.equal(first.status, 200, JSON.stringify(first.json));
-    const refreshed = await token(fx, {
-      grant_type: "refresh_token",
-      refresh_token: String(first.json.refresh_token),
-      client_id: client.clientId,
-    });
+    const refreshed = await refresh(fx, client, first.json.refresh_token);
     assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
     const before = String(first.json.access_token);
     const after = String(refreshed.json.access_token);
