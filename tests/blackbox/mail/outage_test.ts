@@ -8,64 +8,10 @@ import {
   copyProject,
   mainCommand,
   originsEnv,
-  startTaskFlags,
+  startServerProcess,
   taskFlags,
 } from "../support/main_process.ts";
 import { startSmtpServer } from "../support/smtp_server.ts";
-
-interface RunningServer {
-  /** Resolves with the first stdout line matching `pattern`; fails after 60 s rather than hang. */
-  waitForLine(pattern: RegExp): Promise<string>;
-  stop(): Promise<{ code: number; stdout: string; stderr: string }>;
-}
-
-async function startServer(dir: string, env: Record<string, string>): Promise<RunningServer> {
-  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
-  const stderr = new Response(child.stderr).text();
-  let stdout = "";
-  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  const check = () => {
-    for (const waiter of [...waiters]) {
-      const line = stdout.split("\n").find((l) => waiter.pattern.test(l));
-      if (line === undefined) continue;
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve(line);
-    }
-  };
-  const reading = (async () => {
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      stdout += chunk;
-      check();
-    }
-  })();
-  const server: RunningServer = {
-    waitForLine(pattern) {
-      const found = new Promise<string>((resolve) => waiters.push({ pattern, resolve }));
-      check();
-      const exited = child.status.then(async ({ code }) => {
-        await reading;
-        check();
-        return assert.fail(`server exited ${code} before ${pattern}:\n${stdout}${await stderr}`);
-      });
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`no ${pattern} within 60 s:\n${stdout}`)),
-          60_000,
-        );
-      });
-      return Promise.race([found, exited, late]).finally(() => clearTimeout(timer));
-    },
-    async stop() {
-      child.kill("SIGTERM");
-      const { code } = await child.status;
-      await reading;
-      return { code, stdout, stderr: await stderr };
-    },
-  };
-  await server.waitForLine(/"message":"listening"/);
-  return server;
-}
 
 async function askForSignIn(authUrl: string): Promise<string> {
   const browser = new Browser();
@@ -89,7 +35,7 @@ Deno.test("a sign-in mail asked for during an SMTP outage arrives once, after a 
   };
   try {
     // 1. The mail server is down: the person gets the usual page, the mail waits.
-    const first = await startServer(dir, env);
+    const first = await startServerProcess(dir, env);
     let pageDuringOutage;
     try {
       pageDuringOutage = await askForSignIn(authUrl);
@@ -102,7 +48,7 @@ Deno.test("a sign-in mail asked for during an SMTP outage arrives once, after a 
 
     // 2. The mail server comes back; a restarted Vestibule sends what was waiting.
     const smtp = await startSmtpServer({ port: smtpPort });
-    const second = await startServer(dir, env);
+    const second = await startServerProcess(dir, env);
     try {
       const [mail] = await smtp.waitFor(1);
       assert.deepEqual(mail!.envelopeTo, ["someone@example.com"]);

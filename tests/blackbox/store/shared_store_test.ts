@@ -5,42 +5,26 @@ import {
   copyProject,
   mainCommand,
   originsEnv,
-  startTaskFlags,
+  type ServerProcess,
+  startServerProcess,
   taskFlags,
 } from "../support/main_process.ts";
 
-interface RunningServer {
+interface RunningServer extends ServerProcess {
   jwksKids(): Promise<string[]>;
-  /** SIGTERM; resolves with the exit code and everything written to stderr. */
-  stop(): Promise<{ code: number; stderr: string }>;
 }
 
 /** Starts a server in `dir` and resolves once it listens. */
 async function startServer(dir: string): Promise<RunningServer> {
   const env = originsEnv();
-  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  let output = "";
-  while (!output.includes('"message":"listening"')) {
-    const { value, done } = await stdout.read();
-    if (done) {
-      const { code } = await child.status;
-      assert.fail(`server exited ${code} before listening:\n${output}${await stderr}`);
-    }
-    output += value;
-  }
+  const server = await startServerProcess(dir, env);
   return {
+    ...server,
     async jwksKids() {
       const response = await fetch(`${env.VESTIBULE_AUTH_URL}/api/auth/jwks`);
       assert.equal(response.status, 200);
       const jwks: { keys: { kid: string }[] } = await response.json();
       return jwks.keys.map((key) => key.kid);
-    },
-    async stop() {
-      child.kill("SIGTERM");
-      await stdout.cancel();
-      return { code: (await child.status).code, stderr: await stderr };
     },
   };
 }

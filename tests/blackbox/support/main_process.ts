@@ -106,27 +106,77 @@ export async function startup(command: Deno.Command): Promise<StartupOutcome> {
   return { code: (await child.status).code, listened, stdout, stderr: await stderr };
 }
 
+export interface ServerProcess {
+  /** Resolves with the first stdout line matching `pattern`; fails after 60 s rather than hang. */
+  waitForLine(pattern: RegExp): Promise<string>;
+  /** SIGTERM; resolves once it exited, with its exit code and everything it wrote. */
+  stop(): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** Starts main.ts in `dir` as `deno task start` runs it, with `env`; resolves once it listens. */
+export async function startServerProcess(
+  dir: string,
+  env: Record<string, string>,
+): Promise<ServerProcess> {
+  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
+  const stderr = new Response(child.stderr).text();
+  let stdout = "";
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const check = () => {
+    for (const waiter of [...waiters]) {
+      const line = stdout.split("\n").find((l) => waiter.pattern.test(l));
+      if (line === undefined) continue;
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(line);
+    }
+  };
+  const reading = (async () => {
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      stdout += chunk;
+      check();
+    }
+  })();
+  const server: ServerProcess = {
+    waitForLine(pattern) {
+      const found = new Promise<string>((resolve) => waiters.push({ pattern, resolve }));
+      check();
+      const exited = child.status.then(async ({ code }) => {
+        await reading;
+        check();
+        return assert.fail(`server exited ${code} before ${pattern}:\n${stdout}${await stderr}`);
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no ${pattern} within 60 s:\n${stdout}`)),
+          60_000,
+        );
+      });
+      return Promise.race([found, exited, late]).finally(() => clearTimeout(timer));
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      const { code } = await child.status;
+      await reading;
+      return { code, stdout, stderr: await stderr };
+    },
+  };
+  await server.waitForLine(/"message":"listening"/);
+  return server;
+}
+
 /** Starts main.ts in `dir` with `env`, runs `during` once it listens, then stops it (exit 0). */
 export async function whileServing<T>(
   dir: string,
   env: Record<string, string>,
   during: () => Promise<T>,
 ): Promise<T> {
-  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
-  const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  let output = "";
+  const server = await startServerProcess(dir, env);
   try {
-    while (!output.includes('"message":"listening"')) {
-      const { value, done } = await stdout.read();
-      if (done) assert.fail(`exited ${(await child.status).code}:\n${output}${await stderr}`);
-      output += value;
-    }
     return await during();
   } finally {
-    child.kill("SIGTERM");
-    await stdout.cancel();
-    assert.equal((await child.status).code, 0, await stderr);
+    const { code, stderr } = await server.stop();
+    assert.equal(code, 0, stderr);
   }
 }
 
