@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../src/config.ts";
+import { config } from "../oauth/fixtures.ts";
 import {
   loadConnectionGuide,
   parseConnectionGuide,
@@ -9,11 +9,6 @@ import {
 import { TemplateError } from "../../src/site/templates.ts";
 import { checkDiscovery } from "../../src/tools/onboarding/discovery_check.ts";
 
-const config = resolveConfig({
-  VESTIBULE_BASE_URL: "https://www.example.com",
-  VESTIBULE_AUTH_URL: "https://auth.example.com",
-  VESTIBULE_API_URL: "https://api.example.com",
-});
 const TEMPLATE = await Deno.readTextFile(
   new URL("../../static/auth/connection_guide.json", import.meta.url),
 );
