@@ -1,16 +1,15 @@
 import assert from "node:assert/strict";
-import { config } from "../oauth/fixtures.ts";
+import { config } from "../../oauth/fixtures.ts";
 import {
   loadConnectionGuide,
   parseConnectionGuide,
   renderGuidePage,
   renderGuideText,
-} from "../../src/tools/onboarding/connection_guide.ts";
-import { TemplateError } from "../../src/site/templates.ts";
-import { checkDiscovery } from "../../src/tools/onboarding/discovery_check.ts";
+} from "../../../src/tools/onboarding/connection_guide.ts";
+import { TemplateError } from "../../../src/site/templates.ts";
 
 const TEMPLATE = await Deno.readTextFile(
-  new URL("../../static/auth/connection_guide.json", import.meta.url),
+  new URL("../../../static/auth/connection_guide.json", import.meta.url),
 );
 
 Deno.test("connection guide: the template fills in the configured origins", async () => {
@@ -80,72 +79,4 @@ Deno.test("connection guide: the page escapes what the template says", () => {
   const html = renderGuidePage(parseConnectionGuide(hostile, config));
   assert.ok(!html.includes("<script>"));
   assert.match(html, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
-});
-
-Deno.test("discovery check", async (t) => {
-  const guide = await loadConnectionGuide(config);
-  const good: Record<string, () => Response> = {
-    [guide.workspaceMcpUrl]: () =>
-      new Response(null, {
-        status: 401,
-        headers: {
-          "WWW-Authenticate":
-            `Bearer resource_metadata="${guide.protectedResourceMetadataUrl}", scope="app.access"`,
-        },
-      }),
-    [guide.protectedResourceMetadataUrl]: () =>
-      Response.json({
-        resource: "https://api.example.com",
-        authorization_servers: [guide.issuer],
-        scopes_supported: ["app.access"],
-      }),
-    [guide.authorizationServerMetadataUrl]: () =>
-      Response.json({
-        issuer: guide.issuer,
-        authorization_endpoint: `${guide.issuer}/oauth2/authorize`,
-        token_endpoint: `${guide.issuer}/oauth2/token`,
-      }),
-  };
-  const fetcher = (answers: Record<string, () => Response>) =>
-    ((input: string | URL | Request) => {
-      const answer = answers[String(input)];
-      return answer ? Promise.resolve(answer()) : Promise.reject(new TypeError("refused"));
-    }) as typeof fetch;
-
-  await t.step("every document agreeing is ok, with progress per step", async () => {
-    const progress: [number, string][] = [];
-    const result = await checkDiscovery(guide, fetcher(good), (done, message) => {
-      progress.push([done, message]);
-      return Promise.resolve();
-    });
-    assert.deepEqual(result.checks.map((c) => c.detail), ["ok", "ok", "ok"]);
-    assert.equal(result.ok, true);
-    assert.deepEqual(progress.map(([done]) => done), [0, 1, 2, 3]);
-  });
-
-  await t.step("a disagreeing or missing document is reported, not thrown", async () => {
-    const answers = {
-      ...good,
-      [guide.authorizationServerMetadataUrl]: () =>
-        Response.json({
-          issuer: "https://evil.example",
-          authorization_endpoint: "x",
-          token_endpoint: "y",
-        }),
-    };
-    delete answers[guide.protectedResourceMetadataUrl];
-    const result = await checkDiscovery(guide, fetcher(answers), () => Promise.resolve());
-    assert.equal(result.ok, false);
-    assert.deepEqual(result.checks.map((c) => c.detail), [
-      "ok",
-      "unreachable from this server",
-      `issuer is not ${guide.issuer}`,
-    ]);
-  });
-
-  await t.step("a workspace that does not challenge is reported", async () => {
-    const answers = { ...good, [guide.workspaceMcpUrl]: () => new Response("{}", { status: 200 }) };
-    const result = await checkDiscovery(guide, fetcher(answers), () => Promise.resolve());
-    assert.equal(result.checks[0]!.detail, "expected 401, got 200");
-  });
 });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config.ts";
-import { createFixture } from "./fixtures.ts";
+import { createFixture } from "../workspace/fixtures.ts";
 
 Deno.test("the admin command reads a business's audit log, newest first", async () => {
   const f = await createFixture();
