@@ -11,15 +11,7 @@ import { adminRunner } from "../../admin/admin_runner.ts";
 import { startPgCluster } from "../../store/pg_cluster.ts";
 import { manualClock } from "../../store/store_contract.ts";
 import { adminProcess, copyProject } from "../support/main_process.ts";
-import { INITIALIZE, mcpPost } from "../support/mcp_helpers.ts";
-import {
-  exchange,
-  oauthFixture,
-  obtainCode,
-  ownerBrowser,
-  refresh,
-  registerClient,
-} from "../support/oauth_helpers.ts";
+import { assertHonoured, handOut, oauthFixture } from "../support/oauth_helpers.ts";
 
 Deno.test("a KV deployment moves to PostgreSQL with admin export and import, nothing lost", async () => {
   const cluster = await startPgCluster();
@@ -42,15 +34,9 @@ Deno.test("a KV deployment moves to PostgreSQL with admin export and import, not
     const kvPath = `${dir}/data/vestibule.kv`;
     const kv = await openKvStore(kvPath, clock.now);
     const a = await oauthFixture({}, { store: kv, clock });
-    let tokens, client, jwks, origins, business;
+    let handed, business;
     try {
-      const browser = await ownerBrowser(a, "owner@example.com");
-      client = await registerClient(a);
-      const { code, verifier } = await obtainCode(browser, a, client);
-      const issued = await exchange(a, client, code, verifier);
-      assert.equal(issued.status, 200, JSON.stringify(issued.json));
-      tokens = issued.json as { access_token: string; refresh_token: string };
-      jwks = await (await fetch(`${a.auth}/api/auth/jwks`)).json();
+      handed = await handOut(a);
       const created = await adminRunner(kv, { now: clock.now })(
         "create-business",
         "--owner",
@@ -60,11 +46,6 @@ Deno.test("a KV deployment moves to PostgreSQL with admin export and import, not
       );
       assert.equal(created.code, 0, created.err);
       business = JSON.parse(created.out).business.id as string;
-      origins = {
-        VESTIBULE_BASE_URL: a.server.baseUrl,
-        VESTIBULE_AUTH_URL: a.server.authUrl,
-        VESTIBULE_API_URL: a.server.apiUrl,
-      };
     } finally {
       await a.close(); // the server stops, and closes the KV store
     }
@@ -99,19 +80,9 @@ Deno.test("a KV deployment moves to PostgreSQL with admin export and import, not
       await before.close();
     }
 
-    const b = await oauthFixture(origins, { store: pg, clock });
+    const b = await oauthFixture(handed.origins, { store: pg, clock });
     try {
-      assert.deepEqual(await (await fetch(`${b.auth}/api/auth/jwks`)).json(), jwks);
-      const mcp = await mcpPost(`${b.server.apiUrl}/api/mcp`, INITIALIZE, {
-        "MCP-Protocol-Version": "2025-11-25",
-        Authorization: `Bearer ${tokens.access_token}`,
-      });
-      assert.equal(mcp.status, 200, await mcp.clone().text());
-      await mcp.body?.cancel();
-      const refreshed = await refresh(b, client, tokens.refresh_token, {
-        resource: b.server.apiUrl,
-      });
-      assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
+      await assertHonoured(b, handed);
       const audit = await adminRunner(pg, { now: clock.now })("audit-log", "--business", business);
       assert.equal(audit.code, 0, audit.err);
       assert.match(audit.out, /created the business with second@example\.com as owner/);

@@ -7,6 +7,7 @@ import type { Store } from "../../../src/store/store.ts";
 import { manualClock } from "../../store/store_contract.ts";
 import { Browser, hiddenField, signUpThroughForms, tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
+import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";
 
 export interface OAuthFixture {
   readonly server: TestServer;
@@ -302,6 +303,51 @@ export function refresh(
     client_id: client.clientId,
     ...extra,
   }, headers);
+}
+
+/** What a server handed out that a server on a copy of its store must keep honouring. */
+export interface Handed {
+  readonly client: TestClient;
+  readonly tokens: { access_token: string; refresh_token: string };
+  readonly jwks: unknown;
+  /** The server's origins, which the tokens name: the copy serves on the same ones. */
+  readonly origins: Record<string, string>;
+}
+
+/** An owner's client and its tokens on `fx`, with the keys that sign them and the origins. */
+export async function handOut(fx: OAuthFixture): Promise<Handed> {
+  const browser = await ownerBrowser(fx, "owner@example.com");
+  const client = await registerClient(fx);
+  const tokens = await tokensFor(fx, browser, client) as Handed["tokens"];
+  return {
+    client,
+    tokens,
+    jwks: await (await fetch(`${fx.auth}/api/auth/jwks`)).json(),
+    origins: {
+      VESTIBULE_BASE_URL: fx.server.baseUrl,
+      VESTIBULE_AUTH_URL: fx.server.authUrl,
+      VESTIBULE_API_URL: fx.server.apiUrl,
+    },
+  };
+}
+
+/**
+ * `fx`, serving a copy of the store, honours what was `handed` out: the same JWKS, the access
+ * token at the workspace MCP endpoint, and the refresh token (whose answer it returns).
+ */
+export async function assertHonoured(fx: OAuthFixture, handed: Handed) {
+  assert.deepEqual(await (await fetch(`${fx.auth}/api/auth/jwks`)).json(), handed.jwks);
+  const mcp = await mcpPost(`${fx.server.apiUrl}/api/mcp`, INITIALIZE, {
+    "MCP-Protocol-Version": "2025-11-25",
+    Authorization: `Bearer ${handed.tokens.access_token}`,
+  });
+  assert.equal(mcp.status, 200, await mcp.clone().text());
+  await mcp.body?.cancel();
+  const refreshed = await refresh(fx, handed.client, handed.tokens.refresh_token, {
+    resource: fx.server.apiUrl,
+  });
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.json));
+  return refreshed;
 }
 
 /** The claims of a JWT, unverified (the tests verify through the server's verifier). */
