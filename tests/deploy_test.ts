@@ -1,6 +1,6 @@
 // The files in deploy/ stay in step with deno.json: the unit runs what `deno task start` runs.
 import assert from "node:assert/strict";
-import { ROOT, startTaskFlags } from "./blackbox/main_process.ts";
+import { ROOT, startTaskFlags } from "./blackbox/support/main_process.ts";
 
 Deno.test("deploy/vestibule.service runs `deno run` with exactly the start task's flags", async () => {
   const unit = await Deno.readTextFile(new URL("deploy/vestibule.service", ROOT));

@@ -1,6 +1,8 @@
 // The operator commands in process, their output collected: what `deno task admin` would print.
 import { runAdminCommand } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config/config.ts";
+import { openKvStore } from "../../src/store/kv_store.ts";
+import { prepareSchema } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
 
 export interface AdminResult {
@@ -30,4 +32,21 @@ export function adminRunner(
     });
     return { code, out: out.join("\n"), err: err.join("\n") };
   };
+}
+
+/**
+ * Runs `test` on a new in-memory store (its schema stamped first when `stamped`, as start-up
+ * does) with a runner of commands on it, then closes the store.
+ */
+export async function withStore(
+  test: (store: Store, run: AdminRun) => Promise<void>,
+  options: { readonly stamped?: boolean } = {},
+): Promise<void> {
+  const store = await openKvStore(":memory:");
+  try {
+    if (options.stamped) await prepareSchema(store, Date.now);
+    await test(store, adminRunner(store));
+  } finally {
+    store.close();
+  }
 }

@@ -2,25 +2,14 @@
 // paths and the start-up refusals, one finding per line.
 import assert from "node:assert/strict";
 import { type Finding, offlineChecks } from "../../src/admin/doctor.ts";
-import { adminRunner } from "./admin_runner.ts";
+import { withStore } from "./admin_runner.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { createSigningKeys, currentSigningKid } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-import { CURRENT_SCHEMA, prepareSchema, SCHEMA_KEY } from "../../src/store/schema.ts";
-import type { Store } from "../../src/store/store.ts";
-import { startSmtpServer } from "../blackbox/smtp_server.ts";
+import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../src/store/schema.ts";
+import { startSmtpServer } from "../blackbox/support/smtp_server.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
-
-async function withStore(test: (store: Store) => Promise<void>): Promise<void> {
-  const store = await openKvStore(":memory:");
-  try {
-    await prepareSchema(store, Date.now);
-    await test(store);
-  } finally {
-    store.close();
-  }
-}
 
 const faults = (findings: Finding[]) => findings.filter((f) => f.level === "fault");
 
@@ -30,7 +19,7 @@ Deno.test("doctor: a store at this schema with a signing key has no fault", asyn
     const findings = await offlineChecks({ config, env: {}, store });
     assert.deepEqual(faults(findings), []);
     assert.ok(findings.some((f) => f.what.includes(`schema version ${CURRENT_SCHEMA}`)));
-  });
+  }, { stamped: true });
 });
 
 Deno.test("doctor: a store without a signing key is a fault, and none is created", async () => {
@@ -41,7 +30,7 @@ Deno.test("doctor: a store without a signing key is a fault, and none is created
       "VESTIBULE_DATA",
     ]]);
     assert.equal(await currentSigningKid(store), null);
-  });
+  }, { stamped: true });
 });
 
 Deno.test("doctor: a store from a newer release is a fault", async () => {
@@ -51,7 +40,7 @@ Deno.test("doctor: a store from a newer release is a fault", async () => {
     const [fault, ...rest] = faults(await offlineChecks({ config, env: {}, store }));
     assert.deepEqual(rest, []);
     assert.match(fault!.what, new RegExp(`schema version ${CURRENT_SCHEMA + 1}, newer`));
-  });
+  }, { stamped: true });
 });
 
 Deno.test("doctor: start-up refusals, unknown variables and ungranted paths", async () => {
@@ -76,7 +65,7 @@ Deno.test("doctor: start-up refusals, unknown variables and ungranted paths", as
       ["fault", "permissions"],
     ]);
     assert.match(findings.find((f) => f.where === "env" && f.level === "warn")!.what, /BASEURL/);
-  });
+  }, { stamped: true });
 });
 
 Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent", async () => {
@@ -114,8 +103,7 @@ Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent",
 });
 
 Deno.test("doctor: check takes --live bare; a value for it is a usage error in plain words", async () => {
-  await withStore(async (store) => {
-    const run = adminRunner(store);
+  await withStore(async (_store, run) => {
     const bad = await run("check", "--live=yes");
     assert.equal(bad.code, 2);
     assert.equal(bad.err, "vestibule admin check: --live: takes no value\nUsage: check [--live]");
@@ -123,7 +111,7 @@ Deno.test("doctor: check takes --live bare; a value for it is a usage error in p
     assert.equal(offline.code, 1);
     assert.match(offline.out, /^fault the store has no signing key/m);
     assert.equal(offline.err, "vestibule admin check: 1 fault(s)");
-  });
+  }, { stamped: true });
 });
 
 Deno.test("doctor: the operator API's token file, checked as start-up checks it", async () => {
@@ -148,7 +136,7 @@ Deno.test("doctor: the operator API's token file, checked as start-up checks it"
       const findings = await offlineChecks({ config: withToken, env: {}, store });
       assert.deepEqual(faults(findings), []);
       assert.ok(findings.some((f) => f.where === "VESTIBULE_ADMIN_TOKEN_FILE" && f.level === "ok"));
-    });
+    }, { stamped: true });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -181,7 +169,7 @@ Deno.test("doctor: the events' secret file, checked as start-up checks it", asyn
           f.what.endsWith("go to https://hooks.example.com")
         ),
       );
-    });
+    }, { stamped: true });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,13 +1,12 @@
 // list-accounts, list-businesses, remove-member, delete-account and delete-business on a real
 // (in-memory) KV store, with the operator's actions in the audit log, and --help everywhere.
-import { type AdminRun, adminRunner } from "./admin_runner.ts";
+import { adminRunner, withStore } from "./admin_runner.ts";
 import assert from "node:assert/strict";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createSessions } from "../../src/accounts/sessions.ts";
 import { adminUsage } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { getGrant } from "../../src/oauth/grants.ts";
-import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { createEventOutbox, WEBHOOK_KIND } from "../../src/events/event_outbox.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
@@ -18,16 +17,6 @@ import { countPendingGates } from "../../src/workspace/gates.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
 const now = Date.now;
-
-async function withStore(test: (store: Store, run: AdminRun) => Promise<void>): Promise<void> {
-  const store = await openKvStore(":memory:");
-  const run = adminRunner(store, { now });
-  try {
-    await test(store, run);
-  } finally {
-    store.close();
-  }
-}
 
 /** Every key in the store, as text, for before/after comparisons. */
 async function allKeys(store: Store): Promise<string[]> {

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { runAdminCommand } from "../../src/admin/commands.ts";
 import { resolveConfig } from "../../src/config/config.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-import { freePorts } from "../blackbox/harness.ts";
-import { startSmtpServer } from "../blackbox/smtp_server.ts";
+import { freePorts } from "../blackbox/support/harness.ts";
+import { startSmtpServer } from "../blackbox/support/smtp_server.ts";
 
 async function mailTest(env: Record<string, string>, to: string) {
   const store = await openKvStore(":memory:");

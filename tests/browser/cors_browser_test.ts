@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { chromium } from "npm:playwright-core@^1.56.0";
 import { metadataPaths } from "../../src/oauth/metadata.ts";
-import { startTestServer } from "../blackbox/harness.ts";
+import { startTestServer } from "../blackbox/support/harness.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 

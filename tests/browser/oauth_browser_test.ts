@@ -3,14 +3,14 @@
 import assert from "node:assert/strict";
 import { chromium } from "npm:playwright-core@^1.56.0";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { freePorts } from "../blackbox/harness.ts";
+import { freePorts } from "../blackbox/support/harness.ts";
 import {
   authorizeParams,
   authorizeUrl,
   exchange,
   oauthFixture,
   registerClient,
-} from "../blackbox/oauth_helpers.ts";
+} from "../blackbox/support/oauth_helpers.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = new URL("../screenshots/", import.meta.url).pathname;

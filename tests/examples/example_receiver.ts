@@ -1,8 +1,8 @@
 // Runs examples/webhook_receiver.ts as the operator would, beside a test server: its own
 // process, its files (the events' secret, the operator API token, the command it runs),
 // and its standard output read as JSON lines.
-import { tempWebhookSecret } from "../blackbox/webhook_receiver.ts";
-import { freePorts } from "../blackbox/harness.ts";
+import { tempWebhookSecret } from "../blackbox/support/webhook_receiver.ts";
+import { freePorts } from "../blackbox/support/harness.ts";
 
 const EXAMPLE = new URL("../../examples/webhook_receiver.ts", import.meta.url).pathname;
 const LOCK = new URL("../test.lock", import.meta.url).pathname;

@@ -3,8 +3,8 @@
 // through the operator API, and what the agent then reads.
 import assert from "node:assert/strict";
 import { Webhook } from "npm:standardwebhooks@^1.1.1";
-import { hiddenField, tempOutbox } from "../blackbox/accounts_browser.ts";
-import { signIn, startWorkspaceServer } from "../blackbox/workspace_support.ts";
+import { hiddenField, tempOutbox } from "../blackbox/support/accounts_browser.ts";
+import { signIn, startWorkspaceServer } from "../blackbox/support/workspace_support.ts";
 import { createOutbox } from "../../src/outbox/outbox.ts";
 import { integration } from "./example_receiver.ts";
 

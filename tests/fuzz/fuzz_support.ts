@@ -3,7 +3,7 @@
 import { readCapped } from "../../src/http/body.ts";
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@^4.10.2";
-import type { TestApp } from "../blackbox/harness.ts";
+import type { TestApp } from "../blackbox/support/harness.ts";
 
 /**
  * Every property runs from this seed, so a run is reproducible: fast-check prints the seed

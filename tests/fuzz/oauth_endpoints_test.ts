@@ -11,8 +11,8 @@ import { getGrant } from "../../src/oauth/grants.ts";
 import { issueGrant } from "../../testkit/issue_grant.ts";
 import { redirectUriMatches, redirectUriProblem } from "../../src/oauth/redirect_uri.ts";
 import { MAX_REGISTRATION_BYTES } from "../../src/oauth/registration.ts";
-import { createTestApp, type TestApp } from "../blackbox/harness.ts";
-import { b64url } from "../blackbox/oauth_helpers.ts";
+import { createTestApp, type TestApp } from "../blackbox/support/harness.ts";
+import { b64url } from "../blackbox/support/oauth_helpers.ts";
 import {
   assertStatusIn,
   framedBody,

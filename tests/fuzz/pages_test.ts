@@ -8,12 +8,10 @@ import { renderPageHtml } from "../../src/pages/render_html.ts";
 import { renderPageMarkdown } from "../../src/pages/render_markdown.ts";
 import { createSiteLayout } from "../../src/site/layout.ts";
 import { escapeHtml } from "../../src/ui/html.ts";
+import { config } from "../oauth/fixtures.ts";
 import { fuzzRuns, hostileText } from "./fuzz_support.ts";
 
-const layout = createSiteLayout({
-  baseUrl: "https://www.example.com",
-  authUrl: "https://auth.example.com",
-});
+const layout = createSiteLayout(config);
 
 const href = fc.oneof(
   { weight: 3, arbitrary: fc.webUrl({ withQueryParameters: true, withFragments: true }) },

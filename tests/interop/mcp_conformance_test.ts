@@ -1,6 +1,6 @@
 // The conformance scenarios that apply to a product server, counted in the test totals.
 import assert from "node:assert/strict";
-import { startTestServer } from "../blackbox/harness.ts";
+import { startTestServer } from "../blackbox/support/harness.ts";
 import {
   APPLICABLE_SCENARIOS,
   ensureConformanceCli,

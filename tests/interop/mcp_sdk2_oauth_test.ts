@@ -17,7 +17,7 @@ import {
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "npm:@modelcontextprotocol/client@2.4.0";
-import { consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
+import { consent, oauthFixture, ownerBrowser } from "../blackbox/support/oauth_helpers.ts";
 
 /** What a real agent keeps between runs, in memory; records where it would send the human. */
 class MemoryProvider implements OAuthClientProvider {

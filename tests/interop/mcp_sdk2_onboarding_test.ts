@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/client@2.4.0";
 import { Client as ClientV1 } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
 import { StreamableHTTPClientTransport as TransportV1 } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
-import { startTestServer } from "../blackbox/harness.ts";
+import { startTestServer } from "../blackbox/support/harness.ts";
 
 const READ_TOOLS = ["get_connection_guide", "list_scopes", "describe_service"];
 

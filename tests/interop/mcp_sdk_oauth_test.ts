@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
 import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
 import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
-import { consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
+import { consent, oauthFixture, ownerBrowser } from "../blackbox/support/oauth_helpers.ts";
 import { MemoryProvider } from "./memory_provider.ts";
 
 for (const mode of ["json", "sse"] as const) {

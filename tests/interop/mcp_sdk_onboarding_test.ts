@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
 import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
-import { startTestServer } from "../blackbox/harness.ts";
+import { startTestServer } from "../blackbox/support/harness.ts";
 
 for (const mode of ["json", "sse"] as const) {
   Deno.test(`MCP SDK client against the onboarding endpoint (${mode})`, async (t) => {

@@ -10,7 +10,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
-import { consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
+import { consent, oauthFixture, ownerBrowser } from "../blackbox/support/oauth_helpers.ts";
 import { MemoryProvider } from "./memory_provider.ts";
 
 Deno.test("MCP SDK 1.32.2 with a refresh token: the guide's step-up workaround reaches the human", async (t) => {

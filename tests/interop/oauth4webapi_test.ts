@@ -4,7 +4,12 @@
 // and the e-mail outbox.
 import assert from "node:assert/strict";
 import * as oauth from "npm:oauth4webapi@^3.8.8";
-import { authorizeUrl, consent, oauthFixture, ownerBrowser } from "../blackbox/oauth_helpers.ts";
+import {
+  authorizeUrl,
+  consent,
+  oauthFixture,
+  ownerBrowser,
+} from "../blackbox/support/oauth_helpers.ts";
 
 Deno.test("oauth4webapi: discovery, registration, code, refresh, revocation", async (t) => {
   const fx = await oauthFixture();

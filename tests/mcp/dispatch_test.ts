@@ -5,6 +5,7 @@ import type { JsonRpcRequest } from "../../src/mcp/messages.ts";
 import { createToolRegistry } from "../../src/mcp/registry.ts";
 import type { ProtocolVersion } from "../../src/mcp/versions.ts";
 import { TEST_TOOLS } from "./fixtures.ts";
+import { listEveryTool } from "./wire.ts";
 
 function setup(pageSize = 2, version: ProtocolVersion = "2025-11-25", tools = TEST_TOOLS) {
   const logs: string[] = [];
@@ -97,15 +98,10 @@ Deno.test("dispatcher: lifecycle", async (t) => {
 Deno.test("dispatcher: tools/list pages with opaque cursors", async (t) => {
   const { reply } = setup(2);
   await t.step("following nextCursor lists every tool once, in catalogue order", async () => {
-    const names: string[] = [];
-    let cursor: string | undefined;
-    let pages = 0;
-    do {
-      const response = await reply("tools/list", cursor === undefined ? undefined : { cursor });
-      names.push(...response.result.tools.map((tool: { name: string }) => tool.name));
-      cursor = response.result.nextCursor;
-      pages++;
-    } while (cursor !== undefined);
+    const { tools, pages } = await listEveryTool(async (cursor) =>
+      (await reply("tools/list", cursor === undefined ? undefined : { cursor })).result
+    );
+    const names = tools.map((tool) => tool.name);
     assert.equal(pages, 3);
     assert.deepEqual(names, TEST_TOOLS.map((tool) => tool.name));
   });
@@ -334,15 +330,12 @@ Deno.test("dispatcher: 2026-07-28", async (t) => {
 
   await t.step("the same tools in the same order, page after page, call after call", async () => {
     const list = async () => {
-      const names: string[] = [];
-      let cursor: string | undefined;
-      do {
+      const { tools } = await listEveryTool(async (cursor) => {
         const { result } = await reply("tools/list", cursor === undefined ? {} : { cursor });
         assert.equal(result.cacheScope, "public", "every page has the same scope");
-        names.push(...result.tools.map((tool: { name: string }) => tool.name));
-        cursor = result.nextCursor;
-      } while (cursor !== undefined);
-      return names;
+        return result;
+      });
+      return tools.map((tool) => tool.name);
     };
     const first = await list();
     assert.deepEqual(first, TEST_TOOLS.map((tool) => tool.name));

@@ -9,6 +9,7 @@ import { type AnyTool, defineTool } from "../../src/mcp/tool.ts";
 import type { RateLimiter } from "../../src/http/rate_limiter.ts";
 import * as v from "valibot";
 import { progressTool, TEST_TOOLS } from "./fixtures.ts";
+import { parseSse } from "./wire.ts";
 
 const ORIGIN = "http://127.0.0.1:9101";
 const URL_ = `${ORIGIN}/mcp`;
@@ -492,15 +493,6 @@ Deno.test("endpoint: a refusal of mayCall answers in place of the call", async (
   assert.equal(allowed.status, 200);
   await allowed.body?.cancel();
 });
-
-/** Each event's data is one JSON-RPC message. */
-export function parseSse(text: string) {
-  return text.split("\n\n").filter((block) => block.trim() !== "").map((block) => {
-    const data = block.split("\n").filter((line) => line.startsWith("data:"))
-      .map((line) => line.slice(5).trimStart()).join("\n");
-    return JSON.parse(data);
-  });
-}
 
 Deno.test("endpoint: metrics count requests by bounded method and tool, errors by code, streamed ones too", async () => {
   const requests: [string, string | undefined][] = [];

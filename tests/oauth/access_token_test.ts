@@ -1,17 +1,11 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
-import { resolveConfig } from "../../src/config/config.ts";
 import { createAccessTokenVerifier } from "../../src/oauth/access_token.ts";
 import { revokeGrant } from "../../src/oauth/grants.ts";
+import { config } from "./fixtures.ts";
 import { issueGrant } from "../../testkit/issue_grant.ts";
 import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-
-const config = resolveConfig({
-  VESTIBULE_AUTH_URL: "https://auth.example.com",
-  VESTIBULE_API_URL: "https://api.example.com",
-  VESTIBULE_BASE_URL: "https://www.example.com",
-});
 
 async function setup() {
   let clock = Date.UTC(2026, 0, 1);

@@ -7,6 +7,7 @@ import { type ClientRecord, createClients } from "../../src/oauth/clients.ts";
 import { issuerOf } from "../../src/oauth/issuer.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { manualClock } from "../store/store_contract.ts";
+import { ORIGINS } from "./fixtures.ts";
 
 const METADATA: ClientMetadata = {
   clientName: "Agent",
@@ -22,11 +23,7 @@ Deno.test("a registration belongs to the issuer that made it", async (t) => {
   // One store, and the operator moving the authorization server to another address.
   const store = await openKvStore(":memory:", clock.now);
   const clientsOf = (authUrl: string) => {
-    const config = resolveConfig({
-      VESTIBULE_AUTH_URL: authUrl,
-      VESTIBULE_API_URL: "https://api.example.com",
-      VESTIBULE_BASE_URL: "https://www.example.com",
-    });
+    const config = resolveConfig({ ...ORIGINS, VESTIBULE_AUTH_URL: authUrl });
     const documents = createMetadataDocuments({ config, now: clock.now, budget: UNLIMITED });
     return createClients({ store, now: clock.now, documents, issuer: issuerOf(config) });
   };

@@ -14,12 +14,14 @@ import { base64url, sha256 } from "../../src/secrets.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { manualClock } from "../store/store_contract.ts";
 
-export const config = resolveConfig({
+/** The three public origins of the in-process tests, as the environment names them. */
+export const ORIGINS = Object.freeze({
   VESTIBULE_BASE_URL: "https://www.example.com",
   VESTIBULE_AUTH_URL: "https://auth.example.com",
   VESTIBULE_API_URL: "https://api.example.com",
-  VESTIBULE_RATE_LIMITS: "off",
 });
+
+export const config = resolveConfig({ ...ORIGINS, VESTIBULE_RATE_LIMITS: "off" });
 
 export const REDIRECT = "https://client.example/cb";
 export const VERIFIER = "v".repeat(43);

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { resolveConfig } from "../../src/config/config.ts";
 import {
   getGrant,
   grantMutations,
@@ -10,13 +9,9 @@ import { createSigningKeys } from "../../src/oauth/signing_keys.ts";
 import { type GrantInput, prepareGrant } from "../../src/oauth/token_issuance.ts";
 import { createTokenSigner } from "../../src/oauth/tokens.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
+import { config } from "./fixtures.ts";
 import { issueGrant } from "../../testkit/issue_grant.ts";
 
-const config = resolveConfig({
-  VESTIBULE_AUTH_URL: "https://auth.example.com",
-  VESTIBULE_API_URL: "https://api.example.com",
-  VESTIBULE_BASE_URL: "https://www.example.com",
-});
 const now = () => Date.UTC(2026, 0, 1);
 
 const input = (scopes: string[], clientId = "client1"): GrantInput => ({

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import { loadPublicAssets } from "../../src/site/public_assets.ts";
 import { STATIC_DIR, TemplateError } from "../../src/site/templates.ts";
-
-const ORIGINS = {
-  baseUrl: "https://www.example.com",
-  authUrl: "https://auth.example.com",
-  apiUrl: "https://api.example.com",
-};
+import { config } from "../oauth/fixtures.ts";
 
 /** A copy of static/ in a temporary directory, with some files replaced. */
 async function staticCopy(replace: Record<string, string>): Promise<URL> {
@@ -27,7 +22,7 @@ async function staticCopy(replace: Record<string, string>): Promise<URL> {
 }
 
 Deno.test("templates are filled with the configured origins", async () => {
-  const assets = await loadPublicAssets(ORIGINS);
+  const assets = await loadPublicAssets(config);
   const text = new TextDecoder().decode(assets.llms.body);
   assert.ok(text.includes("https://auth.example.com/llms.txt"));
   assert.ok(!/\{(base|auth|api)_url\}/.test(text));
@@ -82,7 +77,7 @@ Deno.test("a bad template stops loading with the file name and the JSON path", a
     await t.step(c.name, async () => {
       const dir = await staticCopy(c.files);
       try {
-        await assert.rejects(loadPublicAssets(ORIGINS, dir), (error: unknown) => {
+        await assert.rejects(loadPublicAssets(config, dir), (error: unknown) => {
           assert.ok(error instanceof TemplateError);
           if (typeof c.message === "string") assert.equal(error.message, c.message);
           else assert.match(error.message, c.message);
@@ -100,7 +95,7 @@ Deno.test("a missing template names the file", async () => {
   try {
     await Deno.remove(new URL("llms.txt", dir));
     await assert.rejects(
-      loadPublicAssets(ORIGINS, dir),
+      loadPublicAssets(config, dir),
       /^TemplateError: static\/llms\.txt: cannot read/,
     );
   } finally {
@@ -109,7 +104,7 @@ Deno.test("a missing template names the file", async () => {
 });
 
 Deno.test("bodies over 1 KiB get a gzip variant with its own strong ETag", async () => {
-  const assets = await loadPublicAssets(ORIGINS);
+  const assets = await loadPublicAssets(config);
   const html = assets.developers.html;
   assert.ok(html.body.byteLength > 1024);
   assert.ok(html.gzip && html.gzip.body.byteLength < html.body.byteLength);

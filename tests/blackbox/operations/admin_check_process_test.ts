@@ -1,0 +1,47 @@
+// `deno task admin check --live` as a real process with the admin task's permissions, against
+// main.ts serving from the same store; then a store a newer release wrote is a fault, exit 1.
+import assert from "node:assert/strict";
+import { openKvStore } from "../../../src/store/kv_store.ts";
+import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/store/schema.ts";
+import {
+  copyProject,
+  mainCommand,
+  originsEnv,
+  taskFlags,
+  whileServing,
+} from "../support/main_process.ts";
+
+Deno.test("admin check --live as a process: ok with the admin task's permissions; a newer store is a fault", async () => {
+  const dir = await copyProject();
+  const flags = await taskFlags("admin", "src/admin/cli.ts");
+  const origins = originsEnv();
+  const check = async (...args: string[]) => {
+    const output = await mainCommand(flags, origins, {
+      cwd: dir,
+      entry: "src/admin/cli.ts",
+      args: ["check", ...args],
+    }).output();
+    const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+  };
+  try {
+    const live = await whileServing(dir, origins, () => check("--live"));
+    assert.equal(live.code, 0, live.stdout + live.stderr);
+    const lines = live.stdout.trimEnd().split("\n");
+    assert.ok(lines.length >= 15, live.stdout);
+    assert.deepEqual(lines.filter((l) => !l.startsWith("ok ")), []);
+
+    const store = await openKvStore(`${dir}/data/vestibule.kv`);
+    await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
+    store.close();
+    const newer = await check();
+    assert.equal(newer.code, 1);
+    assert.match(
+      newer.stdout,
+      new RegExp(`^fault the store is at schema version ${CURRENT_SCHEMA + 1}, newer`, "m"),
+    );
+    assert.equal(newer.stderr, "vestibule admin check: 1 fault(s)\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

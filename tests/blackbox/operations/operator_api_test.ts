@@ -1,0 +1,693 @@
+// The operator API on the real operator listener: the business's systems report runs and
+// connections and replace the catalogue, and an agent then reads exactly that through the
+// workspace tools; bad input is a precise 4xx, nothing is half-applied, everything is audited.
+import assert from "node:assert/strict";
+import { buildOperatorOpenApi } from "../../../src/ops/operator_openapi.ts";
+import { createAuditLog } from "../../../src/workspace/audit.ts";
+import type { Run } from "../../../src/workspace/records.ts";
+import { startWorkspaceServer, type WorkspaceServer } from "../support/workspace_support.ts";
+import { openPgStore } from "../../../src/store/pg_store.ts";
+import { startPgCluster } from "../../../testkit/pg_cluster.ts";
+import { freePorts, type TestServerOptions } from "../support/harness.ts";
+
+const TOKEN = "op-" + "k".repeat(40);
+
+async function tokenFile(): Promise<{ path: string; remove(): Promise<void> }> {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/admin-token`;
+  await Deno.writeTextFile(path, `${TOKEN}\n`, { mode: 0o600 });
+  return { path, remove: () => Deno.remove(dir, { recursive: true }) };
+}
+
+interface OperatorServer extends WorkspaceServer {
+  readonly adminUrl: string;
+  /** A request to the operator listener with the operator's token (or `auth` instead). */
+  api(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; json: Json }>;
+  /** The structuredContent of a workspace tool call by an agent holding every read scope. */
+  agentReads(tool: string, args?: Record<string, unknown>): Promise<Json>;
+}
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+async function startOperatorServer(
+  withToken = true,
+  options: TestServerOptions = {},
+): Promise<OperatorServer> {
+  const file = await tokenFile();
+  const ws = await startWorkspaceServer({
+    VESTIBULE_ADMIN_LISTEN: `127.0.0.1:${freePorts(1)[0]}`,
+    ...(withToken ? { VESTIBULE_ADMIN_TOKEN_FILE: file.path } : {}),
+  }, options);
+  const adminUrl = ws.server.adminUrl!;
+  const { token: agent } = await ws.token(["app.access", "triggers.read", "billing.read"]);
+  return {
+    ...ws,
+    adminUrl,
+    async api(method, path, body, headers = {}) {
+      const response = await fetch(`${adminUrl}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${TOKEN}`,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+          ...headers,
+        },
+        ...(body === undefined
+          ? {}
+          : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return {
+        status: response.status,
+        headers: response.headers,
+        json: text ? JSON.parse(text) : null,
+      };
+    },
+    async agentReads(tool, args = {}) {
+      const { status, message } = await ws.call(agent, tool, args);
+      assert.equal(status, 200);
+      assert.ok(!message.result.isError, JSON.stringify(message.result));
+      return message.result.structuredContent;
+    },
+    async close() {
+      await ws.close();
+      await file.remove();
+    },
+  };
+}
+
+function queuedRun(id: string): Run {
+  return {
+    id,
+    workflowId: "wf-1",
+    status: "queued",
+    startedAt: 1_000,
+    finishedAt: null,
+    approvedBy: null,
+    gateId: "gate-1",
+    result: null,
+    costCents: null,
+    updatedAt: 1_000,
+  };
+}
+
+const CATALOGUE = {
+  workflows: [
+    {
+      id: "wf-refunds",
+      name: "Refund triage",
+      description: "Drafts replies to refund requests.",
+      kind: "paid",
+      costPerRunCents: 40,
+      status: "active",
+    },
+    {
+      id: "wf-sync",
+      name: "Order sync",
+      description: "",
+      kind: "live",
+      costPerRunCents: 0,
+      status: "paused",
+    },
+  ],
+  triggers: [
+    {
+      id: "trg-refund",
+      name: "New refund",
+      event: "refund.requested",
+      workflowId: "wf-refunds",
+      enabled: true,
+    },
+  ],
+  packs: [
+    {
+      id: "pack-apparel",
+      name: "Apparel",
+      vertical: "apparel",
+      enabled: true,
+      version: "1.2.0",
+      latestVersion: "1.3.0",
+      settings: { returnWindowDays: 30, sizeCharts: true, tone: "warm" },
+    },
+  ],
+  billing: {
+    subscription: {
+      plan: "growth",
+      status: "active",
+      seats: 3,
+      monthlyCents: 59_700,
+      paymentMethod: "visa ending 4242",
+      usage: { runs: 12, includedRuns: 1_000 },
+      renewsAt: 1_900_000_000_000,
+    },
+    invoices: [
+      {
+        id: "inv-1",
+        number: "A-0001",
+        amountCents: 59_700,
+        currency: "USD",
+        status: "paid",
+        issuedAt: 1_800_000_000_000,
+      },
+    ],
+  },
+};
+
+const RUN_PATH = (ws: WorkspaceServer, runId: string) =>
+  `/v1/businesses/${ws.businessId}/workflow-runs/${runId}`;
+
+Deno.test("operator API: the bearer token, compared whole; off without a token file", async (t) => {
+  const op = await startOperatorServer();
+  try {
+    await op.workspace.runs.put(op.businessId, queuedRun("run-1"));
+    const path = RUN_PATH(op, "run-1");
+    const cases: [string, Record<string, string>, string][] = [
+      ["no token", { Authorization: "" }, "Bearer"],
+      ["another scheme", { Authorization: `Basic ${TOKEN}` }, "Bearer"],
+      ["a wrong token", { Authorization: `Bearer ${TOKEN}x` }, 'Bearer error="invalid_token"'],
+      [
+        "a prefix of it",
+        { Authorization: `Bearer ${TOKEN.slice(0, -1)}` },
+        'Bearer error="invalid_token"',
+      ],
+    ];
+    for (const [name, headers, challenge] of cases) {
+      await t.step(`${name}: 401 with WWW-Authenticate, nothing changed`, async () => {
+        const answer = await op.api("PATCH", path, { status: "running" }, headers);
+        assert.equal(answer.status, 401);
+        assert.equal(answer.headers.get("WWW-Authenticate"), challenge);
+        assert.equal(answer.json.error, "unauthorized");
+        assert.ok(!JSON.stringify(answer.json).includes(TOKEN), "the token is never echoed");
+        assert.equal((await op.workspace.runs.get(op.businessId, "run-1"))!.value.status, "queued");
+      });
+    }
+    await t.step("unknown /v1 paths need the token too, then 404; wrong method 405", async () => {
+      const unknown = await op.api("GET", "/v1/nothing", undefined, { Authorization: "" });
+      assert.equal(unknown.status, 401);
+      const known = await op.api("GET", "/v1/nothing");
+      assert.equal(known.status, 404);
+      assert.equal(known.json.error, "not_found");
+      const method = await op.api("DELETE", path);
+      assert.equal(method.status, 405);
+      assert.equal(method.headers.get("Allow"), "GET, HEAD, PATCH, OPTIONS");
+    });
+    await t.step("every operation /openapi.json describes is served there", async () => {
+      const response = await fetch(`${op.adminUrl}/openapi.json`);
+      assert.equal(response.status, 200);
+      const document = await response.json();
+      assert.deepEqual(document, buildOperatorOpenApi());
+      for (const [template, item] of Object.entries(document.paths as Record<string, Json>)) {
+        const where = template.replace(/\{\w+\}/g, "unknown");
+        for (const method of Object.keys(item)) {
+          const answer = await op.api(
+            method.toUpperCase(),
+            where,
+            method === "get" ? undefined : {},
+          );
+          assert.ok(answer.status !== 405 && answer.json.error !== "method_not_allowed", where);
+          assert.ok(!answer.json.message.startsWith("no operation"), `${method} ${where}`);
+        }
+      }
+    });
+    await t.step("/metrics, /ready and /openapi.json need no token", async () => {
+      for (const route of ["/metrics", "/ready", "/openapi.json"]) {
+        const response = await fetch(`${op.adminUrl}${route}`);
+        await response.body?.cancel();
+        assert.equal(response.status, 200, route);
+      }
+    });
+  } finally {
+    await op.close();
+  }
+
+  const off = await startOperatorServer(false);
+  try {
+    await t.step(
+      "no VESTIBULE_ADMIN_TOKEN_FILE: every /v1 route is 404, the API is off",
+      async () => {
+        await off.workspace.runs.put(off.businessId, queuedRun("run-1"));
+        const answer = await off.api("PATCH", RUN_PATH(off, "run-1"), { status: "running" });
+        assert.equal(answer.status, 404);
+        assert.deepEqual(answer.json, {
+          error: "not_found",
+          message: "the operator API is off: set VESTIBULE_ADMIN_TOKEN_FILE to turn it on",
+        });
+        assert.equal(
+          (await off.workspace.runs.get(off.businessId, "run-1"))!.value.status,
+          "queued",
+        );
+      },
+    );
+  } finally {
+    await off.close();
+  }
+});
+
+Deno.test("updateWorkflowRun: queued → running → succeeded, and the agent sees each state", async (t) => {
+  const op = await startOperatorServer();
+  try {
+    await op.workspace.runs.put(op.businessId, queuedRun("run-1"));
+    const path = RUN_PATH(op, "run-1");
+    const agentRun = async () => {
+      const { runs } = await op.agentReads("list_workflow_runs");
+      return runs.find((r: Run) => r.id === "run-1");
+    };
+
+    await t.step("running: 200 with the run, updatedAt stamped", async () => {
+      const before = Date.now();
+      const answer = await op.api("PATCH", path, { status: "running" });
+      assert.equal(answer.status, 200, JSON.stringify(answer.json));
+      assert.equal(answer.json.status, "running");
+      assert.equal(answer.json.finishedAt, null);
+      assert.ok(answer.json.updatedAt >= before);
+      assert.equal(answer.headers.get("Cache-Control"), "no-store");
+      assert.deepEqual(await agentRun(), answer.json);
+    });
+    let finished: Run;
+    await t.step("succeeded with result and cost: final, the agent reads it", async () => {
+      const answer = await op.api("PATCH", path, {
+        status: "succeeded",
+        result: "Refunded order #4411",
+        costCents: 40,
+      });
+      assert.equal(answer.status, 200, JSON.stringify(answer.json));
+      finished = answer.json;
+      assert.equal(finished.status, "succeeded");
+      assert.equal(finished.result, "Refunded order #4411");
+      assert.equal(finished.costCents, 40);
+      assert.ok(finished.finishedAt !== null);
+      assert.deepEqual(await agentRun(), finished);
+      assert.deepEqual((await op.api("GET", path)).json, finished, "getWorkflowRun reads it");
+    });
+    await t.step("the same final report again: 200, idempotent, nothing rewritten", async () => {
+      const again = await op.api("PATCH", path, { status: "succeeded", costCents: 40 });
+      assert.equal(again.status, 200);
+      assert.deepEqual(again.json, finished);
+    });
+    for (
+      const [name, body] of [
+        ["another status", { status: "failed" }],
+        ["back to running", { status: "running" }],
+        ["another result", { status: "succeeded", result: "something else" }],
+        ["another cost", { status: "succeeded", costCents: 41 }],
+      ] as const
+    ) {
+      await t.step(`a finished run does not change (${name}): 409`, async () => {
+        const answer = await op.api("PATCH", path, body);
+        assert.equal(answer.status, 409);
+        assert.deepEqual(answer.json, {
+          error: "conflict",
+          message: 'workflow run "run-1" already succeeded: a finished run does not change',
+        });
+        assert.deepEqual(await agentRun(), finished);
+      });
+    }
+    await t.step("each change is audited as the operator's, once", async () => {
+      const entries = await createAuditLog(op.server.store, Date.now).list(op.businessId);
+      const runs = entries.filter((e) => e.action === "updateWorkflowRun");
+      assert.deepEqual(
+        runs.map((e) => [e.actor, e.accountId, e.clientId, e.gateId, e.summary]),
+        [
+          [
+            "operator",
+            null,
+            null,
+            "gate-1",
+            "Workflow run run-1 of wf-1: running → succeeded; cost $0.40; result recorded",
+          ],
+          ["operator", null, null, "gate-1", "Workflow run run-1 of wf-1: queued → running"],
+        ],
+      );
+    });
+  } finally {
+    await op.close();
+  }
+});
+
+Deno.test("operator API: a bad field is a 400 naming it; unknown ids are 404", async (t) => {
+  const op = await startOperatorServer();
+  try {
+    await op.workspace.runs.put(op.businessId, queuedRun("run-1"));
+    const path = RUN_PATH(op, "run-1");
+    const cases: [string, unknown, number, RegExp][] = [
+      [
+        "an unknown status",
+        { status: "done" },
+        400,
+        /^"status": must be running, succeeded or failed$/,
+      ],
+      ["no status", { result: "x" }, 400, /^"status": is required$/],
+      [
+        "a result too long",
+        { status: "running", result: "x".repeat(4097) },
+        400,
+        /^"result": must be at most 4096 characters$/,
+      ],
+      [
+        "a negative cost",
+        { status: "running", costCents: -1 },
+        400,
+        /^"costCents": must be 0 or more$/,
+      ],
+      [
+        "a fractional cost",
+        { status: "running", costCents: 0.5 },
+        400,
+        /^"costCents": must be a whole number$/,
+      ],
+      [
+        "an unknown field",
+        { status: "running", stauts: "x" },
+        400,
+        /^"stauts": is not a field of this body$/,
+      ],
+      ["not an object", [], 400, /^the body must be a JSON object$/],
+      ["not JSON", "{status:", 400, /^the body is not valid UTF-8 JSON$/],
+    ];
+    for (const [name, body, status, message] of cases) {
+      await t.step(name, async () => {
+        const answer = await op.api("PATCH", path, body);
+        assert.equal(answer.status, status, JSON.stringify(answer.json));
+        assert.equal(answer.json.error, "invalid_request");
+        assert.match(answer.json.message, message);
+      });
+    }
+    await t.step("another media type: 415", async () => {
+      const answer = await op.api("PATCH", path, "status=running", {
+        "Content-Type": "application/x-www-form-urlencoded",
+      });
+      assert.equal(answer.status, 415);
+      assert.equal(answer.json.error, "unsupported_media_type");
+    });
+    await t.step("a body over 256 KiB: 413", async () => {
+      const answer = await op.api("PATCH", path, {
+        status: "running",
+        result: "x".repeat(300_000),
+      });
+      assert.equal(answer.status, 413);
+      assert.equal(answer.json.error, "payload_too_large");
+    });
+    assert.equal((await op.workspace.runs.get(op.businessId, "run-1"))!.value.status, "queued");
+
+    const notFound: [string, string, unknown, string][] = [
+      [
+        "an unknown business",
+        "/v1/businesses/nope/workflow-runs/run-1",
+        { status: "running" },
+        'no business "nope"',
+      ],
+      [
+        "an unknown run",
+        RUN_PATH(op, "run-9"),
+        { status: "running" },
+        `no workflow run "run-9" in business "${op.businessId}"`,
+      ],
+      [
+        "reading an unknown run",
+        RUN_PATH(op, "run-9"),
+        undefined,
+        `no workflow run "run-9" in business "${op.businessId}"`,
+      ],
+      ["an unknown connection", `/v1/businesses/${op.businessId}/connections/c-9`, {
+        status: "connected",
+      }, `no connection "c-9" in business "${op.businessId}"`],
+      [
+        "a path that does not decode",
+        `/v1/businesses/${op.businessId}/workflow-runs/%zz`,
+        undefined,
+        "the path names nothing: a segment is not percent-encoded UTF-8",
+      ],
+      [
+        "an id no record can have",
+        RUN_PATH(op, "a".repeat(65)),
+        { status: "running" },
+        '"runId" names nothing: ids are 1 to 64 letters, digits and . _ : ~ -',
+      ],
+      [
+        "the catalogue of an unknown business",
+        "/v1/businesses/nope/catalogue",
+        CATALOGUE,
+        'no business "nope"',
+      ],
+    ];
+    for (const [name, where, body, message] of notFound) {
+      await t.step(`${name}: 404`, async () => {
+        const answer = await op.api(
+          body === undefined ? "GET" : body === CATALOGUE ? "PUT" : "PATCH",
+          where,
+          body,
+        );
+        assert.equal(answer.status, 404);
+        assert.deepEqual(answer.json, { error: "not_found", message });
+      });
+    }
+  } finally {
+    await op.close();
+  }
+});
+
+Deno.test("updateConnection: the state the business's systems report is what agents read", async () => {
+  const op = await startOperatorServer();
+  try {
+    await op.workspace.connections.put(op.businessId, {
+      id: "conn-shop",
+      kind: "commerce",
+      service: "Storefront",
+      label: "shop.example",
+      status: "connected",
+      updatedAt: 1_000,
+    });
+    const answer = await op.api("PATCH", `/v1/businesses/${op.businessId}/connections/conn-shop`, {
+      status: "needs_reconnect",
+      label: "shop2.example",
+    });
+    assert.equal(answer.status, 200, JSON.stringify(answer.json));
+    assert.equal(answer.json.status, "needs_reconnect");
+    assert.equal(answer.json.label, "shop2.example");
+    assert.ok(answer.json.updatedAt > 1_000);
+    const { connections } = await op.agentReads("list_connections");
+    assert.deepEqual(connections, [answer.json]);
+    const bad = await op.api("PATCH", `/v1/businesses/${op.businessId}/connections/conn-shop`, {
+      status: "broken",
+    });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.message, '"status": must be connected, disconnected or needs_reconnect');
+    const [entry] = await createAuditLog(op.server.store, Date.now).list(op.businessId);
+    assert.equal(entry!.action, "updateConnection");
+    assert.equal(entry!.actor, "operator");
+    assert.equal(
+      entry!.summary,
+      "Connection conn-shop (Storefront, shop.example, now shop2.example): connected → needs_reconnect",
+    );
+  } finally {
+    await op.close();
+  }
+});
+
+Deno.test("replaceCatalogue: replaced wholly, or not at all", async (t) => {
+  const op = await startOperatorServer();
+  const path = `/v1/businesses/${op.businessId}/catalogue`;
+  try {
+    // What was there before: one workflow the new catalogue no longer lists.
+    await op.workspace.workflows.put(op.businessId, {
+      id: "wf-old",
+      name: "Old",
+      description: "",
+      kind: "internal",
+      costPerRunCents: 0,
+      status: "active",
+      updatedAt: 1_000,
+    });
+    let stored: Json;
+    await t.step(
+      "the whole catalogue is replaced; the agent reads it, updatedAt stamped",
+      async () => {
+        const before = Date.now();
+        const answer = await op.api("PUT", path, CATALOGUE);
+        assert.equal(answer.status, 200, JSON.stringify(answer.json));
+        stored = answer.json;
+        const at = stored.workflows[0].updatedAt;
+        assert.ok(at >= before);
+        const stamp = <T extends object>(records: T[]) =>
+          records.map((r) => ({ ...r, updatedAt: at }));
+        assert.deepEqual(stored, {
+          workflows: stamp(CATALOGUE.workflows),
+          triggers: stamp(CATALOGUE.triggers),
+          packs: stamp(CATALOGUE.packs),
+          billing: {
+            subscription: { ...CATALOGUE.billing.subscription, updatedAt: at },
+            invoices: stamp(CATALOGUE.billing.invoices),
+          },
+        });
+        const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+        assert.deepEqual(
+          (await op.agentReads("list_workflows")).workflows.sort(byId),
+          [...stored.workflows].sort(byId),
+          "wf-old is gone",
+        );
+        assert.deepEqual((await op.agentReads("list_triggers")).triggers, stored.triggers);
+        assert.deepEqual((await op.agentReads("list_packs")).packs, stored.packs);
+        assert.deepEqual(await op.agentReads("get_billing_summary"), stored.billing.subscription);
+        assert.deepEqual((await op.agentReads("list_invoices")).invoices, stored.billing.invoices);
+      },
+    );
+
+    const bad = structuredClone(CATALOGUE) as Json;
+    bad.workflows.push({ ...CATALOGUE.workflows[0], id: "wf-new" });
+    bad.workflows[1].kind = "premium";
+    const cases: [string, Json, string][] = [
+      ["a bad item halfway", bad, '"workflows.1.kind": must be live, paid or internal'],
+      [
+        "a trigger of a workflow not in the catalogue",
+        { ...CATALOGUE, triggers: [{ ...CATALOGUE.triggers[0], workflowId: "wf-gone" }] },
+        '"triggers.0.workflowId": "wf-gone" is no workflow of this catalogue',
+      ],
+      [
+        "an id listed twice",
+        { ...CATALOGUE, packs: [CATALOGUE.packs[0], CATALOGUE.packs[0]] },
+        '"packs.1.id": "pack-apparel" is listed twice',
+      ],
+      [
+        "a list left out",
+        { workflows: [], triggers: [], packs: [] },
+        '"billing": is required',
+      ],
+      [
+        "an id a store key cannot carry",
+        { ...CATALOGUE, workflows: [{ ...CATALOGUE.workflows[0], id: "wf/ä" }] },
+        '"workflows.0.id": must be letters, digits and . _ : ~ - only',
+      ],
+      [
+        "a workflow name with a line break (approval mails show it)",
+        { ...CATALOGUE, workflows: [{ ...CATALOGUE.workflows[0], name: "Refunds\r\nApprove" }] },
+        '"workflows.0.name": must not contain control characters such as a line break',
+      ],
+      [
+        "a bad invoice currency",
+        {
+          ...CATALOGUE,
+          billing: {
+            ...CATALOGUE.billing,
+            invoices: [{ ...CATALOGUE.billing.invoices[0], currency: "usd" }],
+          },
+        },
+        '"billing.invoices.0.currency": must be an ISO 4217 code such as USD',
+      ],
+    ];
+    for (const [name, body, message] of cases) {
+      await t.step(`${name}: 400 naming the field, the old catalogue kept`, async () => {
+        const answer = await op.api("PUT", path, body);
+        assert.equal(answer.status, 400, JSON.stringify(answer.json));
+        assert.deepEqual(answer.json, { error: "invalid_request", message });
+        assert.deepEqual((await op.agentReads("list_triggers")).triggers, stored.triggers);
+        assert.equal((await op.agentReads("list_workflows")).workflows.length, 2);
+        assert.deepEqual(await op.agentReads("get_billing_summary"), stored.billing.subscription);
+      });
+    }
+    await t.step("audited once, as the operator's", async () => {
+      const entries = await createAuditLog(op.server.store, Date.now).list(op.businessId);
+      assert.deepEqual(
+        entries.map((e) => [e.action, e.actor, e.accountId, e.summary]),
+        [[
+          "replaceCatalogue",
+          "operator",
+          null,
+          "Replaced the catalogue: 2 workflows, 1 triggers, 1 packs, 1 invoices, plan growth " +
+          "(1 records no longer listed removed)",
+        ]],
+      );
+    });
+  } finally {
+    await op.close();
+  }
+});
+
+/** A catalogue of 100 workflows whose ids say which of several it is. */
+const numberedCatalogue = (n: number) => ({
+  ...CATALOGUE,
+  workflows: Array.from({ length: 100 }, (_, i) => ({
+    ...CATALOGUE.workflows[0],
+    id: `c${n}-wf-${i}`,
+  })),
+  triggers: [],
+});
+
+/** The workflows stored now, if they are exactly one numbered catalogue: its number. */
+async function wholeCatalogue(op: OperatorServer): Promise<number> {
+  const ids = (await op.workspace.workflows.list(op.businessId)).map((w) => w.id).sort();
+  const n = Number(ids[0]?.match(/^c(\d+)-/)?.[1]);
+  assert.deepEqual(ids, numberedCatalogue(n).workflows.map((w) => w.id).sort(), "one, whole");
+  return n;
+}
+
+Deno.test("concurrent catalogue replacements apply whole, in turn, and a catalogue over the cap is replaced", async () => {
+  const op = await startOperatorServer();
+  const path = `/v1/businesses/${op.businessId}/catalogue`;
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, n) => op.api("PUT", path, numberedCatalogue(n))),
+    );
+    assert.deepEqual(answers.map((a) => a.status), Array(12).fill(200));
+    await wholeCatalogue(op);
+
+    // What racing replacements once left behind: 1,200 workflows, twelve times the cap.
+    for (let n = 0; n < 12; n++) {
+      for (const { id } of numberedCatalogue(n).workflows) {
+        await op.workspace.workflows.put(op.businessId, {
+          id,
+          name: "Left over",
+          description: "",
+          kind: "internal",
+          costPerRunCents: 0,
+          status: "active",
+          updatedAt: 0,
+        });
+      }
+    }
+    const replaced = await op.api("PUT", path, numberedCatalogue(99));
+    assert.equal(replaced.status, 200, JSON.stringify(replaced.json));
+    assert.equal(await wholeCatalogue(op), 99);
+  } finally {
+    await op.close();
+  }
+});
+
+Deno.test("two replicas on PostgreSQL racing catalogue replacements leave one whole catalogue", async () => {
+  const cluster = await startPgCluster();
+  const url = await cluster.database();
+  const a = await startOperatorServer(true, { store: await openPgStore({ url, poolSize: 4 }) });
+  const b = await startOperatorServer(true, { store: await openPgStore({ url, poolSize: 4 }) });
+  const path = `/v1/businesses/${a.businessId}/catalogue`;
+  try {
+    const answers = await Promise.all(
+      Array.from(
+        { length: 12 },
+        (_, n) => (n % 2 === 0 ? a : b).api("PUT", path, numberedCatalogue(n)),
+      ),
+    );
+    // In one process they wait their turn; across two, a replacement that keeps losing the race
+    // may be told to send it again, never merged.
+    for (const answer of answers) {
+      if (answer.status === 200) continue;
+      assert.deepEqual(answer, {
+        ...answer,
+        status: 409,
+        json: {
+          error: "conflict",
+          message: "the record kept changing while this update was applied; send it again",
+        },
+      });
+    }
+    const n = await wholeCatalogue(a);
+    assert.equal(answers[n]!.status, 200);
+  } finally {
+    await a.close();
+    await b.close();
+    await cluster.stop();
+  }
+});

@@ -1,0 +1,102 @@
+// Starts the real server in-process on free loopback ports, built by the same composition root
+// as main.ts (src/app.ts).
+import { createService, type Service } from "../../../src/app.ts";
+import { type Config, resolveConfig } from "../../../src/config/config.ts";
+import { serve, serveAdmin } from "../../../src/server.ts";
+import { openKvStore } from "../../../src/store/kv_store.ts";
+import type { Store } from "../../../src/store/store.ts";
+
+export interface TestServer {
+  readonly config: Config;
+  readonly baseUrl: string;
+  readonly authUrl: string;
+  readonly apiUrl: string;
+  /** Log lines the server wrote. */
+  readonly logs: string[];
+  readonly store: Store;
+  /** The operator listener's origin when VESTIBULE_ADMIN_LISTEN was given, else null. */
+  readonly adminUrl: string | null;
+  close(): Promise<void>;
+}
+
+/** Ports the OS says are free now; good enough for loopback tests. */
+export function freePorts(count: number): number[] {
+  const listeners = Array.from(
+    { length: count },
+    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
+  );
+  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
+  for (const l of listeners) l.close();
+  return ports;
+}
+
+export interface TestServerOptions {
+  /** The server's clock (store expiry, links, rate limits); Date.now by default. */
+  readonly now?: () => number;
+  /** Wraps the server's store, e.g. to make it fail. */
+  readonly wrapStore?: (store: Store) => Store;
+  /** The store to serve from (closed with the server); a new in-memory one by default. */
+  readonly store?: Store;
+  /** Certificates the SMTP transport trusts besides the system's (a test's own server). */
+  readonly mailCa?: readonly string[];
+}
+
+/** The whole service as one in-process handler, built as main.ts builds it, before anything listens. */
+export interface TestApp extends Service {
+  /** Log lines the service wrote (requests and mail). */
+  readonly logs: string[];
+}
+
+export async function createTestApp(
+  env: Record<string, string> = {},
+  options: TestServerOptions = {},
+): Promise<TestApp> {
+  const now = options.now ?? Date.now;
+  const [base, auth, api] = freePorts(3);
+  const config = resolveConfig({
+    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
+    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
+    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
+    VESTIBULE_DATA: ":memory:",
+    ...env,
+  });
+  const logs: string[] = [];
+  const log = (line: string) => logs.push(line);
+  const opened = options.store ?? await openKvStore(":memory:", now);
+  const store = options.wrapStore?.(opened) ?? opened;
+  const service = await createService(config, {
+    log,
+    mailLog: log,
+    now,
+    store,
+    ...(options.mailCa ? { mailCa: options.mailCa } : {}),
+  });
+  // The store as the test reads it: the parts' store, but never measured.
+  return { ...service, logs, store };
+}
+
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: TestServerOptions = {},
+): Promise<TestServer> {
+  const service = await createTestApp(env, options);
+  const { config, logs } = service;
+  const log = (line: string) => logs.push(line);
+  const server = serve(config, service.handler, log);
+  const admin = service.admin === null ? null : serveAdmin(config, service.admin, log);
+  const adminAddress = admin?.addresses[0];
+  await service.sender.start();
+  return {
+    config,
+    baseUrl: config.baseUrl,
+    authUrl: config.authUrl,
+    apiUrl: config.apiUrl,
+    logs,
+    store: service.store,
+    adminUrl: adminAddress ? `http://${adminAddress.hostname}:${adminAddress.port}` : null,
+    async close() {
+      await Promise.all([server.shutdown(), admin?.shutdown()]);
+      await service.close();
+    },
+  };
+}

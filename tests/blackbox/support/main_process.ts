@@ -1,0 +1,206 @@
+// main.ts as a child process, the way `deno task start` runs it.
+import assert from "node:assert/strict";
+import { freePorts } from "./harness.ts";
+
+export const ROOT = new URL("../../../", import.meta.url);
+
+/** The Deno flags of the `start` task, read from deno.json so tests cannot drift from it. */
+export function startTaskFlags(): Promise<string[]> {
+  return taskFlags("start", "main.ts");
+}
+
+/** The Deno flags of a `deno run … ENTRY` task in deno.json. */
+export async function taskFlags(task: string, entry: string): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  const words: string[] = config.tasks[task].split(/\s+/);
+  assert.deepEqual(words.slice(0, 2), ["deno", "run"]);
+  assert.equal(words.at(-1), entry);
+  const flags = words.slice(2, -1);
+  assert.ok(!flags.some((f) => f === "-A" || f.startsWith("--allow-all")), "never -A");
+  return flags;
+}
+
+/** The three origins on free loopback ports. */
+export function originsEnv(): Record<string, string> {
+  const [base, auth, api] = freePorts(3);
+  return {
+    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
+    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
+    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
+  };
+}
+
+export interface MainOptions {
+  /** The module to run; main.ts by default. */
+  readonly entry?: string;
+  readonly args?: readonly string[] | undefined;
+  /** The project directory; this checkout by default. */
+  readonly cwd?: string | URL;
+  /** Run under this umask (through /bin/sh), e.g. "022". */
+  readonly umask?: string;
+}
+
+/** `deno run FLAGS main.ts ARGS` in the project directory, with only `env` and NO_COLOR set. */
+export function mainCommand(
+  flags: readonly string[],
+  env: Record<string, string>,
+  options: MainOptions = {},
+): Deno.Command {
+  const entry = options.entry ?? "main.ts";
+  const deno = [Deno.execPath(), "run", ...flags, entry, ...options.args ?? []];
+  const [command, ...args] = options.umask === undefined
+    ? deno
+    : ["/bin/sh", "-c", `umask ${options.umask} && exec "$@"`, "sh", ...deno];
+  return new Deno.Command(command!, {
+    args,
+    cwd: options.cwd ?? ROOT,
+    env: { NO_COLOR: "1", ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/** A copy of what `deno task start` needs (no data/), in a new temporary directory. */
+export async function copyProject(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "vestibule-project-" });
+  for (const name of ["main.ts", "deno.json", "deno.lock"]) {
+    await Deno.copyFile(new URL(name, ROOT), `${dir}/${name}`);
+  }
+  for (const tree of ["src", "static"]) {
+    await _copyTree(new URL(`${tree}/`, ROOT), `${dir}/${tree}`);
+  }
+  return dir;
+}
+
+async function _copyTree(from: URL, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    if (entry.isDirectory) await _copyTree(new URL(`${entry.name}/`, from), `${to}/${entry.name}`);
+    else if (entry.isFile) await Deno.copyFile(new URL(entry.name, from), `${to}/${entry.name}`);
+  }
+}
+
+export interface StartupOutcome {
+  readonly code: number;
+  /** The server got as far as listening (and was then stopped). */
+  readonly listened: boolean;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs main.ts until it exits, or until it listens (then stops it), so a failure cannot hang. */
+export async function startup(command: Deno.Command): Promise<StartupOutcome> {
+  const child = command.spawn();
+  const stderr = new Response(child.stderr).text();
+  let stdout = "";
+  let listened = false;
+  for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+    stdout += chunk;
+    if (!listened && stdout.includes('"message":"listening"')) {
+      listened = true;
+      child.kill("SIGTERM");
+    }
+  }
+  return { code: (await child.status).code, listened, stdout, stderr: await stderr };
+}
+
+export interface ServerProcess {
+  /** Resolves with the first stdout line matching `pattern`; fails after 60 s rather than hang. */
+  waitForLine(pattern: RegExp): Promise<string>;
+  /** SIGTERM; resolves once it exited, with its exit code and everything it wrote. */
+  stop(): Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** Starts main.ts in `dir` as `deno task start` runs it, with `env`; resolves once it listens. */
+export async function startServerProcess(
+  dir: string,
+  env: Record<string, string>,
+): Promise<ServerProcess> {
+  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
+  const stderr = new Response(child.stderr).text();
+  let stdout = "";
+  const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const check = () => {
+    for (const waiter of [...waiters]) {
+      const line = stdout.split("\n").find((l) => waiter.pattern.test(l));
+      if (line === undefined) continue;
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(line);
+    }
+  };
+  const reading = (async () => {
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      stdout += chunk;
+      check();
+    }
+  })();
+  const server: ServerProcess = {
+    waitForLine(pattern) {
+      const found = new Promise<string>((resolve) => waiters.push({ pattern, resolve }));
+      check();
+      const exited = child.status.then(async ({ code }) => {
+        await reading;
+        check();
+        return assert.fail(`server exited ${code} before ${pattern}:\n${stdout}${await stderr}`);
+      });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`no ${pattern} within 60 s:\n${stdout}`)),
+          60_000,
+        );
+      });
+      return Promise.race([found, exited, late]).finally(() => clearTimeout(timer));
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      const { code } = await child.status;
+      await reading;
+      return { code, stdout, stderr: await stderr };
+    },
+  };
+  await server.waitForLine(/"message":"listening"/);
+  return server;
+}
+
+/** Starts main.ts in `dir` with `env`, runs `during` once it listens, then stops it (exit 0). */
+export async function whileServing<T>(
+  dir: string,
+  env: Record<string, string>,
+  during: () => Promise<T>,
+): Promise<T> {
+  const server = await startServerProcess(dir, env);
+  try {
+    return await during();
+  } finally {
+    const { code, stderr } = await server.stop();
+    assert.equal(code, 0, stderr);
+  }
+}
+
+/**
+ * `deno task admin` in `dir` as its own process with the admin task's permissions: runs one
+ * command with `env` alone, `input` on standard input, and returns its exit code and output.
+ */
+export async function adminProcess(dir: string) {
+  const flags = await taskFlags("admin", "src/admin/cli.ts");
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return async (env: Record<string, string>, args: string[], input = "") => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...flags, "src/admin/cli.ts", ...args],
+      cwd: dir,
+      env: { NO_COLOR: "1", ...env },
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+    const output = await child.output();
+    return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+  };
+}
