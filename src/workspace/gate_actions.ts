@@ -375,7 +375,7 @@ export async function planAction(
             delivery: "pending",
             sentAt: now(),
           },
-        }, mail.mutation],
+        }, ...mail.mutations],
         event,
         outcome: `Invite ${action.email} as ${_article(action.role)}`,
         deliveries: [mail.delivery],
