@@ -165,7 +165,8 @@ export function createSender(deps: {
   /** Brings a lane's next step forward to `at` (a retry just scheduled). */
   const wakeAt = (lane: Lane, at: number) => {
     const loop = loops[lane];
-    if (!looping || loop.running !== null || at >= loop.timerAt) return;
+    // A step due now runs now, even ahead of a timer set for that moment (the clock moved on).
+    if (!looping || loop.running !== null || (at >= loop.timerAt && at > now())) return;
     if (loop.timer !== null) clearTimeout(loop.timer);
     loop.timerAt = at;
     loop.timer = setTimeout(() => tick(lane), Math.max(at - now(), 0));
