@@ -63,6 +63,15 @@ export interface DueItem {
   readonly key: Key;
 }
 
+/**
+ * What a due entry holds beside its key (lane, time, id): enough to count what waits without
+ * reading the deliveries.
+ */
+interface DueMark {
+  readonly state: DeliveryState;
+  readonly queue?: { readonly name: string; readonly sequence: number };
+}
+
 /** What a delivery whose link died before it could go records (and the sender logs). */
 export const LINK_EXPIRED = "link expired before it could be sent";
 
@@ -182,6 +191,30 @@ export interface Outbox {
   reindex(entry: Entry<Delivery>): Promise<boolean>;
 }
 
+/**
+ * How many deliveries are unfinished, from the due index alone: each delivery without a queue
+ * is there, and each queue's head, whose queue holds every later sequence up to its counter
+ * (a queue's deliveries finish in order; one the admin retried counts its queue from its own
+ * place until it finishes).
+ */
+export async function countUnfinished(
+  store: Store,
+): Promise<{ readonly pending: number; readonly sending: number }> {
+  let pending = 0;
+  let sending = 0;
+  for (const lane of ["direct", "queue"] as const) {
+    for await (const { value } of store.list<DueMark>(_duePrefix(lane))) {
+      if (value.state === "sending") sending++;
+      else pending++;
+      if (value.queue) {
+        const counter = await store.get<number>(_counterKey(value.queue.name));
+        pending += Math.max((counter?.value ?? 0) - value.queue.sequence - 1, 0);
+      }
+    }
+  }
+  return { pending, sending };
+}
+
 /** Every key a queue holds, its deliveries (finished ones too) included: its erasure. */
 export async function queueKeysOf(store: Store, queue: string): Promise<Key[]> {
   const keys: Key[] = [];
@@ -228,13 +261,14 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
 
   /** The due index following a delivery from `before` to `next`. */
   const indexMoves = (before: Delivery | null, next: Delivery): Mutation[] => {
-    if (before?.due === next.due) return [];
+    if (before !== null && before.due === next.due && before.state === next.state) return [];
     const moves: Mutation[] = [];
     if (before?.due !== undefined) {
       moves.push({ type: "delete", key: _dueKey({ ...before, due: before.due }) });
     }
     if (next.due !== undefined) {
-      moves.push({ type: "set", key: _dueKey({ ...next, due: next.due }), value: next.id });
+      const mark: DueMark = { state: next.state, ...(next.queue ? { queue: next.queue } : {}) };
+      moves.push({ type: "set", key: _dueKey({ ...next, due: next.due }), value: mark });
     }
     return moves;
   };
@@ -400,9 +434,9 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
     async due(lane, limit) {
       const at = now();
       const items: DueItem[] = [];
-      for await (const entry of store.list<string>(_duePrefix(lane), { limit })) {
+      for await (const entry of store.list(_duePrefix(lane), { limit })) {
         if ((entry.key[3] as number) > at) break;
-        items.push({ id: entry.value, key: entry.key });
+        items.push({ id: entry.key[4] as string, key: entry.key });
       }
       return items;
     },
@@ -467,7 +501,7 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
     async nextDueAt(lane) {
       let earliest: number | null = null;
       for (const one of lane === undefined ? (["direct", "queue"] as const) : [lane]) {
-        for await (const entry of store.list<string>(_duePrefix(one), { limit: 1 })) {
+        for await (const entry of store.list(_duePrefix(one), { limit: 1 })) {
           const at = entry.key[3] as number;
           if (earliest === null || at < earliest) earliest = at;
         }
