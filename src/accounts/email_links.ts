@@ -75,12 +75,13 @@ export function createEmailLinks(
 
   /**
    * Stores the link's record and the mail in one commit (neither exists without the other),
-   * then asks for the mail to go out at once. The mail is dropped, not sent, once the link
-   * has expired. The person's page is the same whether it went out or waits for a retry.
+   * then asks for the mail to go out at once. Once the link has expired the mail is not sent:
+   * the outbox records it failed. The person's page is the same whether it went out or waits for
+   * a retry.
    */
   const issue = async (token: string, record: LinkRecord, mail: Mail): Promise<void> => {
     const expiresAt = now() + LINK_LIFETIME_MS;
-    const { delivery, mutation } = mailer.record(mail, { expiresAt });
+    const { delivery, mutations } = mailer.record(mail, { expiresAt });
     await store.commit([], [
       {
         type: "set",
@@ -88,7 +89,7 @@ export function createEmailLinks(
         value: record,
         expireIn: LINK_LIFETIME_MS,
       },
-      mutation,
+      ...mutations,
     ]);
     await mailer.dispatch(delivery);
   };

@@ -34,11 +34,11 @@ const MailSchema = v.object({
 });
 
 export interface MailOutbox extends Mailer {
-  /** The mutation recording `mail`, for the caller's commit; `expiresAt`: when its link dies. */
+  /** The mutations recording `mail`, for the caller's commit; `expiresAt`: when its link dies. */
   record(
     mail: Mail,
     options?: { readonly expiresAt?: number; readonly reportTo?: Key },
-  ): { readonly delivery: Delivery; readonly mutation: Mutation };
+  ): { readonly delivery: Delivery; readonly mutations: Mutation[] };
   /** Tries a recorded mail once committed, waiting at most FIRST_ATTEMPT_WAIT_MS; never rejects. */
   dispatch(recorded: Delivery): Promise<DeliveryState | "missing" | "waiting">;
 }
@@ -74,8 +74,8 @@ function createMailOutbox(
     dispatch,
     /** A mail of its own (a decision notice): recorded alone, then tried at once. */
     async send(mail) {
-      const { delivery, mutation } = record(mail);
-      await store.commit([], [mutation]);
+      const { delivery, mutations } = record(mail);
+      await store.commit([], mutations);
       if (await dispatch(delivery) === "failed") {
         throw new Error("the mail server refused the message");
       }

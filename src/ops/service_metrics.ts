@@ -5,7 +5,7 @@
 import type { McpMetrics } from "../mcp/endpoint.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { RATE_LIMIT_NAMES, type RateLimitName } from "../config/rate_limit_table.ts";
-import { createOutbox, type DeliveryState } from "../outbox/outbox.ts";
+import { countUnfinished, createOutbox, type DeliveryState } from "../outbox/outbox.ts";
 import { countPendingGates } from "../workspace/gates.ts";
 import type { Store } from "../store/store.ts";
 import {
@@ -21,7 +21,11 @@ import { STORE_OPERATIONS, type StoreObserver } from "./store_metrics.ts";
 /** Seconds: a local store answers in well under a millisecond, a troubled one in seconds. */
 const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
-const DELIVERY_STATES: readonly DeliveryState[] = ["pending", "sending", "sent", "failed"];
+/**
+ * How old the counts of finished deliveries (sent, failed: kept 7 days) may be. Counting them
+ * reads every one, so it happens at most this often and off the scrape's path.
+ */
+const FINISHED_COUNT_MAX_AGE_MS = 60 * 1000;
 
 export interface ServiceMetrics {
   /** Called once per answered request on the three public origins; `route` is a pattern. */
@@ -104,16 +108,48 @@ export function createServiceMetrics(deps: {
     labelOf.set(`${url.hostname}:${url.port || (url.protocol === "https:" ? 443 : 80)}`, label);
   }
   const outbox = createOutbox(deps);
+  const countFinished = async () => {
+    const counts = new Map<DeliveryState, number>([["sent", 0], ["failed", 0]]);
+    for (const delivery of await outbox.list(["sent", "failed"])) {
+      counts.set(delivery.state, (counts.get(delivery.state) ?? 0) + 1);
+    }
+    return counts;
+  };
+  let lastFinished: Promise<Map<DeliveryState, number>> | null = null;
+  let finishedAt = -Infinity;
+  let counting = false;
+  /** The last counts of finished deliveries; a newer count starts when they are too old. */
+  const finishedCounts = (): Promise<Map<DeliveryState, number>> => {
+    if (!counting && deps.now() - finishedAt >= FINISHED_COUNT_MAX_AGE_MS) {
+      counting = true;
+      finishedAt = deps.now();
+      const next = countFinished().finally(() => counting = false);
+      // The first scrape waits for it; later ones get the counts before until it is done.
+      lastFinished ??= next;
+      next.then((counts) => lastFinished = Promise.resolve(counts), () => {
+        finishedAt = -Infinity;
+        if (lastFinished === next) lastFinished = null;
+      });
+    }
+    return lastFinished!;
+  };
   const gauges: Gauge[] = [
     {
       name: "vestibule_outbox_messages",
-      help: "Outbox deliveries (mail and events), by state.",
+      help:
+        "Outbox deliveries (mail and events), by state; sent and failed ones are counted at most once a minute.",
       async read() {
-        const counts = new Map(DELIVERY_STATES.map((state) => [state, 0]));
-        for (const delivery of await outbox.list()) {
-          counts.set(delivery.state, (counts.get(delivery.state) ?? 0) + 1);
-        }
-        return [...counts].map(([state, n]) => [{ state }, n] as const);
+        // What waits comes from the due index, whatever the backlog; never from a full listing.
+        const [{ pending, sending }, done] = await Promise.all([
+          countUnfinished(deps.store),
+          finishedCounts(),
+        ]);
+        return [
+          [{ state: "pending" }, pending],
+          [{ state: "sending" }, sending],
+          [{ state: "sent" }, done.get("sent") ?? 0],
+          [{ state: "failed" }, done.get("failed") ?? 0],
+        ] as const;
       },
     },
     {

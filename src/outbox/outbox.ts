@@ -14,6 +14,12 @@
  * checked like any record it read, and holds an index entry under it until the delivery is
  * sent or given up; only the delivery at the head of that index may be claimed, by any
  * process. So a later event is never delivered before an earlier one succeeded or failed.
+ *
+ * What may go is found without reading what is finished or waits behind its queue's head: an
+ * index of due times holds each unfinished delivery without a queue and the head of each queue,
+ * in two lanes (so mail never waits behind events), kept in the same commits as the states it
+ * follows. A head that takes its place later is indexed at that moment, behind the heads of
+ * other queues that waited before it: the queues take turns.
  */
 import type { AtomicCheck, Entry, Key, Mutation, Store } from "../store/store.ts";
 
@@ -34,14 +40,40 @@ export interface Delivery {
   readonly nextAttemptAt: number;
   /** While sending: the claimer's token and when its claim lapses. */
   readonly claim: { readonly token: string; readonly until: number } | null;
-  /** Past this moment the delivery is dropped, not sent (the link it carries has expired). */
+  /** Past this moment the delivery is given up, not sent (the link it carries has expired). */
   readonly expiresAt: number | null;
   readonly lastError: string | null;
   /** A record whose `delivery` field follows this delivery's state (an invitation). */
   readonly reportTo: Key | null;
   /** The ordered queue it belongs to and its place there; absent: sent in any order. */
   readonly queue?: { readonly name: string; readonly sequence: number };
+  /**
+   * Its time in the index of due deliveries; absent while it waits behind its queue's head, and
+   * once finished.
+   */
+  readonly due?: number;
 }
+
+/** The index's lanes: deliveries without a queue (mail), and the heads of queues (events). */
+export type Lane = "direct" | "queue";
+
+/** An entry of the due index: the delivery it names and the index key to clear if it is gone. */
+export interface DueItem {
+  readonly id: string;
+  readonly key: Key;
+}
+
+/**
+ * What a due entry holds beside its key (lane, time, id): enough to count what waits without
+ * reading the deliveries.
+ */
+interface DueMark {
+  readonly state: DeliveryState;
+  readonly queue?: { readonly name: string; readonly sequence: number };
+}
+
+/** What a delivery whose link died before it could go records (and the sender logs). */
+export const LINK_EXPIRED = "link expired before it could be sent";
 
 /** Longer than the slowest delivery attempt (the SMTP transport's timeouts add up to less). */
 export const LEASE_MS = 2 * 60 * 1000;
@@ -69,6 +101,31 @@ const _queueKey = (queue: QueuePlace): Key => [
   ..._queuePrefix(queue.name),
   queue.sequence,
 ];
+const _duePrefix = (lane: Lane): Key => ["outbox", "due", lane];
+const _laneOf = (delivery: Delivery): Lane => delivery.queue ? "queue" : "direct";
+const _dueKey = (delivery: Delivery & { due: number }): Key => [
+  ..._duePrefix(_laneOf(delivery)),
+  delivery.due,
+  delivery.id,
+];
+/** How many times a state change is planned again when only what it read beside changed. */
+const REPLAN_TRIES = 5;
+
+/** When a delivery may be tried next by its own state (its queue's order aside). */
+function _dueAt(delivery: Delivery): number {
+  if (delivery.state === "sending") return delivery.claim?.until ?? delivery.nextAttemptAt;
+  // An expiring one is looked at when its link dies, to be reported rather than kept.
+  return Math.min(delivery.nextAttemptAt, delivery.expiresAt ?? Infinity);
+}
+
+/** Whether a delivery may be claimed at `at`: its time has come, its link died, or a claim lapsed. */
+function _isDue(delivery: Delivery, at: number): boolean {
+  if (delivery.state === "pending") {
+    return delivery.nextAttemptAt <= at ||
+      (delivery.expiresAt !== null && delivery.expiresAt <= at);
+  }
+  return delivery.state === "sending" && delivery.claim !== null && delivery.claim.until <= at;
+}
 
 export interface RecordOptions {
   readonly kind: string;
@@ -94,11 +151,11 @@ export interface QueuedRecording {
 
 export interface Outbox {
   /**
-   * The mutation recording a delivery, for the caller's own commit. It is recorded claimed
+   * The mutations recording a delivery, for the caller's own commit. It is recorded claimed
    * by the caller, who tries it at once (no commit spent on claiming it); should the caller
    * die first, any sender takes it over when that claim lapses.
    */
-  record(options: RecordOptions): { readonly delivery: Delivery; readonly mutation: Mutation };
+  record(options: RecordOptions): { readonly delivery: Delivery; readonly mutations: Mutation[] };
   /**
    * The checks and mutations recording deliveries at the end of `queue`, in this order, for
    * the caller's commit (retried from a fresh read if it fails). They are recorded due now and
@@ -108,16 +165,19 @@ export interface Outbox {
   get(id: string): Promise<Delivery | null>;
   /**
    * Deliveries oldest first, a queue's in its order (ids alone do not tell apart two made in
-   * one millisecond), optionally only those in the given states.
+   * one millisecond), optionally only those in the given states. Reads every delivery kept: for
+   * the operator, never for the sender.
    */
   list(states?: readonly DeliveryState[]): Promise<Delivery[]>;
+  /** At most `limit` entries of a lane's due index whose time has come, earliest first. */
+  due(lane: Lane, limit: number): Promise<DueItem[]>;
   /**
-   * Claims a delivery that is due (pending and its time has come, or sending with a lapsed
-   * claim). Returns it claimed, or null when it is not due, not yet its turn in its queue, or
-   * another claimer won. One past its expiry reads as absent (the store expires it with its
-   * link): dropped, never sent.
+   * Claims a delivery that is due (pending and its time has come or its link died, or sending
+   * with a lapsed claim). Returns it claimed, or null when it is not due, not yet its turn in its
+   * queue, or another claimer won. Given the due entry that named it, clears that entry when
+   * the delivery is gone.
    */
-  claim(id: string): Promise<Delivery | null>;
+  claim(id: string, listed?: DueItem): Promise<Delivery | null>;
   /** Records an attempt's outcome, if the claim is still ours; returns the new state or null. */
   finish(claimed: Delivery, outcome: AttemptOutcome): Promise<Delivery | null>;
   /**
@@ -125,22 +185,34 @@ export interface Outbox {
    * takes its old place again: it goes before anything of its queue not yet sent.
    */
   retryNow(id: string): Promise<Delivery | null>;
-  /** The earliest moment something in the outbox may become due, or null when nothing waits. */
-  nextDueAt(): Promise<number | null>;
+  /** The earliest moment something (in one lane) may become due, or null when nothing waits. */
+  nextDueAt(lane?: Lane): Promise<number | null>;
+  /** Writes a delivery again as it is, placing it in the due index (indexUnfinished). */
+  reindex(entry: Entry<Delivery>): Promise<boolean>;
 }
 
 /**
- * The unfinished deliveries that may go now as far as order goes: each without a queue, and
- * the lowest sequence of each queue (the rest wait for it, whatever their own time).
+ * How many deliveries are unfinished, from the due index alone: each delivery without a queue
+ * is there, and each queue's head, whose queue holds every later sequence up to its counter
+ * (a queue's deliveries finish in order; one the admin retried counts its queue from its own
+ * place until it finishes).
  */
-export function firstInQueues(unfinished: readonly Delivery[]): Delivery[] {
-  const first = new Map<string, number>();
-  for (const { queue } of unfinished) {
-    if (queue && queue.sequence < (first.get(queue.name) ?? Infinity)) {
-      first.set(queue.name, queue.sequence);
+export async function countUnfinished(
+  store: Store,
+): Promise<{ readonly pending: number; readonly sending: number }> {
+  let pending = 0;
+  let sending = 0;
+  for (const lane of ["direct", "queue"] as const) {
+    for await (const { value } of store.list<DueMark>(_duePrefix(lane))) {
+      if (value.state === "sending") sending++;
+      else pending++;
+      if (value.queue) {
+        const counter = await store.get<number>(_counterKey(value.queue.name));
+        pending += Math.max((counter?.value ?? 0) - value.queue.sequence - 1, 0);
+      }
     }
   }
-  return unfinished.filter((d) => !d.queue || first.get(d.queue.name) === d.queue.sequence);
+  return { pending, sending };
 }
 
 /** Every key a queue holds, its deliveries (finished ones too) included: its erasure. */
@@ -149,45 +221,112 @@ export async function queueKeysOf(store: Store, queue: string): Promise<Key[]> {
   if (await store.get(_counterKey(queue))) keys.push(_counterKey(queue));
   for await (const entry of store.list(_queuePrefix(queue))) keys.push(entry.key);
   for await (const entry of store.list<Delivery>(PREFIX)) {
-    if (entry.value.queue?.name === queue) keys.push(entry.key);
+    const delivery = entry.value;
+    if (delivery.queue?.name !== queue) continue;
+    keys.push(entry.key);
+    if (delivery.due !== undefined) keys.push(_dueKey({ ...delivery, due: delivery.due }));
   }
   return keys;
+}
+
+/**
+ * Gives every unfinished delivery its place in the due index, for stores written before the
+ * index existed (schema version 5): those without a queue, and the head of each queue. Each is
+ * written only if it is still the delivery read, so it may run beside a sender; run twice, it
+ * changes nothing the second time.
+ */
+export async function indexUnfinished(store: Store, now: () => number): Promise<void> {
+  const outbox = createOutbox({ store, now });
+  const unfinished: Entry<Delivery>[] = [];
+  for await (const entry of store.list<Delivery>(PREFIX)) {
+    const { state, due } = entry.value;
+    if ((state === "pending" || state === "sending") && due === undefined) unfinished.push(entry);
+  }
+  for (const entry of unfinished) await outbox.reindex(entry);
 }
 
 export function createOutbox(deps: { store: Store; now: () => number }): Outbox {
   const { store, now } = deps;
 
-  /** The store expiry of a delivery: its own expiry while unsent, a retention once finished. */
-  const expireIn = (delivery: Delivery): number | undefined => {
-    if (delivery.state === "sent" || delivery.state === "failed") {
-      return KEEP_FINISHED_MS;
-    }
-    return delivery.expiresAt === null ? undefined : Math.max(delivery.expiresAt - now(), 1);
+  /**
+   * The store expiry of a delivery: a retention once finished; none while unsent, since one
+   * whose link dies is reported as failed then, not made to vanish.
+   */
+  const put = (delivery: Delivery): Mutation => {
+    const finished = delivery.state === "sent" || delivery.state === "failed";
+    return finished
+      ? { type: "set", key: _key(delivery.id), value: delivery, expireIn: KEEP_FINISHED_MS }
+      : { type: "set", key: _key(delivery.id), value: delivery };
   };
 
-  const put = (delivery: Delivery): Mutation => {
-    const ttl = expireIn(delivery);
-    return ttl === undefined
-      ? { type: "set", key: _key(delivery.id), value: delivery }
-      : { type: "set", key: _key(delivery.id), value: delivery, expireIn: ttl };
+  /** The due index following a delivery from `before` to `next`. */
+  const indexMoves = (before: Delivery | null, next: Delivery): Mutation[] => {
+    if (before !== null && before.due === next.due && before.state === next.state) return [];
+    const moves: Mutation[] = [];
+    if (before?.due !== undefined) {
+      moves.push({ type: "delete", key: _dueKey({ ...before, due: before.due }) });
+    }
+    if (next.due !== undefined) {
+      const mark: DueMark = { state: next.state, ...(next.queue ? { queue: next.queue } : {}) };
+      moves.push({ type: "set", key: _dueKey({ ...next, due: next.due }), value: mark });
+    }
+    return moves;
   };
 
   const unfinished = (d: Delivery) => d.state === "pending" || d.state === "sending";
 
+  /** The first index entries of a queue (the head first). */
+  const headOf = async (queue: string, limit = 1): Promise<Entry<string>[]> => {
+    const heads: Entry<string>[] = [];
+    for await (const entry of store.list<string>(_queuePrefix(queue), { limit })) {
+      heads.push(entry);
+    }
+    return heads;
+  };
+
+  const read = (id: string) => store.get<Delivery>(_key(id));
+
   /**
-   * Writes `next` if `entry` is unchanged, with the report record following its state and
-   * its queue's index entry there exactly while it is unfinished.
+   * Plans `wanted` against what the store holds now: its due time (a queued one is indexed only
+   * as its queue's head), its queue's index entry there exactly while it is unfinished, the
+   * report record following its state, and, when it leaves its queue, the next head indexed.
+   * What it read beside the delivery is checked too.
    */
-  const replace = async (entry: Entry<Delivery>, next: Delivery): Promise<boolean> => {
-    const checks = [{ key: entry.key, version: entry.version }];
-    const mutations: Mutation[] = [put(next)];
-    if (next.queue && unfinished(next) !== unfinished(entry.value)) {
+  const plan = async (entry: Entry<Delivery>, wanted: Delivery) => {
+    const before = entry.value;
+    const checks: AtomicCheck[] = [{ key: entry.key, version: entry.version }];
+    const { due: _, ...unindexed } = wanted;
+    let next: Delivery = unindexed;
+    if (unfinished(wanted) && wanted.queue) {
+      const [head] = await headOf(wanted.queue.name);
+      if (head) checks.push({ key: head.key, version: head.version });
+      const first = head === undefined || (head.key.at(-1) as number) >= wanted.queue.sequence;
+      if (first) next = { ...unindexed, due: _dueAt(wanted) };
+    } else if (unfinished(wanted)) {
+      next = { ...unindexed, due: _dueAt(wanted) };
+    }
+    const mutations: Mutation[] = [put(next), ...indexMoves(before, next)];
+    if (next.queue && unfinished(next) !== unfinished(before)) {
       const key = _queueKey(next.queue);
       mutations.push(
         unfinished(next) ? { type: "set", key, value: next.id } : { type: "delete", key },
       );
     }
-    if (next.reportTo !== null && next.state !== entry.value.state) {
+    if (next.queue && unfinished(before) && !unfinished(next)) {
+      // The next head takes its turn now, behind the heads of other queues already waiting.
+      const successor = (await headOf(next.queue.name, 2)).find((e) => e.value !== next.id);
+      const waiting = successor && await read(successor.value);
+      if (waiting && waiting.value.due === undefined) {
+        const indexed = { ...waiting.value, due: Math.max(_dueAt(waiting.value), now()) };
+        checks.push({ key: waiting.key, version: waiting.version });
+        mutations.push(put(indexed), ...indexMoves(waiting.value, indexed));
+      } else if (!successor) {
+        // None yet: a recording meanwhile (it moves the counter) makes this commit fail.
+        const counter = await store.get(_counterKey(next.queue.name));
+        checks.push({ key: _counterKey(next.queue.name), version: counter?.version ?? null });
+      }
+    }
+    if (next.reportTo !== null && next.state !== before.state) {
       const report = await store.get<Record<string, unknown>>(next.reportTo);
       if (report) {
         checks.push({ key: report.key, version: report.version });
@@ -198,15 +337,30 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
         });
       }
     }
-    return await store.commit(checks, mutations);
+    return { next, checks, mutations };
   };
 
-  const read = (id: string) => store.get<Delivery>(_key(id));
+  /**
+   * Writes `wanted` if `entry` is unchanged; returns what was written, or null. When only what
+   * it read beside changed (its queue moved, a report record), it plans again.
+   */
+  const replace = async (entry: Entry<Delivery>, wanted: Delivery): Promise<Delivery | null> => {
+    for (let tries = 0; tries < REPLAN_TRIES; tries++) {
+      const { next, checks, mutations } = await plan(entry, wanted);
+      if (await store.commit(checks, mutations)) return next;
+      const again = await read(entry.value.id);
+      if (again?.version !== entry.version) return null;
+    }
+    return null;
+  };
 
-  const create = (options: RecordOptions, queue: QueuePlace | null): Delivery => {
+  const create = (options: RecordOptions, queue: QueuePlace | null, head: boolean): Delivery => {
     const createdAt = now();
     // Creation time first, so the store lists deliveries oldest first.
     const id = `${createdAt.toString(36).padStart(10, "0")}-${crypto.randomUUID()}`;
+    const claim = queue === null
+      ? { token: crypto.randomUUID(), until: createdAt + LEASE_MS }
+      : null;
     return {
       id,
       kind: options.kind,
@@ -216,40 +370,49 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       attempts: queue === null ? 1 : 0,
       createdAt,
       nextAttemptAt: createdAt,
-      claim: queue === null ? { token: crypto.randomUUID(), until: createdAt + LEASE_MS } : null,
+      claim,
       expiresAt: options.expiresAt ?? null,
       lastError: null,
       reportTo: options.reportTo ?? null,
       ...(queue === null ? {} : { queue }),
+      // Recorded claimed, it is due when that claim lapses; queued, when its turn comes.
+      ...(claim !== null ? { due: claim.until } : head ? { due: createdAt } : {}),
     };
   };
 
   /** Whether `delivery` is first among the unfinished of its queue (or has no queue). */
   const isTurnOf = async (delivery: Delivery): Promise<boolean> => {
     if (!delivery.queue) return true;
-    for await (const head of store.list<string>(_queuePrefix(delivery.queue.name), { limit: 1 })) {
-      return head.value === delivery.id;
-    }
-    return false;
+    const [head] = await headOf(delivery.queue.name);
+    return head?.value === delivery.id;
   };
 
   return {
     record(options) {
-      const delivery = create(options, null);
-      return { delivery, mutation: put(delivery) };
+      const delivery = create(options, null, true);
+      return { delivery, mutations: [put(delivery), ...indexMoves(null, delivery)] };
     },
 
     async recordInQueue(queue, options) {
       const counter = await store.get<number>(_counterKey(queue));
+      const [head] = await headOf(queue);
       const first = counter?.value ?? 0;
-      const deliveries = options.map((o, i) => create(o, { name: queue, sequence: first + i }));
+      const deliveries = options.map((o, i) =>
+        create(o, { name: queue, sequence: first + i }, i === 0 && head === undefined)
+      );
       return {
         deliveries,
-        checks: [{ key: _counterKey(queue), version: counter?.version ?? null }],
+        // The head as read: should it finish meanwhile, this commit fails and is made again, so
+        // the first recorded is never left out of the index behind a queue that emptied.
+        checks: [
+          { key: _counterKey(queue), version: counter?.version ?? null },
+          ...(head ? [{ key: head.key, version: head.version }] : []),
+        ],
         mutations: [
           { type: "set", key: _counterKey(queue), value: first + deliveries.length },
           ...deliveries.flatMap((d, i): Mutation[] => [
             put(d),
+            ...indexMoves(null, d),
             { type: "set", key: _queueKey({ name: queue, sequence: first + i }), value: d.id },
           ]),
         ],
@@ -268,21 +431,38 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       return deliveries.sort(_byCreation);
     },
 
-    async claim(id) {
+    async due(lane, limit) {
+      const at = now();
+      const items: DueItem[] = [];
+      for await (const entry of store.list(_duePrefix(lane), { limit })) {
+        if ((entry.key[3] as number) > at) break;
+        items.push({ id: entry.key[4] as string, key: entry.key });
+      }
+      return items;
+    },
+
+    async claim(id, listed) {
       const entry = await read(id);
-      if (!entry) return null;
+      if (!entry) {
+        // Gone (erased, or expired by a release that let the store expire it): never due again.
+        if (listed) await store.delete(listed.key);
+        return null;
+      }
       const delivery = entry.value;
       const at = now();
-      const due = (delivery.state === "pending" && delivery.nextAttemptAt <= at) ||
-        (delivery.state === "sending" && delivery.claim !== null && delivery.claim.until <= at);
-      if (!due || !(await isTurnOf(delivery))) return null;
-      const claimed: Delivery = {
+      if (!_isDue(delivery, at)) return null;
+      if (!(await isTurnOf(delivery))) {
+        // Indexed as a head it no longer is (the admin retried an earlier one): out of the
+        // index until its turn comes again.
+        if (delivery.due !== undefined) await replace(entry, delivery);
+        return null;
+      }
+      return await replace(entry, {
         ...delivery,
         state: "sending",
         attempts: delivery.attempts + 1,
         claim: { token: crypto.randomUUID(), until: at + LEASE_MS },
-      };
-      return (await replace(entry, claimed)) ? claimed : null;
+      });
     },
 
     async finish(claimed, outcome) {
@@ -307,7 +487,7 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
           lastError: outcome.error,
         };
       }
-      return (await replace(entry, next)) ? next : null;
+      return await replace(entry, next);
     },
 
     async retryNow(id) {
@@ -315,25 +495,22 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
       if (!entry || (entry.value.state !== "pending" && entry.value.state !== "failed")) {
         return null;
       }
-      const next: Delivery = { ...entry.value, state: "pending", nextAttemptAt: now() };
-      return (await replace(entry, next)) ? next : null;
+      return await replace(entry, { ...entry.value, state: "pending", nextAttemptAt: now() });
     },
 
-    async nextDueAt() {
+    async nextDueAt(lane) {
       let earliest: number | null = null;
-      const waiting: Delivery[] = [];
-      for await (const { value } of store.list<Delivery>(PREFIX)) {
-        if (unfinished(value)) waiting.push(value);
-      }
-      for (const value of firstInQueues(waiting)) {
-        const at = value.state === "pending"
-          ? value.nextAttemptAt
-          : value.state === "sending"
-          ? value.claim?.until ?? null
-          : null;
-        if (at !== null && (earliest === null || at < earliest)) earliest = at;
+      for (const one of lane === undefined ? (["direct", "queue"] as const) : [lane]) {
+        for await (const entry of store.list(_duePrefix(one), { limit: 1 })) {
+          const at = entry.key[3] as number;
+          if (earliest === null || at < earliest) earliest = at;
+        }
       }
       return earliest;
+    },
+
+    async reindex(entry) {
+      return (await replace(entry, entry.value)) !== null;
     },
   };
 }

@@ -2,14 +2,17 @@
  * Delivers what the outbox holds: at once when asked (right after a request recorded a
  * message), and from a timer loop for retries, for what another process recorded and for
  * what a crashed process left claimed. It never throws: store and transport errors are
- * logged, and the delivery is tried again.
+ * logged, and the delivery is tried again. A mail whose link died before it could go is
+ * recorded failed and logged as a warning, never sent.
  */
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import {
   type AttemptOutcome,
   type Delivery,
   type DeliveryState,
-  firstInQueues,
+  type DueItem,
+  type Lane,
+  LINK_EXPIRED,
   type Outbox,
 } from "./outbox.ts";
 
@@ -26,18 +29,36 @@ export type DeliveryHandler = (delivery: Delivery) => Promise<void>;
 
 /** The loop looks again at least this often, for work other processes recorded. */
 const POLL_MS = 30 * 1000;
+/** Due entries a lane reads at a time: the cost of a round does not grow with the backlog. */
+const DUE_BATCH = 32;
+/**
+ * Attempts a lane runs at once. Queue heads are of different queues, so one business's slow
+ * receiver holds up only its own queue; mail needs no order among its messages.
+ */
+const LANE_WIDTH: Readonly<Record<Lane, number>> = { direct: 4, queue: 8 };
+const LANES: readonly Lane[] = ["direct", "queue"];
 
 export interface Sender {
   /** The recorder's attempt at what it recorded; resolves with the state after (never rejects). */
   deliverNow(recorded: Delivery): Promise<DeliveryState | "missing">;
-  /** Delivers everything due now, one after another; the loop's step. */
+  /** Delivers everything due now, both lanes side by side; the loop's step. */
   deliverDue(): Promise<void>;
   /** Brings the loop's next step forward to now: something was recorded to go soon. */
   wake(): void;
   /** Starts the timer loop; resolves when its first pass is done (tests start from quiet). */
   start(): Promise<void>;
-  /** Stops the loop and waits for the attempt under way. */
+  /** Stops the loop and waits for the attempts under way. */
   stop(): Promise<void>;
+}
+
+/**
+ * Each lane (mail, queued events) has its own timer and pass: a pass working through a long
+ * backlog of events never holds up the timer of a mail retry.
+ */
+interface LaneLoop {
+  timer: ReturnType<typeof setTimeout> | null;
+  timerAt: number;
+  running: Promise<void> | null;
 }
 
 export function createSender(deps: {
@@ -47,12 +68,19 @@ export function createSender(deps: {
   now: () => number;
 }): Sender {
   const { outbox, handlers, log, now } = deps;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  let timerAt = Infinity;
-  let running: Promise<void> | null = null;
+  const loops: Record<Lane, LaneLoop> = {
+    direct: { timer: null, timerAt: Infinity, running: null },
+    queue: { timer: null, timerAt: Infinity, running: null },
+  };
   let looping = false;
+  /** Set by stop(): a pass under way ends after the attempts it started. */
+  let halted = false;
 
   const attempt = async (delivery: Delivery): Promise<AttemptOutcome> => {
+    // Its link is dead: no use to the person, reported instead of sent.
+    if (delivery.expiresAt !== null && delivery.expiresAt <= now()) {
+      return { kind: "failed", error: LINK_EXPIRED };
+    }
     const handler = handlers[delivery.kind];
     if (!handler) return { kind: "failed", error: `no sender for kind ${delivery.kind}` };
     try {
@@ -65,8 +93,8 @@ export function createSender(deps: {
     }
   };
 
-  const claimAndDeliver = async (id: string): Promise<DeliveryState | "missing" | null> => {
-    const delivery = await outbox.claim(id);
+  const claimAndDeliver = async (item: DueItem): Promise<DeliveryState | "missing" | null> => {
+    const delivery = await outbox.claim(item.id, item);
     return delivery === null ? null : await deliverClaimed(delivery);
   };
 
@@ -76,7 +104,9 @@ export function createSender(deps: {
     if (outcome.kind !== "sent" && next !== null) {
       logEvent(log, {
         level: "warn",
-        message: next.state === "failed"
+        message: outcome.error === LINK_EXPIRED
+          ? "delivery given up: its link expired before it could be sent"
+          : next.state === "failed"
           ? "delivery failed, not retried"
           : "delivery failed, will retry",
         delivery: delivery.id,
@@ -88,7 +118,7 @@ export function createSender(deps: {
         error: outcome.error,
       });
     }
-    if (next?.state === "pending") wakeAt(next.nextAttemptAt);
+    if (next?.due !== undefined) wakeAt(delivery.queue ? "queue" : "direct", next.due);
     return next?.state ?? (await outbox.get(delivery.id))?.state ?? "missing";
   };
 
@@ -101,77 +131,80 @@ export function createSender(deps: {
     }
   };
 
-  /** What may be tried now: due, and first in its queue. */
-  const dueNow = async () => {
-    const at = now();
-    return firstInQueues(await outbox.list(["pending", "sending"])).filter((d) =>
-      d.state === "pending" ? d.nextAttemptAt <= at : (d.claim?.until ?? 0) <= at
-    );
-  };
-
-  const deliverEach = async (due: readonly Delivery[]) => {
-    for (const delivery of due) await claimAndDeliver(delivery.id);
-  };
-
-  const deliverQueues = async (heads: readonly Delivery[]) => {
-    // Again while a queue moved on: what waited behind a finished delivery is due now.
-    while (heads.length > 0) {
+  /**
+   * Delivers what is due in one lane, a batch at a time, until nothing due moves. A queue
+   * whose head finished has its next one indexed behind the other queues' heads: they take
+   * turns. Reads only the due index, never what is finished or waits behind a head.
+   */
+  const drain = async (lane: Lane) => {
+    while (!halted) {
+      const due = await outbox.due(lane, DUE_BATCH);
       let moved = false;
-      for (const delivery of heads) {
-        const state = await claimAndDeliver(delivery.id);
-        if (state === "sent" || state === "failed") moved = true;
-      }
+      await _eachAtMost(due, LANE_WIDTH[lane], async (item) => {
+        if (!halted && (await claimAndDeliver(item)) !== null) moved = true;
+      });
+      // Nothing due, or all of it held by other senders: look again when the index says.
       if (!moved) return;
-      heads = (await dueNow()).filter((d) => d.queue);
     }
   };
 
-  const deliverDue = async () => {
-    const due = await dueNow();
-    // Two lanes: an events endpoint that does not answer holds up no sign-in mail.
-    await Promise.all([
-      deliverEach(due.filter((d) => !d.queue)),
-      deliverQueues(due.filter((d) => d.queue)),
-    ]);
-  };
-
-  const tick = () => {
-    timer = null;
-    timerAt = Infinity;
-    running = (async () => {
-      await guarded(deliverDue, undefined);
-      const next = looping ? await guarded(() => outbox.nextDueAt(), null) : null;
+  const tick = (lane: Lane) => {
+    const loop = loops[lane];
+    loop.timer = null;
+    loop.timerAt = Infinity;
+    loop.running = (async () => {
+      await guarded(() => drain(lane), undefined);
+      const next = looping ? await guarded(() => outbox.nextDueAt(lane), null) : null;
       // Never sooner than a second: a delivery another sender holds is due again only later.
       const delay = next === null ? POLL_MS : Math.min(Math.max(next - now(), 1000), POLL_MS);
-      running = null;
-      if (looping) wakeAt(now() + delay);
+      loop.running = null;
+      if (looping) wakeAt(lane, now() + delay);
     })();
   };
 
-  /** Brings the loop's next step forward to `at` (a retry just scheduled by deliverNow). */
-  const wakeAt = (at: number) => {
-    if (!looping || running !== null || at >= timerAt) return;
-    if (timer !== null) clearTimeout(timer);
-    timerAt = at;
-    timer = setTimeout(tick, Math.max(at - now(), 0));
+  /** Brings a lane's next step forward to `at` (a retry just scheduled). */
+  const wakeAt = (lane: Lane, at: number) => {
+    const loop = loops[lane];
+    // A step due now runs now, even ahead of a timer set for that moment (the clock moved on).
+    if (!looping || loop.running !== null || (at >= loop.timerAt && at > now())) return;
+    if (loop.timer !== null) clearTimeout(loop.timer);
+    loop.timerAt = at;
+    loop.timer = setTimeout(() => tick(lane), Math.max(at - now(), 0));
   };
 
   return {
     deliverNow: (recorded) => guarded(() => deliverClaimed(recorded), "pending"),
-    deliverDue: () => guarded(deliverDue, undefined),
-    wake: () => wakeAt(now()),
+    deliverDue: () => guarded(() => Promise.all(LANES.map(drain)).then(() => {}), undefined),
+    wake: () => LANES.forEach((lane) => wakeAt(lane, now())),
     async start() {
       if (looping) return;
       looping = true;
-      tick();
-      await running;
+      halted = false;
+      LANES.forEach(tick);
+      await Promise.all(LANES.map((lane) => loops[lane].running));
     },
     async stop() {
       looping = false;
-      if (timer !== null) clearTimeout(timer);
-      timer = null;
-      timerAt = Infinity;
-      await running;
+      halted = true;
+      for (const loop of Object.values(loops)) {
+        if (loop.timer !== null) clearTimeout(loop.timer);
+        loop.timer = null;
+        loop.timerAt = Infinity;
+      }
+      await Promise.all(LANES.map((lane) => loops[lane].running));
     },
   };
+}
+
+/** Runs `work` on every item, at most `width` at a time. */
+async function _eachAtMost<T>(
+  items: readonly T[],
+  width: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }

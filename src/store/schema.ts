@@ -3,6 +3,7 @@
  * store up to it at start-up. A migration is idempotent: run twice (a crash between its writes
  * and the version stamp), it changes nothing the second time.
  */
+import { indexUnfinished } from "../outbox/outbox.ts";
 import { base64url } from "../secrets.ts";
 import type { Store } from "./store.ts";
 import { StartupError } from "../startup_error.ts";
@@ -131,6 +132,12 @@ export const MIGRATIONS: readonly Migration[] = [
     summary:
       "workflows, runs, triggers, packs, subscriptions and invoices carry updatedAt; runs result and costCents",
     run: _addUpdatedAt,
+  },
+  {
+    to: 5,
+    summary:
+      "unfinished outbox deliveries indexed by due time (the sender reads only what may go); those with a link are kept until reported, not expired by the store",
+    run: indexUnfinished,
   },
 ];
 

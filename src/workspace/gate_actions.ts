@@ -374,7 +374,7 @@ export async function planAction(
             delivery: "pending",
             sentAt: now(),
           },
-        }, mail.mutation],
+        }, ...mail.mutations],
         event,
         outcome: `Invite ${action.email} as ${_article(action.role)}`,
         deliveries: [mail.delivery],

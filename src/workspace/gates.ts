@@ -215,7 +215,7 @@ export function createGates(deps: GatesDeps): Gates {
       await store.commit([{ key: _gateKey(gate.id), version: null }], [
         { type: "set", key: _gateKey(gate.id), value: gate },
         { type: "set", key: _pendingKey(gate.id), value: gate.businessId },
-        ...notices.map((notice) => notice.mutation),
+        ...notices.flatMap((notice) => notice.mutations),
         {
           type: "set",
           key: ["ws", gate.businessId, "gate", LATEST - gate.createdAt, LATEST - sequence, gate.id],
@@ -391,13 +391,13 @@ async function _deliverDecision(deps: GatesDeps, gate: Gate, link: string): Prom
   }
   const account = await deps.accounts.getAccount(gate.requestedBy);
   if (!account) return "not sent: the requesting account no longer exists";
-  const { delivery, mutation } = deps.mailer.record({
+  const { delivery, mutations } = deps.mailer.record({
     to: account.email,
     subject: `Approval ${gate.status}: ${gate.tool}`,
     text: `${gate.outcome ?? gate.summary}\n\nDetails: ${link}\n`,
     link,
   });
-  await deps.store.commit([], [mutation]);
+  await deps.store.commit([], mutations);
   const state = await deps.mailer.dispatch(delivery);
   if (state === "sent") return `e-mailed to ${account.email}`;
   if (state === "failed") {

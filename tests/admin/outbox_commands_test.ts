@@ -88,3 +88,41 @@ Deno.test("list-outbox shows events (a given-up one by its type and business); r
     store.close();
   }
 });
+
+Deno.test("list-outbox shows a sign-up mail whose link expired before the mail server took it: failed, with the reason", async () => {
+  let time = 1_800_000_000_000;
+  const now = () => time;
+  const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+  const store = await openKvStore(":memory:", now);
+  const run = adminRunner(store, { now });
+  const { emailLinks, sender } = createProcessServices({
+    config,
+    store,
+    now,
+    mailLog: () => {},
+    transport: { send: () => Promise.reject(new Error("421 4.3.2 service not available")) },
+  });
+  try {
+    await emailLinks.requestSignUp({
+      email: "new@example.com",
+      businessName: "New Co",
+      clientAddress: "192.0.2.1",
+    });
+    time += 16 * 60 * 1000;
+    await sender.deliverDue();
+    const listed = await run("list-outbox", "--state", "failed");
+    assert.equal(listed.code, 0, listed.err);
+    const [delivery, ...others] = JSON.parse(listed.out).deliveries;
+    assert.equal(others.length, 0);
+    assert.deepEqual(
+      [delivery.message, delivery.state, delivery.lastError],
+      [
+        "new@example.com: Confirm your Vestibule sign-up",
+        "failed",
+        "link expired before it could be sent",
+      ],
+    );
+  } finally {
+    store.close();
+  }
+});

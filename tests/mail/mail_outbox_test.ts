@@ -20,8 +20,8 @@ Deno.test("a mail server that does not answer costs the request a bounded wait, 
       log: () => {},
       firstAttemptWaitMs: 10,
     });
-    const { delivery, mutation } = mailer.record(MAIL);
-    await store.commit([], [mutation]);
+    const { delivery, mutations } = mailer.record(MAIL);
+    await store.commit([], mutations);
     assert.equal(await mailer.dispatch(delivery), "waiting");
     assert.equal(await stateOf(store, delivery.id), "sending");
     // The attempt goes on after the request has its answer, and completes.

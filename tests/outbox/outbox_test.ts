@@ -14,13 +14,13 @@ async function fixture() {
   const store = await openKvStore(":memory:", clock.now);
   const outbox = createOutbox({ store, now: clock.now });
   const add = async (options: { expiresAt?: number; reportTo?: readonly string[] } = {}) => {
-    const { delivery, mutation } = outbox.record({
+    const { delivery, mutations } = outbox.record({
       kind: "mail",
       payload: { secret: "link" },
       label: "a@example.com: Hello",
       ...options,
     });
-    assert.ok(await store.commit([], [mutation]));
+    assert.ok(await store.commit([], mutations));
     return delivery;
   };
   return { clock, store, outbox, add, [Symbol.dispose]: () => store.close() };
@@ -86,17 +86,24 @@ Deno.test("a permanent failure ends in failed; the admin's retry makes it due ag
   assert.ok(await f.outbox.claim(id));
 });
 
-Deno.test("a delivery whose link has expired is dropped, not claimed for sending", async () => {
+Deno.test("a delivery whose link has expired is due at once, not at its later retry, and kept until reported", async () => {
   using f = await fixture();
-  const claimed = await f.add({ expiresAt: f.clock.now() + 60_000 });
+  const claimed = await f.add({ expiresAt: f.clock.now() + 6_000 });
   const id = claimed.id;
-  await f.outbox.finish(claimed, { kind: "retry", error: "timeout" });
-  f.clock.advance(59_999);
-  assert.ok(await f.outbox.get(id), "still waiting for its retry");
-  f.clock.advance(1);
-  assert.equal(await f.outbox.claim(id), null);
-  assert.equal(await f.outbox.get(id), null);
-  assert.deepEqual(await f.outbox.list(), []);
+  const retrying = await f.outbox.finish(claimed, { kind: "retry", error: "timeout" });
+  assert.equal(retrying?.nextAttemptAt, f.clock.now() + 5_000);
+  f.clock.advance(5_500);
+  // Claimed for its retry, which then times out: due again in 10 s, after its link dies.
+  const again = await f.outbox.finish((await f.outbox.claim(id))!, {
+    kind: "retry",
+    error: "timeout",
+  });
+  assert.equal(again?.due, f.clock.now() + 500, "due when its link dies");
+  f.clock.advance(500);
+  assert.deepEqual((await f.outbox.due("direct", 10)).map((d) => d.id), [id]);
+  assert.ok(await f.outbox.claim(id), "claimed, for the sender to report it");
+  f.clock.advance(7 * 24 * 60 * 60 * 1000);
+  assert.ok(await f.outbox.get(id), "an unfinished delivery never vanishes by the store's expiry");
 });
 
 Deno.test("a delivery's report record follows its state; sent ones lose their payload", async () => {

@@ -19,8 +19,8 @@ async function fixture(handler: () => Promise<void>, wrap: (s: Store) => Store =
     now: clock.now,
   });
   const add = async () => {
-    const { delivery, mutation } = outbox.record({ kind: "mail", payload: {}, label: "x: y" });
-    await kv.commit([], [mutation]);
+    const { delivery, mutations } = outbox.record({ kind: "mail", payload: {}, label: "x: y" });
+    await kv.commit([], mutations);
     return delivery;
   };
   return { clock, outbox, sender, logs, add, calls: () => calls, close: () => kv.close() };
@@ -144,7 +144,7 @@ Deno.test("an events endpoint that does not answer holds up no mail", async () =
     // A mail whose recorder died: due once its claim lapses, recorded after the event.
     time += 1;
     const mail = outbox.record({ kind: "mail", payload: {}, label: "a@example.com: Sign in" });
-    assert.ok(await store.commit([], [mail.mutation]));
+    assert.ok(await store.commit([], mail.mutations));
     time += LEASE_MS;
     const pass = sender.deliverDue();
     let timer: ReturnType<typeof setTimeout> | undefined;

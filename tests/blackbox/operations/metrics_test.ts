@@ -66,9 +66,9 @@ Deno.test("metrics: the outbox gauge counts deliveries by state", async () => {
   const server = await startTestServer(adminEnv());
   try {
     // Recorded claimed by its writer, as a sign-in does before its first attempt.
-    const { mutation } = createOutbox({ store: server.store, now: Date.now })
+    const { mutations } = createOutbox({ store: server.store, now: Date.now })
       .record({ kind: "test", payload: {}, label: "test message" });
-    assert.ok(await server.store.commit([], [mutation]));
+    assert.ok(await server.store.commit([], mutations));
     const text = await scrape(server.adminUrl);
     const total = ["pending", "sending", "sent", "failed"]
       .map((state) => sample(text, `vestibule_outbox_messages{state="${state}"}`)!)

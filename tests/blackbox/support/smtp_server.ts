@@ -18,6 +18,8 @@ export interface SmtpServerOptions {
   readonly starttls?: boolean;
   /** RCPT TO these addresses is answered 550. */
   readonly rejectRecipients?: readonly string[];
+  /** RCPT TO these addresses is answered 451 (try again later) the first time each is given. */
+  readonly deferFirst?: readonly string[];
 }
 
 export interface TestSmtpServer {
@@ -74,6 +76,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
   const waiters: { count: number; resolve: (mails: ReceivedMail[]) => void }[] = [];
   const timers = new Set<ReturnType<typeof setTimeout>>();
   let connections = 0;
+  const deferred = new Set<string>();
   const tls = options.starttls ? await selfSignedCertificate() : null;
   const server = new SMTPServer({
     ...(tls ? { key: tls.key, cert: tls.cert } : { disabledCommands: ["STARTTLS"] }),
@@ -95,6 +98,12 @@ export async function startSmtpServer(options: SmtpServerOptions = {}): Promise<
       if (options.rejectRecipients?.includes(address.address)) {
         const error = new Error("5.1.1 Mailbox unknown") as Error & { responseCode: number };
         error.responseCode = 550;
+        return callback(error);
+      }
+      if (options.deferFirst?.includes(address.address) && !deferred.has(address.address)) {
+        deferred.add(address.address);
+        const error = new Error("4.3.0 Try again later") as Error & { responseCode: number };
+        error.responseCode = 451;
         return callback(error);
       }
       callback();

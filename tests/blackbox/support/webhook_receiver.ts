@@ -36,7 +36,10 @@ export async function tempWebhookSecret(): Promise<{ secret: string; file: strin
   return { secret, file };
 }
 
-export async function startTestReceiver(): Promise<TestReceiver> {
+/** `delayMs`: how long each answer takes (a receiver that does real work). */
+export async function startTestReceiver(
+  options: { readonly delayMs?: number } = {},
+): Promise<TestReceiver> {
   const { secret, file } = await tempWebhookSecret();
   const verifier = new Webhook(secret);
   const accepted: ReceivedEvent[] = [];
@@ -45,6 +48,7 @@ export async function startTestReceiver(): Promise<TestReceiver> {
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
     attempts++;
     const body = await request.text();
+    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
     // Throws on a bad signature: the test fails with a 500 and an error in its output.
     const event = verifier.verify(body, Object.fromEntries(request.headers)) as ReceivedEvent;
     if (status >= 200 && status < 300) {
