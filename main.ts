@@ -69,7 +69,7 @@ async function main(): Promise<number> {
 if (import.meta.main) {
   Deno.exit(
     Deno.args[0] === "admin"
-      ? await (await import("./src/admin/cli.ts")).adminMain(Deno.args.slice(1))
+      ? await (await import("./src/operator/cli/cli.ts")).adminMain(Deno.args.slice(1))
       : await main(),
   );
 }

@@ -11,7 +11,7 @@ import type { Mail } from "../src/mail/mailer.ts";
 import { createEventOutbox, webhookDeliveryHandler } from "../src/events/event_outbox.ts";
 import { importWebhookSecret } from "../src/events/webhook_signature.ts";
 import { createMailService } from "../src/mail/mail_outbox.ts";
-import { createServiceMetrics } from "../src/ops/service_metrics.ts";
+import { createServiceMetrics } from "../src/operator/service_metrics.ts";
 import { exportLines } from "../src/store/backup.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";

@@ -1,5 +1,5 @@
 /**
- * A reference receiver for Vestibule's events (README "Integrating with your systems").
+ * A reference receiver for Vestibule's events (docs/integrating.md "Events").
  *
  * It verifies each event's Standard Webhooks signature, drops replays, carries out a
  * `workflow_run.requested` by running a command, and reports the run `running`, then

@@ -17,22 +17,22 @@ import { createHostRouter } from "./http/host_router.ts";
 import { logEvent, type LogSink, withRequestLog } from "./http/request_log.ts";
 import { checkMailTransport, openMailTransport } from "./mail/transport.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
-import { createAdminSite } from "./ops/admin_site.ts";
-import { readAdminToken } from "./ops/admin_token.ts";
-import { createServiceMetrics, type ServiceMetrics } from "./ops/service_metrics.ts";
-import { withStoreMetrics } from "./ops/store_metrics.ts";
+import { createAdminSite } from "./operator/listener.ts";
+import { readAdminToken } from "./operator/api_token.ts";
+import { createServiceMetrics, type ServiceMetrics } from "./operator/service_metrics.ts";
+import { withStoreMetrics } from "./operator/store_metrics.ts";
 import { ensurePrivateFile } from "./private_files.ts";
 import { createProcessServices, type ProcessServices } from "./process_services.ts";
-import { createApiSite } from "./api_site.ts";
-import { createAuthSite } from "./auth_site.ts";
-import { createPublicSite } from "./public_site.ts";
+import { createApiSite } from "./sites/api_site.ts";
+import { createAuthSite } from "./sites/auth_site.ts";
+import { createPublicSite } from "./sites/public_site.ts";
 import { openStore } from "./store/open.ts";
 import { prepareSchema, SchemaError } from "./store/schema.ts";
 import { type Store, StoreBusyError } from "./store/store.ts";
 import { StartupError } from "./startup_error.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
-import { seedDemo } from "./workspace/demo.ts";
-import { createWorkspaceServices } from "./workspace/services.ts";
+import { seedDemo } from "./workspace/domain/demo.ts";
+import { createWorkspaceServices } from "./workspace/domain/services.ts";
 
 export interface ServiceDeps {
   /** The request log and the service's own events. */

@@ -57,7 +57,7 @@ export function configWarnings(
   }
   const admin = config.adminListen;
   if (admin !== null && (admin.hostname === "0.0.0.0" || admin.hostname === "::")) {
-    // /metrics and /ready have no authentication (README, "Metrics and readiness").
+    // /metrics and /ready have no authentication (docs/operating.md, "Metrics and readiness").
     const host = admin.hostname.includes(":") ? `[${admin.hostname}]` : admin.hostname;
     warnings.push(
       `the operator listener ${SETTINGS.adminListen.env}=${host}:${admin.port} is on ` +

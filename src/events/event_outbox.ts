@@ -15,7 +15,7 @@ export const WEBHOOK_KIND = "webhook";
 
 /** One event before it is recorded; `data` always names the business. */
 export interface NewEvent {
-  /** `workflow_run.requested`, `approval.decided`, …: README "Integrating with your systems". */
+  /** `workflow_run.requested`, `approval.decided`, …: docs/integrating.md "Events". */
   readonly type: string;
   readonly data: { readonly businessId: string } & Readonly<Record<string, unknown>>;
 }

@@ -1,6 +1,6 @@
 /**
  * Every rate limit of the service, as configured: which ones all replicas share through the
- * store and which each process keeps alone (README: Replicas), each refusal reported for the
+ * store and which each process keeps alone (docs/operating.md: Replicas), each refusal reported for the
  * metrics.
  */
 import type { RateLimitName, RateLimits } from "../config/rate_limit_table.ts";

@@ -76,7 +76,7 @@ export interface McpCaller<A> {
 }
 
 /**
- * What an endpoint counts for the operator's metrics (src/ops/service_metrics.ts); without it
+ * What an endpoint counts for the operator's metrics (src/operator/service_metrics.ts); without it
  * nothing is counted. Both are told bounded values only.
  */
 export interface McpMetrics {

@@ -1,5 +1,5 @@
 /**
- * What the authorization server counts for the operator's metrics (src/ops/service_metrics.ts).
+ * What the authorization server counts for the operator's metrics (src/operator/service_metrics.ts).
  * Optional in every part's dependencies: without the operator listener nothing is counted.
  */
 

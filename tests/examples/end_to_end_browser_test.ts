@@ -8,7 +8,7 @@ import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/
 import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
 import { chromium } from "npm:playwright-core@^1.56.0";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { createWorkspace } from "../../src/workspace/workspace.ts";
+import { createWorkspace } from "../../src/workspace/domain/workspace.ts";
 import { consent, oauthFixture, ownerBrowser } from "../blackbox/support/oauth_helpers.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
 import { integration } from "./example_receiver.ts";

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import fc from "npm:fast-check@^4.10.2";
 import { issueGrant } from "../../testkit/issue_grant.ts";
 import { SUPPORTED_SCOPES } from "../../src/oauth/scopes.ts";
-import { DEMO_OWNER_EMAIL } from "../../src/workspace/demo.ts";
+import { DEMO_OWNER_EMAIL } from "../../src/workspace/domain/demo.ts";
 import { createTestApp, type TestApp } from "../blackbox/support/harness.ts";
 import {
   assertStatusIn,

@@ -6,7 +6,7 @@ import type { Block, Inline, PageDocument } from "../../src/pages/page_document.
 import { PageDocumentError, parsePageDocument } from "../../src/pages/parse_page.ts";
 import { renderPageHtml } from "../../src/pages/render_html.ts";
 import { renderPageMarkdown } from "../../src/pages/render_markdown.ts";
-import { createSiteLayout } from "../../src/site/layout.ts";
+import { createSiteLayout } from "../../src/content/layout.ts";
 import { escapeHtml } from "../../src/ui/html.ts";
 import { config } from "../oauth/fixtures.ts";
 import { fuzzRuns, hostileText } from "./fuzz_support.ts";

@@ -13,7 +13,7 @@ import {
   SchemaError,
 } from "../../src/store/schema.ts";
 import type { Store } from "../../src/store/store.ts";
-import { countPendingGates } from "../../src/workspace/gates.ts";
+import { countPendingGates } from "../../src/workspace/domain/gates.ts";
 import * as v from "valibot";
 import {
   InvoiceSchema,
@@ -22,7 +22,7 @@ import {
   SubscriptionSchema,
   TriggerSchema,
   WorkflowSchema,
-} from "../../src/workspace/records.ts";
+} from "../../src/workspace/domain/records.ts";
 import { manualClock } from "./store_contract.ts";
 
 Deno.test("a fresh store is stamped with the current schema version", async () => {

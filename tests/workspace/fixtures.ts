@@ -4,7 +4,10 @@ import type { Mail, Mailer } from "../../src/mail/mailer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-import { createWorkspaceServices, type WorkspaceServices } from "../../src/workspace/services.ts";
+import {
+  createWorkspaceServices,
+  type WorkspaceServices,
+} from "../../src/workspace/domain/services.ts";
 
 export interface Fixture extends WorkspaceServices {
   readonly clock: { t: number };

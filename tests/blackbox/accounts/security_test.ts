@@ -1,4 +1,4 @@
-import { createAuditLog } from "../../../src/workspace/audit.ts";
+import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { getGrant } from "../../../src/oauth/grants.ts";

@@ -65,9 +65,9 @@ Deno.test("a sign-in mail asked for during an SMTP outage arrives once, after a 
     // 3. Exactly once: both are marked sent, nothing waits to go out again.
     assert.equal(smtp.received.length, 2);
     const { code, stdout, stderr } = await mainCommand(
-      await taskFlags("admin", "src/admin/cli.ts"),
+      await taskFlags("admin", "src/operator/cli/cli.ts"),
       { VESTIBULE_DATA: env.VESTIBULE_DATA },
-      { cwd: dir, entry: "src/admin/cli.ts", args: ["list-outbox"] },
+      { cwd: dir, entry: "src/operator/cli/cli.ts", args: ["list-outbox"] },
     ).output();
     const out = new TextDecoder().decode(stdout);
     assert.equal(code, 0, new TextDecoder().decode(stderr));

@@ -73,7 +73,7 @@ Deno.test("one grant per account, business and client", async (t) => {
         assert.equal(refused.status, 400);
         assert.equal(refused.json.error, "invalid_grant");
       }
-      // The workspace reuses an accepted token's verdict briefly (README: within a second).
+      // The workspace reuses an accepted token's verdict briefly (docs/workspace.md: within a second).
       fx.clock.advance(REVOCATION_DELAY_MS);
       assert.equal(await workspaceStatus(fx, first), 401);
       assert.equal(await workspaceStatus(fx, third), 200);

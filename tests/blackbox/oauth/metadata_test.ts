@@ -1,14 +1,14 @@
 // Discovery: the one metadata document at every location, JWKS, and CORS of the endpoints.
 import assert from "node:assert/strict";
 import { createProcessServices } from "../../../src/process_services.ts";
-import { authSiteRoutes } from "../../../src/auth_site.ts";
+import { authSiteRoutes } from "../../../src/sites/auth_site.ts";
 import { createCorsPolicies } from "../../../src/http/cors.ts";
 import type { RouteTable } from "../../../src/http/router.ts";
 import { checkMetadataRoutes, createMetadataHandler } from "../../../src/oauth/metadata.ts";
 import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
 import { createSigningKeys } from "../../../src/oauth/signing_keys.ts";
 import { loadStylesheet } from "../../../src/ui/stylesheet.ts";
-import { createWorkspaceServices } from "../../../src/workspace/services.ts";
+import { createWorkspaceServices } from "../../../src/workspace/domain/services.ts";
 import { oauthFixture } from "../support/oauth_helpers.ts";
 
 const LOCATIONS = [

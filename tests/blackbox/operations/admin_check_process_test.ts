@@ -13,12 +13,12 @@ import {
 
 Deno.test("admin check --live as a process: ok with the admin task's permissions; a newer store is a fault", async () => {
   const dir = await copyProject();
-  const flags = await taskFlags("admin", "src/admin/cli.ts");
+  const flags = await taskFlags("admin", "src/operator/cli/cli.ts");
   const origins = originsEnv();
   const check = async (...args: string[]) => {
     const output = await mainCommand(flags, origins, {
       cwd: dir,
-      entry: "src/admin/cli.ts",
+      entry: "src/operator/cli/cli.ts",
       args: ["check", ...args],
     }).output();
     const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);

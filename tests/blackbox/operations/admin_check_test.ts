@@ -1,7 +1,7 @@
 // `admin check --live` against the real server on loopback: every finding ok; then through a
 // proxy that does not forward Host, the issuer mismatch is a fault naming the URL, exit 1.
 import assert from "node:assert/strict";
-import { runAdminCommand } from "../../../src/admin/commands.ts";
+import { runAdminCommand } from "../../../src/operator/cli/commands.ts";
 import { type Config, resolveConfig } from "../../../src/config/config.ts";
 import { rawExchange } from "../support/mcp_helpers.ts";
 import { startTestServer, type TestServer } from "../support/harness.ts";

@@ -1,7 +1,7 @@
 // Backup and restore end to end: a server on store A issues tokens; `admin export` reads A while
 // that server runs; `admin import` loads the file into an empty store B; a server on B, at the
 // same addresses, serves the same JWKS, refreshes the refresh token and accepts the access token.
-import { adminRunner } from "../../admin/admin_runner.ts";
+import { adminRunner } from "../../operator/cli/admin_runner.ts";
 import assert from "node:assert/strict";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import type { Store } from "../../../src/store/store.ts";

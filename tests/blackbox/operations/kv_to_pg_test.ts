@@ -1,4 +1,4 @@
-// Moving a Deno KV deployment to PostgreSQL, as the README tells an operator: `deno task admin
+// Moving a Deno KV deployment to PostgreSQL, as docs/operating.md tells an operator: `deno task admin
 // export` from the KV file and `deno task admin import` into the database, both real processes
 // with the admin task's permissions. Every record arrives (accounts, clients, grants, refresh
 // tokens, signing keys, audit log), and a server on the database serves the same JWKS, accepts
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { openPgStore } from "../../../src/store/pg_store.ts";
 import type { StoredRecord } from "../../../src/store/store.ts";
-import { adminRunner } from "../../admin/admin_runner.ts";
+import { adminRunner } from "../../operator/cli/admin_runner.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { manualClock } from "../../store/store_contract.ts";
 import { adminProcess, copyProject } from "../support/main_process.ts";

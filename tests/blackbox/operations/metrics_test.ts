@@ -5,7 +5,7 @@ import { createOutbox } from "../../../src/outbox/outbox.ts";
 import type { Key, Store } from "../../../src/store/store.ts";
 import { freePorts, startTestServer } from "../support/harness.ts";
 import { copyProject, originsEnv, whileServing } from "../support/main_process.ts";
-import { MAIL_VERDICT_MS } from "../../../src/ops/admin_site.ts";
+import { MAIL_VERDICT_MS } from "../../../src/operator/listener.ts";
 import { manualClock } from "../../store/store_contract.ts";
 import { INITIALIZE, mcpPost } from "../support/mcp_helpers.ts";
 import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";

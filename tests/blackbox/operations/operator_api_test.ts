@@ -2,9 +2,9 @@
 // connections and replace the catalogue, and an agent then reads exactly that through the
 // workspace tools; bad input is a precise 4xx, nothing is half-applied, everything is audited.
 import assert from "node:assert/strict";
-import { buildOperatorOpenApi } from "../../../src/ops/operator_openapi.ts";
-import { createAuditLog } from "../../../src/workspace/audit.ts";
-import type { Run } from "../../../src/workspace/records.ts";
+import { buildOperatorOpenApi } from "../../../src/operator/operator_openapi.ts";
+import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
+import type { Run } from "../../../src/workspace/domain/records.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "../support/workspace_support.ts";
 import { openPgStore } from "../../../src/store/pg_store.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";

@@ -12,7 +12,7 @@ import {
 } from "../../../src/mcp/messages.ts";
 import { OAuthErrorSchema, ProtectedResourceSchema } from "../../../src/oauth/wire_schemas.ts";
 import { PageDocumentSchema } from "../../../src/pages/page_document.ts";
-import { HealthSchema } from "../../../src/site/health.ts";
+import { HealthSchema } from "../../../src/content/health.ts";
 import { startTestServer } from "../support/harness.ts";
 import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 

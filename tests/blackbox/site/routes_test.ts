@@ -9,7 +9,7 @@ import {
   PageDocumentSchema,
 } from "../../../src/pages/page_document.ts";
 import { escapeMarkdown } from "../../../src/pages/render_markdown.ts";
-import { fillPlaceholders } from "../../../src/site/templates.ts";
+import { fillPlaceholders } from "../../../src/content/templates.ts";
 import { escapeHtml } from "../../../src/ui/html.ts";
 import { startTestServer } from "../support/harness.ts";
 

@@ -3,7 +3,7 @@
 // that needs the store is told to come back (503, Retry-After, its JSON-RPC error), never that
 // its token is bad, with one warning line each and no stack.
 import assert from "node:assert/strict";
-import { READY_DEADLINE_MS } from "../../../src/ops/admin_site.ts";
+import { READY_DEADLINE_MS } from "../../../src/operator/listener.ts";
 import { openPgStore } from "../../../src/store/pg_store.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { freePorts } from "../support/harness.ts";

@@ -98,9 +98,9 @@ Deno.test("two servers started together on one fresh KV file both serve, with on
 
 Deno.test("`deno task admin` works while the server starts and runs on the same KV file", async () => {
   const dir = await copyProject();
-  const flags = await taskFlags("admin", "src/admin/cli.ts");
+  const flags = await taskFlags("admin", "src/operator/cli/cli.ts");
   const admin = async (...args: string[]) => {
-    const command = mainCommand(flags, {}, { cwd: dir, entry: "src/admin/cli.ts", args });
+    const command = mainCommand(flags, {}, { cwd: dir, entry: "src/operator/cli/cli.ts", args });
     const output = await command.output();
     const stderr = new TextDecoder().decode(output.stderr);
     assert.equal(output.code, 0, stderr);

@@ -185,11 +185,11 @@ export async function whileServing<T>(
  * command with `env` alone, `input` on standard input, and returns its exit code and output.
  */
 export async function adminProcess(dir: string) {
-  const flags = await taskFlags("admin", "src/admin/cli.ts");
+  const flags = await taskFlags("admin", "src/operator/cli/cli.ts");
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return async (env: Record<string, string>, args: string[], input = "") => {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, "src/admin/cli.ts", ...args],
+      args: ["run", ...flags, "src/operator/cli/cli.ts", ...args],
       cwd: dir,
       env: { NO_COLOR: "1", ...env },
       clearEnv: true,

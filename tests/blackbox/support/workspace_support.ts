@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import type { Accounts } from "../../../src/accounts/model.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
-import { createWorkspace, type Workspace } from "../../../src/workspace/workspace.ts";
+import { createWorkspace, type Workspace } from "../../../src/workspace/domain/workspace.ts";
 import { Browser, followLink, submitForm, type tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer, type TestServerOptions } from "./harness.ts";
 

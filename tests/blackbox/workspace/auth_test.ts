@@ -4,7 +4,7 @@ import { revokeGrant } from "../../../src/oauth/grants.ts";
 import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
 import { createSigningKeys } from "../../../src/oauth/signing_keys.ts";
 import { mcpPost } from "../support/mcp_helpers.ts";
-import { DECISION_TTL_MS } from "../../../src/workspace/bearer.ts";
+import { DECISION_TTL_MS } from "../../../src/workspace/mcp/bearer.ts";
 import {
   exchange,
   oauthFixture,
@@ -435,7 +435,7 @@ Deno.test("workspace rate limit is per subject and client", async () => {
 });
 
 Deno.test("workspace rate limit: a refreshed token spends its predecessor's budget", async () => {
-  // README: keyed by token subject and client, so that refreshing does not reset the budget.
+  // docs/workspace.md: keyed by token subject and client, so that refreshing does not reset the budget.
   const fx = await oauthFixture({ VESTIBULE_RATE_LIMITS: "on" });
   try {
     const client = await registerClient(fx);

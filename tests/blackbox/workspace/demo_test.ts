@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { DEMO_BUSINESS_NAME, DEMO_OWNER_EMAIL } from "../../../src/workspace/demo.ts";
-import { createWorkspace } from "../../../src/workspace/workspace.ts";
+import { DEMO_BUSINESS_NAME, DEMO_OWNER_EMAIL } from "../../../src/workspace/domain/demo.ts";
+import { createWorkspace } from "../../../src/workspace/domain/workspace.ts";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { startTestServer } from "../support/harness.ts";
 

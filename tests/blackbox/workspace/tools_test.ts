@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { OWNER_ONLY_SCOPES, type Scope } from "../../../src/oauth/scopes.ts";
-import { createAuditLog } from "../../../src/workspace/audit.ts";
-import { ATTEMPT_TTL_MS } from "../../../src/workspace/connection_tests.ts";
+import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
+import { ATTEMPT_TTL_MS } from "../../../src/workspace/domain/connection_tests.ts";
 import { type RpcResult, startWorkspaceServer } from "../support/workspace_support.ts";
 import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 

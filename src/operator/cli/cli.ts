@@ -1,0 +1,64 @@
+// `deno task admin …` and `vestibule admin …`: configuration, store, one command, exit status.
+import { readEnvironment, resolveConfig } from "../../config/config.ts";
+import { maskDataUrl } from "../../config/data_url.ts";
+import { checkGrantedPaths } from "../../config/granted_paths.ts";
+import { ConfigError } from "../../config/settings.ts";
+import { openStore } from "../../store/open.ts";
+import { refuseNewerSchema, SchemaError } from "../../store/schema.ts";
+import { runAdminCommand } from "./commands.ts";
+
+/** Leading `--name=value` arguments are configuration flags (e.g. `--data=PATH`). */
+export async function adminMain(args: readonly string[]): Promise<number> {
+  const firstCommandArg = args.findIndex((arg) => !arg.startsWith("--") || arg === "--help");
+  const split = firstCommandArg === -1 ? args.length : firstCommandArg;
+  let config;
+  const env = readEnvironment();
+  try {
+    config = resolveConfig(env, args.slice(0, split));
+    checkGrantedPaths(config, ["dataPath"]);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`vestibule admin: configuration error: ${error.message}`);
+    return 2;
+  }
+  let store;
+  try {
+    store = await openStore(config);
+  } catch (error) {
+    console.error(
+      `vestibule admin: cannot open VESTIBULE_DATA=${
+        JSON.stringify(maskDataUrl(config.dataPath))
+      }: ${(error as Error).message}`,
+    );
+    return 2;
+  }
+  try {
+    // A newer release's records are shapes this one would misread or overwrite; `check`
+    // only reads, and reports that itself.
+    if (args[split] !== "check") await refuseNewerSchema(store);
+  } catch (error) {
+    await store.close();
+    if (!(error instanceof SchemaError)) throw error;
+    console.error(
+      `vestibule admin: VESTIBULE_DATA=${
+        JSON.stringify(maskDataUrl(config.dataPath))
+      }: ${error.message}`,
+    );
+    return 2;
+  }
+  try {
+    return await runAdminCommand(args.slice(split), {
+      config,
+      store,
+      now: Date.now,
+      out: (text) => console.log(text),
+      err: (text) => console.error(text),
+      input: () => new Response(Deno.stdin.readable).text(),
+      env,
+    });
+  } finally {
+    await store.close();
+  }
+}
+
+if (import.meta.main) Deno.exit(await adminMain(Deno.args));

@@ -1,0 +1,119 @@
+/**
+ * {auth_url}: the onboarding MCP endpoint and its guide, the people's pages (sign-up,
+ * sign-in, account, approvals) and the OAuth authorization server. Every path is declared
+ * here, with its CORS policy; each part provides the handlers.
+ */
+import type { EmailLinks } from "../accounts/email_links.ts";
+import type { Accounts, Sessions } from "../accounts/model.ts";
+import { createAccountRoutes } from "../accounts/routes.ts";
+import type { Config } from "../config/config.ts";
+import { type CorsPolicies, withCors } from "../http/cors.ts";
+import type { Handler } from "../http/handler.ts";
+import type { Limiters } from "../http/rate_limits.ts";
+import type { LogSink } from "../http/request_log.ts";
+import { createRouter, type RouteTable } from "../http/router.ts";
+import type { StaticAsset } from "../http/static_asset.ts";
+import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
+import { getGrant, listGrantsOfAccount } from "../oauth/grants.ts";
+import { OAUTH_PATHS } from "../oauth/issuer.ts";
+import { checkMetadataRoutes, metadataPaths } from "../oauth/metadata.ts";
+import type { OAuthMetrics } from "../oauth/oauth_metrics.ts";
+import { createOAuthRoutes } from "../oauth/routes.ts";
+import type { SigningKeys } from "../oauth/signing_keys.ts";
+import type { Store } from "../store/store.ts";
+import { createOnboardingRoutes } from "../onboarding/routes.ts";
+import { stylesheetHandler } from "../ui/stylesheet.ts";
+import { createWorkspaceAccountSection } from "../workspace/pages/account_section.ts";
+import { createApprovalRoutes } from "../workspace/pages/approval_routes.ts";
+import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
+import type { WorkspaceServices } from "../workspace/domain/services.ts";
+
+export interface AuthSiteDeps {
+  readonly config: Pick<
+    Config,
+    | "baseUrl"
+    | "authUrl"
+    | "apiUrl"
+    | "mcpPageSize"
+    | "mcpResponse"
+    | "cimdAllowLoopback"
+  >;
+  readonly store: Store;
+  readonly now: () => number;
+  readonly log: LogSink;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly emailLinks: EmailLinks;
+  readonly keys: SigningKeys;
+  readonly workspace: WorkspaceServices;
+  readonly cors: CorsPolicies;
+  readonly stylesheet: StaticAsset;
+  readonly oauthMetrics?: OAuthMetrics | undefined;
+  /** The onboarding endpoint's. */
+  readonly mcpMetrics?: McpMetrics | undefined;
+  readonly limiters: Limiters;
+}
+
+export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
+  const routes = await authSiteRoutes(deps);
+  // Start-up self-check: every metadata location and every endpoint it names is served.
+  await checkMetadataRoutes(deps.config, routes);
+  return createRouter(routes);
+}
+
+/** Every path of {auth_url}. */
+export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
+  const { config, store, cors, workspace } = deps;
+  const onboarding = await createOnboardingRoutes(deps);
+  const people = createAccountRoutes({
+    ...deps,
+    grants: {
+      listForAccount: (accountId) => listGrantsOfAccount(store, accountId),
+      async revokeForAccount(accountId, grantId) {
+        // Only the account's own grants: a forged grant id of someone else's revokes nothing.
+        const grant = await getGrant(store, grantId);
+        if (!grant || grant.accountId !== accountId) return false;
+        await revokeGrantWithAudit(store, workspace.audit, grant, {
+          actor: "human",
+          action: "revoke_grant",
+          summary: `revoked the access of ${grant.clientName} on /account`,
+        });
+        deps.oauthMetrics?.grantRevoked("account");
+        return true;
+      },
+    },
+    businessSection: createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts }),
+  });
+  const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
+  const oauth = await createOAuthRoutes(deps);
+  const metadata = withCors(cors.open, { GET: oauth.metadata });
+  return {
+    "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
+
+    // Onboarding, no credentials: the MCP endpoint, and the connection guide as text and page.
+    "/mcp": mcpRoute(onboarding.mcp, cors.mcp, deps.mcpMetrics),
+    "/llms.txt": { GET: onboarding.guideText },
+    "/agents": { GET: onboarding.guidePage },
+
+    // People: sign-up and sign-in by e-mailed link, the account page, approvals of gated calls.
+    "/": people.home,
+    "/sign-up": people.signUp,
+    "/sign-in": people.signIn,
+    "/sign-in/verify": people.verify,
+    "/sign-out": people.signOut,
+    "/account": people.account,
+    "/approvals": approvals.list,
+    "/approvals/*": approvals.gate,
+
+    // The authorization server, issuer {auth_url}/api/auth. Discovery, JWKS and registration
+    // answer any origin, token and revocation only trusted ones, and the authorization
+    // endpoint and the consent form none (DESIGN.md, CORS).
+    ...Object.fromEntries(metadataPaths(config).map((path) => [path, metadata])),
+    [OAUTH_PATHS.jwks]: withCors(cors.open, { GET: oauth.jwks }),
+    [OAUTH_PATHS.authorize]: { GET: oauth.authorize },
+    [OAUTH_PATHS.consent]: { POST: oauth.consent },
+    [OAUTH_PATHS.register]: withCors(cors.open, { POST: oauth.register }),
+    [OAUTH_PATHS.token]: withCors(cors.client, { POST: oauth.token }),
+    [OAUTH_PATHS.revoke]: withCors(cors.client, { POST: oauth.revoke }),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * {base_url}: the public website. Unauthenticated reads, all prepared at start-up from the
+ * templates in static/ (src/site/) and cloned per request; every one under the open CORS
+ * policy, whose headers are part of the prepared answer.
+ */
+import type { Config } from "../config/config.ts";
+import { corsPreflight, OPEN_CORS } from "../http/cors.ts";
+import type { Handler } from "../http/handler.ts";
+import { createRouter, type MethodHandlers } from "../http/router.ts";
+import { DOCUMENT_SECURITY_HEADERS } from "../http/security_headers.ts";
+import { type StaticAsset, staticAssetHandler } from "../http/static_asset.ts";
+import { HEALTH } from "../content/health.ts";
+import { loadPublicAssets } from "../content/public_assets.ts";
+import { stylesheetHandler } from "../ui/stylesheet.ts";
+
+export interface PublicSiteDeps {
+  readonly config: Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
+  readonly stylesheet: StaticAsset;
+}
+
+const DOCUMENT_CACHE = "public, max-age=300";
+const HTML_HEADERS = Object.freeze({ ...OPEN_CORS.headers, ...DOCUMENT_SECURITY_HEADERS });
+
+export async function createPublicSite(deps: PublicSiteDeps): Promise<Handler> {
+  const site = await loadPublicAssets(deps.config);
+  // Prepared once and cloned per request (see staticAssetHandler for why).
+  const health = new Response(new TextEncoder().encode(JSON.stringify(HEALTH)), {
+    headers: {
+      "Content-Type": "application/json",
+      "Cache-Control": "no-store",
+      ...OPEN_CORS.headers,
+    },
+  });
+  return createRouter({
+    "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
+    "/health": _open({ GET: () => Promise.resolve(health.clone()) }),
+    "/llms.txt": _document(site.llms),
+    "/": _document(site.index.html, HTML_HEADERS),
+    "/index.json": _document(site.index.json),
+    "/index.md": _document(site.index.markdown),
+    "/developers": _document(site.developers.html, HTML_HEADERS),
+    "/developers.json": _document(site.developers.json),
+    "/developers.md": _document(site.developers.markdown),
+    "/openapi.json": _document(site.openapi),
+    "/contact": _document(site.contact, HTML_HEADERS),
+    "/privacy": _document(site.privacy, HTML_HEADERS),
+    "/terms": _document(site.terms, HTML_HEADERS),
+  });
+}
+
+function _document(
+  asset: StaticAsset,
+  headers: Readonly<Record<string, string>> = OPEN_CORS.headers,
+): MethodHandlers {
+  return _open({ GET: staticAssetHandler(asset, { cacheControl: DOCUMENT_CACHE, headers }) });
+}
+
+/** A route of answers prepared with the open policy's headers, and its preflight. */
+function _open(handlers: MethodHandlers): MethodHandlers {
+  return { ...handlers, OPTIONS: corsPreflight(OPEN_CORS, handlers) };
+}

@@ -1,0 +1,93 @@
+/**
+ * The audit log: every tool call that changes anything, every human decision or revocation and
+ * every operator command, per business, newest first. Entries are appended in the same commit as the change they
+ * describe when there is one, so the log cannot miss an applied change.
+ */
+import * as v from "valibot";
+import type { Mutation, Store } from "../../store/store.ts";
+
+export const AuditEntrySchema = v.object({
+  id: v.string(),
+  at: v.number(),
+  businessId: v.string(),
+  /**
+   * The account on whose behalf it happened: the token's subject, the deciding human, or the
+   * account an operator's command changed; null for what the business's systems reported
+   * through the operator API, which acts for no account.
+   */
+  accountId: v.nullable(v.string()),
+  /**
+   * `agent` for tool calls, `human` for decisions on the approval page and revocations on
+   * /account, `operator` for `vestibule admin` commands and the operator API.
+   */
+  actor: v.picklist(["agent", "human", "operator"]),
+  /** The OAuth client that made the call; for a decision, the client that asked for it. */
+  clientId: v.nullable(v.string()),
+  /**
+   * The tool name, `approve` / `decline`, `revoke_grant`, the admin command, or the operator
+   * API's operationId (`updateWorkflowRun`).
+   */
+  action: v.string(),
+  summary: v.string(),
+  gateId: v.nullable(v.string()),
+});
+export type AuditEntry = v.InferOutput<typeof AuditEntrySchema>;
+
+export type NewAuditEntry = Omit<AuditEntry, "id" | "at">;
+
+/**
+ * An entry by the operator: an admin command, for the account it changed, or the business's
+ * systems through the operator API, for none (and for the gate a run was approved by, if any).
+ */
+export function operatorEntry(
+  businessId: string,
+  accountId: string | null,
+  action: string,
+  summary: string,
+  gateId: string | null = null,
+): NewAuditEntry {
+  return { businessId, accountId, actor: "operator", clientId: null, action, summary, gateId };
+}
+
+/** Far enough in the future that the inverted time stays positive; orders newest first. */
+const LATEST = 9_999_999_999_999;
+
+export interface AuditLog {
+  /** The mutation that appends the entry, for callers that commit it with their change. */
+  entry(entry: NewAuditEntry): Mutation;
+  append(entry: NewAuditEntry): Promise<void>;
+  list(businessId: string, options?: { readonly limit?: number }): Promise<AuditEntry[]>;
+}
+
+/**
+ * Orders entries of the same millisecond newest first too; one counter for the process, as an
+ * admin command may append through more than one log.
+ */
+let sequence = 0;
+
+export function createAuditLog(store: Store, now: () => number): AuditLog {
+  const entry = (fields: NewAuditEntry): Mutation => {
+    const at = now();
+    const record: AuditEntry = { id: crypto.randomUUID(), at, ...fields };
+    sequence = (sequence + 1) % LATEST;
+    return {
+      type: "set",
+      key: ["audit", fields.businessId, LATEST - at, LATEST - sequence, record.id],
+      value: record,
+    };
+  };
+  return {
+    entry,
+    async append(fields) {
+      await store.commit([], [entry(fields)]);
+    },
+    async list(businessId, options = {}) {
+      const entries: AuditEntry[] = [];
+      const limit = options.limit ?? 100;
+      for await (const stored of store.list<AuditEntry>(["audit", businessId], { limit })) {
+        entries.push(stored.value);
+      }
+      return entries;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * What the workspace answers on {api_url} (api_site.ts maps the paths): the protected-resource
+ * metadata (RFC 9728) and the workspace MCP endpoint. Authentication wraps the MCP endpoint
+ * from outside (the endpoint's `access`): the bearer checks run before any JSON-RPC is read, and
+ * the MCP code only ever sees a verified `WorkspaceAuth`.
+ */
+import * as v from "valibot";
+import type { Accounts } from "../../accounts/model.ts";
+import type { Config } from "../../config/config.ts";
+import type { Handler } from "../../http/handler.ts";
+import type { Limiters } from "../../http/rate_limits.ts";
+import type { LogSink } from "../../http/request_log.ts";
+import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
+import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
+import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
+import { issuerOf } from "../../oauth/issuer.ts";
+import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
+import { OWNER_ONLY_SCOPES, RESOURCE_SCOPES } from "../../oauth/scopes.ts";
+import type { SigningKeys } from "../../oauth/signing_keys.ts";
+import { ProtectedResourceSchema } from "../../oauth/wire_schemas.ts";
+import type { Store } from "../../store/store.ts";
+import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
+import type { WorkspaceServices } from "../domain/services.ts";
+import { createWorkspaceTools } from "./catalogue.ts";
+import type { AnyWorkspaceTool } from "./scoped_tool.ts";
+
+export interface WorkspaceRoutesDeps {
+  readonly config: Pick<
+    Config,
+    | "baseUrl"
+    | "authUrl"
+    | "apiUrl"
+    | "mcpPageSize"
+    | "mcpResponse"
+    | "workspaceMaxBody"
+  >;
+  /** The grants and the signing keys behind the access tokens. */
+  readonly store: Store;
+  readonly keys: SigningKeys;
+  readonly accounts: Accounts;
+  readonly services: WorkspaceServices;
+  readonly now: () => number;
+  readonly log: LogSink;
+  readonly mcpMetrics?: McpMetrics | undefined;
+  readonly limiters: Limiters;
+}
+
+export interface WorkspaceRoutes {
+  /** GET /.well-known/oauth-protected-resource */
+  readonly resourceMetadata: Handler;
+  /** POST /api/mcp: bearer authentication, then the MCP endpoint. */
+  readonly mcp: Handler;
+}
+
+export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<WorkspaceRoutes> {
+  const { config, now } = deps;
+  const authenticate = createBearerAuth({
+    config,
+    accounts: deps.accounts,
+    verify: createAccessTokenVerifier({
+      keys: deps.keys,
+      store: deps.store,
+      now,
+      issuer: issuerOf(config),
+      audience: config.apiUrl,
+    }),
+    now,
+    verifyLimiter: deps.limiters.local("workspace-verify"),
+  });
+  // A workspace request, top to bottom: the bearer token (one verification per token at a time),
+  // the caller's rate limit, the media types and body, the tool's scope, the dispatcher, the tool.
+  const mcp = createMcpEndpoint<WorkspaceAuth, AnyWorkspaceTool>({
+    tools: createWorkspaceTools(deps.services),
+    config,
+    maxBodyBytes: config.workspaceMaxBody,
+    access: {
+      async authenticate(request, context) {
+        const outcome = await authenticate(request, context.clientAddress);
+        if (outcome.ok) {
+          const { auth } = outcome;
+          return { auth, rateKey: `${auth.accountId}:${auth.clientId}` };
+        }
+        if (outcome.error !== null) return oauthErrorResponse(outcome.error);
+        return tooManyRequests(outcome.retryAfterSeconds);
+      },
+      mayCall: (tool, auth) => _checkToolScope(config, tool, auth),
+    },
+    rateLimiter: deps.limiters.local("workspace"),
+    serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
+    // Behind a token: today every token sees the whole catalogue, but what it may see could
+    // come to depend on the grant, so no cache may share it across authorization contexts.
+    cacheScope: "private",
+    instructions:
+      "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
+    log: deps.log,
+    metrics: deps.mcpMetrics,
+  });
+  const metadata = await createStaticAsset(
+    JSON.stringify(protectedResourceMetadata(config)),
+    "application/json",
+  );
+  return {
+    resourceMetadata: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
+    mcp,
+  };
+}
+
+/** RFC 9728 §2, with the scope list of spec §5 and the issuer string of DESIGN.md. */
+export function protectedResourceMetadata(config: Pick<Config, "apiUrl" | "authUrl" | "baseUrl">) {
+  return v.parse(ProtectedResourceSchema, {
+    resource: config.apiUrl,
+    authorization_servers: [issuerOf(config)],
+    scopes_supported: [...RESOURCE_SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: "Vestibule workspace",
+    resource_documentation: `${config.baseUrl}/developers`,
+  });
+}
+
+/**
+ * Scope per tool (RFC 6750 §3.1): a missing scope is a 403 step-up challenge whose `scope`
+ * is everything the token has plus the one missing, so re-authorizing with it loses nothing
+ * the resource needs (offline_access aside: see RESOURCE_SCOPES).
+ * An owner-only tool called for an account that is not an owner is a plain 403 first, held
+ * scope or not: consent cannot fix a role, and a challenge would send the member's agent to a
+ * consent page that cannot grant it, again and again.
+ */
+function _checkToolScope(
+  config: Pick<Config, "apiUrl">,
+  tool: AnyWorkspaceTool,
+  auth: WorkspaceAuth,
+): Response | undefined {
+  const { scope } = tool;
+  if (OWNER_ONLY_SCOPES.has(scope) && auth.role !== "owner") {
+    return oauthErrorResponse(
+      new OAuthError(
+        "access_denied",
+        `The tool ${tool.name} needs ${scope}, which only an owner of the business can grant; this account is a ${auth.role}`,
+        403,
+      ),
+    );
+  }
+  if (!auth.scopes.includes(scope)) {
+    const needed = [...auth.scopes, scope]
+      .filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s))
+      .join(" ");
+    return oauthErrorResponse(
+      new OAuthError("insufficient_scope", `The tool ${tool.name} needs the scope ${scope}`, 403, {
+        "WWW-Authenticate": bearerChallenge(config, needed, "insufficient_scope"),
+      }),
+    );
+  }
+  return undefined;
+}

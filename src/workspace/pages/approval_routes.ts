@@ -1,0 +1,179 @@
+/**
+ * /approvals and /approvals/<gateId> on {auth_url}: a signed-in owner reads a pending
+ * approval and approves or declines it (CSRF-protected, one form per gate). Members of the
+ * business may read it; anyone else sees nothing. Deciding twice changes nothing twice.
+ */
+import * as v from "valibot";
+import { readForm } from "../../http/form.ts";
+import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
+import { withHtmlErrors } from "../../http/errors.ts";
+import type { Handler } from "../../http/handler.ts";
+import { htmlResponse } from "../../http/responses.ts";
+import type { MethodHandlers } from "../../http/router.ts";
+import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
+import type { Gate, Gates } from "../domain/gates.ts";
+
+const DecisionFormSchema = v.object({
+  csrf: v.optional(v.string(), ""),
+  decision: v.optional(v.picklist(["approve", "decline"], "decision must be approve or decline")),
+});
+
+const _csrfPurpose = (gateId: string) => `approval:${gateId}`;
+
+function _page(body: string, status = 200): Response {
+  return htmlResponse(body, { status, headers: { "Cache-Control": "no-store" } });
+}
+
+export interface ApprovalRoutesDeps {
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly gates: Gates;
+}
+
+/** The approval pages of {auth_url} (auth_site.ts maps the paths). */
+export interface ApprovalRoutes {
+  /** /approvals: the gates of the account's businesses. */
+  readonly list: MethodHandlers;
+  /** /approvals/<gateId>: one gate, and an owner's decision. */
+  readonly gate: MethodHandlers;
+}
+
+export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
+  const { sessions, accounts, gates } = deps;
+
+  /** Signed in, or sent to sign in and back here. */
+  const signedIn =
+    (handler: (request: Request, session: Session) => Promise<Response>): Handler =>
+    async (request, context) => {
+      const session = await sessions.current(request);
+      if (!session) {
+        await request.body?.cancel();
+        const { pathname } = new URL(request.url);
+        return new Response(null, {
+          status: 303,
+          headers: { Location: sessions.signInUrl(pathname), "Cache-Control": "no-store" },
+        });
+      }
+      return await withHtmlErrors(
+        (request) => handler(request, session),
+        (error) => approvalErrorPage(session.account.email, "Request refused", error.message),
+      )(request, context);
+    };
+
+  /** The gate when the account belongs to its business; null reads as "not found" to others. */
+  const visibleGate = async (request: Request, session: Session) => {
+    // Gate ids are UUIDs: the raw segment is compared as is (never decoded, so never throws).
+    const gateId = new URL(request.url).pathname.slice("/approvals/".length);
+    const gate = await gates.get(gateId);
+    if (!gate) return null;
+    const membership = await accounts.getMembership(session.account.id, gate.businessId);
+    return membership ? { gate, role: membership.role } : null;
+  };
+
+  const notFound = (session: Session) =>
+    _page(
+      approvalErrorPage(
+        session.account.email,
+        "Approval not found",
+        "There is no such approval in your businesses.",
+      ),
+      404,
+    );
+
+  const detail = async (session: Session, gate: Gate, canDecide: boolean, notice?: string) => {
+    const [business, requester, decider] = await Promise.all([
+      accounts.getBusiness(gate.businessId),
+      accounts.getAccount(gate.requestedBy),
+      gate.decidedBy ? accounts.getAccount(gate.decidedBy) : Promise.resolve(null),
+    ]);
+    return approvalPage(session.account.email, {
+      gate,
+      businessName: business?.name ?? gate.businessId,
+      requesterEmail: requester?.email ?? "a former member",
+      deciderEmail: decider?.email ?? null,
+      csrf: canDecide && gate.status === "pending"
+        ? await sessions.csrfToken(session, _csrfPurpose(gate.id))
+        : null,
+      ...(notice === undefined ? {} : { notice }),
+    });
+  };
+
+  return {
+    list: {
+      GET: signedIn(async (_request, session) => {
+        const memberships = await accounts.listBusinessesOf(session.account.id);
+        const items = [];
+        for (const { business, role } of memberships) {
+          for (const gate of await gates.list(business.id, { limit: 50 })) {
+            items.push({ gate, businessName: business.name, canDecide: role === "owner" });
+          }
+        }
+        items.sort((a, b) => b.gate.createdAt - a.gate.createdAt);
+        return _page(approvalsListPage(session.account.email, items));
+      }),
+    },
+    gate: {
+      GET: signedIn(async (request, session) => {
+        const found = await visibleGate(request, session);
+        if (!found) return notFound(session);
+        return _page(await detail(session, found.gate, found.role === "owner"));
+      }),
+      POST: signedIn(async (request, session) => {
+        const parsed = v.safeParse(DecisionFormSchema, await readForm(request));
+        const found = await visibleGate(request, session);
+        if (!found) return notFound(session);
+        const { gate } = found;
+        const email = session.account.email;
+        if (
+          !parsed.success ||
+          !await sessions.verifyCsrf(session, _csrfPurpose(gate.id), parsed.output.csrf)
+        ) {
+          return _page(
+            approvalErrorPage(
+              email,
+              "Request refused",
+              "This form has expired or did not come from this site. Open the approval again.",
+            ),
+            403,
+          );
+        }
+        const decision = parsed.output.decision;
+        if (decision === undefined) {
+          return _page(
+            approvalErrorPage(email, "Request refused", "Press Approve or Decline."),
+            400,
+          );
+        }
+        const result = await gates.decide(gate.id, session.account.id, decision);
+        switch (result.kind) {
+          case "not_found":
+            return notFound(session);
+          case "forbidden":
+            return _page(
+              approvalErrorPage(
+                email,
+                "Only owners decide",
+                "Only an owner of this business can approve or decline it.",
+              ),
+              403,
+            );
+          case "already_decided":
+            return _page(
+              await detail(
+                session,
+                result.gate,
+                true,
+                `This was already ${result.gate.status}; nothing was changed again.`,
+              ),
+              409,
+            );
+          case "decided":
+            return new Response(null, {
+              status: 303,
+              headers: { Location: `/approvals/${gate.id}`, "Cache-Control": "no-store" },
+            });
+        }
+      }),
+    },
+  };
+}

@@ -1,0 +1,110 @@
+// The approval pages of {auth_url}: plain HTML, no JavaScript; the owner reads exactly what
+// approving does and presses one of two buttons.
+import { authPage, utcMinute } from "../../ui/auth_pages.ts";
+import { type Html, html } from "../../ui/html.ts";
+import type { Gate } from "../domain/gates.ts";
+
+export interface GateListItem {
+  readonly gate: Gate;
+  readonly businessName: string;
+  readonly canDecide: boolean;
+}
+
+export interface GateDetail {
+  readonly gate: Gate;
+  readonly businessName: string;
+  readonly requesterEmail: string;
+  readonly deciderEmail: string | null;
+  /** The form's CSRF token when the viewer is an owner and the gate is pending. */
+  readonly csrf: string | null;
+  readonly notice?: string;
+}
+
+function _layout(title: string, email: string, main: Html): string {
+  return authPage({
+    title,
+    main,
+    links: [{ href: "/approvals", label: "Approvals" }],
+    signedIn: { email },
+  });
+}
+
+function _status(gate: Gate): string {
+  if (gate.status === "pending") return "Waiting for an owner's decision";
+  if (gate.status === "declined") return "Declined";
+  return gate.applied ? "Approved and applied" : "Approved, not applied";
+}
+
+export function approvalsListPage(email: string, items: readonly GateListItem[]): string {
+  const pending = items.filter((i) => i.gate.status === "pending");
+  const decided = items.filter((i) => i.gate.status !== "pending");
+  const row = (item: GateListItem) =>
+    html`
+      <li>
+        <a href="/approvals/${item.gate.id}">${item.gate.summary}</a>
+        <br><small>${item.businessName} · ${item.gate.tool} · ${_status(item.gate)} · ${utcMinute(
+          item.gate.createdAt,
+        )}</small>
+      </li>
+    `;
+  return _layout(
+    "Approvals",
+    email,
+    html`
+      <p>Agents prepare these; nothing in them happens until an owner of the business approves.</p>
+      <h2>Waiting</h2>
+      ${pending.length === 0
+        ? html`<p>Nothing is waiting.</p>`
+        : html`<ul>${pending.map(row)}</ul>`}
+      <h2>Decided</h2>
+      ${decided.length === 0 ? html`<p>Nothing yet.</p>` : html`<ul>${decided.map(row)}</ul>`}
+    `,
+  );
+}
+
+export function approvalPage(email: string, detail: GateDetail): string {
+  const { gate } = detail;
+  return _layout(
+    "Approval request",
+    email,
+    html`
+      ${detail.notice ? html`<p role="status">${detail.notice}</p>` : ""}
+      <p><strong>${gate.summary}</strong></p>
+      <dl>
+        <dt>Business</dt><dd>${detail.businessName}</dd>
+        <dt>Asked by</dt><dd>${detail.requesterEmail}, through the client ${gate.clientName} (${gate
+          .clientId})</dd>
+        <dt>Tool and permission</dt><dd>${gate.tool} (${gate.scope})</dd>
+        <dt>Asked at</dt><dd>${utcMinute(gate.createdAt)}</dd>
+        <dt>Status</dt><dd id="gate-status">${_status(gate)}</dd>
+        ${gate.outcome
+          ? html`
+            <dt>Outcome</dt>
+            <dd>${gate.outcome}</dd>
+          `
+          : ""}
+        ${detail.deciderEmail && gate.decidedAt
+          ? html`
+            <dt>Decided by</dt>
+            <dd>${detail.deciderEmail} at ${utcMinute(gate.decidedAt)}</dd>
+          `
+          : ""}
+      </dl>
+      ${detail.csrf
+        ? html`
+          <form method="post" action="/approvals/${gate.id}">
+            <input type="hidden" name="csrf" value="${detail.csrf}">
+            <button type="submit" name="decision" value="approve">Approve</button>
+            <button type="submit" name="decision" value="decline">Decline</button>
+          </form>
+        `
+        : gate.status === "pending"
+        ? html`<p>Only an owner of ${detail.businessName} can decide this.</p>`
+        : ""}
+    `,
+  );
+}
+
+export function approvalErrorPage(email: string, title: string, message: string): string {
+  return _layout(title, email, html`<p class="error" role="alert">${message}</p>`);
+}

@@ -1,0 +1,449 @@
+import assert from "node:assert/strict";
+import { resolveConfig } from "../../src/config/config.ts";
+import { maskDataUrl } from "../../src/config/data_url.ts";
+import { checkGrantedPaths } from "../../src/config/granted_paths.ts";
+import { DEFAULT_RATE_LIMITS } from "../../src/config/rate_limit_table.ts";
+import { ConfigError, flagName } from "../../src/config/settings.ts";
+import { checkServeConfig, configWarnings } from "../../src/config/warnings.ts";
+
+Deno.test("defaults: three loopback origins, one listener each, KV under ./data", () => {
+  const config = resolveConfig({});
+  assert.equal(config.baseUrl, "http://localhost:8000");
+  assert.equal(config.authUrl, "http://localhost:8001");
+  assert.equal(config.apiUrl, "http://localhost:8002");
+  assert.deepEqual(config.listen, [
+    { hostname: "127.0.0.1", port: 8000 },
+    { hostname: "127.0.0.1", port: 8001 },
+    { hostname: "127.0.0.1", port: 8002 },
+  ]);
+  assert.equal(config.dataPath, "./data/vestibule.kv");
+  assert.deepEqual(config.mail, { kind: "log" });
+  assert.deepEqual(config.trustedOrigins, [config.baseUrl, config.authUrl, config.apiUrl]);
+  assert.equal(config.trustProxy, false);
+  assert.equal(config.rateLimits, DEFAULT_RATE_LIMITS);
+  assert.equal(config.mcpResponse, "json");
+  assert.equal(config.mcpPageSize, 20);
+  assert.equal(config.maxConnections, 1000);
+  assert.equal(config.readTimeoutMs, 10_000);
+  assert.equal(config.idleTimeoutMs, 5_000);
+  assert.equal(config.shutdownGraceMs, 10_000);
+  assert.equal(config.adminTokenFile, null, "the operator API is off by default");
+  assert.ok(Object.isFrozen(config));
+});
+
+Deno.test("connection cap and deadlines: a whole number, and seconds with decimals", () => {
+  const config = resolveConfig(
+    { VESTIBULE_MAX_CONNECTIONS: "50", VESTIBULE_READ_TIMEOUT: "0.25" },
+    ["--idle-timeout=75"],
+  );
+  assert.equal(config.maxConnections, 50);
+  assert.equal(config.readTimeoutMs, 250);
+  assert.equal(config.idleTimeoutMs, 75_000);
+});
+
+Deno.test("origins are normalised and https hosts listen on every interface", () => {
+  const config = resolveConfig({
+    VESTIBULE_BASE_URL: "https://WWW.Example.com/",
+    VESTIBULE_AUTH_URL: "https://auth.example.com:8443",
+    VESTIBULE_API_URL: "http://[::1]:9002",
+    VESTIBULE_TRUSTED_ORIGINS: "https://app.example.com, https://app.example.com",
+  });
+  assert.equal(config.baseUrl, "https://www.example.com");
+  assert.equal(config.authUrl, "https://auth.example.com:8443");
+  assert.deepEqual(config.listen, [
+    { hostname: "0.0.0.0", port: 443 },
+    { hostname: "0.0.0.0", port: 8443 },
+    { hostname: "::1", port: 9002 },
+  ]);
+  assert.deepEqual(config.trustedOrigins.at(-1), "https://app.example.com");
+  assert.equal(config.trustedOrigins.length, 4);
+});
+
+Deno.test("VESTIBULE_LISTEN lets origins share a listener; flags win over variables", () => {
+  const config = resolveConfig(
+    { VESTIBULE_LISTEN: "127.0.0.1:9000, [::1]:9001", VESTIBULE_MAIL: "log" },
+    ["--mail=file:/tmp/outbox.jsonl", "--rate-limits=off", "--demo", "--mcp-page-size=5"],
+  );
+  assert.deepEqual(config.listen, [
+    { hostname: "127.0.0.1", port: 9000 },
+    { hostname: "::1", port: 9001 },
+  ]);
+  assert.deepEqual(config.mail, { kind: "file", path: "/tmp/outbox.jsonl" });
+  assert.equal(config.rateLimits, null);
+  assert.equal(config.demo, true);
+  assert.equal(config.mcpPageSize, 5);
+});
+
+Deno.test("a bad value is one ConfigError line naming the variable or flag", async (t) => {
+  const cases: [string, Record<string, string>, string[], RegExp][] = [
+    [
+      "not a URL",
+      { VESTIBULE_BASE_URL: "localhost" },
+      [],
+      /^VESTIBULE_BASE_URL="localhost": must be an absolute URL$/,
+    ],
+    [
+      "ftp",
+      { VESTIBULE_AUTH_URL: "ftp://x.example" },
+      [],
+      /^VESTIBULE_AUTH_URL=.*must use http or https$/,
+    ],
+    [
+      "path",
+      { VESTIBULE_API_URL: "https://api.example.com/v1" },
+      [],
+      /^VESTIBULE_API_URL=.*without path/,
+    ],
+    [
+      "http off loopback",
+      { VESTIBULE_API_URL: "http://api.example.com" },
+      [],
+      /^VESTIBULE_API_URL=.*https unless/,
+    ],
+    ["listen", { VESTIBULE_LISTEN: "8000" }, [], /^VESTIBULE_LISTEN="8000": must be host:port/],
+    ["port", { VESTIBULE_LISTEN: "127.0.0.1:70000" }, [], /^VESTIBULE_LISTEN=.*at most 65535$/],
+    [
+      "admin on a public port",
+      { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:8001" },
+      [],
+      /^VESTIBULE_ADMIN_LISTEN="127.0.0.1:8001": port 8001 serves the public origins/,
+    ],
+    [
+      "admin on a listen port",
+      { VESTIBULE_LISTEN: "0.0.0.0:9000", VESTIBULE_ADMIN_LISTEN: "10.0.0.5:9000" },
+      [],
+      /^VESTIBULE_ADMIN_LISTEN=.*port 9000 serves the public origins/,
+    ],
+    [
+      "an operator API without the operator listener",
+      { VESTIBULE_ADMIN_TOKEN_FILE: "data/admin-token" },
+      [],
+      /^VESTIBULE_ADMIN_TOKEN_FILE needs VESTIBULE_ADMIN_LISTEN: the operator API is served on the operator listener$/,
+    ],
+    [
+      "two admin addresses",
+      { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100,127.0.0.1:9101" },
+      [],
+      /^VESTIBULE_ADMIN_LISTEN=.*must be one host:port$/,
+    ],
+    [
+      "mail",
+      { VESTIBULE_MAIL: "smtp" },
+      [],
+      /^VESTIBULE_MAIL="smtp": must be log, file:PATH, smtp:\/\/\[USER:PASSWORD@\]HOST\[:PORT\] or smtps:\/\/…$/,
+    ],
+    [
+      "switch",
+      { VESTIBULE_TRUST_PROXY: "yes" },
+      [],
+      /^VESTIBULE_TRUST_PROXY="yes": must be on or off$/,
+    ],
+    [
+      "mcp response",
+      { VESTIBULE_MCP_RESPONSE: "xml" },
+      [],
+      /^VESTIBULE_MCP_RESPONSE=.*json or sse$/,
+    ],
+    [
+      "page size",
+      { VESTIBULE_MCP_PAGE_SIZE: "0" },
+      [],
+      /^VESTIBULE_MCP_PAGE_SIZE="0": must be at least 1$/,
+    ],
+    [
+      "trusted origin",
+      { VESTIBULE_TRUSTED_ORIGINS: "https://ok.example, nope" },
+      [],
+      /^VESTIBULE_TRUSTED_ORIGINS=/,
+    ],
+    ["empty data", { VESTIBULE_DATA: "" }, [], /^VESTIBULE_DATA="": must not be empty$/],
+    [
+      "database URL without a database, password masked",
+      { VESTIBULE_DATA: "postgres://app:s3cret@db.example" },
+      [],
+      /^VESTIBULE_DATA="postgres:\/\/app:\*\*\*@db\.example": must name a user, a host and a database: /,
+    ],
+    [
+      "database URL with an unknown sslmode",
+      { VESTIBULE_DATA: "postgresql://app:s3cret@db.example/vestibule?sslmode=prefer" },
+      [],
+      /^VESTIBULE_DATA="postgresql:\/\/app:\*\*\*@db\.example\/vestibule\?sslmode=prefer": takes one query parameter, sslmode=disable, require or verify-full$/,
+    ],
+    [
+      "database password file without a database URL",
+      { VESTIBULE_DATA_PASSWORD_FILE: "data/pg-password" },
+      [],
+      /^VESTIBULE_DATA_PASSWORD_FILE needs VESTIBULE_DATA=postgres:\/\/USER@HOST\/DATABASE$/,
+    ],
+    [
+      "database pool size",
+      { VESTIBULE_DATA_POOL_SIZE: "0" },
+      [],
+      /^VESTIBULE_DATA_POOL_SIZE="0": must be at least 1$/,
+    ],
+    [
+      "connection cap",
+      { VESTIBULE_MAX_CONNECTIONS: "0" },
+      [],
+      /^VESTIBULE_MAX_CONNECTIONS="0": must be at least 1$/,
+    ],
+    [
+      "deadline unit",
+      { VESTIBULE_READ_TIMEOUT: "10s" },
+      [],
+      /^VESTIBULE_READ_TIMEOUT="10s": must be a number of seconds$/,
+    ],
+    [
+      "deadline too short",
+      {},
+      ["--idle-timeout=0.05"],
+      /^--idle-timeout="0.05": must be at least 0.1$/,
+    ],
+    [
+      "rate limit syntax",
+      { VESTIBULE_RATE_LIMITS: "token=fast" },
+      [],
+      /^VESTIBULE_RATE_LIMITS="token=fast": must be on, off, or NAME=COUNT\[\/MINUTES\]\[:BURST\]/,
+    ],
+    [
+      "rate limit name",
+      { VESTIBULE_RATE_LIMITS: "tokens=5" },
+      [],
+      /^VESTIBULE_RATE_LIMITS="tokens=5": names a rate limit other than onboarding, registration,/,
+    ],
+    [
+      "rate limit of zero",
+      { VESTIBULE_RATE_LIMITS: "mail=0" },
+      [],
+      /^VESTIBULE_RATE_LIMITS="mail=0": every rate must be above 0/,
+    ],
+    ["flag value", {}, ["--base-url=ftp://x"], /^--base-url="ftp:\/\/x": must use http or https$/],
+    [
+      "unknown flag",
+      {},
+      ["--base-ur=http://localhost:1"],
+      /^unknown flag --base-ur \(expected: --base-url\)$/,
+    ],
+    ["a bare flag that is no switch", {}, ["--data"], /^--data needs a value: --data=VALUE$/],
+    [
+      "a value after a space, not after =",
+      {},
+      ["--mail", "smtp://u:hunter2@mail.example.com"],
+      /^unexpected argument "smtp:\/\/u:\*\*\*@mail.example.com": a flag takes its value after =, as in --mail=VALUE$/,
+    ],
+    [
+      "identical origins",
+      {
+        VESTIBULE_BASE_URL: "https://example.com",
+        VESTIBULE_AUTH_URL: "https://example.com",
+        VESTIBULE_API_URL: "https://example.com",
+      },
+      [],
+      /^VESTIBULE_BASE_URL="https:\/\/example.com" and VESTIBULE_AUTH_URL="https:\/\/example.com" share the host example.com:443: each of the three origins needs its own host name or port$/,
+    ],
+    [
+      "origins on one host and port",
+      { VESTIBULE_AUTH_URL: "http://localhost:8002" },
+      [],
+      /^VESTIBULE_AUTH_URL="http:\/\/localhost:8002" and VESTIBULE_API_URL="http:\/\/localhost:8002" share the host localhost:8002:/,
+    ],
+    [
+      "origins differing only in scheme",
+      { VESTIBULE_BASE_URL: "https://www.example.com", VESTIBULE_API_URL: "http://localhost:8001" },
+      [],
+      /and VESTIBULE_API_URL="http:\/\/localhost:8001" share the host localhost:8001:/,
+    ],
+  ];
+  for (const [name, env, args, message] of cases) {
+    await t.step(name, () => {
+      assert.throws(() => resolveConfig(env, args), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.match(error.message, message);
+        assert.ok(!error.message.includes("\n"));
+        return true;
+      });
+    });
+  }
+});
+
+Deno.test("VESTIBULE_DATA=postgres://… selects PostgreSQL with its password file and pool size", () => {
+  const kv = resolveConfig({});
+  assert.equal(kv.postgres, null);
+  const url = "postgresql://app:p%40ss@db.internal:6432/vestibule?sslmode=verify-full";
+  const config = resolveConfig({
+    VESTIBULE_DATA: url,
+    VESTIBULE_DATA_PASSWORD_FILE: "data/pg-password",
+    VESTIBULE_DATA_POOL_SIZE: "4",
+  });
+  assert.deepEqual(config.postgres, { url, passwordFile: "data/pg-password", poolSize: 4 });
+  assert.equal(resolveConfig({ VESTIBULE_DATA: url }).postgres?.poolSize, 10);
+  assert.equal(
+    maskDataUrl(url),
+    "postgresql://app:***@db.internal:6432/vestibule?sslmode=verify-full",
+  );
+  assert.equal(maskDataUrl("./data/vestibule.kv"), "./data/vestibule.kv");
+  // No file to grant: the database is reached over the network.
+  checkGrantedPaths(config, ["dataPath"], () => assert.fail("nothing to check"));
+});
+
+Deno.test("flag names mirror the variables", () => {
+  assert.equal(flagName("VESTIBULE_BASE_URL"), "--base-url");
+  assert.equal(flagName("VESTIBULE_CIMD_ALLOW_LOOPBACK"), "--cimd-allow-loopback");
+});
+
+Deno.test("VESTIBULE_RATE_LIMITS overrides single limits and keeps the other defaults", () => {
+  const { rateLimits } = resolveConfig({
+    VESTIBULE_RATE_LIMITS: "token=60, mail=10/15, onboarding=1000:50",
+  });
+  assert.deepEqual(rateLimits?.token, { perMinute: 60, burst: 60 });
+  assert.deepEqual(rateLimits?.mail, { perMinute: 10 / 15, burst: 10 });
+  assert.deepEqual(rateLimits?.onboarding, { perMinute: 1000, burst: 50 });
+  assert.deepEqual(rateLimits?.registration, DEFAULT_RATE_LIMITS.registration);
+});
+
+Deno.test("checkGrantedPaths asks for read and write on each path the process uses", () => {
+  const config = resolveConfig({
+    VESTIBULE_DATA: "data/v.kv",
+    VESTIBULE_MAIL: "file:/srv/outbox.jsonl",
+  });
+  const asked: string[] = [];
+  const underData = (name: "read" | "write", path: string) => {
+    asked.push(`${name} ${path}`);
+    return path.startsWith("data/");
+  };
+  checkGrantedPaths(config, ["dataPath"], underData);
+  assert.deepEqual(asked, ["read data/v.kv", "write data/v.kv"], "the admin CLI sends no mail");
+  assert.throws(
+    () => checkGrantedPaths(config, ["dataPath", "mail"], underData),
+    new ConfigError(
+      'VESTIBULE_MAIL="file:/srv/outbox.jsonl": this process may not read and write ' +
+        "/srv/outbox.jsonl; it must lie in a directory given to --allow-read and --allow-write " +
+        "(./data for deno task start)",
+    ),
+  );
+  const inMemory = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+  checkGrantedPaths(inMemory, ["dataPath", "mail"], () => assert.fail("nothing to check"));
+});
+
+Deno.test("the log mailer with a public origin is refused unless explicitly allowed", () => {
+  const publicOrigins = {
+    VESTIBULE_BASE_URL: "https://www.example.com",
+    VESTIBULE_AUTH_URL: "https://auth.example.com",
+    VESTIBULE_API_URL: "https://api.example.com",
+  };
+  assert.throws(
+    () => checkServeConfig(resolveConfig(publicOrigins)),
+    new ConfigError(
+      'VESTIBULE_MAIL=log writes sign-in links to the log, but VESTIBULE_BASE_URL="https://www.example.com" ' +
+        "is public: configure smtp:// or file:PATH, or set VESTIBULE_MAIL_LOG_PUBLIC=on",
+    ),
+  );
+  checkServeConfig(resolveConfig({ ...publicOrigins, VESTIBULE_MAIL_LOG_PUBLIC: "on" }));
+  checkServeConfig(resolveConfig({ ...publicOrigins, VESTIBULE_MAIL: "file:./data/out.jsonl" }));
+  checkServeConfig(resolveConfig({}));
+});
+
+Deno.test("warnings: an unknown VESTIBULE_* variable names the nearest known one", () => {
+  const env = { VESTIBULE_BASEURL: "http://localhost:9", VESTIBULE_DEMO: "on", OTHER: "x" };
+  assert.deepEqual(configWarnings(resolveConfig(env), env), [
+    "unknown variable VESTIBULE_BASEURL is ignored (nearest: VESTIBULE_BASE_URL)",
+  ]);
+  // Guesses no edit distance finds: the setting that does what the name suggests.
+  const guesses = { VESTIBULE_PORT: "8080", VESTIBULE_HOST: "0.0.0.0", VESTIBULE_DATA_DIR: "d" };
+  assert.deepEqual(configWarnings(resolveConfig(guesses), guesses), [
+    "unknown variable VESTIBULE_PORT is ignored (nearest: VESTIBULE_LISTEN)",
+    "unknown variable VESTIBULE_HOST is ignored (nearest: VESTIBULE_LISTEN)",
+    "unknown variable VESTIBULE_DATA_DIR is ignored (nearest: VESTIBULE_DATA)",
+  ]);
+  const unset = { VESTIBULE_PORT: undefined };
+  assert.deepEqual(configWarnings(resolveConfig(unset), unset), [], "an unset name is no typo");
+});
+
+Deno.test("warnings: plain HTTP on every interface for https origins, not behind a loopback listener", () => {
+  const env = {
+    VESTIBULE_BASE_URL: "https://www.example.com",
+    VESTIBULE_AUTH_URL: "https://auth.example.com",
+    VESTIBULE_API_URL: "https://api.example.com",
+  };
+  assert.deepEqual(configWarnings(resolveConfig(env), env), [
+    "serving plain HTTP on every interface (0.0.0.0:443) for https origins: put a TLS proxy in " +
+    "front and set VESTIBULE_LISTEN, e.g. 127.0.0.1:8080",
+  ]);
+  const proxied = { ...env, VESTIBULE_LISTEN: "127.0.0.1:8080" };
+  assert.deepEqual(configWarnings(resolveConfig(proxied), proxied), []);
+  assert.deepEqual(configWarnings(resolveConfig({}), {}), []);
+});
+
+Deno.test("events: VESTIBULE_WEBHOOK_URL needs its secret file, and the reverse", async (t) => {
+  const secret = { VESTIBULE_WEBHOOK_SECRET_FILE: "data/webhook.secret" };
+  await t.step("both: the endpoint and the file", () => {
+    const env = { ...secret, VESTIBULE_WEBHOOK_URL: "https://hooks.example.com/in" };
+    assert.deepEqual(resolveConfig(env).webhook, {
+      url: "https://hooks.example.com/in",
+      secretFile: "data/webhook.secret",
+    });
+    assert.equal(resolveConfig({}).webhook, null, "neither: no events");
+  });
+  const cases = [
+    [
+      { VESTIBULE_WEBHOOK_URL: "https://hooks.example.com/in" },
+      "VESTIBULE_WEBHOOK_SECRET_FILE is required with VESTIBULE_WEBHOOK_URL: a file holding the signing secret (whsec_…)",
+    ],
+    [
+      secret,
+      "VESTIBULE_WEBHOOK_SECRET_FILE is set but VESTIBULE_WEBHOOK_URL is not: name the endpoint events go to",
+    ],
+    [
+      { ...secret, VESTIBULE_WEBHOOK_URL: "hooks.example.com" },
+      'VESTIBULE_WEBHOOK_URL="hooks.example.com": must be an absolute http(s) URL',
+    ],
+    [
+      { ...secret, VESTIBULE_WEBHOOK_URL: "ftp://hooks.example.com/" },
+      'VESTIBULE_WEBHOOK_URL="ftp://hooks.example.com/": must be an http(s) URL without a fragment',
+    ],
+  ] as const;
+  for (const [env, message] of cases) {
+    await t.step(message, () => {
+      assert.throws(() => resolveConfig(env), new ConfigError(message));
+    });
+  }
+  await t.step("plain HTTP off loopback is a warning", () => {
+    const env = { ...secret, VESTIBULE_WEBHOOK_URL: "http://receiver.internal:9000/in" };
+    assert.deepEqual(configWarnings(resolveConfig(env), env), [
+      "VESTIBULE_WEBHOOK_URL is plain HTTP to receiver.internal:9000: events are signed but " +
+      "readable on the way; use https unless that network is private",
+    ]);
+    const local = { ...secret, VESTIBULE_WEBHOOK_URL: "http://127.0.0.1:9000/in" };
+    assert.deepEqual(configWarnings(resolveConfig(local), local), []);
+  });
+});
+
+Deno.test("warnings: the operator listener on every interface, where anyone may scrape it", () => {
+  for (const host of ["0.0.0.0", "[::]"]) {
+    const env = { VESTIBULE_ADMIN_LISTEN: `${host}:9100` };
+    assert.deepEqual(configWarnings(resolveConfig(env), env), [
+      `the operator listener VESTIBULE_ADMIN_LISTEN=${host}:9100 is on ` +
+      "every interface, without authentication: bind it to loopback or a private address",
+    ]);
+  }
+  const loopback = { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100" };
+  assert.deepEqual(configWarnings(resolveConfig(loopback), loopback), []);
+});
+
+Deno.test("each listen address knows the setting that asked for it, for start-up messages", () => {
+  const derived = resolveConfig({
+    VESTIBULE_BASE_URL: "https://www.example.com",
+    VESTIBULE_AUTH_URL: "https://auth.example.com",
+    VESTIBULE_API_URL: "http://localhost:9002",
+  });
+  assert.deepEqual(derived.listen, [
+    { hostname: "0.0.0.0", port: 443 },
+    { hostname: "127.0.0.1", port: 9002 },
+  ]);
+  assert.deepEqual(derived.listenSettings, [
+    "VESTIBULE_BASE_URL, VESTIBULE_AUTH_URL",
+    "VESTIBULE_API_URL",
+  ]);
+  const explicit = resolveConfig({ VESTIBULE_LISTEN: "127.0.0.1:1,127.0.0.1:2" });
+  assert.deepEqual(explicit.listenSettings, ["VESTIBULE_LISTEN", "VESTIBULE_LISTEN"]);
+});

@@ -1,0 +1,176 @@
+// The doctor's offline checks against a real in-memory store: schema version, signing key,
+// paths and the start-up refusals, one finding per line.
+import assert from "node:assert/strict";
+import { type Finding, offlineChecks } from "../../../src/operator/cli/doctor.ts";
+import { withStore } from "./admin_runner.ts";
+import { resolveConfig } from "../../../src/config/config.ts";
+import { createSigningKeys, currentSigningKid } from "../../../src/oauth/signing_keys.ts";
+import { openKvStore } from "../../../src/store/kv_store.ts";
+import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/store/schema.ts";
+import { startSmtpServer } from "../../blackbox/support/smtp_server.ts";
+
+const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+
+const faults = (findings: Finding[]) => findings.filter((f) => f.level === "fault");
+
+Deno.test("doctor: a store at this schema with a signing key has no fault", async () => {
+  await withStore(async (store) => {
+    await createSigningKeys({ store, now: Date.now }).current();
+    const findings = await offlineChecks({ config, env: {}, store });
+    assert.deepEqual(faults(findings), []);
+    assert.ok(findings.some((f) => f.what.includes(`schema version ${CURRENT_SCHEMA}`)));
+  }, { stamped: true });
+});
+
+Deno.test("doctor: a store without a signing key is a fault, and none is created", async () => {
+  await withStore(async (store) => {
+    const findings = await offlineChecks({ config, env: {}, store });
+    assert.deepEqual(faults(findings).map((f) => [f.what, f.where]), [[
+      "the store has no signing key: run `deno task admin rotate-signing-key` to create one",
+      "VESTIBULE_DATA",
+    ]]);
+    assert.equal(await currentSigningKid(store), null);
+  }, { stamped: true });
+});
+
+Deno.test("doctor: a store from a newer release is a fault", async () => {
+  await withStore(async (store) => {
+    await createSigningKeys({ store, now: Date.now }).current();
+    await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
+    const [fault, ...rest] = faults(await offlineChecks({ config, env: {}, store }));
+    assert.deepEqual(rest, []);
+    assert.match(fault!.what, new RegExp(`schema version ${CURRENT_SCHEMA + 1}, newer`));
+  }, { stamped: true });
+});
+
+Deno.test("doctor: start-up refusals, unknown variables and ungranted paths", async () => {
+  await withStore(async (store) => {
+    await createSigningKeys({ store, now: Date.now }).current();
+    const publicLog = resolveConfig({
+      VESTIBULE_DATA: "data/x.kv",
+      VESTIBULE_BASE_URL: "https://acme.example",
+      VESTIBULE_AUTH_URL: "https://auth.acme.example",
+      VESTIBULE_API_URL: "https://api.acme.example",
+    });
+    const findings = await offlineChecks({
+      config: publicLog,
+      env: { VESTIBULE_BASEURL: "x" },
+      store,
+      granted: () => false,
+    });
+    assert.deepEqual(findings.filter((f) => f.level !== "ok").map((f) => [f.level, f.where]), [
+      ["fault", "VESTIBULE_MAIL"],
+      ["warn", "env"],
+      ["warn", "env"],
+      ["fault", "permissions"],
+    ]);
+    assert.match(findings.find((f) => f.where === "env" && f.level === "warn")!.what, /BASEURL/);
+  }, { stamped: true });
+});
+
+Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent", async () => {
+  const smtp = await startSmtpServer({ auth: { user: "doctor", pass: "right-pass" } });
+  const smtpConfig = (pass: string) =>
+    resolveConfig({
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_MAIL: `smtp://doctor:${pass}@127.0.0.1:${smtp.port}`,
+      VESTIBULE_MAIL_FROM: "vestibule@example.com",
+    });
+  const mailFinding = async (pass: string) => {
+    const store = await openKvStore(":memory:");
+    try {
+      const findings = await offlineChecks({ config: smtpConfig(pass), env: {}, store });
+      return findings.find((f) => f.where === "VESTIBULE_MAIL")!;
+    } finally {
+      store.close();
+    }
+  };
+  try {
+    const right = await mailFinding("right-pass");
+    assert.equal(right.level, "ok");
+    assert.match(right.what, new RegExp(`127\\.0\\.0\\.1:${smtp.port} answers EHLO and AUTH`));
+    const wrong = await mailFinding("wrong-pass");
+    assert.equal(wrong.level, "fault");
+    assert.match(
+      wrong.what,
+      new RegExp(`^the SMTP server 127\\.0\\.0\\.1:${smtp.port} does not answer EHLO and AUTH: `),
+    );
+    assert.doesNotMatch(wrong.what, /wrong-pass/);
+    assert.deepEqual(smtp.received, []);
+  } finally {
+    await smtp.close();
+  }
+});
+
+Deno.test("doctor: check takes --live bare; a value for it is a usage error in plain words", async () => {
+  await withStore(async (_store, run) => {
+    const bad = await run("check", "--live=yes");
+    assert.equal(bad.code, 2);
+    assert.equal(bad.err, "vestibule admin check: --live: takes no value\nUsage: check [--live]");
+    const offline = await run("check");
+    assert.equal(offline.code, 1);
+    assert.match(offline.out, /^fault the store has no signing key/m);
+    assert.equal(offline.err, "vestibule admin check: 1 fault(s)");
+  }, { stamped: true });
+});
+
+Deno.test("doctor: the operator API's token file, checked as start-up checks it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withStore(async (store) => {
+      await createSigningKeys({ store, now: Date.now }).current();
+      const path = `${dir}/admin-token`;
+      const withToken = resolveConfig({
+        VESTIBULE_DATA: ":memory:",
+        VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100",
+        VESTIBULE_ADMIN_TOKEN_FILE: path,
+      });
+      await Deno.writeTextFile(path, "short\n", { mode: 0o600 });
+      assert.deepEqual(faults(await offlineChecks({ config: withToken, env: {}, store })), [{
+        level: "fault",
+        what: `the server would refuse to start: VESTIBULE_ADMIN_TOKEN_FILE="${path}": the ` +
+          "token must be at least 32 characters (it has 5); make one with: openssl rand -base64 32",
+        where: "VESTIBULE_ADMIN_TOKEN_FILE",
+      }]);
+      await Deno.writeTextFile(path, "s".repeat(32), { mode: 0o600 });
+      const findings = await offlineChecks({ config: withToken, env: {}, store });
+      assert.deepEqual(faults(findings), []);
+      assert.ok(findings.some((f) => f.where === "VESTIBULE_ADMIN_TOKEN_FILE" && f.level === "ok"));
+    }, { stamped: true });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("doctor: the events' secret file, checked as start-up checks it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withStore(async (store) => {
+      await createSigningKeys({ store, now: Date.now }).current();
+      const path = `${dir}/webhook.secret`;
+      const config = resolveConfig({
+        VESTIBULE_DATA: ":memory:",
+        VESTIBULE_WEBHOOK_URL: "https://hooks.example.com/in",
+        VESTIBULE_WEBHOOK_SECRET_FILE: path,
+      });
+      await Deno.writeTextFile(path, "hunter2\n", { mode: 0o600 });
+      assert.deepEqual(faults(await offlineChecks({ config, env: {}, store })), [{
+        level: "fault",
+        what: `the server would refuse to start: VESTIBULE_WEBHOOK_SECRET_FILE="${path}": must ` +
+          "start with whsec_ (a Standard Webhooks secret)",
+        where: "VESTIBULE_WEBHOOK_SECRET_FILE",
+      }]);
+      await Deno.writeTextFile(path, `whsec_${btoa("k".repeat(32))}\n`, { mode: 0o600 });
+      const findings = await offlineChecks({ config, env: {}, store });
+      assert.deepEqual(faults(findings), []);
+      assert.ok(
+        findings.some((f) =>
+          f.where === "VESTIBULE_WEBHOOK_SECRET_FILE" && f.level === "ok" &&
+          f.what.endsWith("go to https://hooks.example.com")
+        ),
+      );
+    }, { stamped: true });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
