@@ -9,7 +9,7 @@ import {
 import { TemplateError } from "../../src/content/templates.ts";
 
 const TEMPLATE = await Deno.readTextFile(
-  new URL("../../../static/auth/connection_guide.json", import.meta.url),
+  new URL("../../static/auth/connection_guide.json", import.meta.url),
 );
 
 Deno.test("connection guide: the template fills in the configured origins", async () => {

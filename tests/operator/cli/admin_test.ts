@@ -300,7 +300,7 @@ Deno.test("`main.ts admin` runs the admin commands against VESTIBULE_DATA", asyn
         "--name",
         "Cli Co",
       ],
-      cwd: new URL("../..", import.meta.url),
+      cwd: new URL("../../..", import.meta.url),
       env: { VESTIBULE_DATA: `${dir}/store.kv`, NO_COLOR: "1" },
     }).output();
     const stderr = new TextDecoder().decode(output.stderr);
