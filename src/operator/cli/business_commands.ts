@@ -1,0 +1,190 @@
+// Admin commands: businesses, their members and accounts, and their erasure.
+import * as v from "valibot";
+import { createAccounts } from "../../accounts/accounts.ts";
+import type { Accounts, Business } from "../../accounts/model.ts";
+import { BusinessNameSchema, EmailSchema, RoleSchema } from "../../accounts/schemas.ts";
+import { grantsOfAccount } from "../../oauth/grants.ts";
+import { createAuditLog, operatorEntry } from "../../workspace/domain/audit.ts";
+import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
+import { appendOperatorLog } from "./operator_log.ts";
+
+import {
+  type AdminDeps,
+  AdminError,
+  command,
+  IdSchema,
+  revokeGrants,
+  type Runnable,
+} from "./command.ts";
+
+function _erasure({ store, now }: AdminDeps): ErasureDeps {
+  return { store, accounts: createAccounts(store, now), audit: createAuditLog(store, now) };
+}
+
+/** One shape for a business: the record and its members. */
+async function _describeBusiness(accounts: Accounts, business: Business) {
+  return {
+    business,
+    members: (await accounts.listMembers(business.id)).map((m) => ({
+      email: m.account.email,
+      accountId: m.account.id,
+      role: m.role,
+    })),
+  };
+}
+
+export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
+  "create-business": command({
+    usage: "create-business --owner EMAIL --name NAME",
+    summary: "Create a business owned by EMAIL (the account is created when new).",
+    options: v.strictObject({ owner: EmailSchema, name: BusinessNameSchema }),
+    async run({ owner, name }, { store, now }) {
+      const created = await createAccounts(store, now).createAccountWithBusiness(owner, name);
+      await createAuditLog(store, now).append(operatorEntry(
+        created.business.id,
+        created.account.id,
+        "create-business",
+        `created the business with ${created.account.email} as owner`,
+      ));
+      return { account: created.account, business: created.business };
+    },
+  }),
+  "add-member": command({
+    usage: "add-member --business ID --email EMAIL [--role member|owner]",
+    summary: "Add EMAIL to a business (or change its role); the account is created when new.",
+    options: v.strictObject({
+      business: IdSchema,
+      email: EmailSchema,
+      role: v.optional(RoleSchema, "member"),
+    }),
+    async run({ business, email, role }, { store, now }) {
+      const accounts = createAccounts(store, now);
+      if (!(await accounts.getBusiness(business))) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
+      // The roster's own plan, as on the members page: the only owner cannot be demoted.
+      const known = await accounts.findAccountByEmail(email);
+      const member = known && await accounts.getMembership(known.id, business);
+      const change = member ? "change_role" : "invite";
+      const plan = await accounts.planMembershipChange(business, { change, email, role });
+      if (!plan.ok) throw new AdminError(plan.reason);
+      if (!(await store.commit(plan.checks, plan.mutations))) {
+        throw new AdminError("the members changed meanwhile; try again");
+      }
+      const account = (await accounts.findAccountByEmail(email))!;
+      await createAuditLog(store, now).append(operatorEntry(
+        business,
+        account.id,
+        "add-member",
+        `made ${account.email} a member with role ${role}`,
+      ));
+      return { accountId: account.id, businessId: business, role };
+    },
+  }),
+  "remove-member": command({
+    usage: "remove-member --business ID --email EMAIL",
+    summary:
+      "Remove EMAIL from a business and revoke its grants there; the last owner stays (delete-business instead).",
+    options: v.strictObject({ business: IdSchema, email: EmailSchema }),
+    async run({ business, email }, deps) {
+      const { store, now } = deps;
+      const accounts = createAccounts(store, now);
+      if (!(await accounts.getBusiness(business))) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
+      const plan = await accounts.planMembershipChange(business, {
+        change: "remove",
+        email,
+        role: "member",
+      });
+      if (!plan.ok) throw new AdminError(plan.reason);
+      const account = (await accounts.findAccountByEmail(email))!;
+      const committed = await store.commit(plan.checks, [
+        ...plan.mutations,
+        createAuditLog(store, now).entry(
+          operatorEntry(business, account.id, "remove-member", `removed ${account.email}`),
+        ),
+      ]);
+      if (!committed) throw new AdminError("the members changed meanwhile; try again");
+      const grants = await grantsOfAccount(store, account.id, business);
+      await revokeGrants(deps, grants, "remove-member");
+      return {
+        removed: account.email,
+        accountId: account.id,
+        business,
+        revokedGrants: grants.length,
+      };
+    },
+  }),
+  "list-accounts": command({
+    usage: "list-accounts",
+    summary: "Every account, by e-mail, with its businesses and its role in each.",
+    options: v.strictObject({}),
+    async run(_options, { store, now }) {
+      const accounts = createAccounts(store, now);
+      return {
+        accounts: await Promise.all((await accounts.listAccounts()).map(async (account) => ({
+          account,
+          businesses: (await accounts.listBusinessesOf(account.id)).map(({ business, role }) => ({
+            businessId: business.id,
+            name: business.name,
+            role,
+          })),
+        }))),
+      };
+    },
+  }),
+  "list-businesses": command({
+    usage: "list-businesses [--email EMAIL]",
+    summary: "Every business (or those of one account), by name, with its members.",
+    options: v.strictObject({ email: v.optional(EmailSchema) }),
+    async run({ email }, { store, now }) {
+      const accounts = createAccounts(store, now);
+      let businesses: Business[];
+      if (email === undefined) businesses = await accounts.listBusinesses();
+      else {
+        const account = await accounts.findAccountByEmail(email);
+        if (!account) throw new AdminError(`No account with e-mail "${email}"`);
+        businesses = (await accounts.listBusinessesOf(account.id)).map((b) => b.business);
+      }
+      return {
+        businesses: await Promise.all(businesses.map((b) => _describeBusiness(accounts, b))),
+      };
+    },
+  }),
+  "delete-account": command({
+    usage: "delete-account --email EMAIL",
+    summary:
+      "Delete an account with its grants and sessions, and the businesses it is the only member of.",
+    options: v.strictObject({ email: EmailSchema }),
+    async run({ email }, deps) {
+      const deletion = await deleteAccount(_erasure(deps), email);
+      const businesses = deletion.deletedBusinesses.map((d) => d.business.id);
+      await appendOperatorLog(
+        deps.store,
+        deps.now,
+        "delete-account",
+        `deleted account ${deletion.account.id}` +
+          (businesses.length > 0 ? ` and its businesses ${businesses.join(", ")}` : ""),
+      );
+      return deletion;
+    },
+  }),
+  "delete-business": command({
+    usage: "delete-business --business ID",
+    summary:
+      "Delete a business with its memberships, grants, records, approvals and audit log; member accounts stay.",
+    options: v.strictObject({ business: IdSchema }),
+    async run({ business }, deps) {
+      const deletion = await deleteBusiness(_erasure(deps), business);
+      // Its audit log went with it: the deletion is recorded where it outlives the business.
+      await appendOperatorLog(
+        deps.store,
+        deps.now,
+        "delete-business",
+        `deleted business ${business}`,
+      );
+      return deletion;
+    },
+  }),
+};
