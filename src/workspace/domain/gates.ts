@@ -12,7 +12,8 @@ import type { Accounts } from "../../accounts/model.ts";
 import type { Key, Store } from "../../store/store.ts";
 import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AuditLog } from "./audit.ts";
-import { describeAction, type GateAction, planAction, type PlanEvent } from "./gate_actions.ts";
+import { type GateAction, type PlanEvent } from "./gate_actions.ts";
+import { describeAction, planAction } from "./gate_plans.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
 
 export interface Gate {
