@@ -370,7 +370,8 @@ async function _planGrantAutomation(
   };
 }
 
-async function _planInstallSkill(
+/** Nothing to read: a new skill checks nothing. */
+function _planInstallSkill(
   deps: PlanDeps,
   businessId: string,
   action: ActionOf<"install_skill">,
@@ -385,7 +386,7 @@ async function _planInstallSkill(
     installedAt: now(),
     installedBy: approval.accountId,
   };
-  return {
+  return Promise.resolve({
     ok: true,
     checks: [],
     mutations: [{ type: "set", key: workspace.skills.key(businessId, skill.id), value: skill }],
@@ -399,7 +400,7 @@ async function _planInstallSkill(
       },
     },
     outcome: `Install the skill "${action.name}": ${action.description}`,
-  };
+  });
 }
 
 async function _planReconcileEffect(
