@@ -18,7 +18,7 @@
  */
 import { createAccounts } from "../src/accounts/accounts.ts";
 import { resolveConfig } from "../src/config/config.ts";
-import { prepareSchema } from "../src/store/schema.ts";
+import { prepareSchema } from "../src/schema.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import { issueGrant } from "../testkit/issue_grant.ts";
 import type { BenchSection } from "./main.ts";

@@ -27,7 +27,7 @@ import { createApiSite } from "./sites/api_site.ts";
 import { createAuthSite } from "./sites/auth_site.ts";
 import { createPublicSite } from "./sites/public_site.ts";
 import { openStore } from "./store/open.ts";
-import { prepareSchema, SchemaError } from "./store/schema.ts";
+import { prepareSchema, SchemaError } from "./schema.ts";
 import { type Store, StoreBusyError } from "./store/store.ts";
 import { StartupError } from "./startup_error.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";

@@ -6,7 +6,7 @@ import { createOutbox, LINK_EXPIRED } from "../../src/outbox/outbox.ts";
 import { createSender, type DeliveryHandler } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { openPgStore } from "../../src/store/pg_store.ts";
-import { prepareSchema, SCHEMA_KEY } from "../../src/store/schema.ts";
+import { prepareSchema, SCHEMA_KEY } from "../../src/schema.ts";
 import type { Key, Store } from "../../src/store/store.ts";
 import { startPgCluster } from "../../testkit/pg_cluster.ts";
 

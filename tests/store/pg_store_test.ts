@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import { openPgStore, PgStoreError, PURGE_INTERVAL_MS } from "../../src/store/pg_store.ts";
-import {
-  CURRENT_SCHEMA,
-  MIGRATIONS,
-  prepareSchema,
-  readSchemaVersion,
-} from "../../src/store/schema.ts";
+import { CURRENT_SCHEMA, MIGRATIONS, prepareSchema, readSchemaVersion } from "../../src/schema.ts";
 import type { Store } from "../../src/store/store.ts";
 import { startPgCluster } from "../../testkit/pg_cluster.ts";
 import { manualClock, storeContract } from "./store_contract.ts";

@@ -4,7 +4,7 @@ import { maskDataUrl } from "../../config/data_url.ts";
 import { checkGrantedPaths } from "../../config/granted_paths.ts";
 import { ConfigError } from "../../config/settings.ts";
 import { openStore } from "../../store/open.ts";
-import { refuseNewerSchema, SchemaError } from "../../store/schema.ts";
+import { refuseNewerSchema, SchemaError } from "../../schema.ts";
 import { runAdminCommand } from "./commands.ts";
 
 /** Leading `--name=value` arguments are configuration flags (e.g. `--data=PATH`). */

@@ -9,7 +9,7 @@ import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_targ
 import { AdminTokenError, readAdminToken } from "../api_token.ts";
 import { ISSUER_PATH, issuerOf } from "../../oauth/issuer.ts";
 import { currentSigningKid } from "../../oauth/signing_keys.ts";
-import { CURRENT_SCHEMA, readSchemaVersion } from "../../store/schema.ts";
+import { CURRENT_SCHEMA, readSchemaVersion } from "../../schema.ts";
 import type { Store } from "../../store/store.ts";
 import { resourceMetadataUrl } from "../../workspace/mcp/bearer.ts";
 

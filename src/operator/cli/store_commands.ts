@@ -1,7 +1,7 @@
 // Admin commands: the whole store as a backup, and back.
 import * as v from "valibot";
 import { exportLines, importBackup, parseBackup } from "../../store/backup.ts";
-import { CURRENT_SCHEMA, readSchemaVersion } from "../../store/schema.ts";
+import { CURRENT_SCHEMA, readSchemaVersion } from "../../schema.ts";
 
 import { AdminError, command, IdSchema, type Runnable } from "./command.ts";
 

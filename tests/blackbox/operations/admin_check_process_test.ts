@@ -2,7 +2,7 @@
 // main.ts serving from the same store; then a store a newer release wrote is a fault, exit 1.
 import assert from "node:assert/strict";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/store/schema.ts";
+import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
 import {
   copyProject,
   mainCommand,

@@ -3,7 +3,7 @@
 // into a new store, and a server on that store publishes the same keys.
 import assert from "node:assert/strict";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/store/schema.ts";
+import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
 import { adminProcess, copyProject, originsEnv, whileServing } from "../support/main_process.ts";
 
 Deno.test("admin export while the server runs, import into a new store: the same JWKS; admin refuses a newer store", async () => {

@@ -2,7 +2,7 @@
 // by a newer release stops start-up with one line, before anything listens or is written.
 import assert from "node:assert/strict";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import { CURRENT_SCHEMA, readSchemaVersion, SCHEMA_KEY } from "../../../src/store/schema.ts";
+import { CURRENT_SCHEMA, readSchemaVersion, SCHEMA_KEY } from "../../../src/schema.ts";
 import {
   copyProject,
   mainCommand,

@@ -2,7 +2,7 @@
 import { runAdminCommand } from "../../../src/operator/cli/commands.ts";
 import { resolveConfig } from "../../../src/config/config.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import { prepareSchema } from "../../../src/store/schema.ts";
+import { prepareSchema } from "../../../src/schema.ts";
 import type { Store } from "../../../src/store/store.ts";
 
 export interface AdminResult {

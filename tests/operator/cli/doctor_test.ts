@@ -6,7 +6,7 @@ import { withStore } from "./admin_runner.ts";
 import { resolveConfig } from "../../../src/config/config.ts";
 import { createSigningKeys, currentSigningKid } from "../../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/store/schema.ts";
+import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
 import { startSmtpServer } from "../../blackbox/support/smtp_server.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });

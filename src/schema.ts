@@ -3,10 +3,10 @@
  * store up to it at start-up. A migration is idempotent: run twice (a crash between its writes
  * and the version stamp), it changes nothing the second time.
  */
-import { indexUnfinished } from "../outbox/outbox.ts";
-import { base64url } from "../secrets.ts";
-import type { Store } from "./store.ts";
-import { StartupError } from "../startup_error.ts";
+import { indexUnfinished } from "./outbox/outbox.ts";
+import { base64url } from "./secrets.ts";
+import type { Store } from "./store/store.ts";
+import { StartupError } from "./startup_error.ts";
 
 export const SCHEMA_KEY = ["meta", "schema"] as const;
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
-import { createAccounts } from "../../src/accounts/accounts.ts";
-import { createSessions, SESSION_LIFETIME_MS } from "../../src/accounts/sessions.ts";
-import { resolveConfig } from "../../src/config/config.ts";
-import { sha256 } from "../../src/secrets.ts";
-import { openKvStore } from "../../src/store/kv_store.ts";
+import { createAccounts } from "../src/accounts/accounts.ts";
+import { createSessions, SESSION_LIFETIME_MS } from "../src/accounts/sessions.ts";
+import { resolveConfig } from "../src/config/config.ts";
+import { sha256 } from "../src/secrets.ts";
+import { openKvStore } from "../src/store/kv_store.ts";
 import {
   CURRENT_SCHEMA,
   MIGRATIONS,
@@ -11,9 +11,9 @@ import {
   readSchemaVersion,
   SCHEMA_KEY,
   SchemaError,
-} from "../../src/store/schema.ts";
-import type { Store } from "../../src/store/store.ts";
-import { countPendingGates } from "../../src/workspace/domain/gates.ts";
+} from "../src/schema.ts";
+import type { Store } from "../src/store/store.ts";
+import { countPendingGates } from "../src/workspace/domain/gates.ts";
 import * as v from "valibot";
 import {
   InvoiceSchema,
@@ -22,8 +22,8 @@ import {
   SubscriptionSchema,
   TriggerSchema,
   WorkflowSchema,
-} from "../../src/workspace/domain/records.ts";
-import { manualClock } from "./store_contract.ts";
+} from "../src/workspace/domain/records.ts";
+import { manualClock } from "./store/store_contract.ts";
 
 Deno.test("a fresh store is stamped with the current schema version", async () => {
   const store = await openKvStore(":memory:");
