@@ -21,6 +21,7 @@
  * follows. A head that takes its place later is indexed at that moment, behind the heads of
  * other queues that waited before it: the queues take turns.
  */
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { AtomicCheck, Entry, Key, Mutation, Store } from "../store/store.ts";
 
 export type DeliveryState = "pending" | "sending" | "sent" | "failed";
@@ -344,15 +345,13 @@ export function createOutbox(deps: { store: Store; now: () => number }): Outbox 
    * Writes `wanted` if `entry` is unchanged; returns what was written, or null. When only what
    * it read beside changed (its queue moved, a report record), it plans again.
    */
-  const replace = async (entry: Entry<Delivery>, wanted: Delivery): Promise<Delivery | null> => {
-    for (let tries = 0; tries < REPLAN_TRIES; tries++) {
+  const replace = (entry: Entry<Delivery>, wanted: Delivery): Promise<Delivery | null> =>
+    retryCommit(async () => {
       const { next, checks, mutations } = await plan(entry, wanted);
       if (await store.commit(checks, mutations)) return next;
       const again = await read(entry.value.id);
-      if (again?.version !== entry.version) return null;
-    }
-    return null;
-  };
+      return again?.version !== entry.version ? null : RETRY;
+    }, { attempts: REPLAN_TRIES, exhausted: () => null });
 
   const create = (options: RecordOptions, queue: QueuePlace | null, head: boolean): Delivery => {
     const createdAt = now();
