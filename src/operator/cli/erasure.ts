@@ -14,6 +14,7 @@ import {
   latestGrantKey,
 } from "../../oauth/grants.ts";
 import type { RefreshRecord } from "../../oauth/refresh_tokens.ts";
+import { STORE_LIMITS } from "../../store/limits.ts";
 import type { Key, Mutation, Store } from "../../store/store.ts";
 import type { AuditLog } from "../../workspace/domain/audit.ts";
 import { attemptKeysOf } from "../../workspace/domain/connection_tests.ts";
@@ -25,8 +26,8 @@ export interface ErasureDeps {
   readonly audit: AuditLog;
 }
 
-/** Deno KV takes at most 1000 mutations in one commit. */
-const BATCH = 500;
+/** Half of what one commit may write (limits.ts), to stay well inside it. */
+const BATCH = STORE_LIMITS.commitWrites / 2;
 
 export interface BusinessDeletion {
   readonly business: Business;
