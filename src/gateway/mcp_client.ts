@@ -1,0 +1,61 @@
+/**
+ * Vestibule's own MCP client for one upstream (the interface; the transports implement it).
+ * Speaks 2026-07-28 to an upstream that answers server/discover, else the 2025 handshake
+ * (2025-11-25, 2025-06-18) with its session; over Streamable HTTP or a stdio child.
+ */
+
+/** A tool as the upstream lists it: the wire object, checked to have a name and object schema. */
+export interface UpstreamTool {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly inputSchema: { readonly type: "object" } & Readonly<Record<string, unknown>>;
+  readonly outputSchema?: { readonly type: "object" } & Readonly<Record<string, unknown>>;
+  readonly annotations?: Readonly<Record<string, unknown>>;
+  readonly _meta?: Readonly<Record<string, unknown>>;
+}
+
+/** A tools/call result as the upstream sent it (content, structuredContent, isError, _meta). */
+export type UpstreamResult = Readonly<Record<string, unknown>> & {
+  readonly content: readonly unknown[];
+  readonly isError?: boolean;
+};
+
+export interface CallOptions {
+  /** Aborts the call: the upstream is told (notifications/cancelled) and the answer dropped. */
+  readonly signal?: AbortSignal;
+  /** Each progress notification of this call, as it comes. */
+  readonly onProgress?: (progress: number, total?: number, message?: string) => void;
+  /** Extra `_meta` of the request (who is asking, when the operator allows it). */
+  readonly meta?: Readonly<Record<string, unknown>>;
+}
+
+export interface McpClient {
+  /** The revision spoken since the last (re)connection; null before the first. */
+  readonly version: string | null;
+  /** Every tool, all pages; tools with an unusable definition are left out and logged. */
+  listTools(signal?: AbortSignal): Promise<UpstreamTool[]>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<UpstreamResult>;
+  /** Called when the upstream says its tool list changed, and after each new session. */
+  onToolsChanged(listener: () => void): void;
+  /** Ends the session (HTTP DELETE where it has one) or stops the child. */
+  close(): Promise<void>;
+}
+
+/**
+ * Why an upstream could not answer, in plain words that name the upstream and never its
+ * headers or secrets; the gateway turns it into a tool error.
+ */
+export class UpstreamError extends Error {
+  override name = "UpstreamError";
+  constructor(
+    readonly kind: "unreachable" | "timeout" | "protocol" | "too_large" | "cancelled",
+    message: string,
+  ) {
+    super(message);
+  }
+}
