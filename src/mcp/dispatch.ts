@@ -30,7 +30,15 @@ import {
   type ProgressToken,
 } from "./messages.ts";
 import type { ToolPage, ToolRegistry } from "./registry.ts";
-import { type AnyTool, type ToolCallContext, ToolError } from "./tool.ts";
+import {
+  type AnyTool,
+  type ForwardedResult,
+  type ForwardedTool,
+  isForwarded,
+  type Tool,
+  type ToolCallContext,
+  ToolError,
+} from "./tool.ts";
 import {
   isModern,
   LEGACY_PROTOCOL_VERSIONS,
@@ -52,8 +60,7 @@ export interface CacheHints {
   readonly scope: CacheScope;
 }
 
-export interface DispatcherOptions<A> {
-  readonly registry: ToolRegistry<A>;
+export interface DispatcherOptions {
   readonly serverInfo: ServerInfo;
   /** Short guidance the client may show its model (`instructions` of initialize and discover). */
   readonly instructions: string;
@@ -79,13 +86,23 @@ export type Outcome =
    */
   | { readonly kind: "stream"; readonly run: (send: Send) => Promise<Reply> };
 
+/** What a request is dispatched with besides its message. */
+export interface DispatchContext<A> {
+  readonly auth: A;
+  readonly version: ProtocolVersion;
+  /** The caller's catalogue (the same for every caller where tools do not depend on who asks). */
+  readonly registry: ToolRegistry<A>;
+  /** Aborted when the caller cancels the request or goes away. */
+  readonly signal: AbortSignal;
+}
+
 export interface Dispatcher<A> {
   /**
    * A request (it has an id), in the revision the transport negotiated for it. Notifications
    * and responses need no dispatch: they get 202. Rejects (and a stream's `run` too) only with
    * a StoreUnavailableError: every other failure is an error reply.
    */
-  dispatch(request: JsonRpcRequest, auth: A, version: ProtocolVersion): Promise<Outcome>;
+  dispatch(request: JsonRpcRequest, context: DispatchContext<A>): Promise<Outcome>;
 }
 
 /** Every method a request may name (a bounded label for the metrics; others are -32601). */
@@ -101,8 +118,8 @@ export const DISPATCHED_METHODS: ReadonlySet<string> = new Set([
 const LEGACY_ONLY = new Set(["initialize", "ping"]);
 const MODERN_ONLY = new Set(["server/discover"]);
 
-export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
-  const { registry, log } = options;
+export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
+  const { log } = options;
   const serverInfo = { ...options.serverInfo };
   const capabilities = { tools: { listChanged: false } };
   // One initialize answer per legacy version, serialized once.
@@ -130,13 +147,20 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     ...cacheHints,
   });
   const discoverJson = JSON.stringify(discoverResult);
-  // Each page serialized once per era, so listing costs the same in both.
-  const pageJson = new Map<ToolPage, { readonly legacy: string; readonly modern: string }>(
-    registry.pages.map((page) => [page, {
-      legacy: JSON.stringify(page),
-      modern: JSON.stringify(modern({ ...page, ...cacheHints })),
-    }]),
-  );
+  // Each page serialized once per era (as long as its registry lives), so listing costs the
+  // same in both.
+  const pageJson = new WeakMap<ToolPage, { readonly legacy: string; readonly modern: string }>();
+  const serialized = (page: ToolPage) => {
+    let json = pageJson.get(page);
+    if (json === undefined) {
+      json = {
+        legacy: JSON.stringify(page),
+        modern: JSON.stringify(modern({ ...page, ...cacheHints })),
+      };
+      pageJson.set(page, json);
+    }
+    return json;
+  };
   const reply = (body: string): Reply => ({ kind: "reply", body });
 
   const internal = (request: JsonRpcRequest, error: unknown): JsonRpcError => {
@@ -167,9 +191,39 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   ): Reply =>
     reply(encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)));
 
+  // Passed on as it came; in 2026-07-28 its own `_meta` keys stay beside ours.
+  const forwardedReply = (
+    request: JsonRpcRequest,
+    result: ForwardedResult,
+    version: ProtocolVersion,
+  ): Reply => {
+    if (!isModern(version)) return reply(encodeResult(request.id, JSON.stringify(result)));
+    const own = result["_meta"];
+    const meta = typeof own === "object" && own !== null ? { ...own, ...resultMeta } : resultMeta;
+    const body = { resultType: "complete", ...result, _meta: meta };
+    return reply(encodeResult(request.id, JSON.stringify(body)));
+  };
+
+  const runForwarded = async (
+    request: JsonRpcRequest,
+    tool: ForwardedTool<A>,
+    args: Readonly<Record<string, unknown>>,
+    context: ToolCallContext<A>,
+    version: ProtocolVersion,
+  ): Promise<Reply> => {
+    let result: ForwardedResult;
+    try {
+      result = await tool.forward(args, context);
+    } catch (error) {
+      if (!(error instanceof ToolError)) return errorReply(request, error);
+      result = _errorResult(error.message);
+    }
+    return forwardedReply(request, result, version);
+  };
+
   const runTool = async (
     request: JsonRpcRequest,
-    tool: AnyTool<A>,
+    tool: Tool<A, unknown, unknown>,
     args: unknown,
     context: ToolCallContext<A>,
     version: ProtocolVersion,
@@ -203,43 +257,46 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   const callTool = async (
     request: JsonRpcRequest,
     params: CallToolParams,
-    auth: A,
-    version: ProtocolVersion,
+    { auth, version, registry, signal }: DispatchContext<A>,
   ): Promise<Outcome> => {
     const { name, arguments: args = {}, _meta } = params;
     const tool = registry.find(name);
     if (tool === undefined) {
       throw new JsonRpcError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(name)}`);
     }
-    const parsed = v.safeParse(tool.input, args);
-    if (!parsed.success) {
-      const result = _errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
-      return toolResult(request, result, version);
+    let run: (context: ToolCallContext<A>) => Promise<Reply>;
+    if (isForwarded(tool)) {
+      run = (context) => runForwarded(request, tool, args, context, version);
+    } else {
+      const parsed = v.safeParse(tool.input, args);
+      if (!parsed.success) {
+        const result = _errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
+        return toolResult(request, result, version);
+      }
+      run = (context) => runTool(request, tool, parsed.output, context, version);
     }
     const token = _meta?.progressToken;
-    if (token === undefined || !tool.reportsProgress) {
-      const context = { auth, progress: () => Promise.resolve() };
-      return await runTool(request, tool, parsed.output, context, version);
+    if (token === undefined || !_reportsProgress(tool)) {
+      return await run({ auth, signal, progress: () => Promise.resolve() });
     }
     return {
       kind: "stream",
-      run: async (send) => {
-        const context: ToolCallContext<A> = {
+      run: (send) =>
+        run({
           auth,
+          signal,
           progress: (progress, total, message) =>
             send(encodeMessage(_progress(token, progress, total, message))),
-        };
-        return await runTool(request, tool, parsed.output, context, version);
-      },
+        }),
     };
   };
 
   const route = (
     request: JsonRpcRequest,
-    auth: A,
-    version: ProtocolVersion,
+    context: DispatchContext<A>,
   ): Outcome | Promise<Outcome> => {
     const { method } = request;
+    const { version, registry } = context;
     if (isModern(version) ? LEGACY_ONLY.has(method) : MODERN_ONLY.has(method)) {
       throw new JsonRpcError(
         METHOD_NOT_FOUND,
@@ -273,11 +330,11 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
               "list again without a cursor",
           );
         }
-        const json = pageJson.get(page)!;
+        const json = serialized(page);
         return reply(encodeResult(request.id, isModern(version) ? json.modern : json.legacy));
       }
       case "tools/call":
-        return callTool(request, _params(CallToolParamsSchema, request), auth, version);
+        return callTool(request, _params(CallToolParamsSchema, request), context);
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
     }
@@ -286,9 +343,9 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   return {
     // Not async: initialize, discover and tools/list are answered synchronously, and an async
     // wrapper would add a frame and a microtask to each of them.
-    dispatch(request, auth, version) {
+    dispatch(request, context) {
       try {
-        const outcome = route(request, auth, version);
+        const outcome = route(request, context);
         return outcome instanceof Promise
           ? outcome.catch((error: unknown) => errorReply(request, error))
           : Promise.resolve(outcome);
@@ -310,6 +367,11 @@ function _params<S extends v.GenericSchema>(schema: S, request: JsonRpcRequest):
     throw new JsonRpcError(INVALID_PARAMS, `Invalid params: ${issues}`);
   }
   return parsed.output;
+}
+
+/** Forwarded tools may always report progress: the upstream decides. */
+function _reportsProgress<A>(tool: AnyTool<A>): boolean {
+  return isForwarded(tool) || tool.reportsProgress === true;
 }
 
 function _errorResult(text: string): CallToolResult {

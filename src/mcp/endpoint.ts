@@ -3,7 +3,9 @@
 // who is asking (`McpAccess.authenticate`, from outside: MCP code never verifies a token), the
 // caller's rate limit, media types and body cap, the revision negotiated from its metadata
 // (negotiation.ts), for tools/call whether this caller may call that tool (`McpAccess.mayCall`),
-// then the pure dispatcher; its outcome leaves as JSON or as SSE.
+// then the pure dispatcher; its outcome leaves as JSON or as SSE. A forwarded tool's call can be
+// cancelled: by `notifications/cancelled` (2025 revisions) or by the caller going away (every
+// revision; 2026-07-28 "Cancellation": closing the stream is the signal).
 import type { Config } from "../config/config.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/cors.ts";
@@ -22,11 +24,17 @@ import { StoreUnavailableError } from "../store/store.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, DISPATCHED_METHODS, type Outcome, type ServerInfo } from "./dispatch.ts";
 import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
-import type { CacheScope, JsonRpcRequest, RequestId, RpcError } from "./messages.ts";
+import type {
+  CacheScope,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  RequestId,
+  RpcError,
+} from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent } from "./sse.ts";
-import type { AnyTool } from "./tool.ts";
+import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
 
 /**
@@ -39,6 +47,11 @@ const CATALOGUE_TTL_MS = 5 * 60 * 1000;
 export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   /** Catalogue order is listing order. */
   readonly tools: readonly T[];
+  /**
+   * Where the tools depend on the caller: the caller's catalogue (which includes `tools`),
+   * asked for tools/list and tools/call only. Without it every caller gets `tools`.
+   */
+  readonly catalogue?: (auth: A) => ToolRegistry<A, T> | Promise<ToolRegistry<A, T>>;
   /** Page size, and JSON or SSE answers. */
   readonly config: Pick<Config, "mcpPageSize" | "mcpResponse">;
   /** 16 KiB on onboarding (spec §8). */
@@ -104,14 +117,23 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
 ): Handler {
   const { config, maxBodyBytes, rateLimiter, access, metrics } = options;
   const registry = createToolRegistry<A, T>(options.tools, { pageSize: config.mcpPageSize });
-  const dispatcher = createDispatcher({
-    registry,
+  const catalogue = options.catalogue ?? (() => registry);
+  const dispatcher = createDispatcher<A>({
     serverInfo: options.serverInfo,
     instructions: options.instructions,
     cache: { ttlMs: CATALOGUE_TTL_MS, scope: options.cacheScope },
     log: options.log,
   });
   const alwaysSse = config.mcpResponse === "sse";
+  // Forwarded calls in flight, by caller and request id, for notifications/cancelled.
+  const inFlight = new Map<string, AbortController>();
+  const cancel = (rateKey: string, notification: JsonRpcNotification) => {
+    if (notification.method !== "notifications/cancelled") return;
+    const id = notification.params?.["requestId"];
+    if (typeof id === "string" || typeof id === "number") {
+      inFlight.get(_callKey(rateKey, id))?.abort();
+    }
+  };
 
   // A JSON-RPC error the endpoint answers itself, counted.
   const fail = (status: number, error: RpcError, headers?: HeaderMap): Response => {
@@ -224,23 +246,60 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     if (decoded.kind === "invalid") return fail(400, decoded.error);
     const negotiated = negotiate(request.headers, decoded);
     if (!negotiated.ok) return fail(400, negotiated.error);
-    if (decoded.kind !== "request") return new Response(null, { status: 202 });
-    const { version } = negotiated;
-    if (metrics) _countRequest(metrics, decoded.request, registry);
-    if (access.mayCall && decoded.request.method === "tools/call") {
-      const name = decoded.request.params?.["name"];
-      const tool = typeof name === "string" ? registry.find(name) : undefined;
-      const refusal = tool && access.mayCall(tool, auth);
-      if (refusal) return refusal;
+    if (decoded.kind !== "request") {
+      if (decoded.kind === "notification") cancel(caller.rateKey, decoded.notification);
+      return new Response(null, { status: 202 });
     }
+    const { version } = negotiated;
+    const { method } = decoded.request;
+    let callers = registry;
+    let tool: T | undefined;
     let outcome: Outcome;
+    let key: string | undefined;
     try {
-      outcome = await dispatcher.dispatch(decoded.request, auth, version);
+      if (method === "tools/list" || method === "tools/call") callers = await catalogue(auth);
+      if (metrics) _countRequest(metrics, decoded.request, callers);
+      let signal = request.signal;
+      if (method === "tools/call") {
+        const name = decoded.request.params?.["name"];
+        tool = typeof name === "string" ? callers.find(name) : undefined;
+        const refusal = tool && access.mayCall?.(tool, auth);
+        if (refusal) return refusal;
+        if (tool && isForwarded(tool)) {
+          const controller = new AbortController();
+          key = _callKey(caller.rateKey, decoded.request.id);
+          inFlight.set(key, controller);
+          signal = AbortSignal.any([request.signal, controller.signal]);
+        }
+      }
+      outcome = await dispatcher.dispatch(decoded.request, {
+        auth,
+        version,
+        registry: callers,
+        signal,
+      });
     } catch (error) {
+      if (key !== undefined) inFlight.delete(key);
       return unavailable(decoded.request, error);
     }
-    return respond(outcome, decoded.request, isModern(version));
+    if (key === undefined) return respond(outcome, decoded.request, isModern(version));
+    if (outcome.kind === "reply") {
+      inFlight.delete(key);
+      return respond(outcome, decoded.request, isModern(version));
+    }
+    const done = key;
+    const { run } = outcome;
+    const tracked: Outcome = {
+      kind: "stream",
+      run: (send) => run(send).finally(() => inFlight.delete(done)),
+    };
+    return respond(tracked, decoded.request, isModern(version));
   };
+}
+
+/** One caller's request ids are theirs alone: another caller cannot cancel them. */
+function _callKey(rateKey: string, id: RequestId): string {
+  return `${rateKey}\n${typeof id}:${id}`;
 }
 
 /** A caller over its rate limit: 429 with Retry-After and a JSON-RPC error (id not read yet). */
@@ -317,7 +376,12 @@ function _countRequest<A>(
     return;
   }
   const name = request.params?.["name"];
-  metrics.request(method, typeof name === "string" && registry.find(name) ? name : "other");
+  const tool = typeof name === "string" ? registry.find(name) : undefined;
+  // Forwarded tools are as many as their servers list: one label for all (bounded).
+  metrics.request(
+    method,
+    tool === undefined ? "other" : isForwarded(tool) ? "forwarded" : tool.name,
+  );
 }
 
 /** A transport error: the unread body is cancelled, and the status carries a JSON-RPC error. */

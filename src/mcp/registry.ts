@@ -1,10 +1,11 @@
-// The catalogue of one endpoint: tools/list entries derived once from the tool definitions,
-// cut into pages once, and lookup by name for tools/call.
+// The catalogue of one endpoint (or, where the tools depend on the caller, of one caller):
+// tools/list entries derived once from the tool definitions, cut into pages once, and lookup
+// by name for tools/call.
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
 import { createPageCursors } from "./cursor.ts";
 import { type ListToolsResult, type ToolDescription, ToolSchema } from "./messages.ts";
-import type { AnyTool } from "./tool.ts";
+import { type AnyTool, isForwarded } from "./tool.ts";
 
 /** `T` is the endpoint's own kind of tool, which its hooks see as such. */
 export interface ToolRegistry<A, T extends AnyTool<A> = AnyTool<A>> {
@@ -75,8 +76,14 @@ export function createToolRegistry<A, T extends AnyTool<A> = AnyTool<A>>(
   };
 }
 
+/** Each tool's entry, derived once however many registries it is in (JSON Schemas are costly). */
+const described = new WeakMap<object, ToolDescription>();
+
 /** The tools/list entry of a tool, checked against the wire schema. */
 export function describeTool<A>(tool: AnyTool<A>): ToolDescription {
+  if (isForwarded(tool)) return tool.definition;
+  const known = described.get(tool);
+  if (known) return known;
   const description = {
     name: tool.name,
     title: tool.title,
@@ -86,7 +93,9 @@ export function describeTool<A>(tool: AnyTool<A>): ToolDescription {
     annotations: { ...tool.annotations },
     ...(tool.meta ? { _meta: { ...tool.meta } } : {}),
   };
-  return v.parse(ToolSchema, description);
+  const checked = v.parse(ToolSchema, description);
+  described.set(tool, checked);
+  return checked;
 }
 
 /**

@@ -1,5 +1,8 @@
 // A tool is defined once; the registry derives its tools/list entry and validates its calls.
+// A forwarded tool is defined elsewhere (an upstream MCP server): listed as given, called with
+// the arguments as they came, its result passed on as it came back.
 import type * as v from "valibot";
+import type { ToolDescription } from "./messages.ts";
 
 export interface ToolAnnotations {
   readonly readOnlyHint?: boolean;
@@ -21,6 +24,8 @@ export interface ToolCallContext<A> {
   readonly auth: A;
   /** Sends a progress notification when the caller sent _meta.progressToken; no-op otherwise. */
   readonly progress: (progress: number, total?: number, message?: string) => Promise<void>;
+  /** Aborted when the caller cancels the request or goes away. */
+  readonly signal: AbortSignal;
 }
 
 /** Thrown by a handler: becomes a result with isError: true carrying this message. */
@@ -49,9 +54,33 @@ export interface Tool<A, I, O> {
   readonly text?: (output: O) => string;
 }
 
+/**
+ * A tool answered by someone else. Its arguments are the caller's JSON object, checked by
+ * whoever answers; its result (content of any type, structuredContent, isError, _meta) is
+ * passed on unchanged. Every call may report progress.
+ */
+export interface ForwardedTool<A> {
+  readonly name: string;
+  /** The tools/list entry as it is served, named `name`. */
+  readonly definition: ToolDescription;
+  readonly forward: (
+    args: Readonly<Record<string, unknown>>,
+    context: ToolCallContext<A>,
+  ) => Promise<ForwardedResult>;
+}
+
+/** A tools/call result from elsewhere: `content` is there, the rest is passed on as it is. */
+export type ForwardedResult = Readonly<Record<string, unknown>> & {
+  readonly content: readonly unknown[];
+};
+
 /** Any tool of an endpoint whose authentication produces `A`; the registry erases I and O. */
 // deno-lint-ignore no-explicit-any
-export type AnyTool<A> = Tool<A, any, any>;
+export type AnyTool<A> = Tool<A, any, any> | ForwardedTool<A>;
+
+export function isForwarded<A>(tool: AnyTool<A>): tool is ForwardedTool<A> {
+  return "forward" in tool;
+}
 
 /** Identity, so that I and O are inferred from the schemas. */
 export function defineTool<A, I, O>(tool: Tool<A, I, O>): Tool<A, I, O> {

@@ -10,8 +10,7 @@ import { listEveryTool } from "./wire.ts";
 function setup(pageSize = 2, version: ProtocolVersion = "2025-11-25", tools = TEST_TOOLS) {
   const logs: string[] = [];
   const registry = createToolRegistry(tools, { pageSize });
-  const dispatcher = createDispatcher({
-    registry,
+  const dispatcher = createDispatcher<string>({
     serverInfo: { name: "test", title: "Test", version: "0.0.1" },
     instructions: "Be kind.",
     cache: { ttlMs: 60_000, scope: "public" },
@@ -23,7 +22,12 @@ function setup(pageSize = 2, version: ProtocolVersion = "2025-11-25", tools = TE
     id: string | number = 1,
   ) => {
     const request: JsonRpcRequest = { jsonrpc: "2.0", id, method, ...(params ? { params } : {}) };
-    return await dispatcher.dispatch(request, "alice", version);
+    return await dispatcher.dispatch(request, {
+      auth: "alice",
+      version,
+      registry,
+      signal: new AbortController().signal,
+    });
   };
   const replyOutcome = async (
     method: string,

@@ -73,7 +73,7 @@ Deno.test("configure_pack keeps a change committed between its read and its writ
     const tool: AnyWorkspaceTool = writeTools(services).find((t) => t.name === "configure_pack")!;
     const result = await tool.handler(
       { packId: PACK.id, settings: { c: "3" } },
-      { auth, progress: () => Promise.resolve() },
+      { auth, progress: () => Promise.resolve(), signal: new AbortController().signal },
     );
     assert.ok(raced);
     const stored = (await packs.get(business.id, PACK.id))!.value;
