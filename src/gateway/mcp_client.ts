@@ -5,7 +5,7 @@
  */
 
 /** A tool as the upstream lists it: the wire object, checked to have a name and object schema. */
-export interface UpstreamTool {
+export type UpstreamTool = Readonly<Record<string, unknown>> & {
   readonly name: string;
   readonly title?: string;
   readonly description?: string;
@@ -13,7 +13,7 @@ export interface UpstreamTool {
   readonly outputSchema?: { readonly type: "object" } & Readonly<Record<string, unknown>>;
   readonly annotations?: Readonly<Record<string, unknown>>;
   readonly _meta?: Readonly<Record<string, unknown>>;
-}
+};
 
 /** A tools/call result as the upstream sent it (content, structuredContent, isError, _meta). */
 export type UpstreamResult = Readonly<Record<string, unknown>> & {

@@ -62,6 +62,27 @@ export const GateActionSchema = v.variant("type", [
     seats: v.nullable(Count(10_000)),
     paymentMethod: v.nullable(Text(100)),
   }),
+  /** A gated upstream tool's call, made once on approval. */
+  v.object({
+    type: v.literal("call_upstream"),
+    upstream: v.string(),
+    /** The upstream's own name of the tool. */
+    tool: v.string(),
+    arguments: v.record(v.string(), v.unknown()),
+    /** SHA-256 of the canonical arguments (src/gateway/canonical.ts). */
+    argumentsSha256: v.string(),
+  }),
+  /** Serving an upstream tool whose definition changed, or that appeared, since it was pinned. */
+  v.object({
+    type: v.literal("approve_tool_definition"),
+    upstream: v.string(),
+    tool: v.string(),
+    change: v.picklist(["changed", "new"]),
+    definition: v.record(v.string(), v.unknown()),
+    hash: v.string(),
+    /** The pinned definition it replaces; null for a new tool. */
+    previous: v.nullable(v.record(v.string(), v.unknown())),
+  }),
 ]);
 export type GateAction = v.InferOutput<typeof GateActionSchema>;
 
@@ -72,7 +93,44 @@ export interface PlanDeps {
   /** Records the mail an action promises (an invitation) in the decision's own commit. */
   readonly mailer: Pick<MailOutbox, "record">;
   readonly authUrl: string;
+  /** The gateway's upstreams, for approved upstream calls; none without VESTIBULE_UPSTREAMS. */
+  readonly upstreams: UpstreamCalls;
 }
+
+/** The gateway as approvals see it (src/gateway/upstream_tools.ts answers for it). */
+export interface UpstreamCalls {
+  /** The upstream's title when it is configured and serves the business; else null. */
+  title(upstream: string, businessId: string): string | null;
+  /** Makes an approved call, once, and says how it went. */
+  callApproved(
+    gate: ApprovedGate,
+    action: Extract<GateAction, { type: "call_upstream" }>,
+  ): Promise<AfterApproval>;
+}
+
+/** The gate an approval's after-work runs for. */
+export interface ApprovedGate {
+  readonly id: string;
+  readonly businessId: string;
+  readonly requestedBy: string;
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly tool: string;
+}
+
+/** What an approval did after its commit (an upstream call), recorded on the gate. */
+export interface AfterApproval {
+  readonly outcome: string;
+  /** What the agent reads with get_approval: the upstream's result as it came. */
+  readonly result: Readonly<Record<string, unknown>>;
+  readonly event: PlanEvent;
+}
+
+/** For services built without a gateway: no upstream is configured. */
+export const NO_UPSTREAMS: UpstreamCalls = Object.freeze({
+  title: () => null,
+  callApproved: () => Promise.reject(new Error("no upstream is configured")),
+});
 
 /**
  * The writes of an approved action, or why it can no longer be applied; either way with
@@ -89,6 +147,8 @@ export type Plan =
     readonly deliveries?: readonly Delivery[];
     /** The event announcing the change (its data beside what every gate event carries). */
     readonly event: PlanEvent;
+    /** Work outside the store, done once after the decision's commit (an upstream call). */
+    readonly after?: (gate: ApprovedGate) => Promise<AfterApproval>;
   }
   | { readonly ok: false; readonly reason: string; readonly checks: readonly AtomicCheck[] };
 

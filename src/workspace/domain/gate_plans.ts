@@ -15,6 +15,7 @@ import {
   type Subscription,
   type Trigger,
 } from "./records.ts";
+import type { UpstreamHold, UpstreamPin } from "./upstream_pins.ts";
 import { NO_SUBSCRIPTION } from "./workspace.ts";
 
 import {
@@ -111,6 +112,8 @@ const PLANNERS: { readonly [T in GateAction["type"]]: Planner<T> } = {
   install_skill: _planInstallSkill,
   reconcile_effect: _planReconcileEffect,
   change_billing: _planChangeBilling,
+  call_upstream: _planCallUpstream,
+  approve_tool_definition: _planApproveToolDefinition,
 };
 
 async function _planStartWorkflow(
@@ -492,5 +495,84 @@ async function _planChangeBilling(
     outcome: `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}; the monthly price becomes ${
       money(next.monthlyCents)
     }`,
+  };
+}
+
+/** Nothing changes in the store: the call is made after the decision's commit, exactly once. */
+function _planCallUpstream(
+  deps: PlanDeps,
+  businessId: string,
+  action: ActionOf<"call_upstream">,
+  _approval: Approval,
+): Promise<Plan> {
+  const title = deps.upstreams.title(action.upstream, businessId);
+  if (title === null) {
+    return Promise.resolve({
+      ok: false,
+      reason: `The upstream ${action.upstream} no longer serves this business`,
+      checks: [],
+    });
+  }
+  return Promise.resolve({
+    ok: true,
+    checks: [],
+    mutations: [],
+    event: {
+      type: "upstream.call_approved",
+      data: {
+        upstream: action.upstream,
+        tool: action.tool,
+        argumentsSha256: action.argumentsSha256,
+      },
+    },
+    outcome: `Call the tool ${action.tool} of ${title} once, with the arguments shown`,
+    after: (gate) => deps.upstreams.callApproved(gate, action),
+  });
+}
+
+/**
+ * The pin becomes the approved definition, and the hold that asked for it goes, unless the
+ * upstream changed the tool again meanwhile (that hold waits for its own decision).
+ */
+async function _planApproveToolDefinition(
+  deps: PlanDeps,
+  businessId: string,
+  action: ActionOf<"approve_tool_definition">,
+  approval: Approval,
+): Promise<Plan> {
+  const pins = deps.workspace.upstreamPins;
+  const title = deps.upstreams.title(action.upstream, businessId) ?? action.upstream;
+  const holdKey = pins.holdKey(businessId, action.upstream, action.tool);
+  const pinKey = pins.pinKey(businessId, action.upstream, action.tool);
+  const [hold, pin] = await Promise.all([
+    deps.workspace.store.get<UpstreamHold>(holdKey),
+    deps.workspace.store.get<UpstreamPin>(pinKey),
+  ]);
+  const definition = { ...action.definition, name: action.tool };
+  const words = action.change === "new"
+    ? `Serve the new tool ${action.tool} of ${title}`
+    : `Serve the changed definition of the tool ${action.tool} of ${title}`;
+  return {
+    ok: true,
+    checks: [_unchanged(holdKey, hold), _unchanged(pinKey, pin)],
+    mutations: [
+      pins.pin(businessId, action.upstream, {
+        definition,
+        hash: action.hash,
+        pinnedAt: deps.now(),
+        approvedBy: approval.accountId,
+      }),
+      ...(hold?.value.hash === action.hash ? [{ type: "delete" as const, key: holdKey }] : []),
+    ],
+    event: {
+      type: "upstream.definition_approved",
+      data: {
+        upstream: action.upstream,
+        tool: action.tool,
+        change: action.change,
+        sha256: action.hash,
+      },
+    },
+    outcome: words,
   };
 }

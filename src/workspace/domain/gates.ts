@@ -12,7 +12,12 @@ import type { Accounts } from "../../accounts/model.ts";
 import type { Key, Store } from "../../store/store.ts";
 import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AuditLog } from "./audit.ts";
-import { type GateAction, type PlanEvent } from "./gate_actions.ts";
+import {
+  type AfterApproval,
+  type GateAction,
+  type PlanEvent,
+  type UpstreamCalls,
+} from "./gate_actions.ts";
 import { describeAction, planAction } from "./gate_plans.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
 
@@ -39,6 +44,11 @@ export interface Gate {
   readonly deliveries: number;
   readonly lastDeliveredAt: number | null;
   readonly lastDelivery: string | null;
+  /**
+   * What an approved upstream call answered, as it came; absent for other actions, and while
+   * the call is under way (or when the process stopped during it: its outcome is unknown).
+   */
+  readonly result?: Readonly<Record<string, unknown>>;
 }
 
 /** How a gate reads to an agent (`get_approval`, gated tools' results). */
@@ -58,6 +68,8 @@ export const GateViewSchema = v.object({
     lastAt: v.nullable(v.number()),
     lastResult: v.nullable(v.string()),
   }),
+  /** An approved upstream call's result, as the upstream answered it. */
+  result: v.optional(v.record(v.string(), v.unknown())),
 });
 export type GateView = v.InferOutput<typeof GateViewSchema>;
 
@@ -70,6 +82,7 @@ export interface GatesDeps {
   readonly mailer: MailOutbox;
   readonly events: EventOutbox;
   readonly authUrl: string;
+  readonly upstreams: UpstreamCalls;
 }
 
 export interface GateRequest {
@@ -166,6 +179,45 @@ export function createGates(deps: GatesDeps): Gates {
     });
   };
 
+  // The after-work's outcome on the gate, with its audit entry and its event.
+  const finish = (gate: Gate, after: AfterApproval): Promise<Gate> =>
+    retryCommit(async () => {
+      const entry = await store.get<Gate>(_gateKey(gate.id));
+      if (!entry) return gate;
+      const finished: Gate = { ...entry.value, outcome: after.outcome, result: after.result };
+      const events = await deps.events.record(gate.businessId, [{
+        type: after.event.type,
+        data: {
+          businessId: gate.businessId,
+          gateId: gate.id,
+          decidedBy: gate.decidedBy,
+          requestedBy: gate.requestedBy,
+          clientId: gate.clientId,
+          clientName: gate.clientName,
+          ...after.event.data,
+        },
+      }]);
+      const ok = await store.commit(
+        [{ key: entry.key, version: entry.version }, ...events.checks],
+        [
+          { type: "set", key: entry.key, value: finished },
+          ...events.mutations,
+          audit.entry({
+            businessId: gate.businessId,
+            accountId: gate.requestedBy,
+            actor: "agent",
+            clientId: gate.clientId,
+            action: gate.tool,
+            summary: after.outcome,
+            gateId: gate.id,
+          }),
+        ],
+      );
+      if (!ok) return RETRY;
+      deps.events.dispatch();
+      return finished;
+    });
+
   return {
     approvalsUrl,
     approvalUrl,
@@ -185,6 +237,7 @@ export function createGates(deps: GatesDeps): Gates {
         lastAt: gate.lastDeliveredAt,
         lastResult: gate.lastDelivery,
       },
+      ...(gate.result ? { result: gate.result } : {}),
     }),
 
     async request(request) {
@@ -310,7 +363,11 @@ export function createGates(deps: GatesDeps): Gates {
         if (!ok) return RETRY;
         deps.events.dispatch();
         for (const mail of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(mail);
-        return { kind: "decided", gate: await deliver(decided) };
+        // Only the process whose commit decided runs the after-work: it happens once.
+        const done = plan?.ok && plan.after
+          ? await finish(decided, await plan.after(decided))
+          : decided;
+        return { kind: "decided", gate: await deliver(done) };
       });
     },
 

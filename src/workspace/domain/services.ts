@@ -9,6 +9,7 @@ import type { Store } from "../../store/store.ts";
 import { type AuditLog, createAuditLog } from "./audit.ts";
 import { type ConnectionTests, createConnectionTests } from "./connection_tests.ts";
 import { type Conversations, createConversations } from "./conversations.ts";
+import { NO_UPSTREAMS, type UpstreamCalls } from "./gate_actions.ts";
 import { createGates, type Gates } from "./gates.ts";
 import { createWorkspace, type Workspace } from "./workspace.ts";
 
@@ -20,6 +21,8 @@ export interface WorkspaceServicesDeps {
   /** None when left out (no VESTIBULE_WEBHOOK_URL). */
   readonly events?: EventOutbox;
   readonly authUrl: string;
+  /** The gateway's upstreams, for approved upstream calls; none when left out. */
+  readonly upstreams?: UpstreamCalls;
 }
 
 export interface WorkspaceServices {
@@ -53,6 +56,7 @@ export function createWorkspaceServices(deps: WorkspaceServicesDeps): WorkspaceS
       mailer,
       events,
       authUrl: deps.authUrl,
+      upstreams: deps.upstreams ?? NO_UPSTREAMS,
     }),
     connectionTests: createConnectionTests(store, now),
     conversations: createConversations(store, now),

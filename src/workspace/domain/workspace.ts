@@ -3,6 +3,7 @@
  * Writes that must happen once (a gate's effect) go through `store.commit` with the
  * versions read here; plain reads and owner-authorized direct writes use these helpers.
  */
+import { createUpstreamPins, type UpstreamPins } from "./upstream_pins.ts";
 import type { Entry, Key, Store } from "../../store/store.ts";
 import type {
   Automation,
@@ -50,6 +51,8 @@ export interface Workspace {
   readonly automation: Singleton<Automation>;
   /** Per business and account: `get(businessId, accountId)`. */
   readonly notificationSettings: Singleton<NotificationSettings>;
+  /** Upstream tool definitions as approved for the business. */
+  readonly upstreamPins: UpstreamPins;
 }
 
 /** When the catalogue was last replaced, or a step of a replacement taken. */
@@ -112,5 +115,6 @@ export function createWorkspace(store: Store): Workspace {
     catalogue: singleton("catalogue"),
     automation: singleton("automation"),
     notificationSettings: singleton("notify"),
+    upstreamPins: createUpstreamPins(store),
   };
 }

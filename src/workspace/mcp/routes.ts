@@ -23,6 +23,9 @@ import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.
 import type { WorkspaceServices } from "../domain/services.ts";
 import { createWorkspaceTools } from "./catalogue.ts";
 import type { AnyWorkspaceTool } from "./scoped_tool.ts";
+import type { UpstreamTools } from "../../gateway/upstream_tools.ts";
+import { BoundedMap } from "../../bounded_map.ts";
+import { createToolRegistry, type ToolRegistry } from "../../mcp/registry.ts";
 
 export interface WorkspaceRoutesDeps {
   readonly config: Pick<
@@ -43,6 +46,8 @@ export interface WorkspaceRoutesDeps {
   readonly log: LogSink;
   readonly mcpMetrics?: McpMetrics | undefined;
   readonly limiters: Limiters;
+  /** The upstream MCP servers' tools (VESTIBULE_UPSTREAMS); none when left out. */
+  readonly upstreamTools?: UpstreamTools | undefined;
 }
 
 export interface WorkspaceRoutes {
@@ -69,8 +74,10 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
   });
   // A workspace request, top to bottom: the bearer token (one verification per token at a time),
   // the caller's rate limit, the media types and body, the tool's scope, the dispatcher, the tool.
+  const tools = createWorkspaceTools(deps.services);
   const mcp = createMcpEndpoint<WorkspaceAuth, AnyWorkspaceTool>({
-    tools: createWorkspaceTools(deps.services),
+    tools,
+    ...(deps.upstreamTools ? { catalogue: _withUpstreams(tools, deps.upstreamTools, config) } : {}),
     config,
     maxBodyBytes: config.workspaceMaxBody,
     access: {
@@ -87,8 +94,8 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     },
     rateLimiter: deps.limiters.local("workspace"),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
-    // Behind a token: today every token sees the whole catalogue, but what it may see could
-    // come to depend on the grant, so no cache may share it across authorization contexts.
+    // Behind a token, and with upstreams the list depends on the caller's business and role:
+    // no cache may share it across authorization contexts.
     cacheScope: "private",
     instructions:
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
@@ -102,6 +109,29 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
   return {
     resourceMetadata: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
     mcp,
+  };
+}
+
+/**
+ * The caller's catalogue: the own tools, then the upstreams' tools the caller's business and role
+ * may see; one registry per distinct set, kept while it is in use.
+ */
+function _withUpstreams(
+  own: readonly AnyWorkspaceTool[],
+  upstreamTools: UpstreamTools,
+  config: Pick<Config, "mcpPageSize">,
+): (auth: WorkspaceAuth) => Promise<ToolRegistry<WorkspaceAuth, AnyWorkspaceTool>> {
+  const registries = new BoundedMap<string, ToolRegistry<WorkspaceAuth, AnyWorkspaceTool>>(1_000);
+  return async (auth) => {
+    const { stamp, tools } = await upstreamTools.forCaller(auth);
+    let registry = registries.get(stamp);
+    if (registry === undefined) {
+      registry = createToolRegistry<WorkspaceAuth, AnyWorkspaceTool>([...own, ...tools], {
+        pageSize: config.mcpPageSize,
+      });
+      registries.set(stamp, registry);
+    }
+    return registry;
   };
 }
 
@@ -131,7 +161,10 @@ function _checkToolScope(
   auth: WorkspaceAuth,
 ): Response | undefined {
   const { scope } = tool;
-  if (OWNER_ONLY_SCOPES.has(scope) && auth.role !== "owner") {
+  const ownerOnly = "ownerOnly" in tool
+    ? tool.ownerOnly
+    : (OWNER_ONLY_SCOPES as ReadonlySet<string>).has(scope);
+  if (ownerOnly && auth.role !== "owner") {
     return oauthErrorResponse(
       new OAuthError(
         "access_denied",

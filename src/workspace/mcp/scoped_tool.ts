@@ -5,7 +5,7 @@
  * tool's own typed `scope`.
  */
 import * as v from "valibot";
-import { type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
+import { type ForwardedTool, type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
 import type { Scope } from "../../oauth/scopes.ts";
 import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AtomicCheck, Mutation } from "../../store/store.ts";
@@ -21,9 +21,17 @@ export interface WorkspaceTool<I, O> extends Tool<WorkspaceAuth, I, O> {
   readonly scope: Scope;
 }
 
+/** An upstream MCP server's tool in the workspace (src/gateway/upstream_tools.ts). */
+export interface UpstreamWorkspaceTool extends ForwardedTool<WorkspaceAuth> {
+  /** `upstream.<name>`, or the scope the upstreams file maps the tool to. */
+  readonly scope: string;
+  /** Whether only an owner can be granted that scope. */
+  readonly ownerOnly: boolean;
+}
+
 /** Any workspace tool; the registry erases I and O. */
 // deno-lint-ignore no-explicit-any
-export type AnyWorkspaceTool = WorkspaceTool<any, any>;
+export type AnyWorkspaceTool = WorkspaceTool<any, any> | UpstreamWorkspaceTool;
 
 export function scopedTool<I, O>(tool: Omit<WorkspaceTool<I, O>, "meta">): WorkspaceTool<I, O> {
   return {
@@ -79,12 +87,13 @@ export function gatedTool<I>(
         action: action(args),
       });
       if (!result.ok) throw new ToolError(result.reason);
-      return _pending(services.gates.view(result.gate));
+      return pendingApproval(services.gates.view(result.gate));
     },
   });
 }
 
-function _pending(view: GateView): PendingApproval {
+/** A gated call's answer: the approval just recorded, and where the human decides. */
+export function pendingApproval(view: GateView): PendingApproval {
   return {
     gateId: view.gateId,
     status: "pending",

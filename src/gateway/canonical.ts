@@ -1,0 +1,24 @@
+/**
+ * The canonical JSON of a value (RFC 8785's rules for what JSON.parse produces: object members
+ * sorted by their names' UTF-16 code units, no whitespace, numbers and strings as ECMAScript
+ * serializes them) and its SHA-256: two calls with the same arguments hash alike however their
+ * members were ordered, and a tool definition hashes alike however its server wrote it.
+ */
+import { sha256 } from "../secrets.ts";
+
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const record = value as Record<string, unknown>;
+  const members = Object.keys(record)
+    .filter((name) => record[name] !== undefined)
+    .sort()
+    .map((name) => `${JSON.stringify(name)}:${canonicalJson(record[name])}`);
+  return `{${members.join(",")}}`;
+}
+
+/** Lowercase hex SHA-256 of the canonical JSON. */
+export async function canonicalSha256(value: unknown): Promise<string> {
+  const digest = await sha256(canonicalJson(value));
+  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,84 @@
+/**
+ * Approved upstream calls (the gates' side of the gateway: workspace/domain/gate_actions.ts
+ * `UpstreamCalls`), and what every upstream call shares: who is asking, told to upstreams whose
+ * file entry says so, and the audit line.
+ */
+import type {
+  AfterApproval,
+  ApprovedGate,
+  UpstreamCalls,
+} from "../workspace/domain/gate_actions.ts";
+import type { CallOptions } from "./mcp_client.ts";
+import type { CallRecord, UpstreamSet } from "./upstream_set.ts";
+import type { UpstreamConfig } from "./upstreams.ts";
+
+/** Who is asking, in a call's `_meta`, for upstreams whose file entry says forwardIdentity. */
+export const CALLER_META_KEY = "vestibule/caller";
+
+export function serves(upstream: UpstreamConfig, businessId: string): boolean {
+  return upstream.businesses === null || upstream.businesses.includes(businessId);
+}
+
+export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
+  return {
+    title(upstream, businessId) {
+      const live = upstreams.get(upstream);
+      return live && serves(live.config, businessId) ? live.config.title : null;
+    },
+    async callApproved(gate: ApprovedGate, action): Promise<AfterApproval> {
+      const live = upstreams.get(action.upstream)!;
+      const caller = {
+        businessId: gate.businessId,
+        accountId: gate.requestedBy,
+        clientId: gate.clientId,
+      };
+      const record = await live.call(action.tool, action.arguments, identity(live.config, caller));
+      return {
+        outcome: callSummary(live.config, action.tool, record, action.argumentsSha256),
+        result: record.result,
+        event: {
+          type: "upstream.call_completed",
+          data: {
+            upstream: action.upstream,
+            tool: action.tool,
+            argumentsSha256: action.argumentsSha256,
+            outcome: record.outcome,
+            durationMs: record.durationMs,
+          },
+        },
+      };
+    },
+  };
+}
+
+/** Non-secret ids only; nothing when the upstream's entry does not ask for them. */
+export function identity(
+  upstream: UpstreamConfig,
+  caller: { readonly businessId: string; readonly accountId: string; readonly clientId: string },
+): Pick<CallOptions, "meta"> {
+  if (!upstream.forwardIdentity) return {};
+  const { businessId, accountId, clientId } = caller;
+  return { meta: { [CALLER_META_KEY]: { businessId, accountId, clientId } } };
+}
+
+const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
+  ok: "answered",
+  tool_error: "answered with a tool error",
+  unreachable: "could not be reached",
+  timeout: "did not answer in time",
+  protocol: "answered something that is not MCP",
+  too_large: "answered too much",
+  cancelled: "was cancelled by the agent",
+};
+
+/** One audit line: the tool, how it ended, how long, and the arguments' SHA-256 (never them). */
+export function callSummary(
+  upstream: UpstreamConfig,
+  tool: string,
+  record: CallRecord,
+  argumentsSha256: string,
+): string {
+  return `Called ${tool} of ${upstream.title}: ${
+    OUTCOME_WORDS[record.outcome]
+  } (${record.outcome}) in ${record.durationMs} ms; arguments SHA-256 ${argumentsSha256}`;
+}

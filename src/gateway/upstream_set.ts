@@ -1,0 +1,235 @@
+/**
+ * The upstreams as this process knows them: one MCP client each (its own sessions: replicas do
+ * not share them), the tools each listed last with their definitions' hashes, and whether it
+ * answers. Listing happens off the request path: at start, when an upstream says its list
+ * changed, after it comes back, and once a minute; tools/list reads what was listed last, so an
+ * upstream that is slow or down never delays the others (one never listed is missing from it;
+ * one that stopped answering keeps its last listing, and calls of its tools say it is down). Calls go to the upstream at once and
+ * end, whatever happens, as a result: a failure is an isError result in plain words.
+ */
+import { logEvent, type LogSink } from "../http/request_log.ts";
+import { canonicalSha256 } from "./canonical.ts";
+import {
+  type CallOptions,
+  type McpClient,
+  UpstreamError,
+  type UpstreamResult,
+  type UpstreamTool,
+} from "./mcp_client.ts";
+import type { UpstreamConfig, UpstreamsConfig } from "./upstreams.ts";
+
+/** A listed tool and the SHA-256 of its canonical definition (what a pin compares). */
+export interface LiveTool {
+  readonly definition: UpstreamTool;
+  readonly hash: string;
+}
+
+export type UpstreamState = "starting" | "ready" | "down";
+
+/** How a call ended, for the audit log and the metrics (a bounded set). */
+export type CallOutcome = "ok" | "tool_error" | UpstreamError["kind"];
+
+export interface CallRecord {
+  readonly result: UpstreamResult;
+  readonly outcome: CallOutcome;
+  readonly durationMs: number;
+}
+
+export interface LiveUpstream {
+  readonly config: UpstreamConfig;
+  readonly state: UpstreamState;
+  /** Tools by upstream name as last listed; null until the first listing succeeds. */
+  readonly tools: ReadonlyMap<string, LiveTool> | null;
+  /** Why the last listing or call failed, in words (no secrets); null while it answers. */
+  readonly problem: string | null;
+  /** Goes up whenever `tools` or `state` changes (caches key on it). */
+  readonly generation: number;
+  /** Resolves once the first listing ended, or after `maxWaitMs`, whichever is first. */
+  settled(maxWaitMs: number): Promise<void>;
+  /** Lists again now (one listing at a time). */
+  refresh(): Promise<void>;
+  call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallRecord>;
+}
+
+export interface UpstreamSet {
+  readonly upstreams: readonly LiveUpstream[];
+  get(name: string): LiveUpstream | undefined;
+  /** Stops the timers, ends the sessions and the children. */
+  close(): Promise<void>;
+}
+
+/** What the gateway counts (src/operator/service_metrics.ts): names come from the file only. */
+export interface GatewayMetrics {
+  call(upstream: string, outcome: CallOutcome, seconds: number): void;
+}
+
+export interface UpstreamSetDeps {
+  readonly log: LogSink;
+  readonly now: () => number;
+  readonly connect: (upstream: UpstreamConfig) => McpClient;
+  readonly metrics?: GatewayMetrics | undefined;
+  /** Milliseconds between listings of an upstream that answers (a minute by default). */
+  readonly refreshMs?: number;
+}
+
+/** Back-off between listings of an upstream that does not answer. */
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
+
+export function createUpstreamSet(config: UpstreamsConfig, deps: UpstreamSetDeps): UpstreamSet {
+  const upstreams = config.upstreams.map((upstream) => _live(upstream, deps));
+  const byName = new Map(upstreams.map((live) => [live.config.name, live]));
+  return {
+    upstreams,
+    get: (name) => byName.get(name),
+    async close() {
+      await Promise.all(upstreams.map((live) => live.close()));
+    },
+  };
+}
+
+function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
+  close(): Promise<void>;
+} {
+  const { log, now } = deps;
+  const refreshMs = deps.refreshMs ?? 60_000;
+  const client = deps.connect(config);
+  let state: UpstreamState = "starting";
+  let tools: ReadonlyMap<string, LiveTool> | null = null;
+  let problem: string | null = null;
+  let generation = 0;
+  let listing: Promise<void> | null = null;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let retryMs = RETRY_MIN_MS;
+  let closed = false;
+  let firstListing: Promise<void>;
+
+  const schedule = (ms: number) => {
+    if (closed) return;
+    clearTimeout(timer);
+    const next = setTimeout(() => void refresh(), ms);
+    Deno.unrefTimer(next);
+    timer = next;
+  };
+
+  const becomeDown = (reason: string) => {
+    if (state !== "down") {
+      logEvent(log, {
+        level: "warn",
+        message: "upstream not answering: calls of its tools fail until it does",
+        upstream: config.name,
+        problem: reason,
+      });
+      generation++;
+    }
+    state = "down";
+    problem = reason;
+  };
+
+  const list = async () => {
+    try {
+      const listed = await client.listTools(AbortSignal.timeout(config.timeoutMs));
+      const next = new Map<string, LiveTool>();
+      for (const definition of listed) {
+        if (config.hidden.has(definition.name)) continue;
+        next.set(definition.name, { definition, hash: await canonicalSha256(definition) });
+      }
+      if (state !== "ready" || !_sameTools(tools, next)) generation++;
+      if (state !== "ready") {
+        logEvent(log, {
+          level: "info",
+          message: "upstream listed",
+          upstream: config.name,
+          tools: next.size,
+        });
+      }
+      tools = next;
+      state = "ready";
+      problem = null;
+      retryMs = RETRY_MIN_MS;
+      schedule(refreshMs);
+    } catch (error) {
+      becomeDown(_describe(config, error));
+      schedule(retryMs);
+      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+    }
+  };
+
+  const refresh = (): Promise<void> => {
+    listing ??= list().finally(() => listing = null);
+    return listing;
+  };
+
+  client.onToolsChanged(() => void refresh());
+  firstListing = refresh();
+
+  return {
+    config,
+    get state() {
+      return state;
+    },
+    get tools() {
+      return tools;
+    },
+    get problem() {
+      return problem;
+    },
+    get generation() {
+      return generation;
+    },
+    async settled(maxWaitMs) {
+      let wait: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        firstListing,
+        new Promise<void>((resolve) => wait = setTimeout(resolve, maxWaitMs)),
+      ]);
+      clearTimeout(wait);
+    },
+    refresh,
+    async call(tool, args, options) {
+      const started = now();
+      let record: Omit<CallRecord, "durationMs">;
+      try {
+        const result = await client.callTool(tool, args, options);
+        record = { result, outcome: result.isError === true ? "tool_error" : "ok" };
+        if (state === "down") void refresh();
+      } catch (error) {
+        if (!(error instanceof UpstreamError)) throw error;
+        // Timed out or cancelled, the upstream may well be fine; unreachable, it is not.
+        if (error.kind === "unreachable") {
+          becomeDown(error.message);
+          schedule(RETRY_MIN_MS);
+        }
+        record = {
+          result: { content: [{ type: "text", text: error.message }], isError: true },
+          outcome: error.kind,
+        };
+      }
+      const durationMs = now() - started;
+      deps.metrics?.call(config.name, record.outcome, durationMs / 1000);
+      return { ...record, durationMs };
+    },
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+function _sameTools(
+  before: ReadonlyMap<string, LiveTool> | null,
+  after: ReadonlyMap<string, LiveTool>,
+): boolean {
+  if (before === null || before.size !== after.size) return false;
+  for (const [name, tool] of after) if (before.get(name)?.hash !== tool.hash) return false;
+  return true;
+}
+
+function _describe(config: UpstreamConfig, error: unknown): string {
+  if (error instanceof UpstreamError) return error.message;
+  if (error instanceof DOMException && error.name === "TimeoutError") {
+    return `${config.title} did not list its tools within ${config.timeoutMs / 1000} seconds`;
+  }
+  return `${config.title} could not be listed: ${(error as Error).message}`;
+}

@@ -1,0 +1,391 @@
+/**
+ * The upstreams' tools as one caller of the workspace sees them, and what calling them does.
+ *
+ * Per business, each upstream tool is served in its pinned definition (workspace/domain/
+ * upstream_pins.ts): the first listing a business meets is pinned as it is; a definition that
+ * changes afterwards keeps being listed as pinned but cannot be called, and a tool that appears
+ * afterwards is not listed, until an owner approves it on the approval page (a gate, mailed to
+ * the owners, audited, announced as an event). A tool the upstream stops listing is not listed;
+ * its pin stays, so it comes back as it was unless it changed.
+ *
+ * A direct call goes through the upstream's own rate limit (per account and client), reaches
+ * the upstream with none of the agent's credentials, and is one audit entry: who, which agent,
+ * which tool, the SHA-256 of the canonical arguments, how it ended and how long it took. A gated
+ * call is a gate bound to the caller, the tool and those arguments; approved, it is made once.
+ */
+import { toJsonSchema } from "@valibot/to-json-schema";
+import { logEvent, type LogSink } from "../http/request_log.ts";
+import type { RateLimiter } from "../http/rate_limiter.ts";
+import type { ToolDescription } from "../mcp/messages.ts";
+import { ToolError } from "../mcp/tool.ts";
+import { OWNER_ONLY_SCOPES } from "../oauth/scopes.ts";
+import { operatorEntry } from "../workspace/domain/audit.ts";
+import type { GateAction } from "../workspace/domain/gate_actions.ts";
+import type { WorkspaceServices } from "../workspace/domain/services.ts";
+import type { UpstreamHold } from "../workspace/domain/upstream_pins.ts";
+import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
+import {
+  pendingApproval,
+  PendingApprovalSchema,
+  SCOPE_META_KEY,
+  type UpstreamWorkspaceTool,
+} from "../workspace/mcp/scoped_tool.ts";
+import { canonicalSha256 } from "./canonical.ts";
+import type { UpstreamTool } from "./mcp_client.ts";
+import { callSummary, identity, serves } from "./upstream_calls.ts";
+import type { LiveTool, LiveUpstream, UpstreamSet } from "./upstream_set.ts";
+import type { UpstreamConfig } from "./upstreams.ts";
+
+/** How long a business's pins, as read, stand for this process (another replica may approve). */
+const PINS_FRESH_MS = 2_000;
+/** How long a tools/list waits for an upstream's first listing before leaving it out. */
+const FIRST_LISTING_WAIT_MS = 5_000;
+/** The separator between an upstream's name and its tool's (names have no `_`). */
+export const TOOL_SEPARATOR = "__";
+const MAX_TOOL_NAME = 64;
+const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
+/** The key of an upstream's name in its tools' `_meta`. */
+export const UPSTREAM_META_KEY = "vestibule/upstream";
+
+export interface UpstreamToolsDeps {
+  readonly upstreams: UpstreamSet;
+  readonly services: WorkspaceServices;
+  /** The per-upstream rate limiter (keyed by account and client). */
+  readonly limiterOf: (upstream: UpstreamConfig) => RateLimiter;
+  readonly log: LogSink;
+  readonly now: () => number;
+}
+
+export interface UpstreamTools {
+  /**
+   * The caller's upstream tools in file order, each upstream's in its listing order, and a
+   * stamp that changes whenever they may have.
+   */
+  forCaller(auth: WorkspaceAuth): Promise<CallerTools>;
+}
+
+export interface CallerTools {
+  readonly tools: readonly UpstreamWorkspaceTool[];
+  readonly stamp: string;
+}
+
+/** One upstream tool as a business sees it. */
+interface ViewEntry {
+  readonly tool: string;
+  /** The pinned definition, which is what is listed. */
+  readonly definition: UpstreamTool;
+  /** Set while the upstream lists a definition other than the pinned one. */
+  readonly heldBy: string | null;
+}
+
+interface View {
+  readonly generation: number;
+  readonly readAt: number;
+  readonly entries: readonly ViewEntry[];
+  /** Changes with every rebuilt view (in the caller's stamp). */
+  readonly serial: number;
+}
+
+const PENDING_JSON_SCHEMA = (() => {
+  const { $schema: _dialect, ...schema } = toJsonSchema(PendingApprovalSchema);
+  return schema;
+})();
+
+export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
+  const { upstreams, services, log, now } = deps;
+  const { store, upstreamPins } = services.workspace;
+  const views = new Map<string, View>();
+  const building = new Map<string, Promise<View>>();
+  const tools = new Map<
+    string,
+    { readonly stamp: string; readonly tools: UpstreamWorkspaceTool[] }
+  >();
+  let serial = 0;
+
+  const scopeOf = (upstream: UpstreamConfig, tool: string) =>
+    upstream.toolScopes.get(tool) ?? `upstream.${upstream.name}`;
+  const ownerOnly = (upstream: UpstreamConfig, scope: string) =>
+    scope.startsWith("upstream.")
+      ? upstream.ownerOnly
+      : (OWNER_ONLY_SCOPES as ReadonlySet<string>).has(scope);
+
+  // The records that pin what a business first met, in one commit with an audit entry.
+  const pinFirstListing = async (live: LiveUpstream, businessId: string, listed: LiveTool[]) => {
+    const { name, title } = live.config;
+    const pins = listed.map((tool) => ({
+      definition: tool.definition,
+      hash: tool.hash,
+      pinnedAt: now(),
+      approvedBy: null,
+    }));
+    return await store.commit(
+      pins.map((pin) => ({
+        key: upstreamPins.pinKey(businessId, name, pin.definition.name),
+        version: null,
+      })),
+      [
+        ...pins.map((pin) => upstreamPins.pin(businessId, name, pin)),
+        services.audit.entry(operatorEntry(
+          businessId,
+          null,
+          "pin_upstream_tools",
+          `Pinned the definitions of the ${pins.length} tools ${title} listed first`,
+        )),
+      ],
+    );
+  };
+
+  // A changed or new definition waits for an owner: one gate per definition, with its event.
+  const hold = async (
+    live: LiveUpstream,
+    auth: WorkspaceAuth,
+    tool: LiveTool,
+    previous: UpstreamTool | null,
+    existing: UpstreamHold | undefined,
+  ): Promise<string | null> => {
+    if (existing?.hash === tool.hash) return existing.gateId;
+    const { name, title } = live.config;
+    const change = previous === null ? "new" : "changed";
+    const requested = await services.gates.request({
+      businessId: auth.businessId,
+      accountId: auth.accountId,
+      clientId: auth.clientId,
+      clientName: auth.clientName,
+      tool: `${name}${TOOL_SEPARATOR}${tool.definition.name}`,
+      scope: scopeOf(live.config, tool.definition.name),
+      action: {
+        type: "approve_tool_definition",
+        upstream: name,
+        tool: tool.definition.name,
+        change,
+        definition: tool.definition,
+        hash: tool.hash,
+        previous,
+      },
+    });
+    if (!requested.ok) return null;
+    const gateId = requested.gate.id;
+    const record: UpstreamHold = { hash: tool.hash, change, gateId, seenAt: now() };
+    const events = await services.events.record(auth.businessId, [{
+      type: "upstream.definition_changed",
+      data: {
+        businessId: auth.businessId,
+        upstream: name,
+        tool: tool.definition.name,
+        change,
+        sha256: tool.hash,
+        gateId,
+      },
+    }]);
+    const key = upstreamPins.holdKey(auth.businessId, name, tool.definition.name);
+    await store.commit(events.checks, [{ type: "set", key, value: record }, ...events.mutations]);
+    services.events.dispatch();
+    logEvent(log, {
+      level: "warn",
+      message: change === "new"
+        ? "upstream added a tool: held until an owner approves it"
+        : "upstream changed a tool's definition: held until an owner approves it",
+      upstream: name,
+      tool: tool.definition.name,
+      gateId,
+      title,
+    });
+    return gateId;
+  };
+
+  const buildView = async (live: LiveUpstream, auth: WorkspaceAuth): Promise<View> => {
+    const generation = live.generation;
+    const listed = [...(live.tools?.values() ?? [])];
+    const { businessId } = auth;
+    let { pins, holds } = await upstreamPins.read(businessId, live.config.name);
+    if (pins.size === 0 && listed.length > 0) {
+      await pinFirstListing(live, businessId, listed);
+      ({ pins, holds } = await upstreamPins.read(businessId, live.config.name));
+    }
+    const entries: ViewEntry[] = [];
+    for (const tool of listed) {
+      const pin = pins.get(tool.definition.name)?.value;
+      if (pin?.hash === tool.hash) {
+        entries.push({ tool: tool.definition.name, definition: tool.definition, heldBy: null });
+        continue;
+      }
+      const previous = (pin?.definition as UpstreamTool | undefined) ?? null;
+      const gateId = await hold(live, auth, tool, previous, holds.get(tool.definition.name)?.value);
+      // A new tool is not listed until approved; a changed one is listed as it was approved.
+      if (previous !== null) {
+        entries.push({ tool: previous.name, definition: previous, heldBy: gateId ?? "" });
+      }
+    }
+    return { generation, readAt: now(), entries, serial: ++serial };
+  };
+
+  const viewOf = async (live: LiveUpstream, auth: WorkspaceAuth): Promise<View> => {
+    const key = `${auth.businessId}\n${live.config.name}`;
+    const known = views.get(key);
+    if (known && known.generation === live.generation && now() - known.readAt < PINS_FRESH_MS) {
+      return known;
+    }
+    let pending = building.get(key);
+    if (pending === undefined) {
+      pending = buildView(live, auth).finally(() => building.delete(key));
+      building.set(key, pending);
+    }
+    const view = await pending;
+    views.set(key, view);
+    return view;
+  };
+
+  const toolOf = (live: LiveUpstream, entry: ViewEntry): UpstreamWorkspaceTool => {
+    const upstream = live.config;
+    const name = `${upstream.name}${TOOL_SEPARATOR}${entry.tool}`;
+    const scope = scopeOf(upstream, entry.tool);
+    const gated = upstream.gated.has(entry.tool);
+    const limiter = deps.limiterOf(upstream);
+    const definition = _served(entry.definition, name, scope, upstream, gated);
+    const base = { name, definition, scope, ownerOnly: ownerOnly(upstream, scope) };
+    if (entry.heldBy !== null) {
+      const link = entry.heldBy === ""
+        ? services.gates.approvalsUrl
+        : services.gates.approvalUrl(entry.heldBy);
+      return {
+        ...base,
+        forward: () => {
+          throw new ToolError(
+            `${upstream.title} changed the tool ${entry.tool} since an owner approved it; it cannot be called until an owner approves the change at ${link}`,
+          );
+        },
+      };
+    }
+    if (gated) {
+      return {
+        ...base,
+        async forward(args, { auth }) {
+          const action: Extract<GateAction, { type: "call_upstream" }> = {
+            type: "call_upstream",
+            upstream: upstream.name,
+            tool: entry.tool,
+            arguments: { ...args },
+            argumentsSha256: await canonicalSha256(args),
+          };
+          const requested = await services.gates.request({
+            businessId: auth.businessId,
+            accountId: auth.accountId,
+            clientId: auth.clientId,
+            clientName: auth.clientName,
+            tool: name,
+            scope,
+            action,
+          });
+          if (!requested.ok) throw new ToolError(requested.reason);
+          const pending = pendingApproval(services.gates.view(requested.gate));
+          return {
+            content: [{ type: "text", text: JSON.stringify(pending) }],
+            structuredContent: pending,
+          };
+        },
+      };
+    }
+    return {
+      ...base,
+      async forward(args, { auth, progress, signal }) {
+        const decision = limiter.take(`${auth.accountId}:${auth.clientId}`);
+        if (!decision.allowed) {
+          throw new ToolError(
+            `Too many calls of ${upstream.title}'s tools: retry after ${decision.retryAfterSeconds} seconds`,
+          );
+        }
+        const [argumentsSha256, record] = await Promise.all([
+          canonicalSha256(args),
+          live.call(entry.tool, { ...args }, {
+            signal,
+            onProgress: (done, total, message) => void progress(done, total, message),
+            ...identity(upstream, auth),
+          }),
+        ]);
+        await services.audit.append({
+          businessId: auth.businessId,
+          accountId: auth.accountId,
+          actor: "agent",
+          clientId: auth.clientId,
+          action: name,
+          summary: callSummary(upstream, entry.tool, record, argumentsSha256),
+          gateId: null,
+        });
+        return record.result;
+      },
+    };
+  };
+
+  return {
+    async forCaller(auth) {
+      const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
+      await Promise.all(
+        serving.map((live) =>
+          live.tools === null ? live.settled(FIRST_LISTING_WAIT_MS) : undefined
+        ),
+      );
+      const parts = await Promise.all(
+        serving.map(async (live) => ({ live, view: await viewOf(live, auth) })),
+      );
+      const stamp = `${auth.businessId}\n${auth.role}\n${
+        parts.map((p) => p.view.serial).join(",")
+      }`;
+      const known = tools.get(stamp);
+      if (known) return known;
+      const built: UpstreamWorkspaceTool[] = [];
+      for (const { live, view } of parts) {
+        const seen = new Set<string>();
+        for (const entry of view.entries) {
+          const tool = toolOf(live, entry);
+          if (tool.ownerOnly && auth.role !== "owner") continue;
+          if (!_usableName(tool.name) || seen.has(tool.name)) {
+            logEvent(log, {
+              level: "warn",
+              message: seen.has(tool.name)
+                ? "upstream lists a tool name twice: the second is left out"
+                : "upstream tool name is unusable in the workspace: left out",
+              upstream: live.config.name,
+              tool: entry.tool.slice(0, 200),
+            });
+            continue;
+          }
+          seen.add(tool.name);
+          built.push(tool);
+        }
+      }
+      const result = { stamp, tools: built };
+      tools.set(stamp, result);
+      if (tools.size > 1_000) tools.delete(tools.keys().next().value!);
+      return result;
+    },
+  };
+}
+
+/**
+ * The definition listed in the workspace: the pinned one, renamed with the upstream's prefix,
+ * its scope said in the description and `_meta`; a gated tool's answer is the pending approval.
+ */
+function _served(
+  definition: UpstreamTool,
+  name: string,
+  scope: string,
+  upstream: UpstreamConfig,
+  gated: boolean,
+): ToolDescription {
+  const own = definition.description === undefined ? "" : `${definition.description} `;
+  const note = gated
+    ? `Each call needs an owner's approval: it returns a pending approval (approvalUrl); read the result with get_approval. Requires scope ${scope}.`
+    : `Requires scope ${scope}.`;
+  const { outputSchema: _answer, ...rest } = definition;
+  return {
+    ...(gated ? rest : definition),
+    name,
+    description: `${own}${note}`,
+    ...(gated ? { outputSchema: PENDING_JSON_SCHEMA } : {}),
+    _meta: { ...definition._meta, [SCOPE_META_KEY]: scope, [UPSTREAM_META_KEY]: upstream.name },
+  } as ToolDescription;
+}
+
+function _usableName(name: string): boolean {
+  return name.length <= MAX_TOOL_NAME && TOOL_NAME.test(name);
+}
