@@ -102,7 +102,6 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let retryMs = RETRY_MIN_MS;
   let closed = false;
-  let firstListing: Promise<void>;
 
   const schedule = (ms: number) => {
     if (closed) return;
@@ -161,7 +160,7 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
   };
 
   client.onToolsChanged(() => void refresh());
-  firstListing = refresh();
+  const firstListing = refresh();
 
   return {
     config,

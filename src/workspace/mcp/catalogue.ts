@@ -6,10 +6,10 @@ import type { WorkspaceServices } from "../domain/services.ts";
 import { connectionTestTools } from "./agent_connection.ts";
 import { gatedTools } from "./gated.ts";
 import { readTools } from "./reads.ts";
-import type { AnyWorkspaceTool } from "./scoped_tool.ts";
+import type { OwnWorkspaceTool } from "./scoped_tool.ts";
 import { writeTools } from "./writes.ts";
 
-export function createWorkspaceTools(services: WorkspaceServices): AnyWorkspaceTool[] {
+export function createWorkspaceTools(services: WorkspaceServices): OwnWorkspaceTool[] {
   return [
     ...connectionTestTools(services),
     ...readTools(services),

@@ -29,9 +29,12 @@ export interface UpstreamWorkspaceTool extends ForwardedTool<WorkspaceAuth> {
   readonly ownerOnly: boolean;
 }
 
-/** Any workspace tool; the registry erases I and O. */
+/** Any of Vestibule's own workspace tools; the registry erases I and O. */
 // deno-lint-ignore no-explicit-any
-export type AnyWorkspaceTool = WorkspaceTool<any, any> | UpstreamWorkspaceTool;
+export type OwnWorkspaceTool = WorkspaceTool<any, any>;
+
+/** Any workspace tool, own or an upstream's. */
+export type AnyWorkspaceTool = OwnWorkspaceTool | UpstreamWorkspaceTool;
 
 export function scopedTool<I, O>(tool: Omit<WorkspaceTool<I, O>, "meta">): WorkspaceTool<I, O> {
   return {
