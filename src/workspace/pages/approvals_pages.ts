@@ -2,6 +2,8 @@
 // approving does and presses one of two buttons.
 import { authPage, utcMinute } from "../../ui/auth_pages.ts";
 import { type Html, html } from "../../ui/html.ts";
+import { canonicalJson } from "../../gateway/canonical.ts";
+import { lineDiff } from "../../ui/line_diff.ts";
 import type { Gate } from "../domain/gates.ts";
 
 export interface GateListItem {
@@ -90,6 +92,7 @@ export function approvalPage(email: string, detail: GateDetail): string {
           `
           : ""}
       </dl>
+      ${_actionDetail(gate)}
       ${detail.csrf
         ? html`
           <form method="post" action="/approvals/${gate.id}">
@@ -103,6 +106,54 @@ export function approvalPage(email: string, detail: GateDetail): string {
         : ""}
     `,
   );
+}
+
+/** What an upstream call or a tool definition approval is exactly, beyond its summary. */
+function _actionDetail(gate: Gate): Html | string {
+  const { action } = gate;
+  if (action.type === "call_upstream") {
+    return html`
+      <h2>The call</h2>
+      <p>Upstream <code>${action.upstream}</code>, tool <code>${action
+        .tool}</code>, with these arguments (SHA-256 <code>${action
+        .argumentsSha256}</code>):</p>
+      <pre>${_pretty(action.arguments)}</pre>
+      ${gate.result
+        ? html`
+          <h2>What the upstream answered</h2>
+          <pre>${_pretty(gate.result)}</pre>
+        `
+        : ""}
+    `;
+  }
+  if (action.type === "approve_tool_definition") {
+    const before = action.previous === null ? "" : _pretty(action.previous);
+    const lines = lineDiff(before, _pretty(action.definition));
+    return html`
+      <h2>${action.change === "new" ? "The new tool's definition" : "What changed"}</h2>
+      <p>Upstream <code>${action.upstream}</code>, tool <code>${action
+        .tool}</code>. Removed lines are marked −, added lines +.</p>
+      <pre class="diff">${lines.map((line) =>
+        line.kind === "added"
+          ? html`
+            <ins>+ ${line.text}</ins>
+          `
+          : line.kind === "removed"
+          ? html`
+            <del>− ${line.text}</del>
+          `
+          : html`
+            ${line.text}
+          `
+      )}</pre>
+    `;
+  }
+  return "";
+}
+
+/** Members in a stable order, indented: the same value always reads the same. */
+function _pretty(value: unknown): string {
+  return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2);
 }
 
 export function approvalErrorPage(email: string, title: string, message: string): string {
