@@ -11,6 +11,8 @@
 import { maskDataUrl } from "./config/data_url.ts";
 import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
+import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
+import type { UpstreamsConfig } from "./gateway/upstreams.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
@@ -59,6 +61,8 @@ export interface Service extends ProcessServices {
   /** The operator listener (VESTIBULE_ADMIN_LISTEN), or null when it is off. */
   readonly admin: Handler | null;
   readonly metrics: ServiceMetrics | undefined;
+  /** VESTIBULE_UPSTREAMS, read and checked; no upstream when it is unset. */
+  readonly upstreams: UpstreamsConfig;
   /** Stops the sender (unsent mail stays in the outbox) and closes the store. */
   close(): Promise<void>;
 }
@@ -75,6 +79,9 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     );
   }
   const webhook = await loadWebhookTarget(config.webhook);
+  const upstreams = config.upstreamsFile === null
+    ? NO_UPSTREAMS
+    : await loadUpstreams(config.upstreamsFile);
   const adminToken = config.adminTokenFile === null
     ? null
     : await readAdminToken(config.adminTokenFile);
@@ -138,6 +145,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       handler,
       admin,
       metrics,
+      upstreams,
       async close() {
         await services.sender.stop();
         await opened.close();
