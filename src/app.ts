@@ -18,6 +18,7 @@ import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
 import { logEvent, type LogSink, withRequestLog } from "./http/request_log.ts";
 import { checkMailTransport, openMailTransport } from "./mail/transport.ts";
+import { createScopeCatalogue, type ScopeCatalogue } from "./oauth/scopes.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
 import { createAdminSite } from "./operator/listener.ts";
 import { readAdminToken } from "./operator/api_token.ts";
@@ -128,7 +129,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       webhook,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
-    const handler = await _sites({ config, log, now, store, metrics, ...services });
+    const scopes = createScopeCatalogue(upstreams);
+    const handler = await _sites({ config, log, now, store, metrics, scopes, ...services });
     const admin = metrics === undefined ? null : createAdminSite({
       store: opened,
       metrics,
@@ -164,6 +166,7 @@ type SiteDeps = ProcessServices & {
   readonly now: () => number;
   readonly store: Store;
   readonly metrics: ServiceMetrics | undefined;
+  readonly scopes: ScopeCatalogue;
 };
 
 /**
@@ -187,7 +190,10 @@ async function _sites(deps: SiteDeps): Promise<Handler> {
     }),
   };
   const sites = [
-    { origin: config.baseUrl, handler: await createPublicSite({ config, ...shared }) },
+    {
+      origin: config.baseUrl,
+      handler: await createPublicSite({ config, scopes: deps.scopes, ...shared }),
+    },
     {
       origin: config.authUrl,
       handler: await createAuthSite({
