@@ -15,6 +15,7 @@ import { issueCode } from "../src/oauth/codes.ts";
 import { issueGrant } from "../testkit/issue_grant.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
+import { SPEC_SCOPES } from "../src/oauth/scopes.ts";
 
 const [out, codeCount, chainCount] = [Deno.args[0]!, Number(Deno.args[1]), Number(Deno.args[2])];
 const config = resolveConfig(readEnvironment());
@@ -38,7 +39,7 @@ const [codeAccounts, chainAccounts] = [await members("code"), await members("cha
 const clients = createClients({
   store,
   now,
-  documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
+  documents: createMetadataDocuments({ config, now, budget: UNLIMITED, scopes: SPEC_SCOPES }),
   issuer: issuerOf(config),
 });
 const { client } = await clients.register({

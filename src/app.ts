@@ -11,11 +11,14 @@
 import { maskDataUrl } from "./config/data_url.ts";
 import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
+import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
+import type { UpstreamsConfig } from "./gateway/upstreams.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
 import { logEvent, type LogSink, withRequestLog } from "./http/request_log.ts";
 import { checkMailTransport, openMailTransport } from "./mail/transport.ts";
+import { createScopeCatalogue, type ScopeCatalogue } from "./oauth/scopes.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
 import { createAdminSite } from "./operator/listener.ts";
 import { readAdminToken } from "./operator/api_token.ts";
@@ -59,6 +62,8 @@ export interface Service extends ProcessServices {
   /** The operator listener (VESTIBULE_ADMIN_LISTEN), or null when it is off. */
   readonly admin: Handler | null;
   readonly metrics: ServiceMetrics | undefined;
+  /** VESTIBULE_UPSTREAMS, read and checked; no upstream when it is unset. */
+  readonly upstreams: UpstreamsConfig;
   /** Stops the sender (unsent mail stays in the outbox) and closes the store. */
   close(): Promise<void>;
 }
@@ -75,6 +80,9 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     );
   }
   const webhook = await loadWebhookTarget(config.webhook);
+  const upstreams = config.upstreamsFile === null
+    ? NO_UPSTREAMS
+    : await loadUpstreams(config.upstreamsFile);
   const adminToken = config.adminTokenFile === null
     ? null
     : await readAdminToken(config.adminTokenFile);
@@ -121,7 +129,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       webhook,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
-    const handler = await _sites({ config, log, now, store, metrics, ...services });
+    const scopes = createScopeCatalogue(upstreams);
+    const handler = await _sites({ config, log, now, store, metrics, scopes, ...services });
     const admin = metrics === undefined ? null : createAdminSite({
       store: opened,
       metrics,
@@ -138,6 +147,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       handler,
       admin,
       metrics,
+      upstreams,
       async close() {
         await services.sender.stop();
         await opened.close();
@@ -156,6 +166,7 @@ type SiteDeps = ProcessServices & {
   readonly now: () => number;
   readonly store: Store;
   readonly metrics: ServiceMetrics | undefined;
+  readonly scopes: ScopeCatalogue;
 };
 
 /**
@@ -179,7 +190,10 @@ async function _sites(deps: SiteDeps): Promise<Handler> {
     }),
   };
   const sites = [
-    { origin: config.baseUrl, handler: await createPublicSite({ config, ...shared }) },
+    {
+      origin: config.baseUrl,
+      handler: await createPublicSite({ config, scopes: deps.scopes, ...shared }),
+    },
     {
       origin: config.authUrl,
       handler: await createAuthSite({

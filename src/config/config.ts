@@ -40,6 +40,8 @@ export interface Config {
   readonly mail: MailConfig;
   /** VESTIBULE_WEBHOOK_URL and VESTIBULE_WEBHOOK_SECRET_FILE: where events go; null: nowhere. */
   readonly webhook: WebhookConfig | null;
+  /** VESTIBULE_UPSTREAMS: the upstream MCP servers' file (src/gateway/upstreams_file.ts), or null. */
+  readonly upstreamsFile: string | null;
   /** VESTIBULE_MAIL_LOG_PUBLIC: the `log` mailer may serve a public https deployment. */
   readonly mailLogPublic: boolean;
   /** The three origins plus VESTIBULE_TRUSTED_ORIGINS. */
@@ -99,6 +101,7 @@ const SCHEMAS = {
     ),
   ]),
   webhookSecretFile: v.string(),
+  upstreamsFile: v.pipe(v.string(), v.transform((s) => s === "" ? null : s)),
   trustedOrigins: v.pipe(
     v.string(),
     v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),

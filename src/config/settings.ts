@@ -26,6 +26,7 @@ export const SETTINGS = {
   mailLogPublic: { env: "VESTIBULE_MAIL_LOG_PUBLIC", default: "off" },
   webhookUrl: { env: "VESTIBULE_WEBHOOK_URL", default: "" },
   webhookSecretFile: { env: "VESTIBULE_WEBHOOK_SECRET_FILE", default: "" },
+  upstreamsFile: { env: "VESTIBULE_UPSTREAMS", default: "" },
   trustedOrigins: { env: "VESTIBULE_TRUSTED_ORIGINS", default: "" },
   trustProxy: { env: "VESTIBULE_TRUST_PROXY", default: "off" },
   rateLimits: { env: "VESTIBULE_RATE_LIMITS", default: "on" },

@@ -7,6 +7,7 @@ export const LIKELY_TYPOS: Readonly<Record<string, string>> = {
   VESTIBULE_HOST: SETTINGS.listen.env,
   VESTIBULE_URL: SETTINGS.baseUrl.env,
   VESTIBULE_DATA_DIR: SETTINGS.dataPath.env,
+  VESTIBULE_UPSTREAMS_FILE: SETTINGS.upstreamsFile.env,
 };
 
 /** `VESTIBULE_BASE_URL` -> `VESTIBULE_BASEURL`. */

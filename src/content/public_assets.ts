@@ -5,6 +5,7 @@
  */
 import type { Config } from "../config/config.ts";
 import { createStaticAsset, type StaticAsset } from "../http/static_asset.ts";
+import { isScope, type ScopeCatalogue } from "../oauth/scopes.ts";
 import { type PageDocument } from "../pages/page_document.ts";
 import { PageDocumentError, parsePageDocument } from "../pages/parse_page.ts";
 import { type HtmlLayout, renderPageHtml } from "../pages/render_html.ts";
@@ -35,14 +36,16 @@ export const HTML_TYPE = "text/html; charset=utf-8";
 /** Loads and renders every template; throws TemplateError naming the first bad file. */
 export async function loadPublicAssets(
   config: Pick<Config, "baseUrl" | "authUrl" | "apiUrl">,
+  scopes: ScopeCatalogue,
   staticDir: URL = STATIC_DIR,
 ): Promise<PublicAssets> {
   const layout = createSiteLayout(config);
   const read = (name: string) => readTemplate(staticDir, name, config);
   const legal = (name: string) => _legalPage(name, read, layout);
-  const openapiText = await read("openapi.json");
+  const openapiTemplate = await read("openapi.json");
+  let openapi: OpenApiDocument;
   try {
-    JSON.parse(openapiText);
+    openapi = JSON.parse(openapiTemplate);
   } catch (error) {
     throw new TemplateError("static/openapi.json", `not valid JSON (${(error as Error).message})`);
   }
@@ -50,11 +53,40 @@ export async function loadPublicAssets(
     index: await _pageAssets("pages/index.json", read, layout),
     developers: await _pageAssets("pages/developers.json", read, layout),
     llms: await createStaticAsset(await read("llms.txt"), "text/plain; charset=utf-8"),
-    openapi: await createStaticAsset(openapiText, "application/json"),
+    openapi: await createStaticAsset(
+      _withUpstreamScopes(openapiTemplate, openapi, scopes),
+      "application/json",
+    ),
     contact: await legal("legal/contact.html"),
     privacy: await legal("legal/privacy.html"),
     terms: await legal("legal/terms.html"),
   };
+}
+
+/** The parts of static/openapi.json that name the scopes. */
+interface OpenApiDocument {
+  components: {
+    securitySchemes: {
+      oauth2: { flows: { authorizationCode: { scopes: Record<string, string> } } };
+    };
+  };
+}
+
+/**
+ * The template (written by `deno task openapi`) names the spec's scopes; the upstreams' are the
+ * operator's, so they join the `oauth2` scheme here, at start-up. Without upstreams the
+ * template is served as it is.
+ */
+function _withUpstreamScopes(
+  template: string,
+  document: OpenApiDocument,
+  catalogue: ScopeCatalogue,
+): string {
+  const upstream = catalogue.supported.filter((scope) => !isScope(scope));
+  if (upstream.length === 0) return template;
+  const scopes = document.components.securitySchemes.oauth2.flows.authorizationCode.scopes;
+  for (const scope of upstream) scopes[scope] = catalogue.meaning(scope);
+  return JSON.stringify(document, null, 2) + "\n";
 }
 
 async function _pageAssets(

@@ -18,7 +18,7 @@ import { logEvent, type LogSink } from "../http/request_log.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import type { ToolDescription } from "../mcp/messages.ts";
 import { ToolError } from "../mcp/tool.ts";
-import { OWNER_ONLY_SCOPES } from "../oauth/scopes.ts";
+import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import { operatorEntry } from "../workspace/domain/audit.ts";
 import type { GateAction } from "../workspace/domain/gate_actions.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
@@ -52,6 +52,8 @@ export interface UpstreamToolsDeps {
   readonly services: WorkspaceServices;
   /** The per-upstream rate limiter (keyed by account and client). */
   readonly limiterOf: (upstream: UpstreamConfig) => RateLimiter;
+  /** Which scopes only an owner can be granted. */
+  readonly scopes: Pick<ScopeCatalogue, "ownerOnly">;
   readonly log: LogSink;
   readonly now: () => number;
 }
@@ -104,10 +106,6 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
 
   const scopeOf = (upstream: UpstreamConfig, tool: string) =>
     upstream.toolScopes.get(tool) ?? `upstream.${upstream.name}`;
-  const ownerOnly = (upstream: UpstreamConfig, scope: string) =>
-    scope.startsWith("upstream.")
-      ? upstream.ownerOnly
-      : (OWNER_ONLY_SCOPES as ReadonlySet<string>).has(scope);
 
   // The records that pin what a business first met, in one commit with an audit entry.
   const pinFirstListing = async (live: LiveUpstream, businessId: string, listed: LiveTool[]) => {
@@ -242,7 +240,7 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
     const gated = upstream.gated.has(entry.tool);
     const limiter = deps.limiterOf(upstream);
     const definition = _served(entry.definition, name, scope, upstream, gated);
-    const base = { name, definition, scope, ownerOnly: ownerOnly(upstream, scope) };
+    const base = { name, definition, scope };
     if (entry.heldBy !== null) {
       const link = entry.heldBy === ""
         ? services.gates.approvalsUrl
@@ -337,7 +335,8 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
         const seen = new Set<string>();
         for (const entry of view.entries) {
           const tool = toolOf(live, entry);
-          if (tool.ownerOnly && auth.role !== "owner") continue;
+          // A role no consent can change: the tool is left out (a step-up could not open it).
+          if (deps.scopes.ownerOnly(tool.scope) && auth.role !== "owner") continue;
           if (!_usableName(tool.name) || seen.has(tool.name)) {
             logEvent(log, {
               level: "warn",

@@ -8,7 +8,7 @@ import type { ClientRecord, Clients } from "./clients.ts";
 import type { OAuthErrorCode } from "./oauth_error.ts";
 import { redirectUriMatches } from "./redirect_uri.ts";
 import { canonicalResource } from "./resource.ts";
-import { DEFAULT_SCOPES, parseScope, type Scope } from "./scopes.ts";
+import { DEFAULT_SCOPES, type ScopeCatalogue } from "./scopes.ts";
 
 export interface AuthorizationRequest {
   readonly client: ClientRecord;
@@ -16,7 +16,7 @@ export interface AuthorizationRequest {
   readonly state: string | null;
   readonly codeChallenge: string;
   readonly resource: string;
-  readonly scopes: readonly Scope[];
+  readonly scopes: readonly string[];
   readonly nonce: string | null;
   readonly promptNone: boolean;
 }
@@ -37,7 +37,7 @@ const PROMPTS = new Set(["none", "consent", "login", "select_account"]);
 
 export async function parseAuthorizationRequest(
   params: URLSearchParams,
-  deps: { config: Pick<Config, "apiUrl">; clients: Clients },
+  deps: { config: Pick<Config, "apiUrl">; clients: Clients; scopes: ScopeCatalogue },
 ): Promise<AuthorizationParse> {
   const all = (name: string) => params.getAll(name);
   const clientIds = all("client_id");
@@ -106,7 +106,9 @@ export async function parseAuthorizationRequest(
   const resource = canonicalResource(one("resource"), deps.config);
   if (!resource.ok) return fail("invalid_target", resource.description);
   const scopeParam = one("scope");
-  const scopes = scopeParam === null ? { ok: true as const, scopes: [] } : parseScope(scopeParam);
+  const scopes = scopeParam === null
+    ? { ok: true as const, scopes: [] }
+    : deps.scopes.parse(scopeParam);
   if (!scopes.ok) {
     return fail("invalid_scope", `scope ${JSON.stringify(scopes.unknown)} is not supported`);
   }

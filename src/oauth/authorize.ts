@@ -17,6 +17,7 @@ import {
   consentPageCsp,
 } from "./consent_pages.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
+import type { ScopeCatalogue } from "./scopes.ts";
 import { startTransaction, type Transaction } from "./transactions.ts";
 
 export interface AuthorizeDeps {
@@ -26,6 +27,7 @@ export interface AuthorizeDeps {
   readonly clients: Clients;
   readonly accounts: Accounts;
   readonly sessions: Sessions;
+  readonly scopes: ScopeCatalogue;
 }
 
 /** The CSRF purpose of the business and consent forms. */
@@ -101,6 +103,7 @@ export function createAuthorizeEndpoint(deps: AuthorizeDeps): Handler {
         action: OAUTH_PATHS.consent,
         business: only.business,
         role: only.role,
+        scopes: deps.scopes,
       })
       : chooseBusinessPage({ txn, txnId, csrf, action: OAUTH_PATHS.consent, businesses });
     return htmlResponse(body, {

@@ -14,6 +14,7 @@ import { readCapped } from "../http/body.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
 import { classifyAddress } from "./addresses.ts";
 import { type ClientMetadata, parseClientMetadata } from "./client_metadata.ts";
+import type { ScopeCatalogue } from "./scopes.ts";
 
 export type DocumentLookup = { ok: true; metadata: ClientMetadata } | {
   ok: false;
@@ -29,6 +30,8 @@ export interface MetadataDocumentDeps {
   readonly now: () => number;
   /** Fetches per origin (`cimd`); cache hits are free. */
   readonly budget: RateLimiter;
+  /** The scopes a document's `scope` may name. */
+  readonly scopes: ScopeCatalogue;
   readonly fetch?: typeof fetch;
   readonly resolveDns?: ResolveDns;
 }
@@ -110,14 +113,14 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
       } catch {
         return { ok: false, description: "The client metadata document is not JSON" };
       }
-      const result = _validate(clientId, json);
+      const result = _validate(clientId, json, deps.scopes);
       remember(clientId, result, _cacheLifetime(response.headers.get("Cache-Control")));
       return result;
     },
   };
 }
 
-function _validate(clientId: string, json: unknown): DocumentLookup {
+function _validate(clientId: string, json: unknown, scopes: ScopeCatalogue): DocumentLookup {
   const doc = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>;
   if (doc.client_id !== clientId) {
     return { ok: false, description: "The document's client_id must equal its URL exactly" };
@@ -131,7 +134,7 @@ function _validate(clientId: string, json: unknown): DocumentLookup {
   if ("client_secret" in doc || "client_secret_expires_at" in doc) {
     return { ok: false, description: "A metadata document must not carry a client secret" };
   }
-  const parsed = parseClientMetadata(json);
+  const parsed = parseClientMetadata(json, scopes);
   if (!parsed.ok) return { ok: false, description: parsed.description };
   if (parsed.metadata.tokenEndpointAuthMethod !== "none") {
     return {

@@ -4,7 +4,7 @@
  */
 import * as v from "valibot";
 import { isNativeRedirectUri, redirectUriProblem } from "./redirect_uri.ts";
-import { parseScope } from "./scopes.ts";
+import type { ScopeCatalogue } from "./scopes.ts";
 
 export type GrantType = "authorization_code" | "refresh_token";
 export type AuthMethod = "none" | "client_secret_basic" | "client_secret_post";
@@ -73,7 +73,8 @@ export type MetadataParse =
   | { ok: true; metadata: ClientMetadata }
   | { ok: false; code: "invalid_client_metadata" | "invalid_redirect_uri"; description: string };
 
-export function parseClientMetadata(input: unknown): MetadataParse {
+/** `scopes`: the service's catalogue, which a `scope` may name only from. */
+export function parseClientMetadata(input: unknown, scopes: ScopeCatalogue): MetadataParse {
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     return {
       ok: false,
@@ -131,12 +132,12 @@ export function parseClientMetadata(input: unknown): MetadataParse {
     };
   }
   if (m.scope !== undefined) {
-    const scopes = parseScope(m.scope);
-    if (!scopes.ok) {
+    const parsed = scopes.parse(m.scope);
+    if (!parsed.ok) {
       return {
         ok: false,
         code: "invalid_client_metadata",
-        description: `scope ${JSON.stringify(scopes.unknown)} is not supported`,
+        description: `scope ${JSON.stringify(parsed.unknown)} is not supported`,
       };
     }
   }

@@ -12,7 +12,6 @@ import { type AuthorizeDeps, CONSENT_CSRF_PURPOSE } from "./authorize.ts";
 import { issueCode } from "./codes.ts";
 import { authorizationErrorPage, consentPage, consentPageCsp } from "./consent_pages.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
-import { OWNER_ONLY_SCOPES, type Scope } from "./scopes.ts";
 import { chooseBusiness, consumeTransaction, findTransaction } from "./transactions.ts";
 
 const NO_STORE = { "Cache-Control": "no-store" };
@@ -69,6 +68,7 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
           action: OAUTH_PATHS.consent,
           business,
           role: membership.role,
+          scopes: deps.scopes,
         }),
         {
           headers: { ...NO_STORE, "Content-Security-Policy": consentPageCsp(txn.redirectUri) },
@@ -101,7 +101,7 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
     if (foreign !== undefined) {
       return refuse(400, "Request refused", `"${foreign}" was not requested by the application.`);
     }
-    const ownerOnly = granted.find((s) => OWNER_ONLY_SCOPES.has(s as Scope));
+    const ownerOnly = granted.find((s) => deps.scopes.ownerOnly(s));
     if (membership.role !== "owner" && ownerOnly !== undefined) {
       return refuse(403, "Request refused", `Only an owner can grant "${ownerOnly}".`);
     }

@@ -5,11 +5,11 @@ import { authPage } from "../ui/auth_pages.ts";
 import { type Html, html } from "../ui/html.ts";
 import {
   DEFAULT_SCOPES,
+  isScope,
   MONEY_SCOPES,
   OWNER_ONLY_REASON,
-  OWNER_ONLY_SCOPES,
   type Scope,
-  SCOPE_MEANINGS,
+  type ScopeCatalogue,
 } from "./scopes.ts";
 import type { Transaction } from "./transactions.ts";
 
@@ -90,10 +90,12 @@ export function consentPage(options: {
   action: string;
   business: Business;
   role: Role;
+  scopes: ScopeCatalogue;
 }): string {
   const { txn, role } = options;
   const business = options.business.name;
-  const blocked = (scope: string) => role !== "owner" && OWNER_ONLY_SCOPES.has(scope as Scope);
+  const catalogue = options.scopes;
+  const blocked = (scope: string) => role !== "owner" && catalogue.ownerOnly(scope);
   const scopeRows = txn.scopes.map((scope) => {
     const id = `scope-${scope.replaceAll(".", "-")}`;
     // Least privilege: only the scope every client starts with is ticked; the human ticks
@@ -103,12 +105,12 @@ export function consentPage(options: {
       : DEFAULT_SCOPES.includes(scope as Scope)
       ? "checked"
       : "";
-    const marks = _marks(scope as Scope);
+    const marks = _marks(catalogue, scope);
     return html`
       <li>
         <label class="choice" for="${id}">
           <input type="checkbox" id="${id}" name="scope" value="${scope}" ${state}>
-          <span><code>${scope}</code>: ${SCOPE_MEANINGS[scope as Scope]}${marks}</span>
+          <span><code>${scope}</code>: ${catalogue.meaning(scope)}${marks}</span>
         </label>
         ${blocked(scope)
           ? html`<br><small class="reason">${OWNER_ONLY_REASON} You are a member of ${business}.</small>`
@@ -151,12 +153,12 @@ export function consentPage(options: {
 }
 
 /** What the human should know before ticking a scope: who may grant it, whether it costs. */
-function _marks(scope: Scope): Html[] {
+function _marks(catalogue: ScopeCatalogue, scope: string): Html[] {
   return [
-    ...(OWNER_ONLY_SCOPES.has(scope)
+    ...(catalogue.ownerOnly(scope)
       ? [html`<em class="mark" data-mark="owner-only">owner only</em>`]
       : []),
-    ...(MONEY_SCOPES.has(scope)
+    ...(isScope(scope) && MONEY_SCOPES.has(scope)
       ? [html`<em class="mark" data-mark="money">spends money</em>`]
       : []),
   ];

@@ -8,9 +8,12 @@ import type { Handler } from "../http/handler.ts";
 import type { Method, RouteTable } from "../http/router.ts";
 import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
-import { SUPPORTED_SCOPES } from "./scopes.ts";
+import type { ScopeCatalogue } from "./scopes.ts";
 
-export function metadataDocument(config: Pick<Config, "authUrl">): Record<string, unknown> {
+export function metadataDocument(
+  config: Pick<Config, "authUrl">,
+  scopes: ScopeCatalogue,
+): Record<string, unknown> {
   const issuer = issuerOf(config);
   const at = (path: string) => `${config.authUrl}${path}`;
   return {
@@ -20,7 +23,7 @@ export function metadataDocument(config: Pick<Config, "authUrl">): Record<string
     registration_endpoint: at(OAUTH_PATHS.register),
     revocation_endpoint: at(OAUTH_PATHS.revoke),
     jwks_uri: at(OAUTH_PATHS.jwks),
-    scopes_supported: SUPPORTED_SCOPES,
+    scopes_supported: scopes.supported,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
     grant_types_supported: ["authorization_code", "refresh_token"],
@@ -57,9 +60,12 @@ export function metadataPaths(config: Pick<Config, "authUrl">): string[] {
 }
 
 /** The handler answering every metadata location. */
-export async function createMetadataHandler(config: Pick<Config, "authUrl">): Promise<Handler> {
+export async function createMetadataHandler(
+  config: Pick<Config, "authUrl">,
+  scopes: ScopeCatalogue,
+): Promise<Handler> {
   const asset = await createStaticAsset(
-    JSON.stringify(metadataDocument(config)),
+    JSON.stringify(metadataDocument(config, scopes)),
     "application/json",
   );
   return (request) =>
@@ -85,8 +91,9 @@ const DESIGN_LOCATIONS = [
 export async function checkMetadataRoutes(
   config: Pick<Config, "authUrl">,
   routes: RouteTable,
+  scopes: ScopeCatalogue,
 ): Promise<void> {
-  const expected = JSON.stringify(metadataDocument(config));
+  const expected = JSON.stringify(metadataDocument(config, scopes));
   const fail = (why: string) => {
     throw new Error(`OAuth metadata self-check failed: ${why}`);
   };
@@ -99,7 +106,7 @@ export async function checkMetadataRoutes(
     const body = await response.text();
     if (response.status !== 200 || body !== expected) fail(`${path} serves another document`);
   }
-  const document = metadataDocument(config);
+  const document = metadataDocument(config, scopes);
   const endpoints: [string, Method][] = [
     ["authorization_endpoint", "GET"],
     ["token_endpoint", "POST"],

@@ -9,12 +9,13 @@ import type { Handler } from "../http/handler.ts";
 import type { SharedRateLimiter } from "../http/shared_rate_limiter.ts";
 import { parseClientMetadata } from "./client_metadata.ts";
 import type { Clients } from "./clients.ts";
+import type { ScopeCatalogue } from "./scopes.ts";
 import { OAuthError, oauthJsonResponse, withOAuthErrors } from "./oauth_error.ts";
 
 export const MAX_REGISTRATION_BYTES = 16 * 1024;
 
 export function createRegistrationEndpoint(
-  deps: { clients: Clients; limiter: SharedRateLimiter },
+  deps: { clients: Clients; limiter: SharedRateLimiter; scopes: ScopeCatalogue },
 ): Handler {
   return withOAuthErrors(async (request, context) => {
     const decision = await deps.limiter.take(context.clientAddress);
@@ -49,7 +50,7 @@ export function createRegistrationEndpoint(
     } catch {
       throw new OAuthError("invalid_client_metadata", "The body is not a JSON object");
     }
-    const parsed = parseClientMetadata(json);
+    const parsed = parseClientMetadata(json, deps.scopes);
     if (!parsed.ok) throw new OAuthError(parsed.code, parsed.description);
     const { client, secret } = await deps.clients.register(parsed.metadata);
     const body: Record<string, unknown> = {

@@ -16,6 +16,7 @@ import { createConsentEndpoint } from "./consent.ts";
 import { issuerOf } from "./issuer.ts";
 import { createMetadataHandler } from "./metadata.ts";
 import type { OAuthMetrics } from "./oauth_metrics.ts";
+import type { ScopeCatalogue } from "./scopes.ts";
 import { createRegistrationEndpoint } from "./registration.ts";
 import { createRevocationEndpoint } from "./revocation.ts";
 import type { SigningKeys } from "./signing_keys.ts";
@@ -34,6 +35,8 @@ export interface OAuthRoutesDeps {
   readonly sessions: Sessions;
   readonly oauthMetrics?: OAuthMetrics | undefined;
   readonly limiters: Limiters;
+  /** The spec's scopes and the upstreams' (src/oauth/scopes.ts). */
+  readonly scopes: ScopeCatalogue;
 }
 
 export interface OAuthRoutes {
@@ -56,7 +59,12 @@ export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRou
   const clients = createClients({
     store,
     now,
-    documents: createMetadataDocuments({ config, now, budget: limiters.local("cimd") }),
+    documents: createMetadataDocuments({
+      config,
+      now,
+      budget: limiters.local("cimd"),
+      scopes: deps.scopes,
+    }),
     issuer: issuerOf(config),
   });
   const budgets = {
@@ -65,7 +73,7 @@ export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRou
   };
   const pages = { ...deps, clients };
   return {
-    metadata: await createMetadataHandler(config),
+    metadata: await createMetadataHandler(config, deps.scopes),
     jwks: async () =>
       jsonResponse(await keys.jwks(), { headers: { "Cache-Control": "public, max-age=300" } }),
     authorize: createAuthorizeEndpoint(pages),
@@ -73,6 +81,7 @@ export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRou
     register: createRegistrationEndpoint({
       clients,
       limiter: limiters.shared("registration"),
+      scopes: deps.scopes,
     }),
     token: createTokenEndpoint({ ...deps, signer, clients, budgets }),
     revoke: createRevocationEndpoint({

@@ -1,7 +1,10 @@
 /**
  * The scopes of spec §5 with their meanings in the spec's own words, and which of them only
- * a business owner can grant.
+ * a business owner can grant; and the catalogue a service serves, which adds the scopes of its
+ * upstream MCP servers (VESTIBULE_UPSTREAMS) after them.
  */
+import type { UpstreamsConfig } from "../gateway/upstreams.ts";
+
 export const SCOPE_MEANINGS = Object.freeze(
   {
     "openid": "identify the account",
@@ -44,17 +47,6 @@ export const SUPPORTED_SCOPES: readonly Scope[] = Object.freeze(
   Object.keys(SCOPE_MEANINGS) as Scope[],
 );
 
-/**
- * The scopes the workspace resource names (protected-resource `scopes_supported`, challenge
- * `scope`): every scope but offline_access, which asks the authorization server for refresh
- * tokens and is no requirement of the resource (MCP 2026-07-28 "Refresh Tokens": resource
- * servers SHOULD NOT name it; clients add it themselves from the authorization server's
- * metadata).
- */
-export const RESOURCE_SCOPES: readonly Scope[] = Object.freeze(
-  SUPPORTED_SCOPES.filter((scope) => scope !== "offline_access"),
-);
-
 /** Granted when a client asks for no scope (spec §5.7: a client starts with app.access). */
 export const DEFAULT_SCOPES: readonly Scope[] = Object.freeze(["app.access"]);
 
@@ -81,18 +73,71 @@ export function isScope(value: string): value is Scope {
   return Object.hasOwn(SCOPE_MEANINGS, value);
 }
 
-export type ScopeParse = { ok: true; scopes: Scope[] } | { ok: false; unknown: string };
+export type ScopeParse = { ok: true; scopes: string[] } | { ok: false; unknown: string };
 
 /**
- * Parses a space-delimited `scope` (RFC 6749 §3.3) into known scopes in catalogue order,
- * without duplicates; the first unknown one is reported.
+ * Every scope one service knows: the spec's, in the spec's order, then each upstream's in file
+ * order (`upstream.<name>`, then the `upstream.<name>.<word>` its `scopes` field maps tools
+ * to). Own tools keep the `Scope` type; an upstream's scopes are plain strings.
  */
-export function parseScope(value: string): ScopeParse {
-  const wanted = new Set<string>();
-  for (const part of value.split(" ")) if (part !== "") wanted.add(part);
-  for (const scope of wanted) if (!isScope(scope)) return { ok: false, unknown: scope };
-  return { ok: true, scopes: SUPPORTED_SCOPES.filter((s) => wanted.has(s)) };
+export interface ScopeCatalogue {
+  /** Authorization-server metadata `scopes_supported`, the consent and onboarding lists. */
+  readonly supported: readonly string[];
+  /**
+   * The scopes the workspace resource names (protected-resource `scopes_supported`, challenge
+   * `scope`): every scope but offline_access, which asks the authorization server for refresh
+   * tokens and is no requirement of the resource (MCP 2026-07-28 "Refresh Tokens": resource
+   * servers SHOULD NOT name it; clients add it themselves from the authorization server's
+   * metadata).
+   */
+  readonly resource: readonly string[];
+  /** What granting it allows, in words a person reads on the consent page. */
+  meaning(scope: string): string;
+  /** Whether only a business owner can grant it. */
+  ownerOnly(scope: string): boolean;
+  isScope(value: string): boolean;
+  /**
+   * Parses a space-delimited `scope` (RFC 6749 §3.3) into known scopes in catalogue order,
+   * without duplicates; the first unknown one is reported.
+   */
+  parse(value: string): ScopeParse;
 }
+
+/** Built once per service (src/app.ts) from its upstreams. */
+export function createScopeCatalogue(config: UpstreamsConfig): ScopeCatalogue {
+  const meanings = new Map<string, string>(Object.entries(SCOPE_MEANINGS));
+  const ownerOnly = new Set<string>(OWNER_ONLY_SCOPES);
+  for (const upstream of config.upstreams) {
+    const own = `upstream.${upstream.name}`;
+    const words = new Map<string, string[]>();
+    for (const [tool, scope] of upstream.toolScopes) {
+      if (scope.startsWith(`${own}.`)) words.set(scope, [...words.get(scope) ?? [], tool]);
+    }
+    meanings.set(own, `use the tools of ${upstream.title}`);
+    for (const [scope, tools] of words) {
+      meanings.set(scope, `use ${tools.join(", ")} of ${upstream.title}`);
+    }
+    if (upstream.ownerOnly) { for (const scope of [own, ...words.keys()]) ownerOnly.add(scope); }
+  }
+  const supported = Object.freeze([...meanings.keys()]);
+  const isKnown = (value: string) => meanings.has(value);
+  return {
+    supported,
+    resource: Object.freeze(supported.filter((scope) => scope !== "offline_access")),
+    meaning: (scope) => meanings.get(scope) ?? "",
+    ownerOnly: (scope) => ownerOnly.has(scope),
+    isScope: isKnown,
+    parse(value) {
+      const wanted = new Set<string>();
+      for (const part of value.split(" ")) if (part !== "") wanted.add(part);
+      for (const scope of wanted) if (!isKnown(scope)) return { ok: false, unknown: scope };
+      return { ok: true, scopes: supported.filter((s) => wanted.has(s)) };
+    },
+  };
+}
+
+/** The catalogue of a service without upstreams: the spec's scopes alone. */
+export const SPEC_SCOPES: ScopeCatalogue = createScopeCatalogue({ upstreams: [] });
 
 export function formatScope(scopes: readonly string[]): string {
   return scopes.join(" ");

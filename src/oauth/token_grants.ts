@@ -14,7 +14,7 @@ import { OAuthError } from "./oauth_error.ts";
 import type { OAuthMetrics, RevokedBy } from "./oauth_metrics.ts";
 import { REFRESH_ANSWER_PURPOSE, refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
 import { canonicalResource } from "./resource.ts";
-import { OWNER_ONLY_SCOPES, parseScope } from "./scopes.ts";
+import type { ScopeCatalogue } from "./scopes.ts";
 import { base64url, hashSecret, open, seal, sha256 } from "../secrets.ts";
 import { issueTokens, prepareGrant, type TokenResponse } from "./token_issuance.ts";
 import type { TokenSigner } from "./tokens.ts";
@@ -26,6 +26,7 @@ export interface TokenGrantDeps {
   readonly signer: TokenSigner;
   readonly accounts: Accounts;
   readonly oauthMetrics?: OAuthMetrics | undefined;
+  readonly scopes: ScopeCatalogue;
 }
 
 type Fields = Readonly<Record<string, string>>;
@@ -123,7 +124,7 @@ export async function exchangeCode(
       new OAuthError("invalid_grant", "The account is no longer a member of the business"),
     );
   }
-  const scopes = _grantableTo(membership.role, bound.scopes);
+  const scopes = _grantableTo(deps.scopes, membership.role, bound.scopes);
   if (scopes.length === 0) {
     throw await burned(
       new OAuthError("invalid_grant", "None of the consented scopes can still be granted"),
@@ -224,7 +225,7 @@ export async function refreshGrant(
 
     // A current refresh token of a live grant proves the client; a refusal leaves it current.
     await admit();
-    const requested = _narrowed(fields.scope, grant.scopes);
+    const requested = _narrowed(deps.scopes, fields.scope, grant.scopes);
     const wrongTarget = _resourceProblem(fields, grant.resource, deps.config);
     if (wrongTarget) throw wrongTarget;
     const membership = await deps.accounts.getMembership(grant.accountId, grant.businessId);
@@ -232,7 +233,7 @@ export async function refreshGrant(
       await _revoke(deps, grant.id, "membership_ended");
       throw new OAuthError("invalid_grant", "The account is no longer a member of the business");
     }
-    const scopes = _grantableTo(membership.role, requested);
+    const scopes = _grantableTo(deps.scopes, membership.role, requested);
     if (scopes.length === 0) {
       throw new OAuthError("invalid_scope", "None of the requested scopes can still be granted");
     }
@@ -278,9 +279,13 @@ async function _revoke(deps: TokenGrantDeps, gid: string, by: RevokedBy): Promis
 }
 
 /** RFC 6749 §6: a refresh may ask for fewer scopes than granted, never more. */
-function _narrowed(requested: string | undefined, granted: readonly string[]): string[] {
+function _narrowed(
+  catalogue: ScopeCatalogue,
+  requested: string | undefined,
+  granted: readonly string[],
+): string[] {
   if (requested === undefined) return [...granted];
-  const parsed = parseScope(requested);
+  const parsed = catalogue.parse(requested);
   if (!parsed.ok) {
     throw new OAuthError(
       "invalid_scope",
@@ -309,7 +314,6 @@ async function _identityClaims(
 }
 
 /** The consent rule, applied again: an owner since demoted keeps only what a member may hold. */
-function _grantableTo(role: Role, scopes: readonly string[]): string[] {
-  const ownerOnly: ReadonlySet<string> = OWNER_ONLY_SCOPES;
-  return role === "owner" ? [...scopes] : scopes.filter((s) => !ownerOnly.has(s));
+function _grantableTo(catalogue: ScopeCatalogue, role: Role, scopes: readonly string[]): string[] {
+  return role === "owner" ? [...scopes] : scopes.filter((s) => !catalogue.ownerOnly(s));
 }

@@ -1,13 +1,7 @@
 import * as v from "valibot";
 import type { OnboardingCaller } from "./caller.ts";
 import { defineTool, READ } from "../mcp/tool.ts";
-import {
-  DEFAULT_SCOPES,
-  OWNER_ONLY_SCOPES,
-  type Scope,
-  SCOPE_MEANINGS,
-  SUPPORTED_SCOPES,
-} from "../oauth/scopes.ts";
+import { DEFAULT_SCOPES, isScope, type Scope, type ScopeCatalogue } from "../oauth/scopes.ts";
 
 /**
  * Scopes whose tools only prepare something a human then decides (DESIGN.md: money, access
@@ -37,27 +31,34 @@ const OutputSchema = v.object({
 });
 type Output = v.InferOutput<typeof OutputSchema>;
 
-const OUTPUT: Output = {
-  initialScope: DEFAULT_SCOPES.join(" "),
-  scopes: SUPPORTED_SCOPES.map((name) => ({
-    name,
-    meaning: SCOPE_MEANINGS[name],
-    preparesHumanDecision: PREPARES_HUMAN_DECISION.has(name),
-    ownerOnly: OWNER_ONLY_SCOPES.has(name),
-  })),
-};
+/** The same answer for every caller: the service's catalogue, the upstreams' scopes last. */
+function _output(catalogue: ScopeCatalogue): Output {
+  return {
+    initialScope: DEFAULT_SCOPES.join(" "),
+    scopes: catalogue.supported.map((name) => ({
+      name,
+      meaning: catalogue.meaning(name),
+      preparesHumanDecision: isScope(name) && PREPARES_HUMAN_DECISION.has(name),
+      ownerOnly: catalogue.ownerOnly(name),
+    })),
+  };
+}
 
-const TEXT = [
-  `Start with ${OUTPUT.initialScope}; ask for another scope only for an operation the human authorized.`,
-  "",
-  ...OUTPUT.scopes.map((s) =>
-    `- ${s.name}: ${s.meaning}${s.preparesHumanDecision ? " (prepares a human decision)" : ""}${
-      s.ownerOnly ? " (only an owner can grant it)" : ""
-    }`
-  ),
-].join("\n");
+function _text(output: Output): string {
+  return [
+    `Start with ${output.initialScope}; ask for another scope only for an operation the human authorized.`,
+    "",
+    ...output.scopes.map((s) =>
+      `- ${s.name}: ${s.meaning}${s.preparesHumanDecision ? " (prepares a human decision)" : ""}${
+        s.ownerOnly ? " (only an owner can grant it)" : ""
+      }`
+    ),
+  ].join("\n");
+}
 
-export function listScopesTool() {
+export function listScopesTool(catalogue: ScopeCatalogue) {
+  const output = _output(catalogue);
+  const text = _text(output);
   return defineTool<OnboardingCaller, Record<string, never>, Output>({
     name: "list_scopes",
     title: "List the workspace scopes",
@@ -66,7 +67,7 @@ export function listScopesTool() {
     input: v.strictObject({}),
     output: OutputSchema,
     annotations: READ,
-    handler: () => Promise.resolve(OUTPUT),
-    text: () => TEXT,
+    handler: () => Promise.resolve(output),
+    text: () => text,
   });
 }

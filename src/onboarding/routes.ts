@@ -10,7 +10,7 @@ import { createStaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { createMcpEndpoint, type McpMetrics } from "../mcp/endpoint.ts";
 import type { OnboardingCaller } from "./caller.ts";
 import { loadConnectionGuide, renderGuidePage, renderGuideText } from "./connection_guide.ts";
-import { createOnboardingTools } from "./tools.ts";
+import { createOnboardingTools, type OnboardingToolDeps } from "./tools.ts";
 
 /** Spec §8. */
 export const ONBOARDING_MAX_BODY_BYTES = 16 * 1024;
@@ -25,6 +25,7 @@ export interface OnboardingRoutesDeps {
   readonly emailLinks: EmailLinks;
   readonly mcpMetrics?: McpMetrics | undefined;
   readonly limiters: Limiters;
+  readonly scopes: OnboardingToolDeps["scopes"];
 }
 
 export interface OnboardingRoutes {
@@ -47,6 +48,7 @@ export async function createOnboardingRoutes(
       emailLinks: deps.emailLinks,
       guide,
       fetch: globalThis.fetch,
+      scopes: deps.scopes,
     }),
     config,
     maxBodyBytes: ONBOARDING_MAX_BODY_BYTES,

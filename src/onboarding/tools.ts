@@ -2,6 +2,7 @@
 import type { EmailLinks } from "../accounts/email_links.ts";
 import type { Config } from "../config/config.ts";
 import type { AnyTool } from "../mcp/tool.ts";
+import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import type { OnboardingCaller } from "./caller.ts";
 import type { ConnectionGuide } from "./connection_guide.ts";
 import { describeServiceTool } from "./describe_service.ts";
@@ -17,12 +18,14 @@ export interface OnboardingToolDeps {
   readonly guide: ConnectionGuide;
   /** For the discovery check; the global fetch in production. */
   readonly fetch: typeof fetch;
+  /** The scopes list_scopes describes. */
+  readonly scopes: ScopeCatalogue;
 }
 
 export function createOnboardingTools(deps: OnboardingToolDeps): AnyTool<OnboardingCaller>[] {
   return [
     getConnectionGuideTool(deps.guide, deps.fetch),
-    listScopesTool(),
+    listScopesTool(deps.scopes),
     describeServiceTool(deps.config),
     requestSignUpTool(deps.emailLinks),
     requestSignInLinkTool(deps.emailLinks),

@@ -22,6 +22,7 @@ export interface ApiSiteDeps {
   readonly cors: CorsPolicies;
   readonly mcpMetrics?: McpMetrics | undefined;
   readonly limiters: Limiters;
+  readonly scopes: WorkspaceRoutesDeps["scopes"];
 }
 
 export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {

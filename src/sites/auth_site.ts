@@ -19,6 +19,7 @@ import { OAUTH_PATHS } from "../oauth/issuer.ts";
 import { checkMetadataRoutes, metadataPaths } from "../oauth/metadata.ts";
 import type { OAuthMetrics } from "../oauth/oauth_metrics.ts";
 import { createOAuthRoutes } from "../oauth/routes.ts";
+import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import type { SigningKeys } from "../oauth/signing_keys.ts";
 import type { Store } from "../store/store.ts";
 import { createOnboardingRoutes } from "../onboarding/routes.ts";
@@ -52,12 +53,14 @@ export interface AuthSiteDeps {
   /** The onboarding endpoint's. */
   readonly mcpMetrics?: McpMetrics | undefined;
   readonly limiters: Limiters;
+  /** The spec's scopes and the upstreams'. */
+  readonly scopes: ScopeCatalogue;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
   const routes = await authSiteRoutes(deps);
   // Start-up self-check: every metadata location and every endpoint it names is served.
-  await checkMetadataRoutes(deps.config, routes);
+  await checkMetadataRoutes(deps.config, routes, deps.scopes);
   return createRouter(routes);
 }
 

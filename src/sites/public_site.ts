@@ -11,18 +11,21 @@ import { DOCUMENT_SECURITY_HEADERS } from "../http/security_headers.ts";
 import { type StaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { HEALTH } from "../content/health.ts";
 import { loadPublicAssets } from "../content/public_assets.ts";
+import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import { stylesheetHandler } from "../ui/stylesheet.ts";
 
 export interface PublicSiteDeps {
   readonly config: Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
   readonly stylesheet: StaticAsset;
+  /** Their upstreams' scopes join the OpenAPI document's `oauth2` scheme. */
+  readonly scopes: ScopeCatalogue;
 }
 
 const DOCUMENT_CACHE = "public, max-age=300";
 const HTML_HEADERS = Object.freeze({ ...OPEN_CORS.headers, ...DOCUMENT_SECURITY_HEADERS });
 
 export async function createPublicSite(deps: PublicSiteDeps): Promise<Handler> {
-  const site = await loadPublicAssets(deps.config);
+  const site = await loadPublicAssets(deps.config, deps.scopes);
   // Prepared once and cloned per request (see staticAssetHandler for why).
   const health = new Response(new TextEncoder().encode(JSON.stringify(HEALTH)), {
     headers: {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { loadPublicAssets } from "../../src/content/public_assets.ts";
 import { STATIC_DIR, TemplateError } from "../../src/content/templates.ts";
 import { config } from "../oauth/fixtures.ts";
+import { SPEC_SCOPES } from "../../src/oauth/scopes.ts";
 
 /** A copy of static/ in a temporary directory, with some files replaced. */
 async function staticCopy(replace: Record<string, string>): Promise<URL> {
@@ -22,7 +23,7 @@ async function staticCopy(replace: Record<string, string>): Promise<URL> {
 }
 
 Deno.test("templates are filled with the configured origins", async () => {
-  const assets = await loadPublicAssets(config);
+  const assets = await loadPublicAssets(config, SPEC_SCOPES);
   const text = new TextDecoder().decode(assets.llms.body);
   assert.ok(text.includes("https://auth.example.com/llms.txt"));
   assert.ok(!/\{(base|auth|api)_url\}/.test(text));
@@ -77,7 +78,7 @@ Deno.test("a bad template stops loading with the file name and the JSON path", a
     await t.step(c.name, async () => {
       const dir = await staticCopy(c.files);
       try {
-        await assert.rejects(loadPublicAssets(config, dir), (error: unknown) => {
+        await assert.rejects(loadPublicAssets(config, SPEC_SCOPES, dir), (error: unknown) => {
           assert.ok(error instanceof TemplateError);
           if (typeof c.message === "string") assert.equal(error.message, c.message);
           else assert.match(error.message, c.message);
@@ -95,7 +96,7 @@ Deno.test("a missing template names the file", async () => {
   try {
     await Deno.remove(new URL("llms.txt", dir));
     await assert.rejects(
-      loadPublicAssets(config, dir),
+      loadPublicAssets(config, SPEC_SCOPES, dir),
       /^TemplateError: static\/llms\.txt: cannot read/,
     );
   } finally {
@@ -104,7 +105,7 @@ Deno.test("a missing template names the file", async () => {
 });
 
 Deno.test("bodies over 1 KiB get a gzip variant with its own strong ETag", async () => {
-  const assets = await loadPublicAssets(config);
+  const assets = await loadPublicAssets(config, SPEC_SCOPES);
   const html = assets.developers.html;
   assert.ok(html.body.byteLength > 1024);
   assert.ok(html.gzip && html.gzip.body.byteLength < html.body.byteLength);

@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { createRateLimiter, UNLIMITED } from "../../src/http/rate_limiter.ts";
 import { createMetadataDocuments } from "../../src/oauth/cimd.ts";
 import { manualClock } from "../store/store_contract.ts";
+import { SPEC_SCOPES } from "../../src/oauth/scopes.ts";
 
 const URL_ = "https://client.example/oauth/client.json";
 const doc = (extra: Record<string, unknown> = {}) =>
@@ -28,6 +29,7 @@ function setup(options: {
     budget: options.rateLimits
       ? createRateLimiter({ ...DEFAULT_RATE_LIMITS.cimd, now: clock.now })
       : UNLIMITED,
+    scopes: SPEC_SCOPES,
     fetch: (async (input: string | URL | Request, init?: RequestInit) => {
       calls.push({ url: String(input), ...(init ? { init } : {}) });
       return await (options.respond ?? (() => new Response(doc())))(String(input), init);

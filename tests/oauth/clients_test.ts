@@ -8,6 +8,7 @@ import { issuerOf } from "../../src/oauth/issuer.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { manualClock } from "../store/store_contract.ts";
 import { ORIGINS } from "./fixtures.ts";
+import { SPEC_SCOPES } from "../../src/oauth/scopes.ts";
 
 const METADATA: ClientMetadata = {
   clientName: "Agent",
@@ -24,7 +25,12 @@ Deno.test("a registration belongs to the issuer that made it", async (t) => {
   const store = await openKvStore(":memory:", clock.now);
   const clientsOf = (authUrl: string) => {
     const config = resolveConfig({ ...ORIGINS, VESTIBULE_AUTH_URL: authUrl });
-    const documents = createMetadataDocuments({ config, now: clock.now, budget: UNLIMITED });
+    const documents = createMetadataDocuments({
+      config,
+      now: clock.now,
+      budget: UNLIMITED,
+      scopes: SPEC_SCOPES,
+    });
     return createClients({ store, now: clock.now, documents, issuer: issuerOf(config) });
   };
   const before = clientsOf("https://auth.example.com");

@@ -15,6 +15,7 @@ import { createRegistrationEndpoint } from "../../src/oauth/registration.ts";
 import { createRevocationEndpoint } from "../../src/oauth/revocation.ts";
 import { createTokenEndpoint } from "../../src/oauth/token_endpoint.ts";
 import { oauthCore, REDIRECT, VERIFIER } from "./fixtures.ts";
+import { SPEC_SCOPES } from "../../src/oauth/scopes.ts";
 
 const context = { clientAddress: "192.0.2.1" };
 const AUTH = "https://auth.example.com/api/auth/oauth2";
@@ -317,6 +318,7 @@ Deno.test("registration endpoint: RFC 7591 in process", async (t) => {
   const register = createRegistrationEndpoint({
     clients: core.clients,
     limiter: sharedLimiter(buckets, 3),
+    scopes: SPEC_SCOPES,
   });
   const post = (body: string, type = "application/json") =>
     register(

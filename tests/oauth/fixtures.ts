@@ -13,6 +13,7 @@ import { createTokenSigner } from "../../src/oauth/tokens.ts";
 import { base64url, sha256 } from "../../src/secrets.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { manualClock } from "../store/store_contract.ts";
+import { SPEC_SCOPES } from "../../src/oauth/scopes.ts";
 
 /** The three public origins of the in-process tests, as the environment names them. */
 export const ORIGINS = Object.freeze({
@@ -36,7 +37,7 @@ export async function oauthCore() {
   const clients = createClients({
     store,
     now,
-    documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
+    documents: createMetadataDocuments({ config, now, budget: UNLIMITED, scopes: SPEC_SCOPES }),
     issuer: issuerOf(config),
   });
   const register = async (grantTypes: ClientRecord["grantTypes"] = ["authorization_code"]) =>
@@ -84,7 +85,7 @@ export async function oauthCore() {
     memberId: member.accountId,
     business,
     /** What token_grants.ts needs. */
-    deps: { config, store, now, signer, accounts },
+    deps: { config, store, now, signer, accounts, scopes: SPEC_SCOPES },
     close: () => store.close(),
   };
 }

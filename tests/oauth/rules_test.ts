@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { classifyAddress } from "../../src/oauth/addresses.ts";
 import { redirectUriMatches, redirectUriProblem } from "../../src/oauth/redirect_uri.ts";
 import { canonicalResource } from "../../src/oauth/resource.ts";
-import { parseScope } from "../../src/oauth/scopes.ts";
+import { SPEC_SCOPES } from "../../src/oauth/scopes.ts";
 
 Deno.test("redirect URI matching is exact except the loopback port", async (t) => {
   const cases: [string, string, boolean][] = [
@@ -139,10 +139,10 @@ Deno.test("address classification judges IPv6 forms by the IPv4 addresses they e
 });
 
 Deno.test("scope parsing keeps catalogue order and names the unknown", () => {
-  assert.deepEqual(parseScope("members.read  app.access app.access"), {
+  assert.deepEqual(SPEC_SCOPES.parse("members.read  app.access app.access"), {
     ok: true,
     scopes: ["app.access", "members.read"],
   });
-  assert.deepEqual(parseScope("app.access admin"), { ok: false, unknown: "admin" });
-  assert.deepEqual(parseScope("toString"), { ok: false, unknown: "toString" });
+  assert.deepEqual(SPEC_SCOPES.parse("app.access admin"), { ok: false, unknown: "admin" });
+  assert.deepEqual(SPEC_SCOPES.parse("toString"), { ok: false, unknown: "toString" });
 });

@@ -23,12 +23,13 @@ import {
   revokeGrants,
   type Runnable,
 } from "./command.ts";
+import { SPEC_SCOPES } from "../../oauth/scopes.ts";
 
 function _clients({ config, store, now }: AdminDeps): Clients {
   return createClients({
     store,
     now,
-    documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
+    documents: createMetadataDocuments({ config, now, budget: UNLIMITED, scopes: SPEC_SCOPES }),
     issuer: issuerOf(config),
   });
 }

@@ -15,7 +15,7 @@ import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/e
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
-import { OWNER_ONLY_SCOPES, RESOURCE_SCOPES } from "../../oauth/scopes.ts";
+import type { ScopeCatalogue } from "../../oauth/scopes.ts";
 import type { SigningKeys } from "../../oauth/signing_keys.ts";
 import { ProtectedResourceSchema } from "../../oauth/wire_schemas.ts";
 import type { Store } from "../../store/store.ts";
@@ -46,6 +46,7 @@ export interface WorkspaceRoutesDeps {
   readonly log: LogSink;
   readonly mcpMetrics?: McpMetrics | undefined;
   readonly limiters: Limiters;
+  readonly scopes: ScopeCatalogue;
   /** The upstream MCP servers' tools (VESTIBULE_UPSTREAMS); none when left out. */
   readonly upstreamTools?: UpstreamTools | undefined;
 }
@@ -90,7 +91,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
         if (outcome.error !== null) return oauthErrorResponse(outcome.error);
         return tooManyRequests(outcome.retryAfterSeconds);
       },
-      mayCall: (tool, auth) => _checkToolScope(config, tool, auth),
+      mayCall: (tool, auth) => _checkToolScope(config, deps.scopes, tool, auth),
     },
     rateLimiter: deps.limiters.local("workspace"),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
@@ -103,7 +104,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     metrics: deps.mcpMetrics,
   });
   const metadata = await createStaticAsset(
-    JSON.stringify(protectedResourceMetadata(config)),
+    JSON.stringify(protectedResourceMetadata(config, deps.scopes)),
     "application/json",
   );
   return {
@@ -136,11 +137,14 @@ function _withUpstreams(
 }
 
 /** RFC 9728 §2, with the scope list of spec §5 and the issuer string of DESIGN.md. */
-export function protectedResourceMetadata(config: Pick<Config, "apiUrl" | "authUrl" | "baseUrl">) {
+export function protectedResourceMetadata(
+  config: Pick<Config, "apiUrl" | "authUrl" | "baseUrl">,
+  scopes: ScopeCatalogue,
+) {
   return v.parse(ProtectedResourceSchema, {
     resource: config.apiUrl,
     authorization_servers: [issuerOf(config)],
-    scopes_supported: [...RESOURCE_SCOPES],
+    scopes_supported: [...scopes.resource],
     bearer_methods_supported: ["header"],
     resource_name: "Vestibule workspace",
     resource_documentation: `${config.baseUrl}/developers`,
@@ -150,21 +154,19 @@ export function protectedResourceMetadata(config: Pick<Config, "apiUrl" | "authU
 /**
  * Scope per tool (RFC 6750 §3.1): a missing scope is a 403 step-up challenge whose `scope`
  * is everything the token has plus the one missing, so re-authorizing with it loses nothing
- * the resource needs (offline_access aside: see RESOURCE_SCOPES).
+ * the resource needs (offline_access aside: see ScopeCatalogue.resource).
  * An owner-only tool called for an account that is not an owner is a plain 403 first, held
  * scope or not: consent cannot fix a role, and a challenge would send the member's agent to a
  * consent page that cannot grant it, again and again.
  */
 function _checkToolScope(
   config: Pick<Config, "apiUrl">,
+  scopes: ScopeCatalogue,
   tool: AnyWorkspaceTool,
   auth: WorkspaceAuth,
 ): Response | undefined {
   const { scope } = tool;
-  const ownerOnly = "ownerOnly" in tool
-    ? tool.ownerOnly
-    : (OWNER_ONLY_SCOPES as ReadonlySet<string>).has(scope);
-  if (ownerOnly && auth.role !== "owner") {
+  if (scopes.ownerOnly(scope) && auth.role !== "owner") {
     return oauthErrorResponse(
       new OAuthError(
         "access_denied",
@@ -175,7 +177,7 @@ function _checkToolScope(
   }
   if (!auth.scopes.includes(scope)) {
     const needed = [...auth.scopes, scope]
-      .filter((s) => (RESOURCE_SCOPES as readonly string[]).includes(s))
+      .filter((s) => scopes.resource.includes(s))
       .join(" ");
     return oauthErrorResponse(
       new OAuthError("insufficient_scope", `The tool ${tool.name} needs the scope ${scope}`, 403, {

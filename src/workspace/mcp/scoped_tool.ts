@@ -25,8 +25,6 @@ export interface WorkspaceTool<I, O> extends Tool<WorkspaceAuth, I, O> {
 export interface UpstreamWorkspaceTool extends ForwardedTool<WorkspaceAuth> {
   /** `upstream.<name>`, or the scope the upstreams file maps the tool to. */
   readonly scope: string;
-  /** Whether only an owner can be granted that scope. */
-  readonly ownerOnly: boolean;
 }
 
 /** Any of Vestibule's own workspace tools; the registry erases I and O. */

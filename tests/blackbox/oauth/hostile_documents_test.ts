@@ -11,6 +11,7 @@ import {
   type OAuthFixture,
   oauthFixture,
 } from "../support/oauth_helpers.ts";
+import { SPEC_SCOPES } from "../../../src/oauth/scopes.ts";
 
 const JSON_HEAD = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n";
 const CHUNKED_HEAD = `${JSON_HEAD}Transfer-Encoding: chunked\r\n\r\n`;
@@ -159,6 +160,7 @@ Deno.test("a client metadata document that trickles forever ends with the fetch'
       config: { cimdAllowLoopback: true },
       now: manualClock().now,
       budget: UNLIMITED,
+      scopes: SPEC_SCOPES,
       // The real fetch over a real socket, with the 5 s budget cut to 300 ms to keep this fast:
       // the body must be read under the signal given to fetch, whichever fires first.
       fetch: (input, init) =>

@@ -5,7 +5,7 @@ import { authSiteRoutes } from "../../../src/sites/auth_site.ts";
 import { createCorsPolicies } from "../../../src/http/cors.ts";
 import type { RouteTable } from "../../../src/http/router.ts";
 import { checkMetadataRoutes, createMetadataHandler } from "../../../src/oauth/metadata.ts";
-import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
+import { SPEC_SCOPES, SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
 import { createSigningKeys } from "../../../src/oauth/signing_keys.ts";
 import { loadStylesheet } from "../../../src/ui/stylesheet.ts";
 import { createWorkspaceServices } from "../../../src/workspace/domain/services.ts";
@@ -180,15 +180,19 @@ Deno.test("the start-up self-check asks the route table for every location", asy
     workspace: createWorkspaceServices({ ...services, store, now, authUrl: config.authUrl }),
     cors: createCorsPolicies(config.trustedOrigins),
     stylesheet: await loadStylesheet(),
+    scopes: SPEC_SCOPES,
   });
   const refused = (table: RouteTable, why: RegExp) =>
-    assert.rejects(() => checkMetadataRoutes(config, table), why);
+    assert.rejects(() => checkMetadataRoutes(config, table, SPEC_SCOPES), why);
   try {
     await t.step("the real table passes", async () => {
-      await checkMetadataRoutes(config, routes);
+      await checkMetadataRoutes(config, routes, SPEC_SCOPES);
     });
     await t.step("a location serving another document stops start-up", async () => {
-      const other = await createMetadataHandler({ ...config, authUrl: "https://other.example" });
+      const other = await createMetadataHandler(
+        { ...config, authUrl: "https://other.example" },
+        SPEC_SCOPES,
+      );
       await refused(
         { ...routes, [LOCATIONS[2]!]: { GET: other } },
         /\/\.well-known\/openid-configuration\/api\/auth serves another document/,

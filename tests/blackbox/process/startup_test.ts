@@ -177,6 +177,29 @@ Deno.test("a bad template stops start-up with one line naming the file and the J
   }
 });
 
+Deno.test("a malformed upstreams file stops start-up with one line naming the file and the place", async () => {
+  const flags = await startTaskFlags();
+  // Under ./data: the one directory besides static/ the start task may read.
+  const file = `data/upstreams-test-${crypto.randomUUID()}.json`;
+  await Deno.mkdir(new URL("data", ROOT), { recursive: true });
+  await Deno.writeTextFile(new URL(file, ROOT), '{"upstreams": [{"name": "a b",}]}');
+  try {
+    const outcome = await startup(mainCommand(flags, {
+      ...originsEnv(),
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_UPSTREAMS: file,
+    }));
+    assert.ok(!outcome.listened, outcome.stdout);
+    assert.equal(outcome.code, 2);
+    assert.equal(
+      outcome.stderr,
+      `vestibule: VESTIBULE_UPSTREAMS (${file}): not valid JSON at line 1, column 31\n`,
+    );
+  } finally {
+    await Deno.remove(new URL(file, ROOT));
+  }
+});
+
 Deno.test("an address that cannot be bound stops start-up with one line naming it and its setting", async (t) => {
   const flags = await startTaskFlags();
   const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });

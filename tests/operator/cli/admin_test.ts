@@ -12,6 +12,7 @@ import { issueGrant } from "../../../testkit/issue_grant.ts";
 import { createSigningKeys } from "../../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { StoreBusyError } from "../../../src/store/store.ts";
+import { SPEC_SCOPES } from "../../../src/oauth/scopes.ts";
 
 Deno.test("admin commands", async (t) => {
   const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
@@ -197,7 +198,7 @@ Deno.test("admin commands", async (t) => {
       const clients = createClients({
         store,
         now,
-        documents: createMetadataDocuments({ config, now, budget: UNLIMITED }),
+        documents: createMetadataDocuments({ config, now, budget: UNLIMITED, scopes: SPEC_SCOPES }),
         issuer: issuerOf(config),
       });
       const { client } = await clients.register({
