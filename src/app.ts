@@ -13,6 +13,10 @@ import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
 import type { UpstreamsConfig } from "./gateway/upstreams.ts";
+import { createMcpClient } from "./gateway/client.ts";
+import { createUpstreamCalls } from "./gateway/upstream_calls.ts";
+import { createUpstreamSet, type UpstreamSet } from "./gateway/upstream_set.ts";
+import { createUpstreamTools } from "./gateway/upstream_tools.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
@@ -130,7 +134,23 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
     const scopes = createScopeCatalogue(upstreams);
-    const handler = await _sites({ config, log, now, store, metrics, scopes, ...services });
+    // Each process keeps its own upstream sessions (and children); what they decide is stored.
+    const gateway = createUpstreamSet(upstreams, {
+      log,
+      now,
+      connect: (upstream) => createMcpClient(upstream, { log, now }),
+      metrics: metrics?.gateway,
+    });
+    const handler = await _sites({
+      config,
+      log,
+      now,
+      store,
+      metrics,
+      scopes,
+      gateway,
+      ...services,
+    });
     const admin = metrics === undefined ? null : createAdminSite({
       store: opened,
       metrics,
@@ -149,6 +169,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       metrics,
       upstreams,
       async close() {
+        await gateway.close();
         await services.sender.stop();
         await opened.close();
       },
@@ -167,6 +188,7 @@ type SiteDeps = ProcessServices & {
   readonly store: Store;
   readonly metrics: ServiceMetrics | undefined;
   readonly scopes: ScopeCatalogue;
+  readonly gateway: UpstreamSet;
 };
 
 /**
@@ -187,8 +209,17 @@ async function _sites(deps: SiteDeps): Promise<Handler> {
       mailer: deps.mailer,
       events: deps.events,
       authUrl: config.authUrl,
+      upstreams: createUpstreamCalls(deps.gateway),
     }),
   };
+  const upstreamTools = deps.gateway.upstreams.length === 0 ? undefined : createUpstreamTools({
+    upstreams: deps.gateway,
+    services: shared.workspace,
+    rateLimited: config.rateLimits !== null,
+    scopes: deps.scopes,
+    log: deps.log,
+    now,
+  });
   const sites = [
     {
       origin: config.baseUrl,
@@ -205,7 +236,12 @@ async function _sites(deps: SiteDeps): Promise<Handler> {
     },
     {
       origin: config.apiUrl,
-      handler: await createApiSite({ ...deps, ...shared, mcpMetrics: metrics?.mcp("workspace") }),
+      handler: await createApiSite({
+        ...deps,
+        ...shared,
+        upstreamTools,
+        mcpMetrics: metrics?.mcp("workspace"),
+      }),
     },
   ];
   return withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest);

@@ -15,7 +15,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { logEvent, type LogSink } from "../http/request_log.ts";
-import type { RateLimiter } from "../http/rate_limiter.ts";
+import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
 import type { ToolDescription } from "../mcp/messages.ts";
 import { ToolError } from "../mcp/tool.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
@@ -50,8 +50,8 @@ export const UPSTREAM_META_KEY = "vestibule/upstream";
 export interface UpstreamToolsDeps {
   readonly upstreams: UpstreamSet;
   readonly services: WorkspaceServices;
-  /** The per-upstream rate limiter (keyed by account and client). */
-  readonly limiterOf: (upstream: UpstreamConfig) => RateLimiter;
+  /** Whether the upstreams' rate limits apply (VESTIBULE_RATE_LIMITS=off: benchmarks only). */
+  readonly rateLimited: boolean;
   /** Which scopes only an owner can be granted. */
   readonly scopes: Pick<ScopeCatalogue, "ownerOnly">;
   readonly log: LogSink;
@@ -103,6 +103,16 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
     { readonly stamp: string; readonly tools: UpstreamWorkspaceTool[] }
   >();
   let serial = 0;
+  // Each upstream's own limit, per account and client.
+  const limiters = new Map<string, RateLimiter>();
+  const limiterOf = (upstream: UpstreamConfig) => {
+    let limiter = limiters.get(upstream.name);
+    if (limiter === undefined) {
+      limiter = deps.rateLimited ? createRateLimiter({ ...upstream.rateLimit, now }) : UNLIMITED;
+      limiters.set(upstream.name, limiter);
+    }
+    return limiter;
+  };
 
   const scopeOf = (upstream: UpstreamConfig, tool: string) =>
     upstream.toolScopes.get(tool) ?? `upstream.${upstream.name}`;
@@ -238,7 +248,7 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
     const name = `${upstream.name}${TOOL_SEPARATOR}${entry.tool}`;
     const scope = scopeOf(upstream, entry.tool);
     const gated = upstream.gated.has(entry.tool);
-    const limiter = deps.limiterOf(upstream);
+    const limiter = limiterOf(upstream);
     const definition = _served(entry.definition, name, scope, upstream, gated);
     const base = { name, definition, scope };
     if (entry.heldBy !== null) {

@@ -23,6 +23,7 @@ export interface ApiSiteDeps {
   readonly mcpMetrics?: McpMetrics | undefined;
   readonly limiters: Limiters;
   readonly scopes: WorkspaceRoutesDeps["scopes"];
+  readonly upstreamTools?: WorkspaceRoutesDeps["upstreamTools"];
 }
 
 export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {

@@ -127,7 +127,7 @@ export interface AfterApproval {
 }
 
 /** For services built without a gateway: no upstream is configured. */
-export const NO_UPSTREAMS: UpstreamCalls = Object.freeze({
+export const NO_UPSTREAM_CALLS: UpstreamCalls = Object.freeze({
   title: () => null,
   callApproved: () => Promise.reject(new Error("no upstream is configured")),
 });

@@ -9,7 +9,7 @@ import type { Store } from "../../store/store.ts";
 import { type AuditLog, createAuditLog } from "./audit.ts";
 import { type ConnectionTests, createConnectionTests } from "./connection_tests.ts";
 import { type Conversations, createConversations } from "./conversations.ts";
-import { NO_UPSTREAMS, type UpstreamCalls } from "./gate_actions.ts";
+import { NO_UPSTREAM_CALLS, type UpstreamCalls } from "./gate_actions.ts";
 import { createGates, type Gates } from "./gates.ts";
 import { createWorkspace, type Workspace } from "./workspace.ts";
 
@@ -56,7 +56,7 @@ export function createWorkspaceServices(deps: WorkspaceServicesDeps): WorkspaceS
       mailer,
       events,
       authUrl: deps.authUrl,
-      upstreams: deps.upstreams ?? NO_UPSTREAMS,
+      upstreams: deps.upstreams ?? NO_UPSTREAM_CALLS,
     }),
     connectionTests: createConnectionTests(store, now),
     conversations: createConversations(store, now),
