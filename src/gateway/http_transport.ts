@@ -117,6 +117,8 @@ export function createHttpChannel(
             `${title} ended its event stream without answering ${call.method}`,
           );
         }
+        // An event without data primes a resumable stream (server-everything sends one first).
+        if (value === "") continue;
         const message = readIncoming(value);
         switch (message.kind) {
           case "response":
@@ -270,7 +272,9 @@ export function createHttpChannel(
 
 /** A failed connection in plain words; the fetch error's text names the URL, so it stays out. */
 export function unreachable(title: string, error: unknown): UpstreamError {
-  const text = error instanceof Error ? error.message : "";
+  // Deno's fetch says "fetch failed" and keeps the reason in `cause`.
+  const cause = error instanceof Error ? error.cause : undefined;
+  const text = [error, cause].map((part) => part instanceof Error ? part.message : "").join(" ");
   const why = /refused/i.test(text)
     ? "the connection was refused"
     : /reset|broken pipe|closed/i.test(text)

@@ -65,7 +65,8 @@ const IncomingSchema = v.union([
   }),
   v.object({
     jsonrpc: v.literal(JSONRPC_VERSION),
-    id: v.nullable(v.union([v.number(), v.string()])),
+    // Express-based servers drop an undefined id from their error bodies altogether.
+    id: v.nullish(v.union([v.number(), v.string()])),
     error: ErrorObjectSchema,
   }),
 ]);
@@ -95,7 +96,7 @@ export function readIncoming(text: string): Incoming {
   const outcome = "result" in parsed.output
     ? { result: parsed.output.result }
     : { error: parsed.output.error };
-  return { kind: "response", id: parsed.output.id, outcome };
+  return { kind: "response", id: parsed.output.id ?? null, outcome };
 }
 
 /** The answer to a request the upstream sent us: the gateway serves none (-32601). */
