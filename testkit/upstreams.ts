@@ -55,7 +55,7 @@ export async function npmStdioTransport(
   return {
     kind: "stdio",
     command: Deno.execPath(),
-    args: ["run", "-A", `--lock=${LOCK}`, specifier, ...args],
+    args: ["run", "-A", "--no-config", `--lock=${LOCK}`, specifier, ...args],
     env: { ...await denoChildEnv(), ...extraEnv },
     cwd: null,
   };
@@ -83,7 +83,7 @@ export function freePort(): number {
 /** server-everything's Streamable HTTP server on `port`, once it says it is listening. */
 export async function startEverythingHttp(port = freePort()): Promise<RunningHttpUpstream> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `--lock=${LOCK}`, EVERYTHING, "streamableHttp"],
+    args: ["run", "-A", "--no-config", `--lock=${LOCK}`, EVERYTHING, "streamableHttp"],
     env: { ...await denoChildEnv(), PORT: String(port) },
     clearEnv: true,
     stdin: "null",

@@ -29,8 +29,8 @@ export interface StdioChannelDeps {
 type StdioTransport = Extract<UpstreamTransport, { kind: "stdio" }>;
 
 export const RESTART_BACKOFF_MS = { first: 1_000, max: 30_000 } as const;
-/** How long a closing child may take to leave after its stdin closed, before SIGKILL. */
-const EXIT_GRACE_MS = 2_000;
+/** How long a closing child may take to leave after its stdin closed, and after SIGTERM. */
+const EXIT_GRACE_MS = 500;
 /** Longest stderr line logged, in characters. */
 const STDERR_LINE_CHARS = 500;
 /** Bytes kept of each end of an overlong stdout line, to find its id. */
@@ -264,25 +264,29 @@ export function createStdioChannel(
       const target = child;
       child = null;
       if (target === null) return;
-      // MCP "stdio" shutdown: close its input, wait, then end it.
+      // MCP "stdio" shutdown: close its input and wait; then SIGTERM, wait; then SIGKILL.
+      // Node's SDK servers do not leave when their input closes, so the waits are short.
       await target.stdin.close().catch(() => {});
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const grace = new Promise<"late">((resolve) => {
-        timer = setTimeout(() => resolve("late"), EXIT_GRACE_MS);
-      });
-      const outcome = await Promise.race([target.done.then(() => "gone" as const), grace]);
-      clearTimeout(timer);
-      if (outcome === "late") {
+      for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+        if (await _exitsWithin(target.done, EXIT_GRACE_MS)) break;
         try {
-          target.process.kill("SIGKILL");
+          target.process.kill(signal);
         } catch {
           // Already gone.
         }
-        await target.done;
       }
+      await target.done;
       failures = 0;
     },
   };
+}
+
+async function _exitsWithin(done: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  const exited = await Promise.race([done.then(() => true), late]);
+  clearTimeout(timer);
+  return exited;
 }
 
 /** The pending call whose request asked for progress under this token. */

@@ -195,7 +195,7 @@ Deno.test("tools/list follows three pages, and a cursor seen before ends the wal
 Deno.test("a request from the upstream inside its stream gets -32601 posted back", async () => {
   let answered: (body: Record<string, unknown>) => void = () => {};
   const reply = new Promise<Record<string, unknown>>((resolve) => answered = resolve);
-  const { url, server, seen } = serve(async (body) => {
+  const { url, server, seen } = serve((body) => {
     if (body.method !== "tools/call") return { tools: [] };
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({

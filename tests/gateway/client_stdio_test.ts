@@ -82,3 +82,101 @@ Deno.test("the upstream client keeps a knowledge graph in server-memory over std
     await Deno.remove(file);
   }
 });
+
+/** A stdio MCP server in a few lines: legacy handshake, echo, a line too long, and a crash. */
+const SCRIPT_CHILD = `
+const encoder = new TextEncoder();
+const write = (message) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(message) + "\\n"));
+let buffer = "";
+for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\\n")) !== -1) {
+    const message = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    const reply = (result) => write({ jsonrpc: "2.0", id: message.id, result });
+    if (message.id === undefined) continue;
+    if (message.method === "initialize") {
+      reply({ protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "s", version: "0" } });
+    } else if (message.method === "tools/list") {
+      reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+    } else if (message.method === "tools/call" && message.params.name === "crash") {
+      console.error("crashing on purpose");
+      Deno.exit(3);
+    } else if (message.method === "tools/call" && message.params.name === "big") {
+      reply({ content: [{ type: "text", text: "x".repeat(200000) }] });
+    } else if (message.method === "tools/call") {
+      reply({ content: [{ type: "text", text: "pid " + Deno.pid }] });
+    } else {
+      write({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } });
+    }
+  }
+}
+`;
+
+Deno.test("a stdio child that exits fails its calls and is started again on next use", async () => {
+  const script = await Deno.makeTempFile({ suffix: ".js" });
+  await Deno.writeTextFile(script, SCRIPT_CHILD);
+  const waits: number[] = [];
+  const lines: string[] = [];
+  let clock = 1_000_000;
+  const client = createMcpClient(
+    upstreamConfig({
+      kind: "stdio",
+      command: Deno.execPath(),
+      args: ["run", "--no-lock", script],
+      env: { NO_COLOR: "1" },
+      cwd: null,
+    }, { name: "script", title: "Script", maxResponseBytes: 65_536 }),
+    {
+      log: (line) => lines.push(line),
+      now: () => clock,
+      sleep: (ms) => {
+        waits.push(ms);
+        clock += ms;
+        return Promise.resolve();
+      },
+    },
+  );
+  let changes = 0;
+  client.onToolsChanged(() => changes++);
+  try {
+    const first = await client.callTool("echo", {});
+    await assert.rejects(
+      client.callTool("big", {}),
+      (error) => error instanceof UpstreamError && error.kind === "too_large",
+    );
+    assert.deepEqual(
+      await client.callTool("echo", {}),
+      first,
+      "a long line leaves the child running",
+    );
+
+    await assert.rejects(client.callTool("crash", {}), (error) => {
+      assert.ok(error instanceof UpstreamError);
+      assert.equal(error.kind, "unreachable");
+      assert.equal(error.message, "Script is unreachable: its process exited (code 3)");
+      return true;
+    });
+    const second = await client.callTool("echo", {});
+    assert.notDeepEqual(second, first, "a new process answers");
+    assert.deepEqual(waits, [1_000]);
+    assert.equal(changes, 1);
+
+    await assert.rejects(client.callTool("crash", {}));
+    clock += 500;
+    await client.callTool("echo", {});
+    assert.deepEqual(waits, [1_000, 500], "the back-off resets once a child has answered");
+    const stderr = lines.map((line) => JSON.parse(line)).find((line) =>
+      line.message === "upstream stderr"
+    );
+    assert.deepEqual([stderr.level, stderr.upstream, stderr.line], [
+      "warn",
+      "script",
+      "crashing on purpose",
+    ]);
+  } finally {
+    await client.close();
+    await Deno.remove(script);
+  }
+});
