@@ -141,6 +141,9 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       connect: (upstream) => createMcpClient(upstream, { log, now }),
       metrics: metrics?.gateway,
     });
+    metrics?.watchUpstreams(() =>
+      gateway.upstreams.map((live) => ({ name: live.config.name, up: live.state === "ready" }))
+    );
     const handler = await _sites({
       config,
       log,

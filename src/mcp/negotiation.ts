@@ -130,6 +130,19 @@ export function negotiate(headers: MetadataHeaders, message: Message): Negotiati
 }
 
 /**
+ * A body value as a header carries it (2026-07-28 "Value Encoding"): literal when it is
+ * visible ASCII and spaces without spaces at either end and does not look encoded, else
+ * `=?base64?…?=` of its UTF-8. decodeHeaderValue reverses it.
+ */
+export function encodeHeaderValue(value: string): string {
+  const literal = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) &&
+    decodeHeaderValue(value) === value;
+  if (literal) return value;
+  const bytes = new TextEncoder().encode(value);
+  return `=?base64?${btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(""))}?=`;
+}
+
+/**
  * A header value as the body has it: `=?base64?…?=` is Base64 of UTF-8 (2026-07-28 "Value
  * Encoding"), anything else is literal. Undefined when the encoding is broken.
  */

@@ -2,6 +2,7 @@
  * What Vestibule measures, for the operator listener's GET /metrics (docs/operating.md: Metrics and
  * readiness). Counters move on the request path; gauges are read from the store when scraped.
  */
+import type { GatewayMetrics } from "../gateway/upstream_set.ts";
 import type { McpMetrics } from "../mcp/endpoint.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { RATE_LIMIT_NAMES, type RateLimitName } from "../config/rate_limit_table.ts";
@@ -38,6 +39,10 @@ export interface ServiceMetrics {
   readonly observeStore: StoreObserver;
   /** Called for each request a rate limit refused. */
   rateLimitRefused(limit: RateLimitName): void;
+  /** Upstream calls by upstream and outcome, and their durations. */
+  readonly gateway: GatewayMetrics;
+  /** Where `vestibule_upstream_up` reads each upstream's state at scrape time. */
+  watchUpstreams(read: () => readonly { readonly name: string; readonly up: boolean }[]): void;
   /** The whole exposition, gauges read now. */
   render(): Promise<string>;
 }
@@ -133,7 +138,23 @@ export function createServiceMetrics(deps: {
     }
     return lastFinished!;
   };
+  const upstreamCalls = new Counter(
+    "vestibule_upstream_calls_total",
+    "Calls of upstream MCP servers' tools, by upstream (a name from VESTIBULE_UPSTREAMS) and outcome (ok, tool_error, unreachable, timeout, protocol, too_large, cancelled).",
+  );
+  const upstreamDuration = new Histogram(
+    "vestibule_upstream_call_duration_seconds",
+    "Time from sending a call to an upstream to its answer, by upstream.",
+  );
+  let upstreams: () => readonly { readonly name: string; readonly up: boolean }[] = () => [];
   const gauges: Gauge[] = [
+    {
+      name: "vestibule_upstream_up",
+      help:
+        "Whether an upstream MCP server answered its last listing or call (1) or not (0), by upstream: calls of its tools fail while it is 0, and one never listed is missing from tool lists.",
+      read: () =>
+        Promise.resolve(upstreams().map(({ name, up }) => [{ upstream: name }, up ? 1 : 0])),
+    },
     {
       name: "vestibule_outbox_messages",
       help:
@@ -197,6 +218,15 @@ export function createServiceMetrics(deps: {
     rateLimitRefused(limit) {
       refusals.inc({ limit });
     },
+    gateway: {
+      call(upstream, outcome, seconds) {
+        upstreamCalls.inc({ upstream, outcome });
+        upstreamDuration.observe(seconds, { upstream });
+      },
+    },
+    watchUpstreams(read) {
+      upstreams = read;
+    },
     async render() {
       const read = await Promise.all(gauges.map(async (g) => renderGauge(g, await g.read())));
       return [
@@ -210,6 +240,8 @@ export function createServiceMetrics(deps: {
         storeDuration.render(),
         storeErrors.render(),
         refusals.render(),
+        upstreamCalls.render(),
+        upstreamDuration.render(),
         ...read,
       ].join("");
     },

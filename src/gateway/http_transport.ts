@@ -1,0 +1,301 @@
+// The upstream client's Streamable HTTP transport: each JSON-RPC message one POST, answered by
+// JSON or by an event stream read as it arrives (progress is delivered before the answer);
+// the legacy session id kept and sent; every body counted against the upstream's cap.
+import type { LogSink } from "../http/request_log.ts";
+import { readCapped } from "../http/body.ts";
+import { JSONRPC_VERSION } from "../mcp/messages.ts";
+import { encodeHeaderValue } from "../mcp/negotiation.ts";
+import { createSseDecoder } from "../mcp/sse.ts";
+import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
+import { UpstreamError } from "./mcp_client.ts";
+import type { UpstreamConfig } from "./upstreams.ts";
+import {
+  cancelledParams,
+  type Incoming,
+  readIncoming,
+  refusal,
+  type RpcCall,
+  type RpcChannel,
+  type RpcOutcome,
+  SessionGoneError,
+  tooLarge,
+} from "./rpc_channel.ts";
+
+export interface HttpChannelDeps {
+  readonly fetch: typeof fetch;
+  readonly log: LogSink;
+}
+
+/** Methods whose `params.name` the `Mcp-Name` header mirrors (2026-07-28 "Request Metadata"). */
+const NAMED_METHODS = new Set(["tools/call", "prompts/get"]);
+
+/** Statuses of a gateway in front of the upstream that could not reach it. */
+const UNREACHABLE_STATUSES = new Set([502, 503, 504]);
+
+export function createHttpChannel(
+  upstream: UpstreamConfig,
+  url: string,
+  operatorHeaders: Readonly<Record<string, string>>,
+  deps: HttpChannelDeps,
+): RpcChannel {
+  const { title, maxResponseBytes } = upstream;
+  let sessionId: string | null = null;
+  let epoch = 0;
+
+  const forget = () => {
+    sessionId = null;
+    epoch++;
+  };
+
+  const headersFor = (method: string | null, name: unknown, version: string | null) => {
+    // The operator's headers first: they cannot replace the protocol's own.
+    const headers = new Headers(operatorHeaders);
+    headers.set("Content-Type", "application/json");
+    headers.set("Accept", "application/json, text/event-stream");
+    if (version !== null) headers.set("MCP-Protocol-Version", version);
+    if (version === MODERN_PROTOCOL_VERSION && method !== null) {
+      headers.set("Mcp-Method", method);
+      if (NAMED_METHODS.has(method) && typeof name === "string") {
+        headers.set("Mcp-Name", encodeHeaderValue(name));
+      }
+    } else if (sessionId !== null) {
+      headers.set("Mcp-Session-Id", sessionId);
+    }
+    return headers;
+  };
+
+  const post = async (
+    body: string,
+    headers: Headers,
+    signal: AbortSignal,
+  ): Promise<Response> => {
+    try {
+      return await deps.fetch(url, { method: "POST", headers, body, signal });
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      forget();
+      throw unreachable(title, error);
+    }
+  };
+
+  /** Fire and forget: a message the upstream may or may not take (refusals, cancellations). */
+  const postQuietly = (body: string, version: string | null, method: string | null) => {
+    const signal = AbortSignal.timeout(upstream.timeoutMs);
+    deps.fetch(url, {
+      method: "POST",
+      headers: headersFor(method, undefined, version),
+      body,
+      signal,
+    })
+      .then((response) => response.body?.cancel())
+      .catch(() => {});
+  };
+
+  const readJson = async (response: Response, call: RpcCall): Promise<Incoming> => {
+    const body = await readCapped(response, maxResponseBytes);
+    if (!body.ok) {
+      if (body.problem === "too-large") throw tooLarge(upstream);
+      if (call.signal.aborted) throw call.signal.reason;
+      forget();
+      throw new UpstreamError("unreachable", `${title} is unreachable: its answer broke off`);
+    }
+    return readIncoming(new TextDecoder().decode(body.bytes));
+  };
+
+  const readStream = async (response: Response, call: RpcCall): Promise<RpcOutcome> => {
+    const events = response.body!
+      .pipeThrough(_countingBytes(maxResponseBytes, () => tooLarge(upstream)))
+      .pipeThrough(new TextDecoderStream())
+      .pipeThrough(createSseDecoder())
+      .getReader();
+    try {
+      for (;;) {
+        const { done, value } = await events.read();
+        if (done) {
+          throw new UpstreamError(
+            "protocol",
+            `${title} ended its event stream without answering ${call.method}`,
+          );
+        }
+        // An event without data primes a resumable stream (server-everything sends one first).
+        if (value === "") continue;
+        const message = readIncoming(value);
+        switch (message.kind) {
+          case "response":
+            return answerTo(message, call);
+          case "notification":
+            call.onNotification(message.method, message.params);
+            break;
+          case "request":
+            // MCP 2025-11-25 lets a server ask the client things on this stream (sampling,
+            // elicitation, roots); the gateway has no one to ask.
+            postQuietly(refusal(message.id, message.method), call.version, null);
+            break;
+          case "invalid":
+            throw new UpstreamError("protocol", `${title} sent ${message.problem}`);
+        }
+      }
+    } catch (error) {
+      if (error instanceof UpstreamError) throw error;
+      if (call.signal.aborted) throw call.signal.reason;
+      forget();
+      throw new UpstreamError("unreachable", `${title} is unreachable: its answer broke off`);
+    } finally {
+      events.cancel().catch(() => {});
+    }
+  };
+
+  const answerTo = (message: Incoming, call: RpcCall): RpcOutcome => {
+    if (message.kind === "invalid") {
+      throw new UpstreamError(
+        "protocol",
+        `${title} answered ${call.method} with ${message.problem}`,
+      );
+    }
+    if (message.kind !== "response") {
+      throw new UpstreamError(
+        "protocol",
+        `${title} answered ${call.method} with a ${message.kind} instead of a response`,
+      );
+    }
+    // An error about a request whose id the server could not read carries a null id.
+    if (message.id !== call.id && !(message.id === null && "error" in message.outcome)) {
+      throw new UpstreamError(
+        "protocol",
+        `${title} answered ${call.method} with the id of another request`,
+      );
+    }
+    return message.outcome;
+  };
+
+  return {
+    get epoch() {
+      return epoch;
+    },
+    open: () => Promise.resolve(),
+
+    async request(call) {
+      const sent = sessionId !== null && call.version !== MODERN_PROTOCOL_VERSION;
+      const body = JSON.stringify({
+        jsonrpc: JSONRPC_VERSION,
+        id: call.id,
+        method: call.method,
+        params: call.params,
+      });
+      const response = await post(
+        body,
+        headersFor(call.method, call.params["name"], call.version),
+        call.signal,
+      );
+      if (call.method === "initialize") sessionId = response.headers.get("Mcp-Session-Id");
+      const type = response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+      if (sent && response.status === 404) {
+        await response.body?.cancel();
+        forget();
+        throw new SessionGoneError();
+      }
+      if (response.ok && type === "text/event-stream") return await readStream(response, call);
+      if (type === "application/json") {
+        const message = await readJson(response, call);
+        if (
+          sent && response.status === 400 && message.kind === "response" &&
+          "error" in message.outcome
+        ) {
+          // A legacy server that lost our session may say so with 400 instead of 404: the
+          // official server-everything answers "Bad Request: No valid session ID provided"
+          // after a restart. A fresh session is worth one try.
+          forget();
+          throw new SessionGoneError();
+        }
+        return answerTo(message, call);
+      }
+      await response.body?.cancel();
+      if (UNREACHABLE_STATUSES.has(response.status)) {
+        forget();
+        throw new UpstreamError(
+          "unreachable",
+          `${title} is unreachable: its address answered HTTP ${response.status}`,
+        );
+      }
+      throw new UpstreamError(
+        "protocol",
+        response.ok
+          ? `${title} answered ${call.method} with neither JSON nor an event stream`
+          : `${title} answered ${call.method} with HTTP ${response.status}`,
+      );
+    },
+
+    async notify(method, params, version) {
+      const body = JSON.stringify({ jsonrpc: JSONRPC_VERSION, method, params });
+      const signal = AbortSignal.timeout(upstream.timeoutMs);
+      const response = await post(body, headersFor(method, undefined, version), signal);
+      await response.body?.cancel();
+      if (!response.ok) {
+        throw new UpstreamError(
+          "protocol",
+          `${title} refused the ${method} notification with HTTP ${response.status}`,
+        );
+      }
+    },
+
+    cancel(call, reason) {
+      // 2026-07-28 "Cancellation": over HTTP, closing the response stream (the aborted fetch)
+      // is the signal, and no notification is expected. A legacy session is told.
+      if (call.version !== MODERN_PROTOCOL_VERSION) {
+        const body = JSON.stringify({
+          jsonrpc: JSONRPC_VERSION,
+          method: "notifications/cancelled",
+          params: cancelledParams(call.id, reason),
+        });
+        postQuietly(body, call.version, "notifications/cancelled");
+      }
+      return Promise.resolve();
+    },
+
+    async close() {
+      if (sessionId === null) return;
+      const headers = headersFor(null, undefined, null);
+      sessionId = null;
+      try {
+        const response = await deps.fetch(url, {
+          method: "DELETE",
+          headers,
+          signal: AbortSignal.timeout(upstream.timeoutMs),
+        });
+        await response.body?.cancel();
+      } catch {
+        // The session ends with the upstream anyway; nothing to do about a failed goodbye.
+      }
+    },
+  };
+}
+
+/** A failed connection in plain words; the fetch error's text names the URL, so it stays out. */
+export function unreachable(title: string, error: unknown): UpstreamError {
+  // Deno's fetch says "fetch failed" and keeps the reason in `cause`.
+  const cause = error instanceof Error ? error.cause : undefined;
+  const text = [error, cause].map((part) => part instanceof Error ? part.message : "").join(" ");
+  const why = /refused/i.test(text)
+    ? "the connection was refused"
+    : /reset|broken pipe|closed/i.test(text)
+    ? "the connection was reset"
+    : /dns|lookup|resolve/i.test(text)
+    ? "its host name did not resolve"
+    : "the connection failed";
+  return new UpstreamError("unreachable", `${title} is unreachable: ${why}`);
+}
+
+/** Bytes through unchanged, failing the stream once more than `maxBytes` have passed. */
+function _countingBytes(
+  maxBytes: number,
+  tooMany: () => Error,
+): TransformStream<Uint8Array, Uint8Array> {
+  let total = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      total += chunk.byteLength;
+      if (total > maxBytes) controller.error(tooMany());
+      else controller.enqueue(chunk);
+    },
+  });
+}
