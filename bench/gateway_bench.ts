@@ -49,6 +49,8 @@ interface Slice {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly errors: number;
+  /** Answers that came without a call reaching the upstream (a tool error made by the gateway). */
+  readonly unforwarded: number;
   /** CPU µs per request of the tiny upstream, then of Vestibule. */
   readonly cpuMicros: readonly number[];
 }
@@ -71,6 +73,7 @@ export default {
     };
     const upstreamsFile = `data/bench-${runId}-upstreams.json`;
     const tinyUrl = `http://127.0.0.1:${tinyPort}/mcp`;
+    const tinyHealth = `http://127.0.0.1:${tinyPort}/health`;
     const dir = await Deno.makeTempDir({ prefix: "vestibule-gateway-bench-" });
     const logFile = requestLog ? `${dir}/vestibule.log` : "/dev/null";
     const servers: ServerProcess[] = [];
@@ -90,7 +93,7 @@ export default {
             "bench/tiny_upstream_server.ts",
             String(tinyPort),
           ],
-          readyUrl: `http://127.0.0.1:${tinyPort}/health`,
+          readyUrl: tinyHealth,
           cpu: SERVER_CPU,
         }),
       );
@@ -128,8 +131,12 @@ export default {
         scripts[path] = `${dir}/${path}.lua`;
         await Deno.writeTextFile(scripts[path], wrkScript(targets[path]));
       }
-      const slice = (path: Path, connections: number): Promise<Slice> =>
-        runScriptedWrk({
+      // Every answer counted must be the upstream's: a gateway answering a tool error of its own
+      // (a limit, an outage) would look fast.
+      const callsSoFar = async () => (await (await fetch(tinyHealth)).json()).calls as number;
+      const slice = async (path: Path, connections: number): Promise<Slice> => {
+        const before = await callsSoFar();
+        const run = await runScriptedWrk({
           url: targets[path].url,
           script: scripts[path],
           seconds: SLICE_SECONDS,
@@ -137,6 +144,9 @@ export default {
           cpu: LOAD_CPU,
           servers,
         });
+        // Calls still in flight when wrk stops reach the upstream without being counted.
+        return { ...run, unforwarded: Math.max(0, run.requests - (await callsSoFar() - before)) };
+      };
       const levels = [...new Set([1, connections])];
       const count = Math.max(3, Math.round(seconds / SLICE_SECONDS));
       const slices = new Map<number, Record<Path, Slice[]>>();
@@ -170,6 +180,7 @@ export default {
             _median(runs.map((r) => r.cpuMicros[0]!)).toFixed(1),
             path === "gateway" ? _median(runs.map((r) => r.cpuMicros[1]!)).toFixed(1) : "",
             String(runs.reduce((n, r) => n + r.errors, 0)),
+            String(runs.reduce((n, r) => n + r.unforwarded, 0)),
           ]);
         }
       }
@@ -183,6 +194,7 @@ export default {
           "tiny CPU µs/req",
           "vestibule CPU µs/req",
           "errors",
+          "unforwarded",
         ],
         rows,
       ));

@@ -164,7 +164,7 @@ export interface ScriptedWrkOptions {
  */
 export async function runScriptedWrk(
   options: ScriptedWrkOptions,
-): Promise<LoadResult & { readonly cpuMicros: readonly number[] }> {
+): Promise<LoadResult & { readonly requests: number; readonly cpuMicros: readonly number[] }> {
   const cpuBefore = await Promise.all(options.servers.map((server) => server.cpuSeconds()));
   const output = await new Deno.Command("taskset", {
     args: [
@@ -189,6 +189,7 @@ export async function runScriptedWrk(
   return {
     tool: "wrk",
     ...parseWrkOutput(text),
+    requests,
     cpuMicros: cpuAfter.map((after, i) => ((after - cpuBefore[i]!) / requests) * 1e6),
   };
 }

@@ -12,7 +12,8 @@
  * initialize (2025-11-25 or 2025-06-18), issues an Mcp-Session-Id, wants it on every later
  * request and answers 404 to one it does not know; `modern` answers server/discover and takes
  * each request's version from its `_meta` and headers, without sessions; `both` serves each
- * request in the era it speaks. `GET /health` answers 200 for whoever waits for it to start.
+ * request in the era it speaks. `GET /health` answers `{"calls": N}` (the count of tools/call
+ * received) to whoever waits for it to start, or checks from another process that calls came.
  */
 import { encodeSseEvent } from "../src/mcp/sse.ts";
 import {
@@ -490,7 +491,9 @@ export function startTinyUpstream(options: TinyUpstreamOptions = {}): TinyUpstre
     (request) => {
       const url = request.url;
       const path = url.slice(url.indexOf("/", 8));
-      if (path === "/health" && request.method === "GET") return new Response("ok");
+      if (path === "/health" && request.method === "GET") {
+        return new Response(JSON.stringify({ calls }), { headers: JSON_HEADERS });
+      }
       if (path !== "/mcp") return new Response("Not Found", { status: 404 });
       switch (request.method) {
         case "POST":

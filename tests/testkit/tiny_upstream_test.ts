@@ -116,6 +116,8 @@ Deno.test("the tiny upstream opens a session with initialize, then lists and cal
     });
     assert.equal(upstream.calls, 1);
     assert.deepEqual(upstream.lastCall?.arguments, { a: 1, b: 2 });
+    const health = await fetch(new URL("/health", upstream.url));
+    assert.deepEqual(await health.json(), { calls: 1 });
   } finally {
     await upstream.close();
   }
