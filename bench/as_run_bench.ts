@@ -16,17 +16,11 @@
  * handler that checks the headers and parses the body); workspace tools/list with a valid
  * token >= 0.8x onboarding; peak RSS <= 1.5x bare. Idle RSS and start to first 200 are stated.
  */
-import { createAccounts } from "../src/accounts/accounts.ts";
-import { resolveConfig } from "../src/config/config.ts";
-import { prepareSchema } from "../src/schema.ts";
-import { openKvStore } from "../src/store/kv_store.ts";
-import { issueGrant } from "../testkit/issue_grant.ts";
+import { loadAverage, logLines, removeStore, seedStore, startTaskCommand } from "./as_run.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./table.ts";
-import { type LoadResult, parseWrkOutput, wrkAvailable } from "./load.ts";
+import { type LoadResult, runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
-
-const ROOT = new URL("../", import.meta.url);
 const ROUNDS = 3;
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
@@ -143,9 +137,9 @@ export default {
     const logFile = requestLog ? `${dir}/vestibule.log` : "/dev/null";
     const servers: Partial<Record<Name, ServerProcess>> = {};
     try {
-      const token = await _seed(env);
+      const token = await seedStore(env, ["app.access"]);
       servers.vestibule = await startServerProcess({
-        command: await _startTaskCommand(),
+        command: await startTaskCommand(),
         env,
         readyUrl: `${origins.base}/health`,
         stdoutFile: logFile,
@@ -230,7 +224,7 @@ export default {
         const key = `${endpoint.label} ${name}`;
         if (!scripts.has(key)) {
           const script = `${dir}/${key.replaceAll(/\W+/g, "_")}.lua`;
-          await Deno.writeTextFile(script, _luaScript(exchange));
+          await Deno.writeTextFile(script, wrkScript(exchange));
           scripts.set(key, script);
         }
         return await _wrk(servers[name]!, exchange.url, scripts.get(key)!, seconds, connections);
@@ -284,12 +278,12 @@ export default {
         vestibule: await servers.vestibule.residentKib(),
         bare: await servers.bare!.residentKib(),
       };
-      const logged = requestLog ? await _lines(logFile) : NaN;
+      const logged = requestLog ? await logLines(logFile) : NaN;
       console.log(
         `load: wrk on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}, ${connections} connections, ` +
           `${seconds}s per run, median of ${ROUNDS} alternating rounds; request log ${
             requestLog ? `to a file (${logged} lines written)` : "to /dev/null"
-          }; load average at the end ${await _loadAverage()}\n`,
+          }; load average at the end ${await loadAverage()}\n`,
       );
       console.log(table(
         [
@@ -327,42 +321,11 @@ export default {
       );
     } finally {
       for (const server of Object.values(servers)) await server.stop();
-      for (const suffix of ["", "-shm", "-wal"]) {
-        await Deno.remove(new URL(env.VESTIBULE_DATA + suffix, ROOT)).catch(() => {});
-      }
+      await removeStore(env);
       await Deno.remove(dir, { recursive: true });
     }
   },
 } satisfies BenchSection;
-
-/** `deno task start` as deno.json says, with this Deno. */
-async function _startTaskCommand(): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
-  const [deno, ...rest] = (config.tasks.start as string).split(/\s+/);
-  if (deno !== "deno") throw new Error(`the start task does not run deno: ${config.tasks.start}`);
-  return [Deno.execPath(), ...rest];
-}
-
-/** The store file main.ts will open, with an account, a business and a token for its API. */
-async function _seed(env: Record<string, string>): Promise<string> {
-  const config = resolveConfig(env);
-  await Deno.mkdir(new URL("data/", ROOT), { recursive: true });
-  const store = await openKvStore(new URL(env.VESTIBULE_DATA!, ROOT).pathname);
-  try {
-    await prepareSchema(store, Date.now);
-    const { account, business } = await createAccounts(store, Date.now)
-      .createAccountWithBusiness("bench@example.com", "Bench");
-    const { tokens } = await issueGrant({ config, store, now: Date.now }, {
-      accountId: account.id,
-      businessId: business.id,
-      clientId: "bench-client",
-      scopes: ["app.access"],
-    });
-    return tokens.access_token;
-  } finally {
-    store.close();
-  }
-}
 
 interface Exchange {
   readonly url: URL;
@@ -427,15 +390,6 @@ function _sameBytes(label: string, vestibule: Answer, bare: Answer): void {
   if (!same) throw new Error(`${label}: the bare server's body differs`);
 }
 
-function _luaScript(exchange: Exchange): string {
-  const lines = [`wrk.method = "${exchange.method}"`];
-  if (exchange.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(exchange.body)}`);
-  for (const [name, value] of Object.entries(exchange.headers)) {
-    lines.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
-  }
-  return lines.join("\n") + "\n";
-}
-
 async function _wrk(
   server: ServerProcess,
   url: URL,
@@ -443,46 +397,20 @@ async function _wrk(
   seconds: number,
   connections: number,
 ): Promise<Run> {
-  const cpuBefore = await server.cpuSeconds();
-  const output = await new Deno.Command("taskset", {
-    args: [
-      "-c",
-      String(LOAD_CPU),
-      "wrk",
-      "-t1",
-      `-c${connections}`,
-      `-d${seconds}s`,
-      "--latency",
-      "-s",
-      script,
-      url.href,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const cpu = (await server.cpuSeconds()) - cpuBefore;
-  if (!output.success) throw new Error(`wrk failed: ${new TextDecoder().decode(output.stderr)}`);
-  const text = new TextDecoder().decode(output.stdout);
-  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
-  return { tool: "wrk", ...parseWrkOutput(text), cpuMicros: (cpu / requests) * 1e6 };
+  const run = await runScriptedWrk({
+    url: url.href,
+    script,
+    seconds,
+    connections,
+    cpu: LOAD_CPU,
+    servers: [server],
+  });
+  return { ...run, cpuMicros: run.cpuMicros[0]! };
 }
 
 function _median(runs: readonly Run[]): Run {
   const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
   return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-async function _lines(file: string): Promise<number> {
-  const bytes = await Deno.readFile(file);
-  return bytes.reduce((n, byte) => byte === 10 ? n + 1 : n, 0);
-}
-
-async function _loadAverage(): Promise<string> {
-  try {
-    return (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
-  } catch {
-    return "unknown";
-  }
 }
 
 function _mib(kib: number): string {

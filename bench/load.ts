@@ -4,6 +4,7 @@
  * Run the server under test in another process (see bench/processes.ts) so that the load
  * generator never shares its JavaScript thread.
  */
+import type { ServerProcess } from "./processes.ts";
 
 export interface LoadOptions {
   readonly url: string;
@@ -20,6 +21,7 @@ export interface LoadOptions {
 export interface LoadResult {
   readonly tool: "wrk" | "deno";
   readonly requestsPerSecond: number;
+  readonly p50Ms: number;
   readonly p99Ms: number;
   /** Non-2xx/3xx answers and socket errors; a run with errors is not a fair measurement. */
   readonly errors: number;
@@ -69,18 +71,25 @@ async function _runWrk(options: LoadOptions): Promise<LoadResult> {
   return { tool: "wrk", ...parseWrkOutput(text) };
 }
 
-/** Extracts requests/s, p99 and errors from `wrk --latency` output. */
+/** Extracts requests/s, p50, p99 and errors from `wrk --latency` output. */
 export function parseWrkOutput(text: string): Omit<LoadResult, "tool"> {
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(text);
-  const p99 = /^\s*99%\s+([\d.]+)(us|ms|s)\s*$/m.exec(text);
-  if (!rps || !p99) throw new Error(`cannot read wrk output:\n${text}`);
-  const scale = { us: 0.001, ms: 1, s: 1000 }[p99[2] as "us" | "ms" | "s"];
+  const percentile = (p: number) => {
+    const found = new RegExp(`^\\s*${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, "m").exec(text);
+    return found ? Number(found[1]) * { us: 0.001, ms: 1, s: 1000 }[found[2] as "us"] : NaN;
+  };
+  const p50Ms = percentile(50);
+  const p99Ms = percentile(99);
+  if (!rps || Number.isNaN(p50Ms) || Number.isNaN(p99Ms)) {
+    throw new Error(`cannot read wrk output:\n${text}`);
+  }
   const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(text);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
   const socketErrors = socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0;
   return {
     requestsPerSecond: Number(rps[1]),
-    p99Ms: Number(p99[1]) * scale,
+    p50Ms,
+    p99Ms,
     errors: Number(non2xx?.[1] ?? 0) + socketErrors,
   };
 }
@@ -115,7 +124,72 @@ async function _runDenoClient(options: LoadOptions): Promise<LoadResult> {
   return {
     tool: "deno",
     requestsPerSecond: latencies.length / elapsed,
+    p50Ms: latencies[Math.floor(latencies.length * 0.5)] ?? NaN,
     p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? NaN,
     errors,
+  };
+}
+
+/** What a wrk Lua script sends on every request. */
+export interface WrkRequest {
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+export function wrkScript(request: WrkRequest): string {
+  const lines = [`wrk.method = "${request.method}"`];
+  if (request.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(request.body)}`);
+  for (const [name, value] of Object.entries(request.headers)) {
+    lines.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+export interface ScriptedWrkOptions {
+  readonly url: string;
+  /** A file written from `wrkScript`. */
+  readonly script: string;
+  readonly seconds: number;
+  readonly connections: number;
+  /** The CPU wrk is pinned to (taskset), away from the servers'. */
+  readonly cpu: number;
+  /** Servers whose CPU time per request is measured over the run. */
+  readonly servers: readonly ServerProcess[];
+}
+
+/**
+ * One wrk run of a script, with each server's CPU time per request in µs (from /proc), the
+ * figure that barely moves when other work shares the machine.
+ */
+export async function runScriptedWrk(
+  options: ScriptedWrkOptions,
+): Promise<LoadResult & { readonly requests: number; readonly cpuMicros: readonly number[] }> {
+  const cpuBefore = await Promise.all(options.servers.map((server) => server.cpuSeconds()));
+  const output = await new Deno.Command("taskset", {
+    args: [
+      "-c",
+      String(options.cpu),
+      "wrk",
+      "-t1",
+      `-c${options.connections}`,
+      `-d${options.seconds}s`,
+      "--latency",
+      "-s",
+      options.script,
+      options.url,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const cpuAfter = await Promise.all(options.servers.map((server) => server.cpuSeconds()));
+  if (!output.success) throw new Error(`wrk failed: ${new TextDecoder().decode(output.stderr)}`);
+  const text = new TextDecoder().decode(output.stdout);
+  const requests = Number(/(\d+) requests in/.exec(text)?.[1] ?? NaN);
+  return {
+    tool: "wrk",
+    ...parseWrkOutput(text),
+    requests,
+    cpuMicros: cpuAfter.map((after, i) => ((after - cpuBefore[i]!) / requests) * 1e6),
   };
 }

@@ -1,0 +1,69 @@
+/**
+ * Vestibule as users run it, for the sections that measure it so: `deno task start`'s very
+ * command and permissions (read from deno.json), and the KV file it opens seeded beforehand
+ * with an account, a business and an access token of the given scopes.
+ */
+import { createAccounts } from "../src/accounts/accounts.ts";
+import { resolveConfig } from "../src/config/config.ts";
+import { prepareSchema } from "../src/schema.ts";
+import { openKvStore } from "../src/store/kv_store.ts";
+import { issueGrant } from "../testkit/issue_grant.ts";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** `deno task start` as deno.json says, with this Deno. */
+export async function startTaskCommand(): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  const [deno, ...rest] = (config.tasks.start as string).split(/\s+/);
+  if (deno !== "deno") throw new Error(`the start task does not run deno: ${config.tasks.start}`);
+  return [Deno.execPath(), ...rest];
+}
+
+/**
+ * Creates the store file `env.VESTIBULE_DATA` (a path inside data/, the one folder the start
+ * task may write) with an account, a business and a grant of `scopes`; its access token.
+ */
+export async function seedStore(
+  env: Readonly<Record<string, string>>,
+  scopes: readonly string[],
+): Promise<string> {
+  const config = resolveConfig(env);
+  await Deno.mkdir(new URL("data/", ROOT), { recursive: true });
+  const store = await openKvStore(new URL(env.VESTIBULE_DATA!, ROOT).pathname);
+  try {
+    await prepareSchema(store, Date.now);
+    const { account, business } = await createAccounts(store, Date.now)
+      .createAccountWithBusiness("bench@example.com", "Bench");
+    const { tokens } = await issueGrant({ config, store, now: Date.now }, {
+      accountId: account.id,
+      businessId: business.id,
+      clientId: "bench-client",
+      scopes,
+    });
+    return tokens.access_token;
+  } finally {
+    store.close();
+  }
+}
+
+/** Removes the store file and its companions. */
+export async function removeStore(env: Readonly<Record<string, string>>): Promise<void> {
+  for (const suffix of ["", "-shm", "-wal"]) {
+    await Deno.remove(new URL(env.VESTIBULE_DATA + suffix, ROOT)).catch(() => {});
+  }
+}
+
+/** Lines a request log holds. */
+export async function logLines(file: string): Promise<number> {
+  const bytes = await Deno.readFile(file);
+  return bytes.reduce((n, byte) => byte === 10 ? n + 1 : n, 0);
+}
+
+/** The machine's load average (1, 5, 15 minutes): how shared it was during the run. */
+export async function loadAverage(): Promise<string> {
+  try {
+    return (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+  } catch {
+    return "unknown";
+  }
+}
