@@ -4,7 +4,7 @@
  * serializes them) and its SHA-256: two calls with the same arguments hash alike however their
  * members were ordered, and a tool definition hashes alike however its server wrote it.
  */
-import { sha256 } from "../secrets.ts";
+import { createHash } from "node:crypto";
 
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
@@ -17,8 +17,10 @@ export function canonicalJson(value: unknown): string {
   return `{${members.join(",")}}`;
 }
 
-/** Lowercase hex SHA-256 of the canonical JSON. */
-export async function canonicalSha256(value: unknown): Promise<string> {
-  const digest = await sha256(canonicalJson(value));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
+/**
+ * Lowercase hex SHA-256 of the canonical JSON. Synchronous (node:crypto is built into Deno): on
+ * every upstream call, Web Crypto's digest would cost a trip to a worker thread and back.
+ */
+export function canonicalSha256(value: unknown): string {
+  return createHash("sha256").update(canonicalJson(value)).digest("hex");
 }

@@ -131,7 +131,7 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
       const next = new Map<string, LiveTool>();
       for (const definition of listed) {
         if (config.hidden.has(definition.name)) continue;
-        next.set(definition.name, { definition, hash: await canonicalSha256(definition) });
+        next.set(definition.name, { definition, hash: canonicalSha256(definition) });
       }
       if (state !== "ready" || !_sameTools(tools, next)) generation++;
       if (state !== "ready") {

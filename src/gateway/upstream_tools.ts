@@ -273,7 +273,7 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
             upstream: upstream.name,
             tool: entry.tool,
             arguments: { ...args },
-            argumentsSha256: await canonicalSha256(args),
+            argumentsSha256: canonicalSha256(args),
           };
           const requested = await services.gates.request({
             businessId: auth.businessId,
@@ -302,14 +302,12 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
             `Too many calls of ${upstream.title}'s tools: retry after ${decision.retryAfterSeconds} seconds`,
           );
         }
-        const [argumentsSha256, record] = await Promise.all([
-          canonicalSha256(args),
-          live.call(entry.tool, { ...args }, {
-            signal,
-            onProgress: (done, total, message) => void progress(done, total, message),
-            ...identity(upstream, auth),
-          }),
-        ]);
+        const argumentsSha256 = canonicalSha256(args);
+        const record = await live.call(entry.tool, { ...args }, {
+          signal,
+          onProgress: (done, total, message) => void progress(done, total, message),
+          ...identity(upstream, auth),
+        });
         await services.audit.append({
           businessId: auth.businessId,
           accountId: auth.accountId,

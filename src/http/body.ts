@@ -23,11 +23,15 @@ export async function readCapped(
     return TOO_LARGE;
   }
   try {
-    // Deno.serve frames a Content-Length body to exactly that many bytes, so a size declared
-    // within the cap is read in one step, skipping the stream machinery (about a quarter of a
-    // small MCP request's cost). A Request built in-process may lie; it is refused all the
-    // same. Not for responses: fetch decompresses, so their Content-Length bounds nothing.
-    if (message instanceof Request && declared !== null && /^\d+$/.test(declared)) {
+    // Deno.serve and fetch frame a Content-Length body to exactly that many bytes, so a size
+    // declared within the cap is read in one step, skipping the stream machinery (about a
+    // quarter of a small MCP request's cost). A Request built in-process may lie; it is refused
+    // all the same. A compressed response is decompressed by fetch: its Content-Length bounds
+    // nothing, so it streams.
+    if (
+      declared !== null && /^\d+$/.test(declared) &&
+      (message instanceof Request || message.headers.get("Content-Encoding") === null)
+    ) {
       const bytes = await message.bytes();
       return bytes.byteLength > maxBytes ? TOO_LARGE : { ok: true, bytes };
     }

@@ -10,15 +10,15 @@ Deno.test("canonical JSON sorts members at every depth and drops no array order"
   );
 });
 
-Deno.test("arguments hash alike whatever order their members came in", async () => {
-  await fc.assert(
-    fc.asyncProperty(fc.dictionary(fc.string(), fc.jsonValue()), async (value) => {
+Deno.test("arguments hash alike whatever order their members came in", () => {
+  fc.assert(
+    fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (value) => {
       const reversed = Object.fromEntries(Object.entries(value).reverse());
-      assert.equal(await canonicalSha256(reversed), await canonicalSha256(value));
+      assert.equal(canonicalSha256(reversed), canonicalSha256(value));
       assert.deepEqual(JSON.parse(canonicalJson(value)), JSON.parse(JSON.stringify(value)));
     }),
     fuzzRuns(200),
   );
-  assert.match(await canonicalSha256({}), /^[0-9a-f]{64}$/);
-  assert.notEqual(await canonicalSha256({ a: 1 }), await canonicalSha256({ a: 2 }));
+  assert.match(canonicalSha256({}), /^[0-9a-f]{64}$/);
+  assert.notEqual(canonicalSha256({ a: 1 }), canonicalSha256({ a: 2 }));
 });

@@ -49,6 +49,9 @@ export function operatorEntry(
   return { businessId, accountId, actor: "operator", clientId: null, action, summary, gateId };
 }
 
+/** Entries in one group commit: well within what one commit may hold (src/store/limits.ts). */
+const GROUP_COMMIT_MAX = 64;
+
 /** Far enough in the future that the inverted time stays positive; orders newest first. */
 const LATEST = 9_999_999_999_999;
 
@@ -76,10 +79,36 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
       value: record,
     };
   };
+  // Group commit: appends made while a commit is under way go together in the next one, so
+  // concurrent calls (upstream calls above all) share a commit, and each append still resolves
+  // only once its entry is stored.
+  let waiting: { mutation: Mutation; done: (error?: unknown) => void }[] = [];
+  let writing = false;
+  const write = async () => {
+    writing = true;
+    while (waiting.length > 0) {
+      const batch = waiting.slice(0, GROUP_COMMIT_MAX);
+      waiting = waiting.slice(batch.length);
+      try {
+        await store.commit([], batch.map((item) => item.mutation));
+        for (const item of batch) item.done();
+      } catch (error) {
+        for (const item of batch) item.done(error);
+      }
+    }
+    writing = false;
+  };
   return {
     entry,
-    async append(fields) {
-      await store.commit([], [entry(fields)]);
+    append(fields) {
+      return new Promise<void>((resolve, reject) => {
+        const mutation = entry(fields);
+        waiting.push({
+          mutation,
+          done: (error) => error === undefined ? resolve() : reject(error),
+        });
+        if (!writing) void write();
+      });
     },
     async list(businessId, options = {}) {
       const entries: AuditEntry[] = [];
