@@ -259,6 +259,8 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     try {
       if (method === "tools/list" || method === "tools/call") callers = await catalogue(auth);
       if (metrics) _countRequest(metrics, decoded.request, callers);
+      // Aborted only when the client goes away: deno.json opts out of the legacy abort that
+      // also fired after every successful response ("no-legacy-abort").
       let signal = request.signal;
       if (method === "tools/call") {
         const name = decoded.request.params?.["name"];
