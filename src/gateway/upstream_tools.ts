@@ -38,6 +38,8 @@ import type { UpstreamConfig } from "./upstreams.ts";
 
 /** How long a business's pins, as read, stand for this process (another replica may approve). */
 const PINS_FRESH_MS = 2_000;
+/** How long an owner has to approve a gated upstream call; later, it is not made. */
+const GATED_CALL_LIFETIME_MS = 24 * 60 * 60 * 1000;
 /** How long a tools/list waits for an upstream's first listing before leaving it out. */
 const FIRST_LISTING_WAIT_MS = 5_000;
 /** The separator between an upstream's name and its tool's (names have no `_`). */
@@ -274,6 +276,7 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
             tool: entry.tool,
             arguments: { ...args },
             argumentsSha256: canonicalSha256(args),
+            expiresAt: now() + GATED_CALL_LIFETIME_MS,
           };
           const requested = await services.gates.request({
             businessId: auth.businessId,

@@ -38,9 +38,10 @@ import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
 
 /**
- * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh. The
- * catalogue is fixed for the life of the process (`listChanged: false`) and changes only with
- * a new release, so a client may keep it as long as every public document (`max-age=300`).
+ * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh, unless the
+ * endpoint says otherwise. A catalogue fixed for the life of the process (`listChanged: false`)
+ * changes only with a new release, so a client may keep it as long as every public document
+ * (`max-age=300`).
  */
 const CATALOGUE_TTL_MS = 5 * 60 * 1000;
 
@@ -52,6 +53,8 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
    * asked for tools/list and tools/call only. Without it every caller gets `tools`.
    */
   readonly catalogue?: (auth: A) => ToolRegistry<A, T> | Promise<ToolRegistry<A, T>>;
+  /** The `ttlMs` caching hint of tools/list and server/discover; five minutes by default. */
+  readonly catalogueTtlMs?: number;
   /** Page size, and JSON or SSE answers. */
   readonly config: Pick<Config, "mcpPageSize" | "mcpResponse">;
   /** 16 KiB on onboarding (spec §8). */
@@ -121,7 +124,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   const dispatcher = createDispatcher<A>({
     serverInfo: options.serverInfo,
     instructions: options.instructions,
-    cache: { ttlMs: CATALOGUE_TTL_MS, scope: options.cacheScope },
+    cache: { ttlMs: options.catalogueTtlMs ?? CATALOGUE_TTL_MS, scope: options.cacheScope },
     log: options.log,
   });
   const alwaysSse = config.mcpResponse === "sse";

@@ -71,6 +71,8 @@ export const GateActionSchema = v.variant("type", [
     arguments: v.record(v.string(), v.unknown()),
     /** SHA-256 of the canonical arguments (src/gateway/canonical.ts). */
     argumentsSha256: v.string(),
+    /** Approved after this (epoch ms), the call is not made. */
+    expiresAt: v.number(),
   }),
   /** Serving an upstream tool whose definition changed, or that appeared, since it was pinned. */
   v.object({

@@ -506,6 +506,15 @@ function _planCallUpstream(
   _approval: Approval,
 ): Promise<Plan> {
   const title = deps.upstreams.title(action.upstream, businessId);
+  if (deps.now() > action.expiresAt) {
+    return Promise.resolve({
+      ok: false,
+      reason: `The request expired at ${
+        new Date(action.expiresAt).toISOString()
+      }; the upstream was not called`,
+      checks: [],
+    });
+  }
   if (title === null) {
     return Promise.resolve({
       ok: false,

@@ -78,7 +78,13 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
   const tools = createWorkspaceTools(deps.services);
   const mcp = createMcpEndpoint<WorkspaceAuth, AnyWorkspaceTool>({
     tools,
-    ...(deps.upstreamTools ? { catalogue: _withUpstreams(tools, deps.upstreamTools, config) } : {}),
+    ...(deps.upstreamTools
+      ? {
+        catalogue: _withUpstreams(tools, deps.upstreamTools, config),
+        // An upstream may change its tools (and an owner approve them) at any time.
+        catalogueTtlMs: UPSTREAM_CATALOGUE_TTL_MS,
+      }
+      : {}),
     config,
     maxBodyBytes: config.workspaceMaxBody,
     access: {
@@ -112,6 +118,9 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     mcp,
   };
 }
+
+/** How long a tools/list with upstream tools may be reused (2026-07-28 "Caching" ttlMs). */
+const UPSTREAM_CATALOGUE_TTL_MS = 60_000;
 
 /**
  * The caller's catalogue: the own tools, then the upstreams' tools the caller's business and role

@@ -118,6 +118,7 @@ function _actionDetail(gate: Gate): Html | string {
         .tool}</code>, with these arguments (SHA-256 <code>${action
         .argumentsSha256}</code>):</p>
       <pre>${_pretty(action.arguments)}</pre>
+      <p>Approved after ${utcMinute(action.expiresAt)}, the call is not made.</p>
       ${gate.result
         ? html`
           <h2>What the upstream answered</h2>
