@@ -119,24 +119,31 @@ Deno.test("admin upstreams shows who answers, each tool's marks and each busines
           tools: [],
         });
 
-        // The upstream changes a pinned tool; the gateway held it behind a gate.
-        tiny.setTools([ADD_CHANGED, ECHO, INTERNAL]);
+        // The upstream changes a pinned tool and adds one; the gateway held the change behind a
+        // gate, and has not met the new tool yet.
+        const added: TinyTool = { ...ECHO, definition: { ...ECHO.definition, name: "added" } };
+        tiny.setTools([ADD_CHANGED, ECHO, INTERNAL, added]);
         const changedHash = canonicalSha256(ADD_CHANGED.definition);
         const hold = { hash: changedHash, change: "changed", gateId: "gate-1", seenAt: 2 };
         await store.set(pins.holdKey(pinned.business.id, "tiny", "add"), hold);
         const after = JSON.parse((await run("upstreams")).out).upstreams[0];
         const add = after.tools[0];
+        const inPinned = (tool: { businesses: { business: string }[] }) =>
+          tool.businesses.find((b) => b.business === "Pinned Co");
         assert.equal(add.sha256, changedHash);
-        assert.deepEqual(
-          add.businesses.find((b: { business: string }) => b.business === "Pinned Co"),
-          {
-            businessId: pinned.business.id,
-            business: "Pinned Co",
-            state: "changed",
-            gateId: "gate-1",
-          },
-        );
+        assert.deepEqual(inPinned(add), {
+          businessId: pinned.business.id,
+          business: "Pinned Co",
+          state: "changed",
+          gateId: "gate-1",
+        });
         assert.deepEqual(states(after.tools[1]), ["Fresh Co: unpinned", "Pinned Co: pinned"]);
+        assert.deepEqual(inPinned(after.tools[3]), {
+          businessId: pinned.business.id,
+          business: "Pinned Co",
+          state: "new",
+          gateId: null,
+        });
       });
     });
   } finally {
