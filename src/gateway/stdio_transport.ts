@@ -82,7 +82,8 @@ export function createStdioChannel(
       lastExit = deps.now();
       const why = error instanceof Deno.errors.NotFound
         ? "its command was not found"
-        : error instanceof Deno.errors.PermissionDenied
+        // Deno 2 refuses an ungranted --allow-run with NotCapable; the system, PermissionDenied.
+        : error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied
         ? "its command may not be run"
         : "its command could not be started";
       throw new UpstreamError("unreachable", `${title} is unreachable: ${why}`);

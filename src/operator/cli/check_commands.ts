@@ -2,7 +2,7 @@
 import * as v from "valibot";
 import { EmailSchema } from "../../accounts/schemas.ts";
 import { sendTestMail } from "../../mail/test_message.ts";
-import { formatFinding, liveChecks, offlineChecks } from "./doctor.ts";
+import { formatFinding, liveChecks, offlineChecks, upstreamChecks } from "./doctor.ts";
 
 import { AdminError, command, type Runnable } from "./command.ts";
 
@@ -10,7 +10,7 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
   check: command({
     usage: "check [--live]",
     summary:
-      "Check the configuration, store and mail transport (and with --live the public URLs, as an agent fetches them): one line per finding, exit 1 on a fault.",
+      "Check the configuration, store, mail transport and upstreams file (and with --live each upstream, reached as the gateway reaches it, and the public URLs, as an agent fetches them): one line per finding, exit 1 on a fault.",
     switches: ["live"],
     options: v.strictObject({ live: v.optional(v.literal("on", "takes no value")) }),
     async run({ live }, deps) {
@@ -19,6 +19,7 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
         env: deps.env ?? {},
         store: deps.store,
       });
+      findings.push(...await upstreamChecks(deps.config.upstreamsFile, live !== undefined));
       if (live) findings.push(...await liveChecks(deps.config, fetch));
       for (const finding of findings) deps.out(formatFinding(finding));
       const faults = findings.filter((f) => f.level === "fault").length;

@@ -16,6 +16,7 @@ import { ACCESS_COMMANDS } from "./access_commands.ts";
 import { LOG_COMMANDS } from "./log_commands.ts";
 import { OUTBOX_COMMANDS } from "./outbox_commands.ts";
 import { STORE_COMMANDS } from "./store_commands.ts";
+import { UPSTREAM_COMMANDS } from "./upstream_commands.ts";
 import { CHECK_COMMANDS } from "./check_commands.ts";
 
 /** In the order `help` lists them. */
@@ -25,6 +26,7 @@ const COMMANDS: Readonly<Record<string, Runnable>> = {
   ...LOG_COMMANDS,
   ...OUTBOX_COMMANDS,
   ...STORE_COMMANDS,
+  ...UPSTREAM_COMMANDS,
   ...CHECK_COMMANDS,
 };
 

@@ -6,12 +6,15 @@ import { ConfigError } from "../../config/settings.ts";
 import { checkServeConfig, configWarnings } from "../../config/warnings.ts";
 import { checkMailTransport } from "../../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_target.ts";
+import type { UpstreamsConfig } from "../../gateway/upstreams.ts";
+import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
 import { AdminTokenError, readAdminToken } from "../api_token.ts";
 import { ISSUER_PATH, issuerOf } from "../../oauth/issuer.ts";
 import { currentSigningKid } from "../../oauth/signing_keys.ts";
 import { CURRENT_SCHEMA, readSchemaVersion } from "../../schema.ts";
 import type { Store } from "../../store/store.ts";
 import { resourceMetadataUrl } from "../../workspace/mcp/bearer.ts";
+import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
 
 export interface Finding {
   readonly level: "ok" | "warn" | "fault";
@@ -87,6 +90,46 @@ async function _adminTokenCheck(path: string): Promise<Finding> {
     if (!(error instanceof AdminTokenError)) throw error;
     return fault(`the server would refuse to start: ${error.message}`, where);
   }
+}
+
+/**
+ * VESTIBULE_UPSTREAMS read as start-up reads it (its header and environment files included),
+ * and with `live` each upstream reached through the gateway's client: one line each, a fault
+ * when it does not answer. Nothing when the gateway has no upstreams.
+ */
+export async function upstreamChecks(
+  path: string | null,
+  live: boolean,
+  probe: (config: UpstreamsConfig) => Promise<Probe[]> = probeUpstreams,
+): Promise<Finding[]> {
+  if (path === null) return [];
+  const where = "VESTIBULE_UPSTREAMS";
+  let config;
+  try {
+    config = await loadUpstreams(path);
+  } catch (error) {
+    if (!(error instanceof UpstreamsFileError)) throw error;
+    return [fault(`the server would refuse to start: ${error.message}`, where)];
+  }
+  const names = config.upstreams.map((upstream) => upstream.name);
+  const findings = [ok(`${names.length} upstream(s) declared: ${names.join(", ")}`, where)];
+  if (!live) return findings;
+  for (const result of await probe(config)) {
+    const { name, hidden } = result.upstream;
+    const at = describeTransport(result.upstream);
+    if (!result.reached) {
+      findings.push(fault(`upstream ${name} does not answer: ${result.problem}`, at));
+      continue;
+    }
+    const served = result.tools.filter((tool) => !hidden.has(tool.definition.name)).length;
+    const left = result.tools.length - served;
+    findings.push(ok(
+      `upstream ${name} answers (protocol ${result.protocolVersion}) with ${served} tool(s)` +
+        (left > 0 ? ` and ${left} hidden` : ""),
+      at,
+    ));
+  }
+  return findings;
 }
 
 async function _storeChecks(store: Store): Promise<Finding[]> {

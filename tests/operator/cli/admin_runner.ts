@@ -1,6 +1,6 @@
 // The operator commands in process, their output collected: what `deno task admin` would print.
 import { runAdminCommand } from "../../../src/operator/cli/commands.ts";
-import { resolveConfig } from "../../../src/config/config.ts";
+import { type Config, resolveConfig } from "../../../src/config/config.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { prepareSchema } from "../../../src/schema.ts";
 import type { Store } from "../../../src/store/store.ts";
@@ -16,9 +16,14 @@ export type AdminRun = (...args: string[]) => Promise<AdminResult>;
 /** Runs commands against `store`; `input` is what a command reads from standard input. */
 export function adminRunner(
   store: Store,
-  options: { readonly now?: () => number; readonly input?: () => Promise<string> } = {},
+  options: {
+    readonly now?: () => number;
+    readonly input?: () => Promise<string>;
+    /** An in-memory store's configuration by default. */
+    readonly config?: Config;
+  } = {},
 ): AdminRun {
-  const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+  const config = options.config ?? resolveConfig({ VESTIBULE_DATA: ":memory:" });
   return async (...args) => {
     const out: string[] = [];
     const err: string[] = [];

@@ -1,0 +1,127 @@
+// Admin commands: the upstream MCP servers of VESTIBULE_UPSTREAMS, as this machine reaches them
+// now, and each business's pinned definitions of their tools.
+import * as v from "valibot";
+import { createAccounts } from "../../accounts/accounts.ts";
+import type { Business } from "../../accounts/model.ts";
+import { serves } from "../../gateway/upstream_calls.ts";
+import type { LiveTool } from "../../gateway/upstream_set.ts";
+import { TOOL_SEPARATOR } from "../../gateway/upstream_tools.ts";
+import type { UpstreamConfig, UpstreamsConfig } from "../../gateway/upstreams.ts";
+import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
+import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
+import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
+
+import { type AdminDeps, AdminError, command, type Runnable } from "./command.ts";
+
+type PinRecords = Awaited<ReturnType<UpstreamPins["read"]>>;
+
+export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
+  upstreams: command({
+    usage: "upstreams",
+    summary:
+      "Connect to each upstream of VESTIBULE_UPSTREAMS now and show whether it answers (or why not), the protocol revision, and its tools as served (<upstream>__<tool>) with their scope, gated or hidden, and per business the pinned definition's state: pinned, changed or new (held by a gate), or unpinned (pinned at the business's first listing). Never a header's or an environment variable's value.",
+    options: v.strictObject({}),
+    async run(_options, deps) {
+      const probes = await probeUpstreams(await readUpstreams(deps));
+      const businesses = await createAccounts(deps.store, deps.now).listBusinesses();
+      const pins = createUpstreamPins(deps.store);
+      return {
+        upstreams: await Promise.all(probes.map((probe) => _describe(probe, businesses, pins))),
+      };
+    },
+  }),
+};
+
+/** VESTIBULE_UPSTREAMS as the server reads it at start-up; a refusal when unset or malformed. */
+export async function readUpstreams({ config }: AdminDeps): Promise<UpstreamsConfig> {
+  if (config.upstreamsFile === null) {
+    throw new AdminError("VESTIBULE_UPSTREAMS is not set: the gateway has no upstreams");
+  }
+  try {
+    return await loadUpstreams(config.upstreamsFile);
+  } catch (error) {
+    if (error instanceof UpstreamsFileError) throw new AdminError(error.message);
+    throw error;
+  }
+}
+
+async function _describe(probe: Probe, all: readonly Business[], pins: UpstreamPins) {
+  const upstream = probe.upstream;
+  const transport = upstream.transport;
+  const businesses = all.filter((business) => serves(upstream, business.id));
+  const records = new Map(
+    await Promise.all(
+      businesses.map(async (b) => [b.id, await pins.read(b.id, upstream.name)] as const),
+    ),
+  );
+  return {
+    name: upstream.name,
+    title: upstream.title,
+    transport: transport.kind === "http"
+      ? { kind: "http", url: describeTransport(upstream), headers: Object.keys(transport.headers) }
+      : {
+        kind: "stdio",
+        command: describeTransport(upstream),
+        env: Object.keys(transport.env),
+        cwd: transport.cwd,
+      },
+    ...(probe.reached
+      ? { state: "answers", protocolVersion: probe.protocolVersion }
+      : { state: "not answering", problem: probe.problem }),
+    ownerOnly: upstream.ownerOnly,
+    tools: probe.reached
+      ? probe.tools.map((tool) => _describeTool(upstream, tool, businesses, records))
+      : [],
+  };
+}
+
+function _describeTool(
+  upstream: UpstreamConfig,
+  tool: LiveTool,
+  businesses: readonly Business[],
+  records: ReadonlyMap<string, PinRecords>,
+) {
+  const name = tool.definition.name;
+  const hidden = upstream.hidden.has(name);
+  return {
+    name: `${upstream.name}${TOOL_SEPARATOR}${name}`,
+    scope: upstream.toolScopes.get(name) ?? `upstream.${upstream.name}`,
+    gated: upstream.gated.has(name),
+    hidden,
+    sha256: tool.hash,
+    // A hidden tool is never listed, so never pinned.
+    ...(hidden ? {} : {
+      businesses: businesses.map((business) =>
+        _pinState(business, tool, records.get(business.id)!)
+      ),
+    }),
+  };
+}
+
+/**
+ * How the gateway serves a listed tool in one business: `pinned` as approved; `changed` (listed
+ * as pinned, calls refused) or `new` (not listed) until an owner approves the gate; `unpinned`
+ * before the business's first listing, which pins everything as it is.
+ */
+function _pinState(business: Business, tool: LiveTool, { pins, holds }: PinRecords) {
+  const name = tool.definition.name;
+  const pin = pins.get(name)?.value;
+  const state = pins.size === 0
+    ? "unpinned"
+    : pin?.hash === tool.hash
+    ? "pinned"
+    : pin === undefined
+    ? "new"
+    : "changed";
+  if (state !== "changed" && state !== "new") {
+    return { businessId: business.id, business: business.name, state };
+  }
+  // A hold of another definition is stale: the gateway opens a new gate when it meets this one.
+  const hold = holds.get(name)?.value;
+  return {
+    businessId: business.id,
+    business: business.name,
+    state,
+    gateId: hold?.hash === tool.hash ? hold.gateId : null,
+  };
+}

@@ -1,0 +1,60 @@
+// One look at each upstream of VESTIBULE_UPSTREAMS through the gateway's own client, for the
+// operator (`admin upstreams`, `admin check --live`): whether it answers, the revision agreed,
+// and what it lists with each definition's hash (what a business's pin is compared with).
+import { canonicalSha256 } from "../../gateway/canonical.ts";
+import { createMcpClient } from "../../gateway/client.ts";
+import type { McpClient } from "../../gateway/mcp_client.ts";
+import type { LiveTool } from "../../gateway/upstream_set.ts";
+import type { UpstreamConfig, UpstreamsConfig } from "../../gateway/upstreams.ts";
+
+export type Probe =
+  & { readonly upstream: UpstreamConfig }
+  & (
+    | {
+      readonly reached: true;
+      readonly protocolVersion: string | null;
+      /** Every tool it lists, hidden ones too, in its order. */
+      readonly tools: readonly LiveTool[];
+    }
+    | { readonly reached: false; readonly problem: string }
+  );
+
+export interface ProbeDeps {
+  /** The client of one upstream; the gateway's, with its log dropped, by default. */
+  readonly connect?: (upstream: UpstreamConfig) => McpClient;
+}
+
+/** All at once, each within its own timeoutSeconds; every session or child is ended after. */
+export function probeUpstreams(
+  config: UpstreamsConfig,
+  deps: ProbeDeps = {},
+): Promise<Probe[]> {
+  // The command's own output says what went wrong; a child's stderr is not the operator's.
+  const connect = deps.connect ?? ((upstream) => createMcpClient(upstream, { log: () => {} }));
+  return Promise.all(config.upstreams.map(async (upstream): Promise<Probe> => {
+    const client = connect(upstream);
+    try {
+      const listed = await client.listTools();
+      return {
+        upstream,
+        reached: true,
+        protocolVersion: client.version,
+        tools: listed.map((definition) => ({ definition, hash: canonicalSha256(definition) })),
+      };
+    } catch (error) {
+      // The client's errors are plain words naming the upstream, never a header or secret.
+      return { upstream, reached: false, problem: (error as Error).message };
+    } finally {
+      await client.close().catch(() => {});
+    }
+  }));
+}
+
+/** Where it is, without a header's or an environment variable's value (or a URL's password). */
+export function describeTransport(upstream: UpstreamConfig): string {
+  const transport = upstream.transport;
+  if (transport.kind === "stdio") return [transport.command, ...transport.args].join(" ");
+  const url = new URL(transport.url);
+  if (url.password !== "") url.password = "***";
+  return url.href;
+}
