@@ -10,7 +10,9 @@ import type { TestServerOptions } from "./harness.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
 
 export interface GatewayServer extends WorkspaceServer {
-  /** Every tool name the token's caller is listed, across pages. */
+  /** Every tool the token's caller is listed, across pages. */
+  tools(token: string): Promise<Record<string, any>[]>;
+  /** Their names. */
   toolNames(token: string): Promise<string[]>;
   /** The business's audit entries, newest first. */
   audit(): Promise<AuditEntry[]>;
@@ -27,15 +29,15 @@ export async function startGatewayServer(
   const ws = await startWorkspaceServer({ VESTIBULE_UPSTREAMS: file, ...env }, options);
   const log = createAuditLog(ws.server.store, options.now ?? Date.now);
   let id = 1000;
+  const tools = async (token: string) =>
+    (await listEveryTool(async (cursor) => {
+      const response = await ws.post(token, toolsList(cursor, ++id));
+      return (await response.json()).result;
+    })).tools;
   return {
     ...ws,
-    async toolNames(token) {
-      const { tools } = await listEveryTool(async (cursor) => {
-        const response = await ws.post(token, toolsList(cursor, ++id));
-        return (await response.json()).result;
-      });
-      return tools.map((tool) => tool.name as string);
-    },
+    tools,
+    toolNames: async (token) => (await tools(token)).map((tool) => tool.name as string),
     audit: () => log.list(ws.businessId),
     async close() {
       await ws.close();
