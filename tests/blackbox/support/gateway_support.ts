@@ -18,14 +18,22 @@ export interface GatewayServer extends WorkspaceServer {
   audit(): Promise<AuditEntry[]>;
 }
 
+/** A temporary upstreams file (VESTIBULE_UPSTREAMS) holding `upstreams`; its path. */
+export async function writeUpstreamsFile(
+  upstreams: readonly Record<string, unknown>[],
+): Promise<string> {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  await Deno.writeTextFile(file, JSON.stringify({ upstreams }));
+  return file;
+}
+
 /** A workspace server whose VESTIBULE_UPSTREAMS is a temporary file holding `upstreams`. */
 export async function startGatewayServer(
   upstreams: readonly Record<string, unknown>[],
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<GatewayServer> {
-  const file = await Deno.makeTempFile({ suffix: ".json" });
-  await Deno.writeTextFile(file, JSON.stringify({ upstreams }));
+  const file = await writeUpstreamsFile(upstreams);
   const ws = await startWorkspaceServer({ VESTIBULE_UPSTREAMS: file, ...env }, options);
   const log = createAuditLog(ws.server.store, options.now ?? Date.now);
   let id = 1000;
