@@ -32,6 +32,7 @@ export async function listAllTools(
   page: (cursor: string | undefined) => Promise<Record<string, unknown>>,
 ): Promise<UpstreamTool[]> {
   const tools: UpstreamTool[] = [];
+  const names = new Set<string>();
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let pages = 1;; pages++) {
@@ -46,7 +47,19 @@ export async function listAllTools(
     }
     for (const raw of parsed.output.tools) {
       const tool = _checked(upstream, log, raw);
-      if (tool !== null) tools.push(tool);
+      if (tool === null) continue;
+      // Names are what calls address: a second definition under one would replace the first.
+      if (names.has(tool.name)) {
+        logEvent(log, {
+          level: "warn",
+          message: "upstream lists a tool name twice: the second is left out",
+          upstream: upstream.name,
+          tool: tool.name.slice(0, 200),
+        });
+        continue;
+      }
+      names.add(tool.name);
+      tools.push(tool);
     }
     cursor = parsed.output.nextCursor;
     if (cursor === undefined) return tools;

@@ -342,24 +342,21 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
       const known = tools.get(stamp);
       if (known) return known;
       const built: UpstreamWorkspaceTool[] = [];
+      // Names are unique per upstream (tool_listing.ts) and the prefixes tell upstreams apart.
       for (const { live, view } of parts) {
-        const seen = new Set<string>();
         for (const entry of view.entries) {
           const tool = toolOf(live, entry);
           // A role no consent can change: the tool is left out (a step-up could not open it).
           if (deps.scopes.ownerOnly(tool.scope) && auth.role !== "owner") continue;
-          if (!_usableName(tool.name) || seen.has(tool.name)) {
+          if (!_usableName(tool.name)) {
             logEvent(log, {
               level: "warn",
-              message: seen.has(tool.name)
-                ? "upstream lists a tool name twice: the second is left out"
-                : "upstream tool name is unusable in the workspace: left out",
+              message: "upstream tool name is unusable in the workspace: left out",
               upstream: live.config.name,
               tool: entry.tool.slice(0, 200),
             });
             continue;
           }
-          seen.add(tool.name);
           built.push(tool);
         }
       }
