@@ -12,7 +12,7 @@ import { maskDataUrl } from "./config/data_url.ts";
 import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
-import type { UpstreamsConfig } from "./gateway/upstreams.ts";
+import type { UpstreamsConfig } from "./config/upstreams.ts";
 import { createMcpClient } from "./gateway/client.ts";
 import { createUpstreamCalls } from "./gateway/upstream_calls.ts";
 import { createUpstreamSet, type UpstreamSet } from "./gateway/upstream_set.ts";

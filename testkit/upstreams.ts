@@ -2,7 +2,7 @@
 // Streamable HTTP (a process on a free loopback port) or as a stdio child, `server-memory` as a
 // stdio child, and an UpstreamConfig around any transport. Pinned versions; their packages are
 // in tests/test.lock.
-import type { UpstreamConfig, UpstreamTransport } from "../src/gateway/upstreams.ts";
+import type { UpstreamConfig, UpstreamTransport } from "../src/config/upstreams.ts";
 
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 export const MEMORY = "npm:@modelcontextprotocol/server-memory@2026.8.31";

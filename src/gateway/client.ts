@@ -14,7 +14,7 @@ import {
 } from "./mcp_client.ts";
 import { type RpcChannel, type RpcOutcome, SessionGoneError, untilAborted } from "./rpc_channel.ts";
 import { createStdioChannel } from "./stdio_transport.ts";
-import type { UpstreamConfig } from "./upstreams.ts";
+import type { UpstreamConfig } from "../config/upstreams.ts";
 import { listAllTools } from "./tool_listing.ts";
 
 export interface McpClientDeps {

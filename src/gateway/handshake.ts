@@ -7,7 +7,7 @@ import { META } from "../mcp/messages.ts";
 import { LEGACY_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
 import { UpstreamError } from "./mcp_client.ts";
 import type { RpcOutcome } from "./rpc_channel.ts";
-import type { UpstreamConfig } from "./upstreams.ts";
+import type { UpstreamConfig } from "../config/upstreams.ts";
 
 export const CLIENT_INFO = Object.freeze({ name: "vestibule-gateway", version: "1.0.0" });
 

@@ -8,7 +8,7 @@ import { encodeHeaderValue } from "../mcp/negotiation.ts";
 import { createSseDecoder } from "../mcp/sse.ts";
 import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
 import { UpstreamError } from "./mcp_client.ts";
-import type { UpstreamConfig } from "./upstreams.ts";
+import type { UpstreamConfig } from "../config/upstreams.ts";
 import {
   cancelledParams,
   type Incoming,

@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { ErrorObjectSchema, JSONRPC_VERSION, type RequestId } from "../mcp/messages.ts";
 import { METHOD_NOT_FOUND } from "../mcp/errors.ts";
 import { UpstreamError } from "./mcp_client.ts";
-import type { UpstreamConfig } from "./upstreams.ts";
+import type { UpstreamConfig } from "../config/upstreams.ts";
 
 /** A request's answer: its result object, or the JSON-RPC error the upstream sent instead. */
 export type RpcOutcome =

@@ -5,7 +5,7 @@
 import { logEvent, type LogSink } from "../http/request_log.ts";
 import { JSONRPC_VERSION } from "../mcp/messages.ts";
 import { UpstreamError } from "./mcp_client.ts";
-import type { UpstreamConfig, UpstreamTransport } from "./upstreams.ts";
+import type { UpstreamConfig, UpstreamTransport } from "../config/upstreams.ts";
 import {
   cancelledParams,
   readIncoming,

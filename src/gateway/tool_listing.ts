@@ -6,7 +6,7 @@ import { logEvent, type LogSink } from "../http/request_log.ts";
 import { describeIssues } from "../issue_words.ts";
 import { JsonObjectSchema, ObjectJsonSchemaSchema } from "../mcp/messages.ts";
 import { UpstreamError, type UpstreamTool } from "./mcp_client.ts";
-import type { UpstreamConfig } from "./upstreams.ts";
+import type { UpstreamConfig } from "../config/upstreams.ts";
 
 export const LIST_LIMITS = { pages: 100, tools: 10_000 } as const;
 

@@ -10,7 +10,7 @@ import type {
 } from "../workspace/domain/gate_actions.ts";
 import type { CallOptions } from "./mcp_client.ts";
 import type { CallRecord, UpstreamSet } from "./upstream_set.ts";
-import type { UpstreamConfig } from "./upstreams.ts";
+import type { UpstreamConfig } from "../config/upstreams.ts";
 
 /** Who is asking, in a call's `_meta`, for upstreams whose file entry says forwardIdentity. */
 export const CALLER_META_KEY = "vestibule/caller";

@@ -8,7 +8,7 @@
  * end, whatever happens, as a result: a failure is an isError result in plain words.
  */
 import { logEvent, type LogSink } from "../http/request_log.ts";
-import { canonicalSha256 } from "./canonical.ts";
+import { canonicalSha256 } from "../canonical_json.ts";
 import {
   type CallOptions,
   type McpClient,
@@ -16,7 +16,7 @@ import {
   type UpstreamResult,
   type UpstreamTool,
 } from "./mcp_client.ts";
-import type { UpstreamConfig, UpstreamsConfig } from "./upstreams.ts";
+import type { UpstreamConfig, UpstreamsConfig } from "../config/upstreams.ts";
 
 /** A listed tool and the SHA-256 of its canonical definition (what a pin compares). */
 export interface LiveTool {

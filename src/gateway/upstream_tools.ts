@@ -30,11 +30,11 @@ import {
   SCOPE_META_KEY,
   type UpstreamWorkspaceTool,
 } from "../workspace/mcp/scoped_tool.ts";
-import { canonicalSha256 } from "./canonical.ts";
+import { canonicalSha256 } from "../canonical_json.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
 import { callSummary, identity, serves } from "./upstream_calls.ts";
 import type { LiveTool, LiveUpstream, UpstreamSet } from "./upstream_set.ts";
-import type { UpstreamConfig } from "./upstreams.ts";
+import type { UpstreamConfig } from "../config/upstreams.ts";
 
 /** How long a business's pins, as read, stand for this process (another replica may approve). */
 const PINS_FRESH_MS = 2_000;

@@ -11,7 +11,7 @@ import { isScope } from "../oauth/scopes.ts";
 import { jsonPath } from "../pages/parse_page.ts";
 import { PrivateFileError, refuseOpenFile } from "../private_files.ts";
 import { StartupError } from "../startup_error.ts";
-import type { UpstreamConfig, UpstreamsConfig, UpstreamTransport } from "./upstreams.ts";
+import type { UpstreamConfig, UpstreamsConfig, UpstreamTransport } from "../config/upstreams.ts";
 
 export class UpstreamsFileError extends StartupError {
   override name = "UpstreamsFileError";

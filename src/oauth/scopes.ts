@@ -3,7 +3,7 @@
  * a business owner can grant; and the catalogue a service serves, which adds the scopes of its
  * upstream MCP servers (VESTIBULE_UPSTREAMS) after them.
  */
-import type { UpstreamsConfig } from "../gateway/upstreams.ts";
+import type { UpstreamsConfig } from "../config/upstreams.ts";
 
 export const SCOPE_MEANINGS = Object.freeze(
   {

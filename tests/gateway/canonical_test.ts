@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "npm:fast-check@^4.10.2";
 import { fuzzRuns } from "../fuzz/fuzz_support.ts";
-import { canonicalJson, canonicalSha256 } from "../../src/gateway/canonical.ts";
+import { canonicalJson, canonicalSha256 } from "../../src/canonical_json.ts";
 
 Deno.test("canonical JSON sorts members at every depth and drops no array order", () => {
   assert.equal(

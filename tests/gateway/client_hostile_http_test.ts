@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createMcpClient } from "../../src/gateway/client.ts";
 import { UpstreamError } from "../../src/gateway/mcp_client.ts";
-import type { UpstreamConfig } from "../../src/gateway/upstreams.ts";
+import type { UpstreamConfig } from "../../src/config/upstreams.ts";
 import { upstreamConfig } from "../../testkit/upstreams.ts";
 
 interface Seen {

@@ -6,7 +6,7 @@ import { ConfigError } from "../../config/settings.ts";
 import { checkServeConfig, configWarnings } from "../../config/warnings.ts";
 import { checkMailTransport } from "../../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_target.ts";
-import type { UpstreamsConfig } from "../../gateway/upstreams.ts";
+import type { UpstreamsConfig } from "../../config/upstreams.ts";
 import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
 import { AdminTokenError, readAdminToken } from "../api_token.ts";
 import { ISSUER_PATH, issuerOf } from "../../oauth/issuer.ts";

@@ -6,7 +6,7 @@ import type { Business } from "../../accounts/model.ts";
 import { serves } from "../../gateway/upstream_calls.ts";
 import type { LiveTool } from "../../gateway/upstream_set.ts";
 import { TOOL_SEPARATOR } from "../../gateway/upstream_tools.ts";
-import type { UpstreamConfig, UpstreamsConfig } from "../../gateway/upstreams.ts";
+import type { UpstreamConfig, UpstreamsConfig } from "../../config/upstreams.ts";
 import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
 import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";

@@ -1,11 +1,11 @@
 // One look at each upstream of VESTIBULE_UPSTREAMS through the gateway's own client, for the
 // operator (`admin upstreams`, `admin check --live`): whether it answers, the revision agreed,
 // and what it lists with each definition's hash (what a business's pin is compared with).
-import { canonicalSha256 } from "../../gateway/canonical.ts";
+import { canonicalSha256 } from "../../canonical_json.ts";
 import { createMcpClient } from "../../gateway/client.ts";
 import type { McpClient } from "../../gateway/mcp_client.ts";
 import type { LiveTool } from "../../gateway/upstream_set.ts";
-import type { UpstreamConfig, UpstreamsConfig } from "../../gateway/upstreams.ts";
+import type { UpstreamConfig, UpstreamsConfig } from "../../config/upstreams.ts";
 
 export type Probe =
   & { readonly upstream: UpstreamConfig }

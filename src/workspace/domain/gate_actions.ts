@@ -69,7 +69,7 @@ export const GateActionSchema = v.variant("type", [
     /** The upstream's own name of the tool. */
     tool: v.string(),
     arguments: v.record(v.string(), v.unknown()),
-    /** SHA-256 of the canonical arguments (src/gateway/canonical.ts). */
+    /** SHA-256 of the canonical arguments (src/canonical_json.ts). */
     argumentsSha256: v.string(),
     /** Approved after this (epoch ms), the call is not made. */
     expiresAt: v.number(),

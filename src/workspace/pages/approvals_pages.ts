@@ -2,7 +2,7 @@
 // approving does and presses one of two buttons.
 import { authPage, utcMinute } from "../../ui/auth_pages.ts";
 import { type Html, html } from "../../ui/html.ts";
-import { canonicalJson } from "../../gateway/canonical.ts";
+import { canonicalJson } from "../../canonical_json.ts";
 import { lineDiff } from "../../ui/line_diff.ts";
 import type { Gate } from "../domain/gates.ts";
 

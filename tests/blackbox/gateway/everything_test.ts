@@ -4,7 +4,7 @@
 // streams before the result, a cancel reaches the upstream call, every call is one audit entry
 // with the arguments' hash only, and nothing of Vestibule's (token, environment) goes upstream.
 import assert from "node:assert/strict";
-import { canonicalSha256 } from "../../../src/gateway/canonical.ts";
+import { canonicalSha256 } from "../../../src/canonical_json.ts";
 import {
   denoChildEnv,
   EVERYTHING,

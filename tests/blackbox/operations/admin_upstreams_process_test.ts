@@ -3,7 +3,7 @@
 // changed since), and server-memory as a stdio child, which needs the task's --allow-run.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
-import { canonicalSha256 } from "../../../src/gateway/canonical.ts";
+import { canonicalSha256 } from "../../../src/canonical_json.ts";
 import { prepareSchema } from "../../../src/schema.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.ts";

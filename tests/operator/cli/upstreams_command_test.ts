@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { resolveConfig } from "../../../src/config/config.ts";
-import { canonicalSha256 } from "../../../src/gateway/canonical.ts";
+import { canonicalSha256 } from "../../../src/canonical_json.ts";
 import { upstreamChecks } from "../../../src/operator/cli/doctor.ts";
 import { createSigningKeys } from "../../../src/oauth/signing_keys.ts";
 import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.ts";
