@@ -28,6 +28,7 @@ import {
   pendingApproval,
   PendingApprovalSchema,
   SCOPE_META_KEY,
+  type UpstreamTools,
   type UpstreamWorkspaceTool,
 } from "../workspace/mcp/scoped_tool.ts";
 import { canonicalSha256 } from "../canonical_json.ts";
@@ -58,19 +59,6 @@ export interface UpstreamToolsDeps {
   readonly scopes: Pick<ScopeCatalogue, "ownerOnly">;
   readonly log: LogSink;
   readonly now: () => number;
-}
-
-export interface UpstreamTools {
-  /**
-   * The caller's upstream tools in file order, each upstream's in its listing order, and a
-   * stamp that changes whenever they may have.
-   */
-  forCaller(auth: WorkspaceAuth): Promise<CallerTools>;
-}
-
-export interface CallerTools {
-  readonly tools: readonly UpstreamWorkspaceTool[];
-  readonly stamp: string;
 }
 
 /** One upstream tool as a business sees it. */

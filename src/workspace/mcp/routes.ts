@@ -22,8 +22,7 @@ import type { Store } from "../../store/store.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
 import { createWorkspaceTools } from "./catalogue.ts";
-import type { AnyWorkspaceTool } from "./scoped_tool.ts";
-import type { UpstreamTools } from "../../gateway/upstream_tools.ts";
+import type { AnyWorkspaceTool, UpstreamTools } from "./scoped_tool.ts";
 import { BoundedMap } from "../../bounded_map.ts";
 import { createToolRegistry, type ToolRegistry } from "../../mcp/registry.ts";
 

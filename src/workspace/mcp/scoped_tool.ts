@@ -27,6 +27,20 @@ export interface UpstreamWorkspaceTool extends ForwardedTool<WorkspaceAuth> {
   readonly scope: string;
 }
 
+/** Where the workspace gets the upstreams' tools (src/gateway/upstream_tools.ts answers). */
+export interface UpstreamTools {
+  /**
+   * The caller's upstream tools in file order, each upstream's in its listing order, and a
+   * stamp that changes whenever they may have.
+   */
+  forCaller(auth: WorkspaceAuth): Promise<CallerTools>;
+}
+
+export interface CallerTools {
+  readonly tools: readonly UpstreamWorkspaceTool[];
+  readonly stamp: string;
+}
+
 /** Any of Vestibule's own workspace tools; the registry erases I and O. */
 // deno-lint-ignore no-explicit-any
 export type OwnWorkspaceTool = WorkspaceTool<any, any>;
