@@ -70,9 +70,11 @@ export interface UpstreamSetDeps {
   readonly metrics?: GatewayMetrics | undefined;
   /** Milliseconds between listings of an upstream that answers (a minute by default). */
   readonly refreshMs?: number;
+  /** The first wait before listing again an upstream that does not answer (a second by default). */
+  readonly retryMs?: number;
 }
 
-/** Back-off between listings of an upstream that does not answer. */
+/** Back-off between listings of an upstream that does not answer: doubling, up to a minute. */
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 
@@ -93,6 +95,7 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
 } {
   const { log, now } = deps;
   const refreshMs = deps.refreshMs ?? 60_000;
+  const retryMinMs = deps.retryMs ?? RETRY_MIN_MS;
   const client = deps.connect(config);
   let state: UpstreamState = "starting";
   let tools: ReadonlyMap<string, LiveTool> | null = null;
@@ -100,7 +103,7 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
   let generation = 0;
   let listing: Promise<void> | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let retryMs = RETRY_MIN_MS;
+  let retryMs = retryMinMs;
   let closed = false;
 
   const schedule = (ms: number) => {
@@ -145,7 +148,7 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
       tools = next;
       state = "ready";
       problem = null;
-      retryMs = RETRY_MIN_MS;
+      retryMs = retryMinMs;
       schedule(refreshMs);
     } catch (error) {
       becomeDown(_describe(config, error));
@@ -197,7 +200,7 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
         // Timed out or cancelled, the upstream may well be fine; unreachable, it is not.
         if (error.kind === "unreachable") {
           becomeDown(error.message);
-          schedule(RETRY_MIN_MS);
+          schedule(retryMinMs);
         }
         record = {
           result: { content: [{ type: "text", text: error.message }], isError: true },

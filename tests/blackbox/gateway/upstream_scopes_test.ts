@@ -18,7 +18,7 @@ import {
 
 const UPSTREAM_SCOPES = ["upstream.vault", "upstream.x", "upstream.x.write"];
 
-async function upstreamsFile(): Promise<string> {
+async function writeUpstreamsFile(): Promise<string> {
   const path = await Deno.makeTempFile({ suffix: ".json" });
   await Deno.writeTextFile(
     path,
@@ -38,7 +38,7 @@ async function upstreamsFile(): Promise<string> {
 }
 
 Deno.test("the upstreams' scopes follow the spec's everywhere the spec's are named", async (t) => {
-  const file = await upstreamsFile();
+  const file = await writeUpstreamsFile();
   const fx = await oauthFixture({ VESTIBULE_UPSTREAMS: file });
   const { server } = fx;
   try {

@@ -2,6 +2,7 @@
 // tool listing and SSE reading over the wire, polling with a deadline, the audit log as stored,
 // and a small hostile upstream whose every answer the test writes by hand.
 // deno-lint-ignore-file no-explicit-any -- messages are arbitrary JSON the tests pick apart
+import assert from "node:assert/strict";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import type { AuditEntry } from "../../../src/workspace/domain/audit.ts";
 import { createSseDecoder } from "../../../src/mcp/sse.ts";
@@ -201,4 +202,37 @@ export async function directCall(
   });
   await fetch(url, { method: "DELETE", headers }).then((r) => r.body?.cancel());
   return called!.message.result;
+}
+
+/**
+ * The tools of the upstream `prefix` that `token` is listed (every page), by name; a walk whose
+ * cursor expired because the list changed meanwhile starts again, as the error says to.
+ */
+export async function listed(
+  ws: Pick<WorkspaceServer, "post">,
+  token: string,
+  prefix = "tiny__",
+): Promise<Map<string, any>> {
+  for (let walks = 0; walks < 5; walks++) {
+    const tools = new Map<string, any>();
+    let cursor: string | undefined;
+    do {
+      const response = await ws.post(token, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: cursor === undefined ? {} : { cursor },
+      });
+      assert.equal(response.status, 200);
+      const message = await response.json();
+      if (cursor !== undefined && message.error?.message.includes("list again")) break;
+      assert.ok(message.result, JSON.stringify(message));
+      for (const tool of message.result.tools) {
+        if (tool.name.startsWith(prefix)) tools.set(tool.name, tool);
+      }
+      cursor = message.result.nextCursor;
+      if (cursor === undefined) return tools;
+    } while (cursor !== undefined);
+  }
+  return assert.fail("the tool list kept changing");
 }
