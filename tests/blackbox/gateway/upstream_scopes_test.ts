@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { SUPPORTED_SCOPES } from "../../../src/oauth/scopes.ts";
 import { Browser, followLink, hiddenField, submitForm } from "../support/accounts_browser.ts";
+import { writeUpstreamsFile } from "../support/gateway_support.ts";
 import { rpc } from "../support/mcp_helpers.ts";
 import {
   authorizeParams,
@@ -18,27 +19,18 @@ import {
 
 const UPSTREAM_SCOPES = ["upstream.vault", "upstream.x", "upstream.x.write"];
 
-async function writeUpstreamsFile(): Promise<string> {
-  const path = await Deno.makeTempFile({ suffix: ".json" });
-  await Deno.writeTextFile(
-    path,
-    JSON.stringify({
-      upstreams: [
-        { name: "vault", title: "Vault", url: "http://127.0.0.1:1/mcp", ownerOnly: true },
-        {
-          name: "x",
-          title: "X Files",
-          command: "x-server",
-          scopes: { "put-file": "upstream.x.write", "del-file": "upstream.x.write" },
-        },
-      ],
-    }),
-  );
-  return path;
-}
+const UPSTREAMS = [
+  { name: "vault", title: "Vault", url: "http://127.0.0.1:1/mcp", ownerOnly: true },
+  {
+    name: "x",
+    title: "X Files",
+    command: "x-server",
+    scopes: { "put-file": "upstream.x.write", "del-file": "upstream.x.write" },
+  },
+];
 
 Deno.test("the upstreams' scopes follow the spec's everywhere the spec's are named", async (t) => {
-  const file = await writeUpstreamsFile();
+  const file = await writeUpstreamsFile(UPSTREAMS);
   const fx = await oauthFixture({ VESTIBULE_UPSTREAMS: file });
   const { server } = fx;
   try {
