@@ -4,6 +4,8 @@
 // cancels with an AbortSignal, and meets a gated tool: the owner approves it on the approval
 // page (which shows the upstream, the tool and the exact arguments), get_approval returns the
 // stored result, and the upstream was called once after approval and never after a decline.
+// The human here is the cookie-keeping fetch browser, so this runs without Chromium;
+// tests/browser/gateway_approval_browser_test.ts has the owner do the same in Chromium.
 import assert from "node:assert/strict";
 import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
 import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
