@@ -27,10 +27,11 @@ export function lineDiff(before: string, after: string): DiffLine[] {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       lines.push({ kind: "same", text: a[i++]! });
       j++;
-    } else if (j < b.length && (i === a.length || lengths[i]![j + 1]! >= lengths[i + 1]![j]!)) {
-      lines.push({ kind: "added", text: b[j++]! });
-    } else {
+    } else if (i < a.length && (j === b.length || lengths[i + 1]![j]! >= lengths[i]![j + 1]!)) {
+      // A replaced line reads as removed, then added.
       lines.push({ kind: "removed", text: a[i++]! });
+    } else {
+      lines.push({ kind: "added", text: b[j++]! });
     }
   }
   return lines;

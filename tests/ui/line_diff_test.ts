@@ -6,8 +6,8 @@ import { lineDiff } from "../../src/ui/line_diff.ts";
 Deno.test("a line diff marks the one changed line as removed and added, the rest the same", () => {
   assert.deepEqual(lineDiff("a\nb\nc", "a\nB\nc"), [
     { kind: "same", text: "a" },
-    { kind: "added", text: "B" },
     { kind: "removed", text: "b" },
+    { kind: "added", text: "B" },
     { kind: "same", text: "c" },
   ]);
 });

@@ -1,9 +1,9 @@
 // The approval pages of {auth_url}: plain HTML, no JavaScript; the owner reads exactly what
 // approving does and presses one of two buttons.
 import { authPage, utcMinute } from "../../ui/auth_pages.ts";
-import { type Html, html } from "../../ui/html.ts";
+import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
 import { canonicalJson } from "../../canonical_json.ts";
-import { lineDiff } from "../../ui/line_diff.ts";
+import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
 import type { Gate } from "../domain/gates.ts";
 
 export interface GateListItem {
@@ -118,7 +118,9 @@ function _actionDetail(gate: Gate): Html | string {
         .tool}</code>, with these arguments (SHA-256 <code>${action
         .argumentsSha256}</code>):</p>
       <pre>${_pretty(action.arguments)}</pre>
-      <p>Approved after ${utcMinute(action.expiresAt)}, the call is not made.</p>
+      ${gate.status === "pending"
+        ? html`<p>Approved after ${utcMinute(action.expiresAt)}, the call is not made.</p>`
+        : ""}
       ${gate.result
         ? html`
           <h2>What the upstream answered</h2>
@@ -134,22 +136,22 @@ function _actionDetail(gate: Gate): Html | string {
       <h2>${action.change === "new" ? "The new tool's definition" : "What changed"}</h2>
       <p>Upstream <code>${action.upstream}</code>, tool <code>${action
         .tool}</code>. Removed lines are marked −, added lines +.</p>
-      <pre class="diff">${lines.map((line) =>
-        line.kind === "added"
-          ? html`
-            <ins>+ ${line.text}</ins>
-          `
-          : line.kind === "removed"
-          ? html`
-            <del>− ${line.text}</del>
-          `
-          : html`
-            ${line.text}
-          `
-      )}</pre>
+      <pre class="diff">${_diffLines(lines)}</pre>
     `;
   }
   return "";
+}
+
+/** One line of the <pre> each, marked, with no whitespace of the template between them. */
+function _diffLines(lines: readonly DiffLine[]): Html {
+  const marked = lines.map(({ kind, text }) =>
+    kind === "added"
+      ? `<ins>+ ${escapeHtml(text)}</ins>`
+      : kind === "removed"
+      ? `<del>− ${escapeHtml(text)}</del>`
+      : `  ${escapeHtml(text)}`
+  );
+  return unsafeHtml(marked.join("\n"));
 }
 
 /** Members in a stable order, indented: the same value always reads the same. */
