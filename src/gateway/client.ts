@@ -5,7 +5,7 @@
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
 import { DISCOVER_PROBE_MS, handshake, modernMeta } from "./handshake.ts";
-import { createHttpChannel } from "./http_transport.ts";
+import { createHttpChannel, type UpstreamFetch } from "./http_transport.ts";
 import {
   type CallOptions,
   type McpClient,
@@ -18,7 +18,7 @@ import type { UpstreamConfig } from "../config/upstreams.ts";
 import { listAllTools } from "./tool_listing.ts";
 
 export interface McpClientDeps {
-  readonly fetch?: typeof fetch;
+  readonly fetch?: UpstreamFetch;
   readonly log: LogSink;
   readonly now?: () => number;
   /** Waits out a stdio restart back-off (tests pass one that does not sleep). */

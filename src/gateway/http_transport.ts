@@ -21,8 +21,22 @@ import {
   tooLarge,
 } from "./rpc_channel.ts";
 
+/**
+ * What the transport needs of fetch: the global one, or src/gateway/http1.ts's keep-alive
+ * client, which implements only this much.
+ */
+export type UpstreamFetch = (
+  url: string,
+  init: {
+    readonly method: string;
+    readonly headers: Headers;
+    readonly body?: string;
+    readonly signal: AbortSignal;
+  },
+) => Promise<Response>;
+
 export interface HttpChannelDeps {
-  readonly fetch: typeof fetch;
+  readonly fetch: UpstreamFetch;
   readonly log: LogSink;
 }
 

@@ -34,8 +34,13 @@ export interface TestSmtpServer {
   close(): Promise<void>;
 }
 
-/** A self-signed certificate for 127.0.0.1 and localhost, made with Debian's openssl. */
-export async function selfSignedCertificate(): Promise<{ key: string; cert: string }> {
+/**
+ * A self-signed certificate for 127.0.0.1 and localhost, made with Debian's openssl. `leaf`
+ * makes it CA:FALSE: rustls (Deno.connectTls) refuses a CA certificate as the server's own.
+ */
+export async function selfSignedCertificate(
+  { leaf = false } = {},
+): Promise<{ key: string; cert: string }> {
   const dir = await Deno.makeTempDir();
   try {
     const { success, stderr } = await new Deno.Command("/usr/bin/openssl", {
@@ -53,6 +58,7 @@ export async function selfSignedCertificate(): Promise<{ key: string; cert: stri
         "/CN=localhost",
         "-addext",
         "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ...(leaf ? ["-addext", "basicConstraints=critical,CA:FALSE"] : []),
         "-keyout",
         `${dir}/key.pem`,
         "-out",

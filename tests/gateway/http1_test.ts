@@ -1,0 +1,347 @@
+// The gateway's own HTTP/1.1 client against real servers on loopback: Deno.serve, and raw
+// listeners written here to frame answers exactly as a test needs (chunks on cue, an idle
+// close, a head too big, a body longer than it says).
+import assert from "node:assert/strict";
+import { createMcpClient } from "../../src/gateway/client.ts";
+import { createHttp1Fetch } from "../../src/gateway/http1.ts";
+import { unreachable } from "../../src/gateway/http_transport.ts";
+import { UpstreamError } from "../../src/gateway/mcp_client.ts";
+import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../testkit/tiny_upstream.ts";
+import { upstreamConfig } from "../../testkit/upstreams.ts";
+import { selfSignedCertificate } from "../blackbox/support/smtp_server.ts";
+
+const encoder = new TextEncoder();
+const POST = { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" };
+
+/** A listener whose every connection `answer` handles; `connections` counts them. */
+function rawServer(answer: (conn: Deno.TcpConn, request: string) => Promise<void>) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const handlers: Promise<void>[] = [];
+  let connections = 0;
+  (async () => {
+    for await (const conn of listener) {
+      connections++;
+      handlers.push((async () => {
+        try {
+          await answer(conn, await _readRequest(conn));
+        } catch {
+          // The client went away; the test says what it expected.
+        } finally {
+          try {
+            conn.close();
+          } catch {
+            // Closed by the handler.
+          }
+        }
+      })());
+    }
+  })();
+  return {
+    url: `http://127.0.0.1:${listener.addr.port}/mcp`,
+    get connections() {
+      return connections;
+    },
+    async close() {
+      listener.close();
+      await Promise.all(handlers);
+    },
+  };
+}
+
+/** One request's head and Content-Length body, as text. */
+async function _readRequest(conn: Deno.Conn): Promise<string> {
+  const buffer = new Uint8Array(65_536);
+  let text = "";
+  for (;;) {
+    const read = await conn.read(buffer);
+    if (read === null) return text;
+    text += new TextDecoder().decode(buffer.subarray(0, read));
+    const end = text.indexOf("\r\n\r\n");
+    const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? 0);
+    if (end >= 0 && text.length >= end + 4 + length) return text;
+  }
+}
+
+const write = (conn: Deno.Conn, text: string) => conn.write(encoder.encode(text));
+
+Deno.test("a Content-Length answer comes back with its status, headers and body", async () => {
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) =>
+      Response.json({ got: await request.text(), host: request.headers.get("Host") }, {
+        status: 201,
+        headers: { "Mcp-Session-Id": "s-1" },
+      }),
+  );
+  const fetch1 = createHttp1Fetch();
+  try {
+    const response = await fetch1(`http://127.0.0.1:${server.addr.port}/mcp?x=1`, {
+      method: "POST",
+      headers: new Headers({ "Content-Type": "application/json" }),
+      body: '{"é":1}',
+    });
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("mcp-session-id"), "s-1");
+    assert.equal(response.headers.get("Content-Type"), "application/json");
+    assert.deepEqual(await response.json(), {
+      got: '{"é":1}',
+      host: `127.0.0.1:${server.addr.port}`,
+    });
+  } finally {
+    fetch1.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("a chunked answer's chunks are handed on as they arrive", async () => {
+  const { promise: next, resolve: sendNext } = Promise.withResolvers<void>();
+  const server = rawServer(async (conn) => {
+    await write(
+      conn,
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+        "6;ext=1\r\nfirst\n\r\n",
+    );
+    await next;
+    await write(conn, "7\r\nsecond\n\r\n0\r\nX-Trailer: t\r\n\r\n");
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    const response = await fetch1(server.url, POST);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    // The server sends the second chunk only after the first was read here.
+    assert.deepEqual(await reader.read(), { done: false, value: "first\n" });
+    sendNext();
+    assert.deepEqual(await reader.read(), { done: false, value: "second\n" });
+    assert.deepEqual(await reader.read(), { done: true, value: undefined });
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("fifty sequential requests share one kept-alive connection", async () => {
+  const ports = new Set<number>();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (_request, info) => {
+      ports.add(info.remoteAddr.port);
+      return new Response("ok");
+    },
+  );
+  const fetch1 = createHttp1Fetch();
+  try {
+    for (let i = 0; i < 50; i++) {
+      const response = await fetch1(`http://127.0.0.1:${server.addr.port}/`, POST);
+      assert.equal(await response.text(), "ok");
+    }
+    assert.equal(ports.size, 1);
+  } finally {
+    fetch1.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("a request on a connection the server closed while idle is sent again on a new one", async () => {
+  const { promise: closedFirst, resolve: firstClosed } = Promise.withResolvers<void>();
+  let answered = 0;
+  const server = rawServer(async (conn) => {
+    await write(conn, `HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n${++answered}`);
+    // Keep-alive was promised; the server closes anyway, as an idle timeout would.
+    conn.close();
+    firstClosed();
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    assert.equal(await (await fetch1(server.url, POST)).text(), "1");
+    await closedFirst;
+    assert.equal(await (await fetch1(server.url, POST)).text(), "2");
+    assert.equal(server.connections, 2);
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("an abort while the body streams errors the stream and closes the connection", async () => {
+  const { promise: clientGone, resolve: sawClientGo } = Promise.withResolvers<string>();
+  const server = rawServer(async (conn) => {
+    await write(conn, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\none\r\n");
+    try {
+      sawClientGo((await conn.read(new Uint8Array(16))) === null ? "closed" : "sent bytes");
+    } catch {
+      sawClientGo("closed");
+    }
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    const controller = new AbortController();
+    const response = await fetch1(server.url, { ...POST, signal: controller.signal });
+    const reader = response.body!.getReader();
+    assert.equal((await reader.read()).value?.byteLength, 3);
+    const pending = reader.read();
+    const reason = new Error("caller gave up");
+    controller.abort(reason);
+    await assert.rejects(pending, (error) => error === reason);
+    assert.equal(await clientGone, "closed");
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("a signal aborted before the request rejects with its reason and sends nothing", async () => {
+  const fetch1 = createHttp1Fetch();
+  const reason = new Error("already gone");
+  await assert.rejects(
+    fetch1("http://127.0.0.1:9/", { ...POST, signal: AbortSignal.abort(reason) }),
+    (error) => error === reason,
+  );
+});
+
+Deno.test("a refused connection is a TypeError the transport reads as refused", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const url = `http://127.0.0.1:${listener.addr.port}/mcp`;
+  listener.close();
+  const fetch1 = createHttp1Fetch();
+  const error = await fetch1(url, POST).then(() => null, (error) => error);
+  assert.ok(error instanceof TypeError);
+  assert.ok(error.cause instanceof Deno.errors.ConnectionRefused);
+  assert.equal(
+    unreachable("Tiny", error).message,
+    "Tiny is unreachable: the connection was refused",
+  );
+});
+
+Deno.test("a head past the cap is an error, not an ever-growing buffer", async () => {
+  const server = rawServer(async (conn) => {
+    await write(conn, `HTTP/1.1 200 OK\r\nX-Pad: ${"x".repeat(70_000)}\r\n\r\n`);
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    await assert.rejects(fetch1(server.url, POST), (error) => {
+      assert.ok(error instanceof TypeError);
+      assert.match(error.message, /head exceeds 65536 bytes/);
+      return true;
+    });
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("a body longer than its Content-Length is cut at the length, and its connection not reused", async () => {
+  const server = rawServer(async (conn) => {
+    // Kept open: a client that reused it would read EXTRA as the next answer's start.
+    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+      await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
+    }
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    assert.equal(await (await fetch1(server.url, POST)).text(), "hello");
+    assert.equal(await (await fetch1(server.url, POST)).text(), "hello");
+    assert.equal(server.connections, 2);
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("a header value with a line break is refused without quoting it", async () => {
+  const fetch1 = createHttp1Fetch();
+  await assert.rejects(
+    fetch1("http://127.0.0.1:9/", {
+      method: "POST",
+      headers: { Authorization: "Bearer s3cret\r\nX-Evil: 1" },
+    }),
+    (error) => {
+      assert.ok(error instanceof TypeError);
+      assert.doesNotMatch(error.message, /s3cret|Evil/);
+      assert.match(error.message, /Authorization/);
+      return true;
+    },
+  );
+});
+
+Deno.test("https trusts the given CA, and refuses a certificate no CA vouches for", async () => {
+  const { key, cert } = await selfSignedCertificate({ leaf: true });
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, cert, key, onListen() {} },
+    () => new Response("secure"),
+  );
+  const url = `https://localhost:${server.addr.port}/`;
+  const trusting = createHttp1Fetch({ caCerts: [cert] });
+  const plain = createHttp1Fetch();
+  try {
+    assert.equal(await (await trusting(url, POST)).text(), "secure");
+    assert.equal(await (await trusting(url, POST)).text(), "secure");
+    await assert.rejects(plain(url, POST), TypeError);
+  } finally {
+    trusting.close();
+    plain.close();
+    await server.shutdown();
+  }
+});
+
+const PROGRESSING: TinyTool = {
+  definition: { name: "slow", inputSchema: { type: "object" } },
+  handler(_args, context) {
+    context.progress(1, 2);
+    context.progress(2, 2);
+    return { content: [{ type: "text", text: "done" }] };
+  },
+};
+
+for (const answer of ["sse", "json"] as const) {
+  Deno.test(`the MCP client works through it against ${answer} answers`, async () => {
+    const upstream = startTinyUpstream({ answer, tools: [ADD_TOOL, PROGRESSING] });
+    const fetch1 = createHttp1Fetch();
+    const client = createMcpClient(
+      upstreamConfig({ kind: "http", url: upstream.url, headers: { "X-Operator": "op" } }, {
+        name: "tiny",
+        title: "Tiny",
+      }),
+      { fetch: fetch1, log: () => {} },
+    );
+    try {
+      const tools = await client.listTools();
+      assert.deepEqual(tools.map((tool) => tool.name), ["add", "slow"]);
+      const sum = await client.callTool("add", { a: 2, b: 3 });
+      assert.deepEqual(sum["structuredContent"], { sum: 5 });
+      assert.equal(upstream.lastCall?.headers.get("X-Operator"), "op");
+      const seen: string[] = [];
+      const result = await client.callTool("slow", {}, {
+        onProgress: (progress, total) => seen.push(`${progress}/${total}`),
+      });
+      seen.push("result");
+      assert.deepEqual(seen, answer === "sse" ? ["1/2", "2/2", "result"] : ["result"]);
+      assert.deepEqual(result.content, [{ type: "text", text: "done" }]);
+    } finally {
+      await client.close();
+      fetch1.close();
+      await upstream.close();
+    }
+  });
+}
+
+Deno.test("a stopped upstream is unreachable through it, as through fetch", async () => {
+  const upstream = startTinyUpstream();
+  const fetch1 = createHttp1Fetch();
+  const client = createMcpClient(
+    upstreamConfig({ kind: "http", url: upstream.url, headers: {} }, { title: "Tiny" }),
+    { fetch: fetch1, log: () => {} },
+  );
+  try {
+    await client.callTool("add", { a: 1, b: 1 });
+    await upstream.close();
+    await assert.rejects(
+      client.callTool("add", { a: 1, b: 1 }),
+      (error) =>
+        error instanceof UpstreamError && error.kind === "unreachable" &&
+        /^Tiny is unreachable: the connection was (refused|reset)$/.test(error.message),
+    );
+  } finally {
+    await client.close();
+    fetch1.close();
+  }
+});
