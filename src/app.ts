@@ -14,6 +14,7 @@ import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
 import type { UpstreamsConfig } from "./config/upstreams.ts";
 import { createMcpClient } from "./gateway/client.ts";
+import { createHttp1Fetch } from "./gateway/http1.ts";
 import { createUpstreamCalls } from "./gateway/upstream_calls.ts";
 import { createUpstreamSet, type UpstreamSet } from "./gateway/upstream_set.ts";
 import { createUpstreamTools } from "./gateway/upstream_tools.ts";
@@ -135,10 +136,13 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     });
     const scopes = createScopeCatalogue(upstreams);
     // Each process keeps its own upstream sessions (and children); what they decide is stored.
+    // HTTP upstreams go through one keep-alive HTTP/1.1 client: fetch costs about twice its CPU
+    // per call (docs/benchmarks.md, Gateway).
+    const upstreamFetch = createHttp1Fetch();
     const gateway = createUpstreamSet(upstreams, {
       log,
       now,
-      connect: (upstream) => createMcpClient(upstream, { log, now }),
+      connect: (upstream) => createMcpClient(upstream, { log, now, fetch: upstreamFetch }),
       metrics: metrics?.gateway,
     });
     metrics?.watchUpstreams(() =>
@@ -173,6 +177,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       upstreams,
       async close() {
         await gateway.close();
+        upstreamFetch.close();
         await services.sender.stop();
         await opened.close();
       },

@@ -9,7 +9,7 @@ import {
   type UpstreamTool,
 } from "../../src/gateway/mcp_client.ts";
 import { createUpstreamSet, type UpstreamSetDeps } from "../../src/gateway/upstream_set.ts";
-import type { UpstreamConfig } from "../../src/gateway/upstreams.ts";
+import type { UpstreamConfig } from "../../src/config/upstreams.ts";
 
 const UPSTREAM: UpstreamConfig = {
   name: "tiny",
