@@ -148,7 +148,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     metrics?.watchUpstreams(() =>
       gateway.upstreams.map((live) => ({ name: live.config.name, up: live.state === "ready" }))
     );
-    const handler = await _sites({
+    const { handler, upstreamTools } = await _sites({
       config,
       log,
       now,
@@ -176,6 +176,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       metrics,
       upstreams,
       async close() {
+        await upstreamTools?.settle();
         await gateway.close();
         upstreamFetch.close();
         await services.sender.stop();
@@ -203,7 +204,11 @@ type SiteDeps = ProcessServices & {
  * The three sites share what is built here once (the stylesheet, the CORS policies, the signing
  * keys, the workspace services) and sit behind a Host router with the request log.
  */
-async function _sites(deps: SiteDeps): Promise<Handler> {
+async function _sites(
+  deps: SiteDeps,
+): Promise<
+  { handler: Handler; upstreamTools: ReturnType<typeof createUpstreamTools> | undefined }
+> {
   const { config, store, now, accounts, metrics } = deps;
   if (config.demo) await seedDemo(deps);
   const shared = {
@@ -252,7 +257,10 @@ async function _sites(deps: SiteDeps): Promise<Handler> {
       }),
     },
   ];
-  return withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest);
+  return {
+    handler: withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest),
+    upstreamTools,
+  };
 }
 
 /**

@@ -14,12 +14,12 @@
  * call is a gate bound to the caller, the tool and those arguments; approved, it is made once.
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
-import { logEvent, type LogSink } from "../http/request_log.ts";
+import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
 import type { ToolDescription } from "../mcp/messages.ts";
 import { ToolError } from "../mcp/tool.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
-import { operatorEntry } from "../workspace/domain/audit.ts";
+import { type NewAuditEntry, operatorEntry } from "../workspace/domain/audit.ts";
 import type { GateAction } from "../workspace/domain/gate_actions.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import type { UpstreamHold } from "../workspace/domain/upstream_pins.ts";
@@ -83,7 +83,9 @@ const PENDING_JSON_SCHEMA = (() => {
   return schema;
 })();
 
-export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
+export function createUpstreamTools(
+  deps: UpstreamToolsDeps,
+): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
   const { store, upstreamPins } = services.workspace;
   const views = new Map<string, View>();
@@ -93,6 +95,22 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
     { readonly stamp: string; readonly tools: UpstreamWorkspaceTool[] }
   >();
   let serial = 0;
+  // A call's audit entry is committed as its answer goes out, not before: the upstream acted
+  // whatever our store does, so waiting would only delay the answer (by a whole commit on a
+  // disk store). Entries of concurrent calls share a commit (AuditLog.append); one that cannot
+  // be stored is logged whole (no secrets in it), and `settle` waits for all before shutdown.
+  const unsettled = new Set<Promise<void>>();
+  const audit = (entry: NewAuditEntry) => {
+    const appended = services.audit.append(entry).catch((error: unknown) =>
+      logEvent(log, {
+        level: "error",
+        message: "audit entry of an upstream call not stored",
+        ...entry,
+        ...describeError(error),
+      })
+    ).finally(() => unsettled.delete(appended));
+    unsettled.add(appended);
+  };
   // Each upstream's own limit, per account and client.
   const limiters = new Map<string, RateLimiter>();
   const limiterOf = (upstream: UpstreamConfig) => {
@@ -299,7 +317,7 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
           onProgress: (done, total, message) => void progress(done, total, message),
           ...identity(upstream, auth),
         });
-        await services.audit.append({
+        audit({
           businessId: auth.businessId,
           accountId: auth.accountId,
           actor: "agent",
@@ -314,6 +332,10 @@ export function createUpstreamTools(deps: UpstreamToolsDeps): UpstreamTools {
   };
 
   return {
+    /** Resolves once every audit entry of a call answered so far is stored (or logged). */
+    async settle() {
+      await Promise.all(unsettled);
+    },
     async forCaller(auth) {
       const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
       await Promise.all(

@@ -185,7 +185,11 @@ Deno.test("server-everything and server-memory answer through the gateway unchan
     await t.step(
       "one audit entry per call, with the arguments' SHA-256 and never them",
       async () => {
-        const entries = (await ws.audit()).filter((e) => e.actor === "agent").reverse();
+        // An entry is committed as its answer goes out: the last may land just after it.
+        const entries = await until("an audit entry for every call", async () => {
+          const agent = (await ws.audit()).filter((e) => e.actor === "agent").reverse();
+          return agent.length >= calls.length && agent;
+        });
         assert.equal(entries.length, calls.length, entries.map((e) => e.summary).join("\n"));
         for (const [i, { tool, args }] of calls.entries()) {
           const entry = entries[i]!;
