@@ -7,7 +7,13 @@ import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { listed, writeUpstreamsFile } from "../support/gateway_support.ts";
-import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";
+import {
+  adminEnv,
+  assertPromtoolAccepts,
+  PROMTOOL,
+  sample,
+  scrape,
+} from "../support/metrics_helpers.ts";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
 
 const tool = (name: string): TinyTool => ({
@@ -155,23 +161,9 @@ Deno.test("upstream tools are served by role, business, scope and rate, and coun
 
 /** `promtool check metrics` accepts the exposition, when promtool is installed. */
 async function promtoolAccepts(text: string): Promise<void> {
-  const found = await new Deno.Command("promtool", { args: ["--version"] }).output()
-    .then((out) => out.success, () => false);
-  if (!found) {
+  if (!PROMTOOL) {
     console.warn("scopes_and_roles_test: promtool not found; the exposition was not checked");
     return;
   }
-  const check = new Deno.Command("promtool", {
-    args: ["check", "metrics"],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = check.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(text));
-  await writer.close();
-  const out = await check.output();
-  const said = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, said);
-  assert.equal(said.trim(), "", said);
+  await assertPromtoolAccepts(text);
 }

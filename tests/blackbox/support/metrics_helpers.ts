@@ -14,6 +14,27 @@ export async function scrape(adminUrl: string | null): Promise<string> {
   return await response.text();
 }
 
+/** Whether Prometheus' `promtool` is installed (the metrics checks need it; .ci/run installs it). */
+export const PROMTOOL = await new Deno.Command("promtool", { args: ["--version"] }).output()
+  .then((out) => out.success, () => false);
+
+/** Asserts that `promtool check metrics` accepts the exposition without a word. */
+export async function assertPromtoolAccepts(text: string): Promise<void> {
+  const check = new Deno.Command("promtool", {
+    args: ["check", "metrics"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = check.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(text));
+  await writer.close();
+  const out = await check.output();
+  const said = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, said);
+  assert.equal(said.trim(), "", said);
+}
+
 /** The value of the sample written exactly `series` (name and labels), or undefined. */
 export function sample(text: string, series: string): number | undefined {
   const line = text.split("\n").find((l) => l.startsWith(`${series} `));
