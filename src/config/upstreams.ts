@@ -51,3 +51,11 @@ export interface UpstreamConfig {
   /** Calls per minute and burst, per account and client. */
   readonly rateLimit: { readonly perMinute: number; readonly burst: number };
 }
+
+/** The longest name an upstream tool may have in the workspace, prefix included. */
+export const MAX_SERVED_TOOL_NAME = 64;
+
+/** An upstream tool's name in the workspace: `<upstream>__<tool>` (upstream names have no `_`). */
+export function servedToolName(upstream: string, tool: string): string {
+  return `${upstream}__${tool}`;
+}

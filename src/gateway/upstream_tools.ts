@@ -14,6 +14,7 @@
  * call is a gate bound to the caller, the tool and those arguments; approved, it is made once.
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
+import { BoundedMap } from "../bounded_map.ts";
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
 import type { ToolDescription } from "../mcp/messages.ts";
@@ -25,6 +26,7 @@ import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import type { UpstreamHold } from "../workspace/domain/upstream_pins.ts";
 import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
 import {
+  type CallerTools,
   pendingApproval,
   PendingApprovalSchema,
   SCOPE_META_KEY,
@@ -35,18 +37,17 @@ import { canonicalSha256 } from "../canonical_json.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
 import { callSummary, identity, serves } from "./upstream_calls.ts";
 import type { LiveTool, LiveUpstream, UpstreamSet } from "./upstream_set.ts";
-import type { UpstreamConfig } from "../config/upstreams.ts";
+import { MAX_SERVED_TOOL_NAME, servedToolName, type UpstreamConfig } from "../config/upstreams.ts";
+import { TOOL_NAME } from "../mcp/registry.ts";
 
 /** How long a business's pins, as read, stand for this process (another replica may approve). */
 const PINS_FRESH_MS = 2_000;
 /** How long an owner has to approve a gated upstream call; later, it is not made. */
 const GATED_CALL_LIFETIME_MS = 24 * 60 * 60 * 1000;
+/** Business views of an upstream, and callers' tool lists, kept at once. */
+const CACHED_VIEWS = 1_000;
 /** How long a tools/list waits for an upstream's first listing before leaving it out. */
 const FIRST_LISTING_WAIT_MS = 5_000;
-/** The separator between an upstream's name and its tool's (names have no `_`). */
-export const TOOL_SEPARATOR = "__";
-const MAX_TOOL_NAME = 64;
-const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
 /** The key of an upstream's name in its tools' `_meta`. */
 export const UPSTREAM_META_KEY = "vestibule/upstream";
 
@@ -88,12 +89,11 @@ export function createUpstreamTools(
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
   const { store, upstreamPins } = services.workspace;
-  const views = new Map<string, View>();
+  // Bounded as every cache of keys others choose (a business per sign-up): a view or a list
+  // forgotten is only built again.
+  const views = new BoundedMap<string, View>(CACHED_VIEWS);
   const building = new Map<string, Promise<View>>();
-  const tools = new Map<
-    string,
-    { readonly stamp: string; readonly tools: UpstreamWorkspaceTool[] }
-  >();
+  const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
   let serial = 0;
   // A call's audit entry is committed as its answer goes out, not before: the upstream acted
   // whatever our store does, so waiting would only delay the answer (by a whole commit on a
@@ -167,7 +167,7 @@ export function createUpstreamTools(
       accountId: auth.accountId,
       clientId: auth.clientId,
       clientName: auth.clientName,
-      tool: `${name}${TOOL_SEPARATOR}${tool.definition.name}`,
+      tool: servedToolName(name, tool.definition.name),
       scope: scopeOf(live.config, tool.definition.name),
       action: {
         type: "approve_tool_definition",
@@ -253,7 +253,7 @@ export function createUpstreamTools(
 
   const toolOf = (live: LiveUpstream, entry: ViewEntry): UpstreamWorkspaceTool => {
     const upstream = live.config;
-    const name = `${upstream.name}${TOOL_SEPARATOR}${entry.tool}`;
+    const name = servedToolName(upstream.name, entry.tool);
     const scope = scopeOf(upstream, entry.tool);
     const gated = upstream.gated.has(entry.tool);
     const limiter = limiterOf(upstream);
@@ -372,7 +372,6 @@ export function createUpstreamTools(
       }
       const result = { stamp, tools: built };
       tools.set(stamp, result);
-      if (tools.size > 1_000) tools.delete(tools.keys().next().value!);
       return result;
     },
   };
@@ -404,5 +403,5 @@ function _served(
 }
 
 function _usableName(name: string): boolean {
-  return name.length <= MAX_TOOL_NAME && TOOL_NAME.test(name);
+  return name.length <= MAX_SERVED_TOOL_NAME && TOOL_NAME.test(name);
 }

@@ -11,7 +11,14 @@ import { isScope } from "../oauth/scopes.ts";
 import { jsonPath } from "../pages/parse_page.ts";
 import { PrivateFileError, refuseOpenFile } from "../private_files.ts";
 import { StartupError } from "../startup_error.ts";
-import type { UpstreamConfig, UpstreamsConfig, UpstreamTransport } from "../config/upstreams.ts";
+import {
+  MAX_SERVED_TOOL_NAME,
+  servedToolName,
+  type UpstreamConfig,
+  type UpstreamsConfig,
+  type UpstreamTransport,
+} from "../config/upstreams.ts";
+import { TOOL_NAME } from "../mcp/registry.ts";
 
 export class UpstreamsFileError extends StartupError {
   override name = "UpstreamsFileError";
@@ -21,8 +28,6 @@ export class UpstreamsFileError extends StartupError {
 export const NO_UPSTREAMS: UpstreamsConfig = Object.freeze({ upstreams: Object.freeze([]) });
 
 /** MCP tool names (2025-11-25 "Tool Names"), whose whole name with the prefix fits 64. */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
-const MAX_TOOL_NAME = 64;
 const NAME = /^[A-Za-z0-9-]+$/;
 /** `name__tool` leaves at least 32 characters for the tool. */
 const MAX_NAME = 30;
@@ -206,10 +211,10 @@ function _entryProblem(
     ),
   ];
   for (const [where, tool] of tools) {
-    const length = name.length + 2 + tool.length;
-    if (length > MAX_TOOL_NAME) {
-      return `${where} ${JSON.stringify(tool)} is too long: ${name}__${tool} has ${length} ` +
-        `characters, more than ${MAX_TOOL_NAME}`;
+    const served = servedToolName(name, tool);
+    if (served.length > MAX_SERVED_TOOL_NAME) {
+      return `${where} ${JSON.stringify(tool)} is too long: ${served} has ${served.length} ` +
+        `characters, more than ${MAX_SERVED_TOOL_NAME}`;
     }
   }
   const gated = new Set(entry.gated ?? []);

@@ -27,8 +27,8 @@ export interface ToolRegistryOptions {
   readonly pageSize: number;
 }
 
-// MCP 2025-11-25 "Tool names": 1-128 of these characters.
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+/** MCP 2025-11-25 "Tool names": 1-128 of these characters. */
+export const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /**
  * Throws at start-up on a catalogue that no client could use; never at request time. (The

@@ -5,7 +5,7 @@ import { createAccounts } from "../../accounts/accounts.ts";
 import type { Business } from "../../accounts/model.ts";
 import { serves } from "../../gateway/upstream_calls.ts";
 import type { LiveTool } from "../../gateway/upstream_set.ts";
-import { TOOL_SEPARATOR } from "../../gateway/upstream_tools.ts";
+import { servedToolName } from "../../config/upstreams.ts";
 import type { UpstreamConfig, UpstreamsConfig } from "../../config/upstreams.ts";
 import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
 import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
@@ -84,7 +84,7 @@ function _describeTool(
   const name = tool.definition.name;
   const hidden = upstream.hidden.has(name);
   return {
-    name: `${upstream.name}${TOOL_SEPARATOR}${name}`,
+    name: servedToolName(upstream.name, name),
     scope: upstream.toolScopes.get(name) ?? `upstream.${upstream.name}`,
     gated: upstream.gated.has(name),
     hidden,
