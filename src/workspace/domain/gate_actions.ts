@@ -110,12 +110,14 @@ export interface UpstreamCalls {
   ): Promise<AfterApproval>;
 }
 
-/** The gate an approval's after-work runs for. */
+/** Who asked for a gate, and for what: what an approval's after-work needs of it. */
 export interface ApprovedGate {
   readonly id: string;
   readonly businessId: string;
+  /** The account whose token asked for it. */
   readonly requestedBy: string;
   readonly clientId: string;
+  /** The client's name as the human saw it at consent. */
   readonly clientName: string;
   readonly tool: string;
 }

@@ -14,6 +14,7 @@ import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AuditLog } from "./audit.ts";
 import {
   type AfterApproval,
+  type ApprovedGate,
   type GateAction,
   type PlanEvent,
   type UpstreamCalls,
@@ -21,15 +22,7 @@ import {
 import { describeAction, planAction } from "./gate_plans.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
 
-export interface Gate {
-  readonly id: string;
-  readonly businessId: string;
-  /** The account whose token asked for it. */
-  readonly requestedBy: string;
-  readonly clientId: string;
-  /** The client's name as the human saw it at consent. */
-  readonly clientName: string;
-  readonly tool: string;
+export interface Gate extends ApprovedGate {
   readonly scope: string;
   readonly action: GateAction;
   /** Exactly what approving does, as shown to the owner. */
@@ -187,15 +180,7 @@ export function createGates(deps: GatesDeps): Gates {
       const finished: Gate = { ...entry.value, outcome: after.outcome, result: after.result };
       const events = await deps.events.record(gate.businessId, [{
         type: after.event.type,
-        data: {
-          businessId: gate.businessId,
-          gateId: gate.id,
-          decidedBy: gate.decidedBy,
-          requestedBy: gate.requestedBy,
-          clientId: gate.clientId,
-          clientName: gate.clientName,
-          ...after.event.data,
-        },
+        data: { ..._eventCommon(gate), ...after.event.data },
       }]);
       const ok = await store.commit(
         [{ key: entry.key, version: entry.version }, ...events.checks],
@@ -409,12 +394,9 @@ async function _approvalRequestMails(
   );
 }
 
-/**
- * `approval.decided`, then the event of what an approval changed: each with the gate, the
- * deciding human, the requesting account and the agent (client) that asked.
- */
-function _decisionEvents(gate: Gate, applied: PlanEvent | null): NewEvent[] {
-  const common = {
+/** What every event about a gate carries: the gate, the deciding human, the asker and its agent. */
+function _eventCommon(gate: Gate) {
+  return {
     businessId: gate.businessId,
     gateId: gate.id,
     decidedBy: gate.decidedBy,
@@ -422,6 +404,14 @@ function _decisionEvents(gate: Gate, applied: PlanEvent | null): NewEvent[] {
     clientId: gate.clientId,
     clientName: gate.clientName,
   };
+}
+
+/**
+ * `approval.decided`, then the event of what an approval changed: each with the gate, the
+ * deciding human, the requesting account and the agent (client) that asked.
+ */
+function _decisionEvents(gate: Gate, applied: PlanEvent | null): NewEvent[] {
+  const common = _eventCommon(gate);
   const decided: NewEvent = {
     type: "approval.decided",
     data: {
