@@ -9,7 +9,7 @@ import { UpstreamError } from "./mcp_client.ts";
 import type { RpcOutcome } from "./rpc_channel.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 
-export const CLIENT_INFO = Object.freeze({ name: "vestibule-gateway", version: "1.0.0" });
+const CLIENT_INFO = Object.freeze({ name: "vestibule-gateway", version: "1.0.0" });
 
 /** What Vestibule can do for an upstream: nothing it could ask of us (sampling, roots…). */
 const CLIENT_CAPABILITIES = Object.freeze({});

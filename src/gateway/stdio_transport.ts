@@ -28,7 +28,7 @@ export interface StdioChannelDeps {
 
 type StdioTransport = Extract<UpstreamTransport, { kind: "stdio" }>;
 
-export const RESTART_BACKOFF_MS = { first: 1_000, max: 30_000 } as const;
+const RESTART_BACKOFF_MS = { first: 1_000, max: 30_000 } as const;
 /** How long a closing child may take to leave after its stdin closed, and after SIGTERM. */
 const EXIT_GRACE_MS = 500;
 /** Longest stderr line logged, in characters. */

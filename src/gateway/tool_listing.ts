@@ -8,7 +8,7 @@ import { JsonObjectSchema, ObjectJsonSchemaSchema } from "../mcp/messages.ts";
 import { UpstreamError, type UpstreamTool } from "./mcp_client.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 
-export const LIST_LIMITS = { pages: 100, tools: 10_000 } as const;
+const LIST_LIMITS = { pages: 100, tools: 10_000 } as const;
 
 const UpstreamToolSchema = v.looseObject({
   name: v.pipe(v.string(), v.minLength(1)),

@@ -13,7 +13,7 @@ import type { CallRecord, UpstreamSet } from "./upstream_set.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 
 /** Who is asking, in a call's `_meta`, for upstreams whose file entry says forwardIdentity. */
-export const CALLER_META_KEY = "vestibule/caller";
+const CALLER_META_KEY = "vestibule/caller";
 
 export function serves(upstream: UpstreamConfig, businessId: string): boolean {
   return upstream.businesses === null || upstream.businesses.includes(businessId);

@@ -49,7 +49,7 @@ const CACHED_VIEWS = 1_000;
 /** How long a tools/list waits for an upstream's first listing before leaving it out. */
 const FIRST_LISTING_WAIT_MS = 5_000;
 /** The key of an upstream's name in its tools' `_meta`. */
-export const UPSTREAM_META_KEY = "vestibule/upstream";
+const UPSTREAM_META_KEY = "vestibule/upstream";
 
 export interface UpstreamToolsDeps {
   readonly upstreams: UpstreamSet;

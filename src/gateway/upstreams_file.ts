@@ -224,7 +224,7 @@ function _entryProblem(
       "a hidden tool is never called, so it cannot be gated";
   }
   for (const [tool, scope] of Object.entries(entry.scopes ?? {})) {
-    if (!isUpstreamScopeFor(name, scope) && !isScope(scope)) {
+    if (!_isUpstreamScopeFor(name, scope) && !isScope(scope)) {
       return `${at}.scopes${_key(tool)} ${JSON.stringify(scope)} is not a scope it may use: ` +
         `a spec scope (app.access, …), upstream.${name} or upstream.${name}.WORD ` +
         "(WORD: a-z, 0-9 and -)";
@@ -234,7 +234,7 @@ function _entryProblem(
 }
 
 /** `upstream.<name>` or `upstream.<name>.<word>` of the upstream `name`. */
-export function isUpstreamScopeFor(name: string, scope: string): boolean {
+function _isUpstreamScopeFor(name: string, scope: string): boolean {
   const own = `upstream.${name}`;
   return scope === own ||
     scope.startsWith(`${own}.`) && SCOPE_WORD.test(scope.slice(own.length + 1));
