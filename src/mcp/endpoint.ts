@@ -120,7 +120,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
 ): Handler {
   const { config, maxBodyBytes, rateLimiter, access, metrics } = options;
   const registry = createToolRegistry<A, T>(options.tools, { pageSize: config.mcpPageSize });
-  const catalogue = options.catalogue ?? (() => registry);
+  const { catalogue } = options;
   const dispatcher = createDispatcher<A>({
     serverInfo: options.serverInfo,
     instructions: options.instructions,
@@ -260,7 +260,10 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     let outcome: Outcome;
     let key: string | undefined;
     try {
-      if (method === "tools/list" || method === "tools/call") callers = await catalogue(auth);
+      // Only where tools depend on the caller: a fixed catalogue costs no await.
+      if (catalogue && (method === "tools/list" || method === "tools/call")) {
+        callers = await catalogue(auth);
+      }
       if (metrics) _countRequest(metrics, decoded.request, callers);
       // Aborted only when the client goes away: deno.json opts out of the legacy abort that
       // also fired after every successful response ("no-legacy-abort").
