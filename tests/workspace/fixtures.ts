@@ -1,5 +1,6 @@
 // Shared set-up for the workspace unit tests: a :memory: store, real accounts, a clock
 // the test moves, and a mailer that records what it sent.
+import type { UpstreamCalls } from "../../src/workspace/domain/gate_actions.ts";
 import type { Mail, Mailer } from "../../src/mail/mailer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
@@ -19,7 +20,9 @@ export interface Fixture extends WorkspaceServices {
 }
 
 /** `transport`: where mail goes instead of `sent` (e.g. a mail server that refuses it). */
-export async function createFixture(options: { transport?: Mailer } = {}): Promise<Fixture> {
+export async function createFixture(
+  options: { transport?: Mailer; upstreams?: UpstreamCalls } = {},
+): Promise<Fixture> {
   const clock = { t: Date.UTC(2026, 0, 1) };
   const now = () => clock.t;
   const store = await openKvStore(":memory:", now);
@@ -38,6 +41,7 @@ export async function createFixture(options: { transport?: Mailer } = {}): Promi
       log: () => {},
     }).mailer,
     authUrl: "http://auth.test",
+    ...(options.upstreams ? { upstreams: options.upstreams } : {}),
   });
   const { account, business } = await accounts.createAccountWithBusiness(
     "owner@example.com",
