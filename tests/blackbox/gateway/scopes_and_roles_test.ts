@@ -14,6 +14,7 @@ import {
   sample,
   scrape,
 } from "../support/metrics_helpers.ts";
+import { modernRequest } from "../support/mcp_helpers.ts";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
 
 const tool = (name: string): TinyTool => ({
@@ -66,6 +67,16 @@ Deno.test("upstream tools are served by role, business, scope and rate, and coun
       assert.match(refused.error.message, /vault__open/);
       assert.equal(vault.calls, 1);
     });
+
+    await t.step(
+      "a list with upstream tools is private and fresh for 60 s (2026-07-28)",
+      async () => {
+        const { body, headers } = modernRequest("tools/list");
+        const listing = await (await ws.post(owner, body, headers)).json();
+        assert.equal(listing.result.cacheScope, "private");
+        assert.equal(listing.result.ttlMs, 60_000);
+      },
+    );
 
     await t.step("an upstream for one business is not listed to another", async () => {
       const { token: theirs } = await ws.token(["app.access", "upstream.tiny", "upstream.local"], {
