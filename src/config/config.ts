@@ -42,6 +42,11 @@ export interface Config {
   readonly webhook: WebhookConfig | null;
   /** VESTIBULE_UPSTREAMS: the upstream MCP servers' file (src/gateway/upstreams_file.ts), or null. */
   readonly upstreamsFile: string | null;
+  /**
+   * VESTIBULE_UPSTREAM_KEY_FILE: the keys sealing people's upstream tokens at rest
+   * (src/gateway/connect/vault.ts), or null.
+   */
+  readonly upstreamKeyFile: string | null;
   /** VESTIBULE_MAIL_LOG_PUBLIC: the `log` mailer may serve a public https deployment. */
   readonly mailLogPublic: boolean;
   /** The three origins plus VESTIBULE_TRUSTED_ORIGINS. */
@@ -102,6 +107,7 @@ const SCHEMAS = {
   ]),
   webhookSecretFile: v.string(),
   upstreamsFile: v.pipe(v.string(), v.transform((s) => s === "" ? null : s)),
+  upstreamKeyFile: v.pipe(v.string(), v.transform((s) => s === "" ? null : s)),
   trustedOrigins: v.pipe(
     v.string(),
     v.transform((s) => s.split(",").map((part) => part.trim()).filter((part) => part !== "")),

@@ -27,6 +27,7 @@ export const SETTINGS = {
   webhookUrl: { env: "VESTIBULE_WEBHOOK_URL", default: "" },
   webhookSecretFile: { env: "VESTIBULE_WEBHOOK_SECRET_FILE", default: "" },
   upstreamsFile: { env: "VESTIBULE_UPSTREAMS", default: "" },
+  upstreamKeyFile: { env: "VESTIBULE_UPSTREAM_KEY_FILE", default: "" },
   trustedOrigins: { env: "VESTIBULE_TRUSTED_ORIGINS", default: "" },
   trustProxy: { env: "VESTIBULE_TRUST_PROXY", default: "off" },
   rateLimits: { env: "VESTIBULE_RATE_LIMITS", default: "on" },

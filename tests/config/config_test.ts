@@ -291,6 +291,22 @@ Deno.test("flag names mirror the variables", () => {
   assert.equal(flagName("VESTIBULE_CIMD_ALLOW_LOOPBACK"), "--cimd-allow-loopback");
 });
 
+Deno.test("VESTIBULE_UPSTREAM_KEY_FILE names the upstream token keys' file; unset, there is none", () => {
+  assert.equal(resolveConfig({}).upstreamKeyFile, null);
+  assert.equal(resolveConfig({ VESTIBULE_UPSTREAM_KEY_FILE: "" }).upstreamKeyFile, null);
+  const env = { VESTIBULE_UPSTREAM_KEY_FILE: "data/upstream.key" };
+  assert.equal(resolveConfig(env).upstreamKeyFile, "data/upstream.key");
+  assert.equal(
+    resolveConfig(env, ["--upstream-key-file=data/other.key"]).upstreamKeyFile,
+    "data/other.key",
+    "the flag wins over the variable",
+  );
+  const typo = { VESTIBULE_UPSTREAMS_KEY_FILE: "data/upstream.key" };
+  assert.deepEqual(configWarnings(resolveConfig(typo), typo), [
+    "unknown variable VESTIBULE_UPSTREAMS_KEY_FILE is ignored (nearest: VESTIBULE_UPSTREAM_KEY_FILE)",
+  ]);
+});
+
 Deno.test("VESTIBULE_RATE_LIMITS overrides single limits and keeps the other defaults", () => {
   const { rateLimits } = resolveConfig({
     VESTIBULE_RATE_LIMITS: "token=60, mail=10/15, onboarding=1000:50",
