@@ -1,5 +1,5 @@
 // Admin commands: the upstream MCP servers of VESTIBULE_UPSTREAMS, as this machine reaches them
-// now, and each business's pinned definitions of their tools.
+// now, and each business's pinned definitions of their tools; a new key for upstream tokens.
 import * as v from "valibot";
 import { createAccounts } from "../../accounts/accounts.ts";
 import type { Business } from "../../accounts/model.ts";
@@ -8,6 +8,7 @@ import type { LiveTool } from "../../gateway/upstream_set.ts";
 import { servedToolName } from "../../config/upstreams.ts";
 import type { UpstreamConfig, UpstreamsConfig } from "../../config/upstreams.ts";
 import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
+import { newVaultKey } from "../../gateway/connect/vault.ts";
 import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
 
@@ -28,6 +29,16 @@ export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
       return {
         upstreams: await Promise.all(probes.map((probe) => _describe(probe, businesses, pins))),
       };
+    },
+  }),
+  "upstream-key": command({
+    usage: "upstream-key",
+    summary:
+      "Print a new key for VESTIBULE_UPSTREAM_KEY_FILE (32 random bytes in base64url), and nothing else on standard output: the file's first line seals people's upstream tokens, every line opens them.",
+    options: v.strictObject({}),
+    run(_options, { out }) {
+      out(newVaultKey());
+      return Promise.resolve(undefined);
     },
   }),
 };
