@@ -8,6 +8,7 @@ import { checkMailTransport } from "../../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_target.ts";
 import type { UpstreamsConfig } from "../../config/upstreams.ts";
 import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
+import { loadVault, VaultKeyFileError } from "../../gateway/connect/vault.ts";
 import { AdminTokenError, readAdminToken } from "../api_token.ts";
 import { ISSUER_PATH, issuerOf } from "../../oauth/issuer.ts";
 import { currentSigningKid } from "../../oauth/signing_keys.ts";
@@ -62,7 +63,22 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
   findings.push(await _mailCheck(config, deps.verifySmtp ?? _verifySmtp));
   if (config.adminTokenFile !== null) findings.push(await _adminTokenCheck(config.adminTokenFile));
   if (config.webhook !== null) findings.push(await _webhookSecretCheck(config.webhook));
+  if (config.upstreamKeyFile !== null) {
+    findings.push(await _upstreamKeyCheck(config.upstreamKeyFile));
+  }
   return findings;
+}
+
+/** The keys sealing people's upstream tokens, loaded as start-up loads them; never shown. */
+async function _upstreamKeyCheck(path: string): Promise<Finding> {
+  const where = "VESTIBULE_UPSTREAM_KEY_FILE";
+  try {
+    await loadVault(path);
+    return ok("the upstream token key file is private and every key in it loads", where);
+  } catch (error) {
+    if (!(error instanceof VaultKeyFileError)) throw error;
+    return fault(`the upstream token keys do not load: ${error.message}`, where);
+  }
 }
 
 /** The events' signing secret, read as start-up reads it; the secret is never shown. */

@@ -7,6 +7,7 @@ import { resolveConfig } from "../../../src/config/config.ts";
 import { createSigningKeys, currentSigningKid } from "../../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
+import { newVaultKey } from "../../../src/gateway/connect/vault.ts";
 import { startSmtpServer } from "../../blackbox/support/smtp_server.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
@@ -169,6 +170,38 @@ Deno.test("doctor: the events' secret file, checked as start-up checks it", asyn
           f.what.endsWith("go to https://hooks.example.com")
         ),
       );
+    }, { stamped: true });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("doctor: the upstream token key file, loaded as start-up loads it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await withStore(async (store) => {
+      await createSigningKeys({ store, now: Date.now }).current();
+      const path = `${dir}/upstream.key`;
+      const config = resolveConfig({
+        VESTIBULE_DATA: ":memory:",
+        VESTIBULE_UPSTREAM_KEY_FILE: path,
+      });
+      const key = newVaultKey();
+      await Deno.writeTextFile(path, `${key}\n`, { mode: 0o644 });
+      await Deno.chmod(path, 0o644);
+      assert.deepEqual(faults(await offlineChecks({ config, env: {}, store })), [{
+        level: "fault",
+        what: `the upstream token keys do not load: VESTIBULE_UPSTREAM_KEY_FILE="${path}": ` +
+          `${path} is open to group or others (mode 0644); make it owner-only: chmod 600 ${path}`,
+        where: "VESTIBULE_UPSTREAM_KEY_FILE",
+      }]);
+      await Deno.chmod(path, 0o600);
+      const findings = await offlineChecks({ config, env: {}, store });
+      assert.deepEqual(faults(findings), []);
+      assert.ok(
+        findings.some((f) => f.where === "VESTIBULE_UPSTREAM_KEY_FILE" && f.level === "ok"),
+      );
+      assert.ok(!JSON.stringify(findings).includes(key), "the key is never shown");
     }, { stamped: true });
   } finally {
     await Deno.remove(dir, { recursive: true });
