@@ -10,16 +10,19 @@
  *   const callback = await upstream.authorize(authorizationUrl, "alice");
  *   await upstream.close();
  *
- * What a client must know about this provider: the `resource` parameter (the MCP URL) goes on
- * the authorization request and again on every token request (code and refresh): without it the
- * token is an opaque one for the provider's userinfo, which the MCP server refuses. PKCE S256 is
+ * What a client must know about this provider: the `resource` parameter (exactly the MCP URL)
+ * goes on the authorization request, and should go again on every token request (code and
+ * refresh): with `openid` in the scope and no `resource` there, the token is an opaque one for
+ * the provider's userinfo, which the MCP server refuses. The scope must name `mcp` (the
+ * challenge's `scope`): with no scope at all the provider answers access_denied. PKCE S256 is
  * required of every client. Refresh tokens go to every client registered with the refresh_token
- * grant, `offline_access` or not; public clients get a new one on each refresh.
+ * grant, `offline_access` or not; a public client (auth method `none`) gets a new one on each
+ * refresh, and presenting a used one again ends the whole grant.
  */
 import { Buffer } from "node:buffer";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import Provider from "npm:oidc-provider@9.13.3";
+import Provider, { errors as providerErrors } from "npm:oidc-provider@9.13.3";
 import { createMcpExpressApp } from "npm:@modelcontextprotocol/sdk@^1.32.2/server/express.js";
 import { McpServer } from "npm:@modelcontextprotocol/sdk@^1.32.2/server/mcp.js";
 import { StreamableHTTPServerTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/server/streamableHttp.js";
@@ -73,6 +76,8 @@ interface ProviderContext {
 
 /** The one scope the MCP server's tokens carry; a token request for the resource asks for it. */
 const MCP_SCOPE = "mcp";
+const HOUR = 3600;
+const DAY = 24 * HOUR;
 
 export async function startOAuthUpstream(
   options: OAuthUpstreamOptions = {},
@@ -109,7 +114,11 @@ export async function startOAuthUpstream(
     scopes: ["openid", "offline_access", MCP_SCOPE],
     issueRefreshToken: (_ctx: unknown, client: ProviderClient) =>
       client.grantTypeAllowed("refresh_token"),
-    ttl: { AccessToken: ttl },
+    // Interaction, Session and Grant: oidc-provider's default lifetimes, set so that it does not
+    // print a notice about each. Refresh tokens keep its default (a rotated one lives no longer
+    // than the first).
+    ttl: { AccessToken: ttl, Interaction: HOUR, Session: 14 * DAY, Grant: 14 * DAY },
+    findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
     features: {
       devInteractions: { enabled: true },
       registration: { enabled: options.registration ?? true },
@@ -117,7 +126,7 @@ export async function startOAuthUpstream(
       resourceIndicators: {
         enabled: true,
         getResourceServerInfo(_ctx: unknown, resourceIndicator: string) {
-          if (resourceIndicator !== mcpUrl) throw new Provider.errors.InvalidTarget();
+          if (resourceIndicator !== mcpUrl) throw new providerErrors.InvalidTarget();
           return {
             scope: MCP_SCOPE,
             audience: mcpUrl,
@@ -136,7 +145,7 @@ export async function startOAuthUpstream(
     grants.set(grant.accountId, (grants.get(grant.accountId) ?? new Set()).add(grant.jti));
   });
 
-  let hold: { reached: () => void; released: Promise<void> } | null = null;
+  let hold: { reached(): void; released: Promise<void>; release(): void } | null = null;
   provider.use(async (ctx: ProviderContext, next: () => Promise<void>) => {
     if (ctx.method === "POST" && ctx.path === "/token") {
       // The grant type is in the body: read it here and hand it on parsed (oidc-provider
@@ -175,6 +184,7 @@ export async function startOAuthUpstream(
       verifier: {
         verifyAccessToken: (token: string) => verifyAccessToken(token, keys, issuer, mcpUrl),
       },
+      requiredScopes: [MCP_SCOPE],
       resourceMetadataUrl: `http://127.0.0.1:${port(mcpServer)}${metadataPath}`,
       expectedResource: new URL(mcpUrl),
     }),
@@ -214,20 +224,17 @@ export async function startOAuthUpstream(
       grants.delete(login);
     },
     holdTokenRequests() {
-      let reached!: () => void;
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => reached = resolve);
-      const released = new Promise<void>((resolve) => release = resolve);
-      hold = { reached, released };
-      return {
-        held,
-        release() {
-          hold = null;
-          release();
-        },
+      const held = Promise.withResolvers<void>();
+      const released = Promise.withResolvers<void>();
+      const release = () => {
+        hold = null;
+        released.resolve();
       };
+      hold = { reached: held.resolve, released: released.promise, release };
+      return { held: held.promise, release };
     },
     async close() {
+      hold?.release();
       await Promise.all([stop(mcpServer), stop(asServer)]);
     },
   };

@@ -153,6 +153,7 @@ Deno.test("the OAuth upstream challenges, registers, signs alice in, and serves 
     const challenge = refused.headers.get("www-authenticate") ?? "";
     const metadataUrl = /^Bearer .*resource_metadata="([^"]+)"/.exec(challenge)?.[1];
     assert.ok(metadataUrl, challenge);
+    assert.match(challenge, /scope="mcp"/);
 
     const resource = await (await fetch(metadataUrl)).json();
     assert.equal(resource.resource, upstream.mcpUrl);
@@ -260,7 +261,7 @@ Deno.test("the OAuth upstream's access tokens are refused once their short lifet
   }
 });
 
-Deno.test("the OAuth upstream takes an operator's client without registration, and holds token requests until released", async () => {
+Deno.test("the OAuth upstream takes an operator's client without registration, wants PKCE of it too, and holds token requests until released", async () => {
   const upstream = await startOAuthUpstream({
     registration: false,
     staticClient: { id: "vestibule", secret: "s3cret", redirectUris: [REDIRECT_URI] },
@@ -268,6 +269,18 @@ Deno.test("the OAuth upstream takes an operator's client without registration, a
   try {
     const metadata = await discover(upstream);
     assert.equal(metadata.registration_endpoint, undefined);
+    const withoutPkce = new URL(metadata.authorization_endpoint);
+    withoutPkce.search = new URLSearchParams({
+      response_type: "code",
+      client_id: "vestibule",
+      redirect_uri: REDIRECT_URI,
+      scope: "mcp",
+      resource: upstream.mcpUrl,
+    }).toString();
+    const refused = await upstream.authorize(withoutPkce.href, "carol");
+    assert.equal(refused.searchParams.get("error"), "invalid_request");
+    assert.equal(refused.searchParams.get("code"), null);
+
     const basic = { Authorization: `Basic ${btoa("vestibule:s3cret")}` };
     const tokens = await connect(upstream, metadata, "vestibule", "carol", basic);
     assert.ok(tokens.refresh_token);
