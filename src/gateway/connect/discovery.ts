@@ -9,6 +9,7 @@
  */
 import * as v from "valibot";
 import { isLoopbackHost } from "../../config/values.ts";
+import { describeIssue } from "../../issue_words.ts";
 import { type HostRefusal, refuseHost, type ResolveDns } from "../../oauth/addresses.ts";
 import { fetchJson } from "./fetch_json.ts";
 
@@ -160,7 +161,9 @@ export async function discoverAuthorization(
   if (!resourceDoc.ok) return resourceDoc;
   const where = `The protected-resource metadata at ${new URL(resourceDoc.url).host}`;
   const resource = v.safeParse(ResourceMetadataSchema, resourceDoc.body);
-  if (!resource.success) return { ok: false, problem: `${where} ${resource.issues[0].message}` };
+  if (!resource.success) {
+    return { ok: false, problem: `${where}: ${describeIssue(resource.issues[0])}` };
+  }
   const declared = resource.output.resource;
   // RFC 9728 §3.3 (and §7.3 for a challenge's URL): the resource must be the one we asked
   // about. Compared as parsed URLs, so letter case of scheme and host, a default port and an
@@ -204,7 +207,9 @@ async function _authorizationServer(
 ): Promise<{ ok: true; value: AuthorizationServer } | { ok: false; problem: string }> {
   const where = `The authorization server metadata at ${new URL(doc.url).host}`;
   const parsed = v.safeParse(ServerMetadataSchema, doc.body);
-  if (!parsed.success) return { ok: false, problem: `${where} ${parsed.issues[0].message}` };
+  if (!parsed.success) {
+    return { ok: false, problem: `${where}: ${describeIssue(parsed.issues[0])}` };
+  }
   const meta = parsed.output;
   // RFC 8414 §3.3: a document that names another issuer than the one whose well-known URL
   // served it must not be used (a mix-up attack would start here).
@@ -337,30 +342,23 @@ function _authorizationServerUrls(issuer: URL): string[] {
   ];
 }
 
-const _list = (field: string) =>
-  v.optional(v.array(v.string(), `"${field}" must be a list of strings`));
-
 const ResourceMetadataSchema = v.looseObject({
-  resource: v.string('has no "resource"'),
+  resource: v.string(),
   authorization_servers: v.pipe(
-    v.array(v.string(), '"authorization_servers" must be a list of issuer URLs'),
-    v.minLength(1, '"authorization_servers" must name at least one authorization server'),
+    v.array(v.string()),
+    v.minLength(1, "must name at least one authorization server"),
   ),
-  scopes_supported: _list("scopes_supported"),
-}, "is not a JSON object");
+  scopes_supported: v.optional(v.array(v.string())),
+});
 
 const ServerMetadataSchema = v.looseObject({
-  issuer: v.string('has no "issuer"'),
-  authorization_endpoint: v.string('has no "authorization_endpoint"'),
-  token_endpoint: v.string('has no "token_endpoint"'),
-  registration_endpoint: v.optional(v.string('"registration_endpoint" must be a URL')),
-  revocation_endpoint: v.optional(v.string('"revocation_endpoint" must be a URL')),
-  code_challenge_methods_supported: _list("code_challenge_methods_supported"),
-  token_endpoint_auth_methods_supported: _list("token_endpoint_auth_methods_supported"),
-  client_id_metadata_document_supported: v.optional(
-    v.boolean('"client_id_metadata_document_supported" must be true or false'),
-  ),
-  authorization_response_iss_parameter_supported: v.optional(
-    v.boolean('"authorization_response_iss_parameter_supported" must be true or false'),
-  ),
-}, "is not a JSON object");
+  issuer: v.string(),
+  authorization_endpoint: v.string(),
+  token_endpoint: v.string(),
+  registration_endpoint: v.optional(v.string()),
+  revocation_endpoint: v.optional(v.string()),
+  code_challenge_methods_supported: v.optional(v.array(v.string())),
+  token_endpoint_auth_methods_supported: v.optional(v.array(v.string())),
+  client_id_metadata_document_supported: v.optional(v.boolean()),
+  authorization_response_iss_parameter_supported: v.optional(v.boolean()),
+});

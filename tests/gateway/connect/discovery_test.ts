@@ -230,10 +230,22 @@ Deno.test("discovery refuses documents that do not check out", async (t) => {
       /names the resource .*\/mcp\/, not/,
     ],
     [
+      "no resource",
+      (issuer) => ({ authorization_servers: [issuer] }),
+      {},
+      /^The protected-resource metadata at 127\.0\.0\.1:\d+: "resource" is missing$/,
+    ],
+    [
+      "an authorization server metadata without a token endpoint",
+      (issuer, o) => resourceMetadata(`${o}/mcp`, issuer),
+      { token_endpoint: undefined },
+      /^The authorization server metadata at 127\.0\.0\.1:\d+: "token_endpoint" is missing$/,
+    ],
+    [
       "no authorization server",
       (_issuer, o) => ({ resource: `${o}/mcp`, authorization_servers: [] }),
       {},
-      /"authorization_servers" must name at least one authorization server/,
+      /: "authorization_servers": must name at least one authorization server$/,
     ],
     [
       "an issuer that lies about who it is",
