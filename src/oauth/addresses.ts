@@ -1,9 +1,52 @@
 /**
- * Whether an IP address is a public unicast address — the only kind a client metadata
- * document may be fetched from (SSRF defence). Loopback is reported separately because
- * tests and local development may allow it.
+ * Whether an IP address is a public unicast address — the only kind a URL learned from
+ * outside (a client metadata document, an upstream's OAuth metadata) may be fetched from
+ * (SSRF defence). Loopback is reported separately because tests and local development may
+ * allow it.
  */
 export type AddressKind = "public" | "loopback" | "private";
+
+/** `Deno.resolveDns`'s shape: the lookup ends when `signal` aborts. */
+export type ResolveDns = (
+  host: string,
+  type: "A" | "AAAA",
+  signal: AbortSignal,
+) => Promise<string[]>;
+
+/** Why a host is refused: it resolves to nothing, or to an address of that kind. */
+export interface HostRefusal {
+  /** The host as written, without an IPv6 literal's brackets. */
+  readonly host: string;
+  readonly kind: "unresolved" | "loopback" | "private";
+}
+
+/**
+ * The one SSRF policy for hosts learned from outside: every address the host resolves to
+ * must be public, or loopback when `allowLoopback`; null when it may be fetched from. An IP
+ * literal is judged as written and `localhost` as 127.0.0.1, without a lookup. Residual
+ * risk, accepted by every caller: DNS may change between this lookup and fetch's own.
+ */
+export async function refuseHost(
+  hostname: string,
+  allowLoopback: boolean,
+  resolve: (host: string, type: "A" | "AAAA") => Promise<string[]>,
+): Promise<HostRefusal | null> {
+  const host = hostname.replace(/^\[|\]$/g, "");
+  let addresses: string[];
+  if (/^[\d.]+$/.test(host) || host.includes(":")) addresses = [host];
+  else if (host === "localhost") addresses = ["127.0.0.1"];
+  else {
+    const found = await Promise.allSettled([resolve(host, "A"), resolve(host, "AAAA")]);
+    addresses = found.flatMap((r) => (r.status === "fulfilled" ? r.value : []));
+    if (addresses.length === 0) return { host, kind: "unresolved" };
+  }
+  for (const address of addresses) {
+    const kind = classifyAddress(address);
+    if (kind === "public" || (kind === "loopback" && allowLoopback)) continue;
+    return { host, kind };
+  }
+  return null;
+}
 
 export function classifyAddress(address: string): AddressKind {
   const bare = address.replace(/^\[|\]$/g, "");

@@ -12,7 +12,7 @@ import type { Config } from "../config/config.ts";
 import { isLoopbackHost } from "../config/values.ts";
 import { readCapped } from "../http/body.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import { classifyAddress } from "./addresses.ts";
+import { refuseHost, type ResolveDns } from "./addresses.ts";
 import { type ClientMetadata, parseClientMetadata } from "./client_metadata.ts";
 import type { ScopeCatalogue } from "./scopes.ts";
 
@@ -35,9 +35,6 @@ export interface MetadataDocumentDeps {
   readonly fetch?: typeof fetch;
   readonly resolveDns?: ResolveDns;
 }
-
-/** `Deno.resolveDns`'s shape: the lookup ends when `signal` aborts. */
-type ResolveDns = (host: string, type: "A" | "AAAA", signal: AbortSignal) => Promise<string[]>;
 
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
 const FETCH_TIMEOUT_MS = 5_000;
@@ -72,12 +69,20 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
       // One time budget for the lookup, the fetch and the body: a slow resolver is no way
       // around it.
       const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
-      const addressProblem = await _addressProblem(
+      const refusal = await refuseHost(
         url.hostname,
         config.cimdAllowLoopback,
         (host, type) => resolveDns(host, type, signal),
       );
-      if (addressProblem) return { ok: false, description: addressProblem };
+      if (refusal) {
+        const { host, kind } = refusal;
+        return {
+          ok: false,
+          description: kind === "unresolved"
+            ? `The client_id host ${host} does not resolve`
+            : `The client_id host ${host} resolves to a ${kind} address, which is not fetched`,
+        };
+      }
 
       let response: Response;
       try {
@@ -155,28 +160,6 @@ function _clientIdProblem(clientId: string, allowLoopback: boolean): string | nu
   if (url.pathname === "/" || url.pathname === "") return "must have a path";
   if (/\/\.\.?(\/|$)/.test(url.pathname) || /\/\.\.?(\/|$)/i.test(clientId.replace(/%2e/gi, "."))) {
     return "must not contain dot segments";
-  }
-  return null;
-}
-
-async function _addressProblem(
-  hostname: string,
-  allowLoopback: boolean,
-  resolveDns: (host: string, type: "A" | "AAAA") => Promise<string[]>,
-): Promise<string | null> {
-  const bare = hostname.replace(/^\[|\]$/g, "");
-  let addresses: string[];
-  if (/^[\d.]+$/.test(bare) || bare.includes(":")) addresses = [bare];
-  else if (bare === "localhost") addresses = ["127.0.0.1"];
-  else {
-    const found = await Promise.allSettled([resolveDns(bare, "A"), resolveDns(bare, "AAAA")]);
-    addresses = found.flatMap((r) => (r.status === "fulfilled" ? r.value : []));
-    if (addresses.length === 0) return `The client_id host ${bare} does not resolve`;
-  }
-  for (const address of addresses) {
-    const kind = classifyAddress(address);
-    if (kind === "public" || (kind === "loopback" && allowLoopback)) continue;
-    return `The client_id host ${bare} resolves to a ${kind} address, which is not fetched`;
   }
   return null;
 }

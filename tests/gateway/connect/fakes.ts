@@ -1,0 +1,104 @@
+// Small OAuth servers on loopback for the connect tests, written here so each test says what
+// the upstream answers; plus a fetch that records every URL asked for and a DNS table.
+import type { ResolveDns } from "../../../src/oauth/addresses.ts";
+import type { AuthorizationServer } from "../../../src/gateway/connect/discovery.ts";
+
+export interface SeenRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Headers;
+  readonly body: string;
+}
+
+export type Route = (request: Request, origin: string) => Response | Promise<Response>;
+
+export interface FakeServer {
+  /** `http://127.0.0.1:PORT` */
+  readonly origin: string;
+  /** Requests in arrival order, the path with its query. */
+  readonly seen: SeenRequest[];
+  close(): Promise<void>;
+}
+
+/** A server answering `routes[path]` (path with query) and 404 to everything else. */
+export function serveFake(routes: Record<string, Route>): FakeServer {
+  const seen: SeenRequest[] = [];
+  let origin = "";
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const url = new URL(request.url);
+      const path = url.pathname + url.search;
+      const body = await request.text();
+      seen.push({ method: request.method, path, headers: request.headers, body });
+      const route = routes[path];
+      return route ? await route(request, origin) : new Response("not here", { status: 404 });
+    },
+  );
+  origin = `http://127.0.0.1:${server.addr.port}`;
+  return { origin, seen, close: () => server.shutdown() };
+}
+
+/** The JSON answer of a route, computed when asked, since the origin is known only then. */
+export const json = (body: (origin: string) => unknown, status = 200): Route => (_r, origin) =>
+  Response.json(body(origin), { status });
+
+export function resourceMetadata(
+  resource: string,
+  issuer: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { resource, authorization_servers: [issuer], ...extra };
+}
+
+export function serverMetadata(
+  issuer: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const origin = new URL(issuer).origin;
+  return {
+    issuer,
+    authorization_endpoint: `${origin}/authorize`,
+    token_endpoint: `${origin}/token`,
+    registration_endpoint: `${origin}/register`,
+    revocation_endpoint: `${origin}/revoke`,
+    response_types_supported: ["code"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none", "client_secret_basic"],
+    ...extra,
+  };
+}
+
+/** The global fetch, with every URL asked for written down first. */
+export function recordingFetch(): { fetch: typeof fetch; urls: string[] } {
+  const urls: string[] = [];
+  const recording = ((input: string | URL | Request, init?: RequestInit) => {
+    urls.push(input instanceof Request ? input.url : String(input));
+    return fetch(input, init);
+  }) as typeof fetch;
+  return { fetch: recording, urls };
+}
+
+/** A DNS that knows only `table`; other names resolve to nothing. */
+export function fakeDns(table: Record<string, string[]>): ResolveDns {
+  return (host, type) =>
+    Promise.resolve((table[host] ?? []).filter((a) => (type === "AAAA") === a.includes(":")));
+}
+
+/** A discovered server at `origin`, as discovery would describe the fake one. */
+export function fakeAuthorizationServer(
+  origin: string,
+  extra: Partial<AuthorizationServer> = {},
+): AuthorizationServer {
+  return {
+    issuer: origin,
+    authorizationEndpoint: `${origin}/authorize`,
+    tokenEndpoint: `${origin}/token`,
+    registrationEndpoint: `${origin}/register`,
+    revocationEndpoint: `${origin}/revoke`,
+    clientIdMetadataDocumentSupported: false,
+    issParameterSupported: false,
+    tokenEndpointAuthMethods: ["none", "client_secret_basic"],
+    ...extra,
+  };
+}
