@@ -39,7 +39,7 @@ export interface OAuthClientDeps {
   readonly now: () => number;
 }
 
-export interface ClientMetadata {
+export interface RegistrationRequest {
   readonly redirectUri: string;
   readonly clientName: string;
   readonly clientUri?: string;
@@ -58,7 +58,7 @@ const PERMANENT_ERRORS: Readonly<Record<string, string>> = {
 
 export async function registerClient(
   server: AuthorizationServer,
-  metadata: ClientMetadata,
+  metadata: RegistrationRequest,
   deps: OAuthClientDeps,
 ): Promise<{ ok: true; client: ClientCredentials } | { ok: false; problem: string }> {
   if (server.registrationEndpoint === null) {

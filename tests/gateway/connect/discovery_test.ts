@@ -11,6 +11,7 @@ import {
   type FakeServer,
   json,
   recordingFetch,
+  recordTimeouts,
   resourceMetadata,
   type Route,
   serveFake,
@@ -531,4 +532,28 @@ Deno.test("discovery keeps the SSRF boundary and fetches nothing it refuses", as
     });
     assert.deepEqual(recording.urls, []);
   });
+});
+
+Deno.test("one 5 s budget covers a fetch's host lookup and the fetch itself", async () => {
+  const signals: { dns: AbortSignal[]; fetch: AbortSignal[] } = { dns: [], fetch: [] };
+  const asked = await recordTimeouts(() =>
+    discoverAuthorization(
+      "https://mcp.example/mcp",
+      'Bearer resource_metadata="https://m.example/p"',
+      {
+        allowLoopback: false,
+        resolveDns: (_host, type, signal) => {
+          signals.dns.push(signal);
+          return Promise.resolve(type === "A" ? ["93.184.216.34"] : []);
+        },
+        fetch: (_input, init) => {
+          signals.fetch.push(init!.signal!);
+          return Promise.reject(new TypeError("no network here"));
+        },
+      },
+    )
+  );
+  assert.deepEqual(asked.map((a) => a.ms), [5000]);
+  assert.deepEqual(signals.dns, [asked[0]!.signal, asked[0]!.signal]);
+  assert.deepEqual(signals.fetch, [asked[0]!.signal]);
 });

@@ -102,3 +102,22 @@ export function fakeAuthorizationServer(
     ...extra,
   };
 }
+
+/** Runs `body` while noting each time budget asked of AbortSignal.timeout, with its signal. */
+export async function recordTimeouts(
+  body: () => Promise<unknown>,
+): Promise<{ ms: number; signal: AbortSignal }[]> {
+  const timeout = AbortSignal.timeout;
+  const asked: { ms: number; signal: AbortSignal }[] = [];
+  AbortSignal.timeout = (ms: number) => {
+    const signal = timeout(ms);
+    asked.push({ ms, signal });
+    return signal;
+  };
+  try {
+    await body();
+  } finally {
+    AbortSignal.timeout = timeout;
+  }
+  return asked;
+}

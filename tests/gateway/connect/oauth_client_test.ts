@@ -10,7 +10,14 @@ import {
   registerClient,
   revokeToken,
 } from "../../../src/gateway/connect/oauth_client.ts";
-import { fakeAuthorizationServer, json, recordingFetch, type Route, serveFake } from "./fakes.ts";
+import {
+  fakeAuthorizationServer,
+  json,
+  recordingFetch,
+  recordTimeouts,
+  type Route,
+  serveFake,
+} from "./fakes.ts";
 
 const NOW = 1_800_000_000_000;
 const deps = { now: () => NOW };
@@ -494,4 +501,33 @@ Deno.test("revocation", async (t) => {
     assert.equal(done, false);
     assert.deepEqual(recording.urls, []);
   });
+});
+
+Deno.test("each call to the authorization server has a 10 s budget", async () => {
+  const signals: AbortSignal[] = [];
+  const server = fakeAuthorizationServer("https://as.example");
+  const fetching = {
+    ...deps,
+    fetch: ((_input: string | URL | Request, init?: RequestInit) => {
+      signals.push(init!.signal!);
+      return Promise.reject(new TypeError("no network here"));
+    }) as typeof fetch,
+  };
+  const asked = await recordTimeouts(async () => {
+    await registerClient(
+      server,
+      { redirectUri: "https://a.example/cb", clientName: "V" },
+      fetching,
+    );
+    await exchangeCode(server, PUBLIC, {
+      code: "c",
+      codeVerifier: "v",
+      redirectUri: "https://a.example/cb",
+      resource: RESOURCE,
+    }, fetching);
+    await refreshTokens(server, PUBLIC, { refreshToken: "r", resource: RESOURCE }, fetching);
+    await revokeToken(server, PUBLIC, { token: "t", hint: "refresh_token" }, fetching);
+  });
+  assert.deepEqual(asked.map((a) => a.ms), [10_000, 10_000, 10_000, 10_000]);
+  assert.deepEqual(signals, asked.map((a) => a.signal));
 });
