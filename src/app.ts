@@ -18,6 +18,12 @@ import { createHttp1Fetch } from "./gateway/http1.ts";
 import { createUpstreamCalls } from "./gateway/upstream_calls.ts";
 import { createUpstreamSet, type UpstreamSet } from "./gateway/upstream_set.ts";
 import { createUpstreamTools } from "./gateway/upstream_tools.ts";
+import { type Connections, createConnections } from "./gateway/connect/connections.ts";
+import { createPersonalUpstream } from "./gateway/connect/personal_upstream.ts";
+import { loadVault } from "./gateway/connect/vault.ts";
+import { type ConnectRoutes, createConnectRoutes } from "./gateway/connect/routes.ts";
+import { issuerOf } from "./oauth/issuer.ts";
+import { createAuditLog } from "./workspace/domain/audit.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
@@ -69,6 +75,8 @@ export interface Service extends ProcessServices {
   readonly metrics: ServiceMetrics | undefined;
   /** VESTIBULE_UPSTREAMS, read and checked; no upstream when it is unset. */
   readonly upstreams: UpstreamsConfig;
+  /** People's upstream connections; null without VESTIBULE_UPSTREAM_KEY_FILE. */
+  readonly connections: Connections | null;
   /** Stops the sender (unsent mail stays in the outbox) and closes the store. */
   close(): Promise<void>;
 }
@@ -88,6 +96,15 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
   const upstreams = config.upstreamsFile === null
     ? NO_UPSTREAMS
     : await loadUpstreams(config.upstreamsFile);
+  const needsPerson = upstreams.upstreams.find((upstream) => upstream.auth !== null);
+  if (needsPerson !== undefined && config.upstreamKeyFile === null) {
+    throw new StartupError(
+      `VESTIBULE_UPSTREAM_KEY_FILE is required: upstream "${needsPerson.name}" has "auth": ` +
+        '"person", and each person\'s tokens are kept encrypted with its key (make one with ' +
+        "deno task admin upstream-key)",
+    );
+  }
+  const vault = config.upstreamKeyFile === null ? null : await loadVault(config.upstreamKeyFile);
   const adminToken = config.adminTokenFile === null
     ? null
     : await readAdminToken(config.adminTokenFile);
@@ -139,11 +156,56 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     // HTTP upstreams go through one keep-alive HTTP/1.1 client: fetch costs about twice its CPU
     // per call (docs/benchmarks.md, Gateway).
     const upstreamFetch = createHttp1Fetch();
-    const gateway = createUpstreamSet(upstreams, {
+    // Upstreams each person signs in to: their connections (tokens sealed with the vault's key)
+    // and one live upstream each, which the set also builds for one discovered from its 401.
+    const personal = new Map<string, ReturnType<typeof createPersonalUpstream>>();
+    const personUpstream = (name: string) => {
+      const config = gateway.get(name)?.config;
+      return config?.auth === null ? undefined : config;
+    };
+    const connections = vault === null ? null : createConnections({
+      store,
+      now,
+      vault,
+      log,
+      audit: createAuditLog(store, now),
+      events: services.events,
+      mailer: services.mailer,
+      accounts: services.accounts,
+      authUrl: config.authUrl,
+      upstream: personUpstream,
+      allowLoopback: config.cimdAllowLoopback,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    });
+    const gateway: UpstreamSet = createUpstreamSet(upstreams, {
       log,
       now,
       connect: (upstream) => createMcpClient(upstream, { log, now, fetch: upstreamFetch }),
       metrics: metrics?.gateway,
+      personal: connections === null ? undefined : (upstream) => {
+        const live = createPersonalUpstream(upstream, {
+          store,
+          log,
+          now,
+          connections,
+          connect: (upstream, fetch) => createMcpClient(upstream, { log, now, fetch }),
+          fetch: upstreamFetch,
+          metrics: metrics?.gateway,
+        });
+        personal.set(upstream.name, live);
+        return live;
+      },
+    });
+    const connect = connections === null ? undefined : createConnectRoutes({
+      store,
+      accounts: services.accounts,
+      sessions: services.sessions,
+      connections,
+      upstreams: () =>
+        gateway.upstreams.map((live) => live.config).filter((upstream) => upstream.auth !== null),
+      issuer: issuerOf(config),
+      learnTools: async (name, caller) => await personal.get(name)?.listWith(caller),
+      authUrl: config.authUrl,
     });
     metrics?.watchUpstreams(() =>
       gateway.upstreams.map((live) => ({ name: live.config.name, up: live.state === "ready" }))
@@ -156,6 +218,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       metrics,
       scopes,
       gateway,
+      connect,
       ...services,
     });
     const admin = metrics === undefined ? null : createAdminSite({
@@ -175,6 +238,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       admin,
       metrics,
       upstreams,
+      connections,
       async close() {
         await upstreamTools?.settle();
         await gateway.close();
@@ -198,6 +262,8 @@ type SiteDeps = ProcessServices & {
   readonly metrics: ServiceMetrics | undefined;
   readonly scopes: ScopeCatalogue;
   readonly gateway: UpstreamSet;
+  /** The pages of per-person upstream connections; none without VESTIBULE_UPSTREAM_KEY_FILE. */
+  readonly connect: ConnectRoutes | undefined;
 };
 
 /**

@@ -32,4 +32,8 @@ export class BoundedMap<K, V> {
   delete(key: K): boolean {
     return this.#entries.delete(key);
   }
+
+  values(): IterableIterator<V> {
+    return this.#entries.values();
+  }
 }

@@ -27,6 +27,7 @@ export function upstreamConfig(
     maxResponseBytes: 1_048_576,
     forwardIdentity: false,
     rateLimit: { perMinute: 600, burst: 100 },
+    auth: null,
     ...overrides,
   };
 }

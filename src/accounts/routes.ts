@@ -38,7 +38,11 @@ export interface AccountGrants {
 }
 
 /** A section another part adds under each business on /account (e.g. the workspace's). */
-export type AccountBusinessSection = (businessId: string, role: Role) => Promise<Html>;
+export type AccountBusinessSection = (
+  businessId: string,
+  role: Role,
+  accountId: string,
+) => Promise<Html>;
 
 export interface AccountRoutesDeps {
   /** `authUrl` for redirects; the cookies' names and attributes follow its scheme. */
@@ -147,7 +151,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
           business,
           role,
           clients: clients.filter((c) => c.businessId === business.id),
-          more: await businessSection(business.id, role),
+          more: await businessSection(business.id, role, session.account.id),
         }))),
         ...(notice === undefined ? {} : { notice }),
       }),

@@ -50,6 +50,19 @@ export interface UpstreamConfig {
   readonly forwardIdentity: boolean;
   /** Calls per minute and burst, per account and client. */
   readonly rateLimit: { readonly perMinute: number; readonly burst: number };
+  /**
+   * Set when each person signs in to it as themselves (`"auth": "person"`, or an upstream that
+   * answered 401 with a protected-resource challenge): Vestibule is its OAuth client and sends
+   * each caller's own token. Null: the upstream gets the file's headers only.
+   */
+  readonly auth: PersonAuth | null;
+}
+
+export interface PersonAuth {
+  /** A client the operator registered with the upstream's authorization server; null: CIMD or DCR. */
+  readonly client: { readonly id: string; readonly secret: string | null } | null;
+  /** The scopes to ask for instead of those the upstream names; null: the upstream's. */
+  readonly scopes: readonly string[] | null;
 }
 
 /** The longest name an upstream tool may have in the workspace, prefix included. */

@@ -203,6 +203,15 @@ export function createHttpChannel(
       );
       if (call.method === "initialize") sessionId = response.headers.get("Mcp-Session-Id");
       const type = response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+      if (response.status === 401) {
+        // Its own sign-in (a person's token expired, or it wants one): never a session problem.
+        await response.body?.cancel();
+        throw new UpstreamError(
+          "unauthorized",
+          `${title} refused the credentials of ${call.method} (HTTP 401)`,
+          response.headers.get("WWW-Authenticate"),
+        );
+      }
       if (sent && response.status === 404) {
         await response.body?.cancel();
         forget();

@@ -53,8 +53,16 @@ export interface McpClient {
 export class UpstreamError extends Error {
   override name = "UpstreamError";
   constructor(
-    readonly kind: "unreachable" | "timeout" | "protocol" | "too_large" | "cancelled",
+    readonly kind:
+      | "unreachable"
+      | "timeout"
+      | "protocol"
+      | "too_large"
+      | "cancelled"
+      | "unauthorized",
     message: string,
+    /** With `unauthorized`: the upstream's WWW-Authenticate challenge, if it sent one. */
+    readonly challenge: string | null = null,
   ) {
     super(message);
   }

@@ -8,8 +8,7 @@ import type {
   ApprovedGate,
   UpstreamCalls,
 } from "../workspace/domain/gate_actions.ts";
-import type { CallOptions } from "./mcp_client.ts";
-import type { CallRecord, UpstreamSet } from "./upstream_set.ts";
+import type { CallRecord, UpstreamCallOptions, UpstreamSet } from "./upstream_set.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 
 /** Who is asking, in a call's `_meta`, for upstreams whose file entry says forwardIdentity. */
@@ -51,14 +50,18 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
   };
 }
 
-/** Non-secret ids only; nothing when the upstream's entry does not ask for them. */
+/**
+ * Who is calling: the person (whose own sign-in a per-person upstream uses), and in `_meta`
+ * non-secret ids only, when the upstream's entry asks for them.
+ */
 export function identity(
   upstream: UpstreamConfig,
   caller: { readonly businessId: string; readonly accountId: string; readonly clientId: string },
-): Pick<CallOptions, "meta"> {
-  if (!upstream.forwardIdentity) return {};
+): Pick<UpstreamCallOptions, "meta" | "caller"> {
   const { businessId, accountId, clientId } = caller;
-  return { meta: { [CALLER_META_KEY]: { businessId, accountId, clientId } } };
+  const person = { caller: { businessId, accountId } };
+  if (!upstream.forwardIdentity) return person;
+  return { ...person, meta: { [CALLER_META_KEY]: { businessId, accountId, clientId } } };
 }
 
 const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
@@ -69,6 +72,8 @@ const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
   protocol: "answered something that is not MCP",
   too_large: "answered too much",
   cancelled: "was cancelled by the agent",
+  unauthorized: "refused the sign-in",
+  not_connected: "was not called: the person's own sign-in is missing or must be renewed",
 };
 
 /** One audit line: the tool, how it ended, how long, and the arguments' SHA-256 (never them). */

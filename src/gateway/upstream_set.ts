@@ -17,6 +17,7 @@ import {
   type UpstreamTool,
 } from "./mcp_client.ts";
 import type { UpstreamConfig, UpstreamsConfig } from "../config/upstreams.ts";
+import { parseBearerChallenge } from "./connect/discovery.ts";
 
 /** A listed tool and the SHA-256 of its canonical definition (what a pin compares). */
 export interface LiveTool {
@@ -27,7 +28,17 @@ export interface LiveTool {
 export type UpstreamState = "starting" | "ready" | "down";
 
 /** How a call ended, for the audit log and the metrics (a bounded set). */
-export type CallOutcome = "ok" | "tool_error" | UpstreamError["kind"];
+export type CallOutcome = "ok" | "tool_error" | "not_connected" | UpstreamError["kind"];
+
+/** The person a call is for (whose own sign-in a per-person upstream uses). */
+export interface Caller {
+  readonly businessId: string;
+  readonly accountId: string;
+}
+
+export interface UpstreamCallOptions extends CallOptions {
+  readonly caller?: Caller;
+}
 
 export interface CallRecord {
   readonly result: UpstreamResult;
@@ -48,7 +59,11 @@ export interface LiveUpstream {
   settled(maxWaitMs: number): Promise<void>;
   /** Lists again now (one listing at a time). */
   refresh(): Promise<void>;
-  call(tool: string, args: Record<string, unknown>, options: CallOptions): Promise<CallRecord>;
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    options: UpstreamCallOptions,
+  ): Promise<CallRecord>;
 }
 
 export interface UpstreamSet {
@@ -72,14 +87,52 @@ export interface UpstreamSetDeps {
   readonly refreshMs?: number;
   /** The first wait before listing again an upstream that does not answer (a second by default). */
   readonly retryMs?: number;
+  /**
+   * The live upstream of one each person signs in to (connect/personal_upstream.ts); absent when
+   * no VESTIBULE_UPSTREAM_KEY_FILE lets Vestibule keep their tokens.
+   */
+  readonly personal?: ((upstream: UpstreamConfig) => ClosableUpstream) | undefined;
 }
+
+type ClosableUpstream = LiveUpstream & { close(): Promise<void> };
 
 /** Back-off between listings of an upstream that does not answer: doubling, up to a minute. */
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 60_000;
 
 export function createUpstreamSet(config: UpstreamsConfig, deps: UpstreamSetDeps): UpstreamSet {
-  const upstreams = config.upstreams.map((upstream) => _live(upstream, deps));
+  // An upstream that answers 401 with a protected-resource challenge wants each person's own
+  // sign-in, as if its entry said `"auth": "person"`: it is replaced by a per-person one.
+  const personal = (upstream: UpstreamConfig): ClosableUpstream | null => {
+    if (deps.personal === undefined) {
+      logEvent(deps.log, {
+        level: "error",
+        message: "upstream needs each person's sign-in, and no VESTIBULE_UPSTREAM_KEY_FILE " +
+          "lets Vestibule keep their tokens: its tools stay unavailable",
+        upstream: upstream.name,
+      });
+      return null;
+    }
+    return deps.personal(upstream);
+  };
+  const discovered = (upstream: UpstreamConfig): boolean => {
+    const next = personal({ ...upstream, auth: { client: null, scopes: null } });
+    if (next === null) return false;
+    const at = upstreams.findIndex((live) => live.config.name === upstream.name);
+    void upstreams[at]!.close();
+    upstreams[at] = next;
+    byName.set(upstream.name, next);
+    logEvent(deps.log, {
+      level: "info",
+      message: "upstream asks each person to sign in: each connects their own account",
+      upstream: upstream.name,
+    });
+    return true;
+  };
+  const upstreams: ClosableUpstream[] = config.upstreams.map((upstream) =>
+    (upstream.auth === null ? null : personal(upstream)) ??
+      _live(upstream, deps, discovered)
+  );
   const byName = new Map(upstreams.map((live) => [live.config.name, live]));
   return {
     upstreams,
@@ -90,9 +143,11 @@ export function createUpstreamSet(config: UpstreamsConfig, deps: UpstreamSetDeps
   };
 }
 
-function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
-  close(): Promise<void>;
-} {
+function _live(
+  config: UpstreamConfig,
+  deps: UpstreamSetDeps,
+  discovered: (upstream: UpstreamConfig) => boolean,
+): ClosableUpstream {
   const { log, now } = deps;
   const refreshMs = deps.refreshMs ?? 60_000;
   const retryMinMs = deps.retryMs ?? RETRY_MIN_MS;
@@ -151,6 +206,7 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
       retryMs = retryMinMs;
       schedule(refreshMs);
     } catch (error) {
+      if (_wantsPersonSignIn(error) && discovered(config)) return;
       becomeDown(_describe(config, error));
       schedule(retryMs);
       retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
@@ -217,6 +273,11 @@ function _live(config: UpstreamConfig, deps: UpstreamSetDeps): LiveUpstream & {
       await client.close().catch(() => {});
     },
   };
+}
+
+function _wantsPersonSignIn(error: unknown): boolean {
+  return error instanceof UpstreamError && error.kind === "unauthorized" &&
+    parseBearerChallenge(error.challenge)?.resourceMetadata != null;
 }
 
 function _sameTools(

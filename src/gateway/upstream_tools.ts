@@ -338,9 +338,13 @@ export function createUpstreamTools(
     },
     async forCaller(auth) {
       const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
+      // A per-person upstream's listing is stored (another replica may have made it): read
+      // again when it is no longer fresh.
       await Promise.all(
         serving.map((live) =>
-          live.tools === null ? live.settled(FIRST_LISTING_WAIT_MS) : undefined
+          live.tools === null || live.config.auth !== null
+            ? live.settled(FIRST_LISTING_WAIT_MS)
+            : undefined
         ),
       );
       const parts = await Promise.all(

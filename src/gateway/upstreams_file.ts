@@ -13,6 +13,7 @@ import { PrivateFileError, refuseOpenFile } from "../private_files.ts";
 import { StartupError } from "../startup_error.ts";
 import {
   MAX_SERVED_TOOL_NAME,
+  type PersonAuth,
   servedToolName,
   type UpstreamConfig,
   type UpstreamsConfig,
@@ -52,6 +53,21 @@ const Whole = (min: number, max: number) =>
 /** A value read from an owner-only file. */
 const FILE_ENTRIES = { file: Text };
 const HEADER_ENTRIES = { file: v.optional(Text), value: v.optional(v.string()) };
+const OAUTH_ENTRIES = {
+  clientId: Text,
+  clientSecret: v.optional(
+    v.pipe(
+      v.strictObject(HEADER_ENTRIES),
+      v.check(
+        (h) => (h.file === undefined) !== (h.value === undefined),
+        'must be {"file": PATH} or {"value": TEXT}',
+      ),
+    ),
+  ),
+  scopes: v.optional(
+    v.array(v.pipe(Text, v.regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, said("is not a scope")))),
+  ),
+};
 const RATE_ENTRIES = {
   perMinute: v.optional(Whole(1, 1_000_000)),
   burst: v.optional(Whole(1, 1_000_000)),
@@ -103,6 +119,8 @@ const UPSTREAM_ENTRIES = {
   maxResponseBytes: v.optional(Whole(KIB, 64 * MIB)),
   forwardIdentity: v.optional(v.boolean()),
   rateLimit: v.optional(v.strictObject(RATE_ENTRIES)),
+  auth: v.optional(v.picklist(["person"], said('must be "person" (each person signs in to it)'))),
+  oauth: v.optional(v.strictObject(OAUTH_ENTRIES)),
 };
 
 const FILE_ENTRIES_TOP = { upstreams: v.array(v.strictObject(UPSTREAM_ENTRIES)) };
@@ -117,7 +135,8 @@ function _knownFields(parent: readonly unknown[]): readonly string[] {
   if (parent.length === 0) return Object.keys(FILE_ENTRIES_TOP);
   if (above === "upstreams") return Object.keys(UPSTREAM_ENTRIES);
   if (last === "rateLimit") return Object.keys(RATE_ENTRIES);
-  if (above === "headers") return Object.keys(HEADER_ENTRIES);
+  if (last === "oauth") return Object.keys(OAUTH_ENTRIES);
+  if (above === "headers" || last === "clientSecret") return Object.keys(HEADER_ENTRIES);
   return Object.keys(FILE_ENTRIES);
 }
 
@@ -137,7 +156,11 @@ export async function loadUpstreams(path: string): Promise<UpstreamsConfig> {
     throw fail(_jsonProblem(text));
   }
   const parsed = v.safeParse(UpstreamsFileSchema, json);
-  if (!parsed.success) throw fail(_describe(parsed.issues[0]));
+  if (!parsed.success) {
+    // A misspelt field explains the missing one it probably is: say it first.
+    const unknown = parsed.issues.find((i) => i.type === "strict_object" && i.expected === "never");
+    throw fail(_describe(unknown ?? parsed.issues[0]));
+  }
   const entries = parsed.output.upstreams;
   const upstreams: UpstreamConfig[] = [];
   for (const [i, entry] of entries.entries()) {
@@ -147,7 +170,10 @@ export async function loadUpstreams(path: string): Promise<UpstreamsConfig> {
     const transport = await _transport(entry, at).catch((error) => {
       throw error instanceof _FileProblem ? fail(error.message) : error;
     });
-    upstreams.push(_upstream(entry, transport));
+    const auth = await _auth(entry, at).catch((error) => {
+      throw error instanceof _FileProblem ? fail(error.message) : error;
+    });
+    upstreams.push(_upstream(entry, transport, auth));
   }
   return Object.freeze({ upstreams: Object.freeze(upstreams) });
 }
@@ -202,6 +228,19 @@ function _entryProblem(
     : undefined;
   if (wrong !== undefined) {
     return `${at}.${wrong} goes only with ${entry.url !== undefined ? "command" : "url"}`;
+  }
+  if (entry.auth !== undefined && entry.url === undefined) {
+    return `${at}.auth goes only with url: a child process has no one to sign in to`;
+  }
+  if (entry.oauth !== undefined && entry.auth === undefined) {
+    return `${at}.oauth goes only with "auth": "person"`;
+  }
+  const authorization = Object.keys(entry.headers ?? {}).find((h) =>
+    h.toLowerCase() === "authorization"
+  );
+  if (entry.auth !== undefined && authorization !== undefined) {
+    return `${at}.headers${_key(authorization)} cannot go with "auth": "person": ` +
+      "each person's own token is sent";
   }
   const tools: [string, string][] = [
     ...(entry.gated ?? []).map((tool, j) => [`${at}.gated[${j}]`, tool] as [string, string]),
@@ -292,7 +331,28 @@ async function _secret(path: string, where: string, oneLine: boolean): Promise<s
   return secret;
 }
 
-function _upstream(entry: UpstreamEntry, transport: UpstreamTransport): UpstreamConfig {
+async function _auth(entry: UpstreamEntry, at: string): Promise<PersonAuth | null> {
+  if (entry.auth === undefined) return null;
+  const oauth = entry.oauth;
+  const secret = oauth?.clientSecret;
+  return Object.freeze({
+    client: oauth === undefined ? null : Object.freeze({
+      id: oauth.clientId,
+      secret: secret === undefined
+        ? null
+        : secret.file === undefined
+        ? secret.value!
+        : await _secret(secret.file, `${at}.oauth.clientSecret.file`, true),
+    }),
+    scopes: oauth?.scopes === undefined ? null : Object.freeze([...oauth.scopes]),
+  });
+}
+
+function _upstream(
+  entry: UpstreamEntry,
+  transport: UpstreamTransport,
+  auth: PersonAuth | null,
+): UpstreamConfig {
   return Object.freeze({
     name: entry.name,
     title: entry.title ?? entry.name,
@@ -309,6 +369,7 @@ function _upstream(entry: UpstreamEntry, transport: UpstreamTransport): Upstream
       perMinute: entry.rateLimit?.perMinute ?? 120,
       burst: entry.rateLimit?.burst ?? 60,
     }),
+    auth,
   });
 }
 

@@ -4,6 +4,7 @@
  * business choice (skipped when there is one) or the consent page. No CORS, ever.
  */
 import type { Accounts, Sessions } from "../accounts/model.ts";
+import type { UpstreamSignIns } from "./consent_continuation.ts";
 import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
@@ -28,6 +29,8 @@ export interface AuthorizeDeps {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly scopes: ScopeCatalogue;
+  /** Per-person upstreams a consent may have to connect before the agent gets its code. */
+  readonly upstreamSignIns?: UpstreamSignIns | undefined;
 }
 
 /** The CSRF purpose of the business and consent forms. */

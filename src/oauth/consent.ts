@@ -10,6 +10,7 @@ import { htmlResponse } from "../http/responses.ts";
 import { authorizationRedirect } from "./authorization_request.ts";
 import { type AuthorizeDeps, CONSENT_CSRF_PURPOSE } from "./authorize.ts";
 import { issueCode } from "./codes.ts";
+import { holdConsent } from "./consent_continuation.ts";
 import { authorizationErrorPage, consentPage, consentPageCsp } from "./consent_pages.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { chooseBusiness, consumeTransaction, findTransaction } from "./transactions.ts";
@@ -108,7 +109,7 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
     if (granted.length === 0) {
       return back({ error: "access_denied", error_description: "No permission was granted" });
     }
-    const code = await issueCode(deps.store, {
+    const binding = {
       clientId: txn.clientId,
       redirectUri: txn.redirectUri,
       codeChallenge: txn.codeChallenge,
@@ -119,10 +120,31 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
       businessId: txn.businessId,
       nonce: txn.nonce,
       authTime: deps.now(),
-    });
+    };
     const client = await deps.clients.lookup(txn.clientId);
     if (client.ok) await deps.clients.markUsed(client.client);
-    return back({ code });
+    // Granted upstreams that need the person's own account: connect them first, then back.
+    const missing = await deps.upstreamSignIns?.missing(
+      session.account.id,
+      txn.businessId,
+      binding.scopes,
+    ) ?? [];
+    if (deps.upstreamSignIns && missing.length > 0) {
+      const held = await holdConsent(deps.store, {
+        binding,
+        redirectUri: txn.redirectUri,
+        state: txn.state,
+        sessionId: session.id,
+      });
+      return new Response(null, {
+        status: 303,
+        headers: {
+          Location: deps.upstreamSignIns.connectPath(missing[0]!, txn.businessId, held),
+          ...NO_STORE,
+        },
+      });
+    }
+    return back({ code: await issueCode(deps.store, binding) });
   };
   return withHtmlErrors(handler, (error) => authorizationErrorPage("Bad request", error.message));
 }

@@ -17,6 +17,7 @@ import { issuerOf } from "./issuer.ts";
 import { createMetadataHandler } from "./metadata.ts";
 import type { OAuthMetrics } from "./oauth_metrics.ts";
 import type { ScopeCatalogue } from "./scopes.ts";
+import type { UpstreamSignIns } from "./consent_continuation.ts";
 import { createRegistrationEndpoint } from "./registration.ts";
 import { createRevocationEndpoint } from "./revocation.ts";
 import type { SigningKeys } from "./signing_keys.ts";
@@ -37,6 +38,8 @@ export interface OAuthRoutesDeps {
   readonly limiters: Limiters;
   /** The spec's scopes and the upstreams' (src/oauth/scopes.ts). */
   readonly scopes: ScopeCatalogue;
+  /** Per-person upstreams a consent connects before the agent gets its code. */
+  readonly upstreamSignIns?: UpstreamSignIns | undefined;
 }
 
 export interface OAuthRoutes {

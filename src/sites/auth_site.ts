@@ -28,6 +28,8 @@ import { createWorkspaceAccountSection } from "../workspace/pages/account_sectio
 import { createApprovalRoutes } from "../workspace/pages/approval_routes.ts";
 import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
+import type { ConnectRoutes } from "../gateway/connect/routes.ts";
+import { html } from "../ui/html.ts";
 
 export interface AuthSiteDeps {
   readonly config: Pick<
@@ -55,6 +57,8 @@ export interface AuthSiteDeps {
   readonly limiters: Limiters;
   /** The spec's scopes and the upstreams'. */
   readonly scopes: ScopeCatalogue;
+  /** People's connections to per-person upstreams; none without an upstream key file. */
+  readonly connect?: ConnectRoutes | undefined;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
@@ -68,6 +72,7 @@ export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
 export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
   const { config, store, cors, workspace } = deps;
   const onboarding = await createOnboardingRoutes(deps);
+  const workspaceSection = createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts });
   const people = createAccountRoutes({
     ...deps,
     grants: {
@@ -85,10 +90,14 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
         return true;
       },
     },
-    businessSection: createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts }),
+    businessSection: async (businessId, role, accountId) =>
+      html`${await workspaceSection(businessId, role)}${
+        await deps.connect?.section(businessId, role, accountId) ?? ""
+      }`,
   });
   const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
-  const oauth = await createOAuthRoutes(deps);
+  const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
+  const connect = deps.connect;
   const metadata = withCors(cors.open, { GET: oauth.metadata });
   return {
     "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
@@ -107,6 +116,12 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/account": people.account,
     "/approvals": approvals.list,
     "/approvals/*": approvals.gate,
+    ...(connect === undefined ? {} : {
+      // People's own accounts of per-person upstreams; the client document is anyone's to read.
+      "/connections/client.json": withCors(cors.open, connect.clientDocument),
+      "/connections/callback": connect.callback,
+      "/connections/*": connect.upstream,
+    }),
 
     // The authorization server, issuer {auth_url}/api/auth. Discovery, JWKS and registration
     // answer any origin, token and revocation only trusted ones, and the authorization

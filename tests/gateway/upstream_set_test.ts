@@ -24,6 +24,7 @@ const UPSTREAM: UpstreamConfig = {
   maxResponseBytes: 1_000_000,
   forwardIdentity: false,
   rateLimit: { perMinute: 60, burst: 10 },
+  auth: null,
 };
 
 const tool = (name: string, description = `The ${name} tool.`): UpstreamTool => ({

@@ -69,6 +69,7 @@ Deno.test("a file using every field loads with its values, its defaults and its 
       maxResponseBytes: 1024,
       forwardIdentity: true,
       rateLimit: { perMinute: 10, burst: 5 },
+      auth: null,
     });
     assert.deepEqual(upstreams[1], {
       name: "Files",
@@ -89,8 +90,42 @@ Deno.test("a file using every field loads with its values, its defaults and its 
       maxResponseBytes: 4 * 1024 * 1024,
       forwardIdentity: false,
       rateLimit: { perMinute: 120, burst: 60 },
+      auth: null,
     });
   });
+});
+
+Deno.test('an upstream with "auth": "person" loads with its operator-registered client, secret read from its file', async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/secret`, "client-s3cret\n", { mode: 0o600 });
+    await Deno.writeTextFile(
+      `${dir}/u.json`,
+      JSON.stringify({
+        upstreams: [
+          { name: "crm", url: "https://crm.example/mcp", auth: "person" },
+          {
+            name: "files",
+            url: "https://files.example/mcp",
+            auth: "person",
+            oauth: {
+              clientId: "vestibule",
+              clientSecret: { file: `${dir}/secret` },
+              scopes: ["read", "offline_access"],
+            },
+          },
+        ],
+      }),
+    );
+    const { upstreams } = await loadUpstreams(`${dir}/u.json`);
+    assert.deepEqual(upstreams[0]!.auth, { client: null, scopes: null });
+    assert.deepEqual(upstreams[1]!.auth, {
+      client: { id: "vestibule", secret: "client-s3cret" },
+      scopes: ["read", "offline_access"],
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("each problem of the file stops start-up with one line naming the file and the field", async (t) => {
@@ -101,6 +136,34 @@ Deno.test("each problem of the file stops start-up with one line naming the file
     files?: Record<string, { text: string; mode?: number }>;
     line: string;
   }[] = [
+    {
+      name: "auth on a child process",
+      text: JSON.stringify({ upstreams: [{ name: "a", command: "x", auth: "person" }] }),
+      line: "upstreams[0].auth goes only with url: a child process has no one to sign in to",
+    },
+    {
+      name: "an unknown auth",
+      text: JSON.stringify({ upstreams: [{ ...good, auth: "team" }] }),
+      line: 'upstreams[0].auth "team" must be "person" (each person signs in to it)',
+    },
+    {
+      name: "oauth without auth",
+      text: JSON.stringify({ upstreams: [{ ...good, oauth: { clientId: "c" } }] }),
+      line: 'upstreams[0].oauth goes only with "auth": "person"',
+    },
+    {
+      name: "an Authorization header with each person's sign-in",
+      text: JSON.stringify({
+        upstreams: [{ ...good, auth: "person", headers: { authorization: { value: "x" } } }],
+      }),
+      line:
+        'upstreams[0].headers.authorization cannot go with "auth": "person": each person\'s own token is sent',
+    },
+    {
+      name: "a misspelt oauth field",
+      text: JSON.stringify({ upstreams: [{ ...good, auth: "person", oauth: { clientID: "c" } }] }),
+      line: "upstreams[0].oauth.clientID is not a known field (nearest: clientId)",
+    },
     {
       name: "malformed JSON, at its position",
       text: '{"upstreams": [\n  {"name": "a",}\n]}',

@@ -48,8 +48,13 @@ export interface RegistrationRequest {
 
 const CALL_TIMEOUT_MS = 10_000;
 const MAX_ANSWER_BYTES = 64 * 1024;
-/** Our preference among what the server offers: no secret to keep is best (RFC 7591 §2). */
-const AUTH_METHODS: readonly AuthMethod[] = ["none", "client_secret_basic", "client_secret_post"];
+/**
+ * Our preference among what the server offers: a confidential client first. Vestibule is a
+ * server that can keep a secret (sealed like the tokens), and servers rotate a public client's
+ * refresh token on every use (OAuth 2.1 §4.3.1), so a process killed mid-refresh would lose
+ * the only pair that works; a confidential client's refresh token usually stays.
+ */
+const AUTH_METHODS: readonly AuthMethod[] = ["client_secret_basic", "client_secret_post", "none"];
 const PERMANENT_ERRORS: Readonly<Record<string, string>> = {
   invalid_grant: "the grant is no longer valid (invalid_grant)",
   invalid_client: "it does not accept Vestibule's client (invalid_client)",

@@ -6,6 +6,7 @@ import { BusinessNameSchema, EmailSchema, RoleSchema } from "../../accounts/sche
 import { grantsOfAccount } from "../../oauth/grants.ts";
 import { createAuditLog, operatorEntry } from "../../workspace/domain/audit.ts";
 import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
+import { endConnections } from "./upstream_connections.ts";
 import { appendOperatorLog } from "./operator_log.ts";
 
 import {
@@ -108,11 +109,13 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
       if (!committed) throw new AdminError("the members changed meanwhile; try again");
       const grants = await grantsOfAccount(store, account.id, business);
       await revokeGrants(deps, grants, "remove-member");
+      const upstreams = await endConnections(deps, { accountId: account.id, businessId: business });
       return {
         removed: account.email,
         accountId: account.id,
         business,
         revokedGrants: grants.length,
+        upstreamConnections: upstreams,
       };
     },
   }),
@@ -158,6 +161,10 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
       "Delete an account with its grants and sessions, and the businesses it is the only member of.",
     options: v.strictObject({ email: EmailSchema }),
     async run({ email }, deps) {
+      const account = await createAccounts(deps.store, deps.now).findAccountByEmail(email);
+      const upstreams = account === null
+        ? null
+        : await endConnections(deps, { accountId: account.id });
       const deletion = await deleteAccount(_erasure(deps), email);
       const businesses = deletion.deletedBusinesses.map((d) => d.business.id);
       await appendOperatorLog(
@@ -167,7 +174,7 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
         `deleted account ${deletion.account.id}` +
           (businesses.length > 0 ? ` and its businesses ${businesses.join(", ")}` : ""),
       );
-      return deletion;
+      return { ...deletion, upstreamConnections: upstreams };
     },
   }),
   "delete-business": command({
@@ -176,6 +183,10 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
       "Delete a business with its memberships, grants, records, approvals and audit log; member accounts stay.",
     options: v.strictObject({ business: IdSchema }),
     async run({ business }, deps) {
+      if (!await createAccounts(deps.store, deps.now).getBusiness(business)) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
+      const upstreams = await endConnections(deps, { businessId: business });
       const deletion = await deleteBusiness(_erasure(deps), business);
       // Its audit log went with it: the deletion is recorded where it outlives the business.
       await appendOperatorLog(
@@ -184,7 +195,7 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
         "delete-business",
         `deleted business ${business}`,
       );
-      return deletion;
+      return { ...deletion, upstreamConnections: upstreams };
     },
   }),
 };

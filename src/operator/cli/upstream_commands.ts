@@ -11,6 +11,7 @@ import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.
 import { newVaultKey } from "../../gateway/connect/vault.ts";
 import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
+import { resealConnections } from "./upstream_connections.ts";
 
 import { type AdminDeps, AdminError, command, type Runnable } from "./command.ts";
 
@@ -39,6 +40,15 @@ export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
     run(_options, { out }) {
       out(newVaultKey());
       return Promise.resolve(undefined);
+    },
+  }),
+  "reseal-upstream-tokens": command({
+    usage: "reseal-upstream-tokens",
+    summary:
+      "Seal every stored upstream token again under the first key of VESTIBULE_UPSTREAM_KEY_FILE (after adding a new first key and restarting; then the old line can go).",
+    options: v.strictObject({}),
+    async run(_options, deps) {
+      return { resealed: await resealConnections(deps) };
     },
   }),
 };

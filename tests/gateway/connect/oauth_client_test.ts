@@ -29,17 +29,41 @@ const SECRET_REFRESH = "refresh-71c2-never-shown";
 const form = (body: string) => Object.fromEntries(new URLSearchParams(body));
 
 Deno.test("registration asks for what Vestibule needs and keeps what the server gave", async (t) => {
-  await t.step("a public client when the server takes one", async () => {
+  await t.step("a confidential client with Basic when the server takes it and none", async () => {
+    const as = serveFake({
+      "/register": json(() => ({ client_id: "c-0", client_secret: "s-0" }), 201),
+    });
+    try {
+      const result = await registerClient(
+        fakeAuthorizationServer(as.origin),
+        { redirectUri: "https://auth.example/connections/callback", clientName: "Vestibule" },
+        deps,
+      );
+      assert.deepEqual(result, {
+        ok: true,
+        client: { clientId: "c-0", clientSecret: "s-0", authMethod: "client_secret_basic" },
+      });
+      assert.equal(JSON.parse(as.seen[0]!.body).token_endpoint_auth_method, "client_secret_basic");
+    } finally {
+      await as.close();
+    }
+  });
+
+  await t.step("a public client when the server takes only that", async () => {
     const as = serveFake({
       "/register": json(() => ({ client_id: "c-1", token_endpoint_auth_method: "none" }), 201),
     });
     try {
-      const result = await registerClient(fakeAuthorizationServer(as.origin), {
-        redirectUri: "https://auth.example/connections/callback",
-        clientName: "Vestibule",
-        clientUri: "https://example.com",
-        scope: "files:read",
-      }, deps);
+      const result = await registerClient(
+        fakeAuthorizationServer(as.origin, { tokenEndpointAuthMethods: ["none"] }),
+        {
+          redirectUri: "https://auth.example/connections/callback",
+          clientName: "Vestibule",
+          clientUri: "https://example.com",
+          scope: "files:read",
+        },
+        deps,
+      );
       assert.deepEqual(result, {
         ok: true,
         client: { clientId: "c-1", clientSecret: null, authMethod: "none" },

@@ -1,0 +1,159 @@
+// The pages where a person connects their own account of an upstream, and the /account section
+// that lists those connections. Plain HTML, no JavaScript, like every {auth_url} page.
+import type { Role } from "../../accounts/model.ts";
+import { authPage, utcMinute } from "../../ui/auth_pages.ts";
+import { type Html, html } from "../../ui/html.ts";
+import type { ConnectionView } from "./connection_store.ts";
+
+export interface ConnectPageOptions {
+  readonly email: string;
+  readonly upstream: { readonly name: string; readonly title: string };
+  readonly businessName: string;
+  readonly businessId: string;
+  readonly connection: ConnectionView | null;
+  readonly csrf: string;
+  /** Set when the person comes from an agent's consent (then "skip" goes on to the agent). */
+  readonly consent: string | null;
+  readonly notice?: { readonly kind: "done" | "problem"; readonly text: string };
+}
+
+function _state(connection: ConnectionView | null): Html {
+  if (connection === null) {
+    return html`<p id="connection-status" data-status="none">Not connected.</p>`;
+  }
+  if (connection.status === "needs_reconnect") {
+    return html`
+      <p id="connection-status" data-status="needs_reconnect">
+        <strong>Needs reconnecting:</strong> its sign-in could no longer be renewed
+        ${connection.problem === null ? "" : html`(${connection.problem})`}. Agents cannot use its
+        tools for you until you connect it again.
+      </p>
+    `;
+  }
+  return html`
+    <p id="connection-status" data-status="connected">
+      Connected since ${utcMinute(connection.connectedAt)}.
+    </p>
+  `;
+}
+
+export function connectPage(options: ConnectPageOptions): string {
+  const { upstream, connection, consent } = options;
+  const hidden = html`
+    <input type="hidden" name="csrf" value="${options.csrf}">
+    <input type="hidden" name="business" value="${options.businessId}">
+    ${consent === null ? "" : html`<input type="hidden" name="consent" value="${consent}">`}
+  `;
+  const connectLabel = connection === null ? "Connect" : "Connect again";
+  return authPage({
+    title: `Your ${upstream.title} account`,
+    signedIn: { email: options.email },
+    main: html`
+      ${options.notice === undefined
+        ? ""
+        : html`<p id="notice" class="${options.notice.kind}">${options.notice.text}</p>`}
+      <p>
+        Agents you allowed in <strong>${options.businessName}</strong> use ${upstream.title}
+        with your own account there, never with anyone else's. Connecting sends you to
+        ${upstream.title}'s sign-in; Vestibule keeps the tokens it gives, encrypted, and uses them
+        only for your agents' calls of its tools.
+      </p>
+      ${_state(connection)}
+      <form method="post" action="/connections/${upstream.name}">
+        ${hidden}
+        <button type="submit" name="action" value="connect">${connectLabel} your ${upstream
+          .title} account</button>
+        ${consent === null
+          ? ""
+          : html`<button type="submit" name="action" value="skip">Skip for now</button>`}
+      </form>
+      ${connection === null || consent !== null ? "" : html`
+        <form method="post" action="/connections/${upstream.name}">
+          ${hidden}
+          <button type="submit" name="action" value="disconnect">Disconnect</button>
+        </form>
+      `}
+    `,
+  });
+}
+
+/** A problem before any page of an upstream can be shown (unknown upstream, not a member…). */
+export function connectErrorPage(email: string | null, title: string, message: string): string {
+  return authPage({
+    title,
+    ...(email === null ? {} : { signedIn: { email } }),
+    main: html`
+      <p>${message}</p>
+      <p><a href="/account">Back to your account</a></p>
+    `,
+  });
+}
+
+export interface ConnectionRow {
+  readonly upstream: { readonly name: string; readonly title: string };
+  readonly own: ConnectionView | null;
+  /** Everyone's, for an owner; empty for a member. */
+  readonly everyone: readonly (ConnectionView & { readonly email: string })[];
+}
+
+/** The /account section of one business: each per-person upstream and its connections. */
+export function connectionsSection(
+  businessId: string,
+  role: Role,
+  rows: readonly ConnectionRow[],
+): Html {
+  if (rows.length === 0) return html``;
+  const statusWords = (c: ConnectionView | null) =>
+    c === null
+      ? "not connected"
+      : c.status === "connected"
+      ? `connected ${utcMinute(c.connectedAt)}`
+      : "needs reconnecting";
+  return html`
+    <table>
+      <caption>Your accounts of upstream services</caption>
+      <thead>
+        <tr>
+          <th scope="col">Service</th>
+          <th scope="col">Your account</th>
+        </tr>
+      </thead>
+      <tbody>${rows.map((row) =>
+        html`
+          <tr>
+            <td>${row.upstream.title}</td>
+            <td data-upstream="${row.upstream.name}" data-status="${row.own?.status ?? "none"}">
+              ${statusWords(row.own)} ·
+              <a href="/connections/${row.upstream.name}?business=${businessId}">${row.own === null
+                ? `Connect your ${row.upstream.title} account`
+                : `Manage your ${row.upstream.title} connection`}</a>
+            </td>
+          </tr>
+        `
+      )}</tbody>
+    </table>
+    ${role !== "owner" ? "" : html`
+      <table>
+        <caption>Who connected which service</caption>
+        <thead>
+          <tr>
+            <th scope="col">Service</th>
+            <th scope="col">Person</th>
+            <th scope="col">State</th>
+          </tr>
+        </thead>
+        <tbody>${rows.flatMap((row) =>
+          row.everyone.map((c) =>
+            html`
+              <tr>
+                <td>${row.upstream.title}</td>
+                <td>${c.email}</td>
+                <td>${statusWords(c)}</td>
+              </tr>
+            `
+          )
+        )}</tbody>
+      </table>
+    `}
+  `;
+}

@@ -1,0 +1,210 @@
+/**
+ * An upstream each person signs in to as themselves, as the gateway sees it (a LiveUpstream):
+ * every call goes with the caller's own token (connections.ts), over an MCP session of that
+ * connection in this process; a caller who has not connected gets a tool error with the link to
+ * connect, never the upstream's 401.
+ *
+ * Its tools are known once someone has connected: each connection's first session lists them,
+ * and the listing is stored (`["upstream_listing", name]`), so every replica serves the same
+ * tools, pinned per business like any upstream's.
+ */
+import { BoundedMap } from "../../bounded_map.ts";
+import { canonicalSha256 } from "../../canonical_json.ts";
+import type { UpstreamConfig } from "../../config/upstreams.ts";
+import { logEvent, type LogSink } from "../../http/request_log.ts";
+import type { Store } from "../../store/store.ts";
+import type { UpstreamFetch } from "../http_transport.ts";
+import { type McpClient, UpstreamError, type UpstreamTool } from "../mcp_client.ts";
+import type {
+  Caller,
+  CallOutcome,
+  CallRecord,
+  GatewayMetrics,
+  LiveTool,
+  LiveUpstream,
+  UpstreamState,
+} from "../upstream_set.ts";
+import type { Connections, TokenLookup } from "./connections.ts";
+
+export interface PersonalUpstreamDeps {
+  readonly store: Store;
+  readonly log: LogSink;
+  readonly now: () => number;
+  readonly connections: Connections;
+  /** A client of `upstream` whose every request goes through `fetch` (which adds the token). */
+  readonly connect: (upstream: UpstreamConfig, fetch: UpstreamFetch) => McpClient;
+  readonly fetch: UpstreamFetch;
+  readonly metrics?: GatewayMetrics | undefined;
+}
+
+/** How long the stored listing, as read, stands for this process. */
+const LISTING_FRESH_MS = 2_000;
+/** Connections with a live session in this process at once. */
+const SESSIONS = 1_000;
+
+interface StoredListing {
+  readonly tools: readonly UpstreamTool[];
+  readonly listedAt: number;
+}
+
+const listingKey = (upstream: string) => ["upstream_listing", upstream];
+
+/** A session of one connection, and the token its requests carry now. */
+interface Session {
+  readonly client: McpClient;
+  token: string;
+}
+
+export function createPersonalUpstream(
+  config: UpstreamConfig,
+  deps: PersonalUpstreamDeps,
+): LiveUpstream & { close(): Promise<void>; listWith(caller: Caller): Promise<void> } {
+  const { store, log, now, connections } = deps;
+  let tools: ReadonlyMap<string, LiveTool> | null = null;
+  let readAt = -Infinity;
+  let reading: Promise<void> | null = null;
+  let generation = 0;
+  const sessions = new BoundedMap<string, Session>(SESSIONS);
+
+  const adopt = (listed: readonly UpstreamTool[]) => {
+    const next = new Map<string, LiveTool>();
+    for (const definition of listed) {
+      if (config.hidden.has(definition.name)) continue;
+      next.set(definition.name, { definition, hash: canonicalSha256(definition) });
+    }
+    const same = tools !== null && tools.size === next.size &&
+      [...next].every(([name, tool]) => tools!.get(name)?.hash === tool.hash);
+    if (!same) {
+      tools = next;
+      generation++;
+    }
+  };
+
+  const read = (): Promise<void> => {
+    reading ??= (async () => {
+      const stored = await store.get<StoredListing>(listingKey(config.name));
+      readAt = now();
+      if (stored !== null) adopt(stored.value.tools);
+    })().finally(() => reading = null);
+    return reading;
+  };
+
+  const sessionOf = (caller: Caller, token: string): Session => {
+    const id = `${caller.businessId}\n${caller.accountId}`;
+    let session = sessions.get(id);
+    if (session === undefined) {
+      const created: Session = {
+        token,
+        client: deps.connect(config, (url, init) => {
+          init.headers.set("Authorization", `Bearer ${created.token}`);
+          return deps.fetch(url, init);
+        }),
+      };
+      // Each new session and each list_changed: list with this person's token, for everyone.
+      created.client.onToolsChanged(() => void list(caller, created));
+      sessions.set(id, created);
+      session = created;
+    }
+    session.token = token;
+    return session;
+  };
+
+  const list = async (caller: Caller, session: Session) => {
+    try {
+      const listed = await session.client.listTools(AbortSignal.timeout(config.timeoutMs));
+      const before = tools;
+      adopt(listed);
+      readAt = now();
+      if (before !== tools) {
+        await store.set(listingKey(config.name), { tools: listed, listedAt: now() });
+        logEvent(log, {
+          level: "info",
+          message: "upstream listed with a person's connection",
+          upstream: config.name,
+          tools: tools!.size,
+        });
+      }
+    } catch (error) {
+      logEvent(log, {
+        level: "warn",
+        message: "upstream could not be listed with a person's connection",
+        upstream: config.name,
+        businessId: caller.businessId,
+        problem: (error as Error).message,
+      });
+    }
+  };
+
+  const ended = (started: number, record: Omit<CallRecord, "durationMs">): CallRecord => {
+    const durationMs = now() - started;
+    deps.metrics?.call(config.name, record.outcome, durationMs / 1000);
+    return { ...record, durationMs };
+  };
+  const refused = (lookup: Exclude<TokenLookup, { ok: true }>): Omit<CallRecord, "durationMs"> => ({
+    result: { content: [{ type: "text", text: lookup.message }], isError: true },
+    outcome: lookup.reason === "unavailable" ? "unreachable" : "not_connected",
+  });
+  const failed = (error: UpstreamError, kind: CallOutcome = error.kind) => ({
+    result: { content: [{ type: "text", text: error.message }], isError: true },
+    outcome: kind,
+  });
+
+  return {
+    config,
+    get state(): UpstreamState {
+      return tools === null ? "starting" : "ready";
+    },
+    get tools() {
+      return tools;
+    },
+    problem: null,
+    get generation() {
+      return generation;
+    },
+    async settled() {
+      if (now() - readAt >= LISTING_FRESH_MS) await read();
+    },
+    refresh: read,
+    async listWith(caller) {
+      const lookup = await connections.accessToken(config, caller);
+      if (lookup.ok) await list(caller, sessionOf(caller, lookup.token));
+    },
+    async call(tool, args, options) {
+      const started = now();
+      const caller = options.caller;
+      if (caller === undefined) {
+        // An approved gated call of someone who left: no one's token to use.
+        return ended(started, {
+          result: {
+            content: [{ type: "text", text: `${config.title} needs a person's own sign-in` }],
+            isError: true,
+          },
+          outcome: "not_connected",
+        });
+      }
+      let lookup = await connections.accessToken(config, caller);
+      if (!lookup.ok) return ended(started, refused(lookup));
+      const session = sessionOf(caller, lookup.token);
+      // One renewal when the upstream refuses the token; a second refusal ends the connection
+      // (needs reconnect): never a loop on 401.
+      for (let attempt = 0;; attempt++) {
+        try {
+          const result = await session.client.callTool(tool, args, options);
+          return ended(started, { result, outcome: result.isError === true ? "tool_error" : "ok" });
+        } catch (error) {
+          if (!(error instanceof UpstreamError)) throw error;
+          if (error.kind !== "unauthorized") return ended(started, failed(error));
+          lookup = attempt === 0
+            ? await connections.rejected(config, caller, lookup.token)
+            : await connections.refused(config, caller, "it refused a freshly renewed token");
+          if (!lookup.ok) return ended(started, refused(lookup));
+          session.token = lookup.token;
+        }
+      }
+    },
+    async close() {
+      // Sessions end with the process; each DELETE would be a request per connection.
+      await Promise.all([...sessions.values()].map((s) => s.client.close().catch(() => {})));
+    },
+  };
+}

@@ -1,0 +1,309 @@
+/**
+ * {auth_url}/connections/…: where a signed-in person connects (and disconnects) their own account
+ * of a per-person upstream, the callback its authorization server sends them back to, and
+ * Vestibule's own client metadata document (our client id where the server accepts one).
+ * Reached from /account, from an agent's tool error, or from a consent that granted the
+ * upstream's scope (then the agent gets its code once the person is back).
+ */
+import * as v from "valibot";
+import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
+import { withHtmlErrors } from "../../http/errors.ts";
+import { readForm } from "../../http/form.ts";
+import type { Handler } from "../../http/handler.ts";
+import { htmlResponse, jsonResponse } from "../../http/responses.ts";
+import type { MethodHandlers } from "../../http/router.ts";
+import {
+  heldConsent,
+  resumeConsent,
+  type UpstreamSignIns,
+} from "../../oauth/consent_continuation.ts";
+import type { Store } from "../../store/store.ts";
+import type { UpstreamConfig } from "../../config/upstreams.ts";
+import type { Html } from "../../ui/html.ts";
+import type { Role } from "../../accounts/model.ts";
+import { serves } from "../upstream_calls.ts";
+import type { Caller } from "../upstream_set.ts";
+import type { Connections, Continuation } from "./connections.ts";
+import { connectErrorPage, connectionsSection, connectPage } from "./pages.ts";
+
+export interface ConnectRoutesDeps {
+  readonly store: Store;
+  readonly accounts: Accounts;
+  readonly sessions: Sessions;
+  readonly connections: Connections;
+  /** The per-person upstreams now (one discovered from its 401 joins them). */
+  readonly upstreams: () => readonly UpstreamConfig[];
+  /** The authorization server's issuer, for the redirect back to an agent. */
+  readonly issuer: string;
+  /** Lists the upstream's tools with a fresh connection (so everyone learns them). */
+  readonly learnTools: (upstream: string, caller: Caller) => Promise<void>;
+  readonly authUrl: string;
+}
+
+export interface ConnectRoutes {
+  /** /connections/<upstream>: the page (GET) and its forms (POST). */
+  readonly upstream: MethodHandlers;
+  readonly callback: MethodHandlers;
+  readonly clientDocument: MethodHandlers;
+  /** For the consent: which granted upstreams still need the person's account. */
+  readonly signIns: UpstreamSignIns;
+  /** The /account section of a business. */
+  section(businessId: string, role: Role, accountId: string): Promise<Html>;
+}
+
+const FormSchema = v.object({
+  csrf: v.optional(v.string(), ""),
+  business: v.string("business is missing"),
+  consent: v.optional(v.string()),
+  action: v.picklist(
+    ["connect", "disconnect", "skip"],
+    "action must be connect, disconnect or skip",
+  ),
+});
+
+const CSRF_PURPOSE = "upstream-connection";
+const NO_STORE = { "Cache-Control": "no-store" };
+
+const _page = (body: string, status = 200) => htmlResponse(body, { status, headers: NO_STORE });
+const _see = (location: string) =>
+  new Response(null, { status: 303, headers: { Location: location, ...NO_STORE } });
+
+export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
+  const { store, accounts, sessions, connections } = deps;
+
+  const upstreamNamed = (name: string) =>
+    deps.upstreams().find((upstream) => upstream.name === name);
+
+  /** The upstream scopes of `upstream` (its own and its mapped ones). */
+  const opens = (upstream: UpstreamConfig, scope: string) =>
+    scope === `upstream.${upstream.name}` || scope.startsWith(`upstream.${upstream.name}.`);
+
+  const signIns: UpstreamSignIns = {
+    async missing(accountId, businessId, scopes) {
+      const wanted = deps.upstreams().filter((upstream) =>
+        serves(upstream, businessId) && scopes.some((scope) => opens(upstream, scope))
+      );
+      const missing: string[] = [];
+      for (const upstream of wanted) {
+        const own = await connections.get(upstream.name, { businessId, accountId });
+        if (own?.status !== "connected") missing.push(upstream.name);
+      }
+      return missing;
+    },
+    connectPath: (upstream, businessId, held) =>
+      `/connections/${upstream}?business=${encodeURIComponent(businessId)}&consent=${
+        encodeURIComponent(held)
+      }`,
+  };
+
+  /** The next upstream of a held consent after `current`, or the redirect to the agent. */
+  const afterConsentStep = async (
+    session: Session,
+    held: string,
+    current: string,
+  ): Promise<Response> => {
+    const consent = await heldConsent(store, held, session.id);
+    if (consent === null) {
+      return _page(
+        connectErrorPage(
+          session.account.email,
+          "This request is no longer valid",
+          "The application's request expired or was already answered: start again from the application.",
+        ),
+        400,
+      );
+    }
+    const order = deps.upstreams().map((upstream) => upstream.name);
+    const { businessId, accountId, scopes } = consent.binding;
+    const next = (await signIns.missing(accountId, businessId, scopes)).find((name) =>
+      order.indexOf(name) > order.indexOf(current)
+    );
+    if (next !== undefined) return _see(signIns.connectPath(next, businessId, held));
+    return await resumeConsent(store, deps.issuer, held, session.id) ?? _page(
+      connectErrorPage(
+        session.account.email,
+        "This request is no longer valid",
+        "It was already answered.",
+      ),
+      400,
+    );
+  };
+
+  /** The page's subject: the upstream and a business the person belongs to, or an error page. */
+  const subject = async (request: Request, session: Session, businessId: string | null) => {
+    const name = decodeURIComponent(new URL(request.url).pathname.slice("/connections/".length));
+    const upstream = upstreamNamed(name);
+    const membership = businessId === null
+      ? null
+      : await accounts.getMembership(session.account.id, businessId);
+    const business = membership ? await accounts.getBusiness(businessId!) : null;
+    if (upstream === undefined || business === null || !serves(upstream, business.id)) {
+      return {
+        ok: false as const,
+        response: _page(
+          connectErrorPage(
+            session.account.email,
+            "Not found",
+            "There is no such service to connect in your businesses.",
+          ),
+          404,
+        ),
+      };
+    }
+    return { ok: true as const, upstream, business };
+  };
+
+  const render = async (
+    session: Session,
+    upstream: UpstreamConfig,
+    business: { id: string; name: string },
+    consent: string | null,
+    notice?: { kind: "done" | "problem"; text: string },
+    status = 200,
+  ) =>
+    _page(
+      connectPage({
+        email: session.account.email,
+        upstream,
+        businessName: business.name,
+        businessId: business.id,
+        connection: await connections.get(upstream.name, {
+          businessId: business.id,
+          accountId: session.account.id,
+        }),
+        csrf: await sessions.csrfToken(session, CSRF_PURPOSE),
+        consent,
+        ...(notice ? { notice } : {}),
+      }),
+      status,
+    );
+
+  const signedIn =
+    (handler: (request: Request, session: Session) => Promise<Response>): Handler =>
+    async (request, context) => {
+      const session = await sessions.current(request);
+      if (!session) {
+        await request.body?.cancel();
+        const url = new URL(request.url);
+        return _see(sessions.signInUrl(`${url.pathname}${url.search}`));
+      }
+      return await withHtmlErrors(
+        (request) => handler(request, session),
+        (error) => connectErrorPage(session.account.email, "Request refused", error.message),
+      )(request, context);
+    };
+
+  const show = signedIn(async (request, session) => {
+    const params = new URL(request.url).searchParams;
+    const found = await subject(request, session, params.get("business"));
+    if (!found.ok) return found.response;
+    return await render(session, found.upstream, found.business, params.get("consent"));
+  });
+
+  const act = signedIn(async (request, session) => {
+    const form = v.parse(FormSchema, await readForm(request));
+    if (!await sessions.verifyCsrf(session, CSRF_PURPOSE, form.csrf)) {
+      return _page(
+        connectErrorPage(
+          session.account.email,
+          "Request refused",
+          "The form's security token is missing or wrong.",
+        ),
+        403,
+      );
+    }
+    const found = await subject(request, session, form.business);
+    if (!found.ok) return found.response;
+    const { upstream, business } = found;
+    const caller = { businessId: business.id, accountId: session.account.id };
+    const consent = form.consent ?? null;
+    if (form.action === "skip") {
+      if (consent === null) return _see(`/connections/${upstream.name}?business=${business.id}`);
+      return await afterConsentStep(session, consent, upstream.name);
+    }
+    if (form.action === "disconnect") {
+      const done = await connections.disconnect(upstream.name, caller, {
+        actor: "human",
+        accountId: session.account.id,
+      });
+      return await render(session, upstream, business, null, {
+        kind: "done",
+        text: done
+          ? `Disconnected: Vestibule revoked and deleted the tokens of your ${upstream.title} account.`
+          : "It was not connected.",
+      });
+    }
+    const then: Continuation = consent === null
+      ? { kind: "account" }
+      : { kind: "consent", id: consent };
+    const started = await connections.begin({ upstream, caller, sessionId: session.id, then });
+    if (!started.ok) {
+      return await render(session, upstream, business, consent, {
+        kind: "problem",
+        text: `Connecting is not possible right now: ${started.problem}.`,
+      }, 502);
+    }
+    return _see(started.url);
+  });
+
+  const callback = signedIn(async (request, session) => {
+    const params = new URL(request.url).searchParams;
+    const done = await connections.complete(params, {
+      id: session.id,
+      accountId: session.account.id,
+    });
+    if (!done.ok) {
+      return _page(
+        connectErrorPage(session.account.email, "Not connected", `${done.problem}.`),
+        400,
+      );
+    }
+    await deps.learnTools(done.upstream.name, done.caller).catch(() => {});
+    if (done.then.kind === "consent") {
+      return await afterConsentStep(session, done.then.id, done.upstream.name);
+    }
+    const business = await accounts.getBusiness(done.caller.businessId);
+    return await render(session, done.upstream, business!, null, {
+      kind: "done",
+      text: `Connected: agents you allowed can now use ${done.upstream.title} as you.`,
+    });
+  });
+
+  const clientDocument: MethodHandlers = {
+    GET: () =>
+      Promise.resolve(jsonResponse({
+        client_id: connections.clientDocumentUrl,
+        client_name: `Vestibule (${new URL(deps.authUrl).host})`,
+        client_uri: deps.authUrl,
+        redirect_uris: [connections.redirectUri],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      }, { headers: { "Cache-Control": "public, max-age=3600" } })),
+  };
+
+  return {
+    upstream: { GET: show, POST: act },
+    callback: { GET: callback },
+    clientDocument,
+    signIns,
+    async section(businessId, role, accountId) {
+      const serving = deps.upstreams().filter((upstream) => serves(upstream, businessId));
+      if (serving.length === 0) return connectionsSection(businessId, role, []);
+      const all = role === "owner" ? await connections.listOfBusiness(businessId) : [];
+      const emails = new Map<string, string>();
+      for (const id of new Set(all.map((c) => c.accountId))) {
+        emails.set(id, (await accounts.getAccount(id))?.email ?? "a former member");
+      }
+      const rows = await Promise.all(serving.map(async (upstream) => ({
+        upstream,
+        own: await connections.get(upstream.name, { businessId, accountId }),
+        everyone: all.filter((c) => c.upstream === upstream.name).map((c) => ({
+          ...c,
+          email: emails.get(c.accountId)!,
+        })),
+      })));
+      return connectionsSection(businessId, role, rows);
+    },
+  };
+}

@@ -1,0 +1,79 @@
+// People's upstream connections as the admin commands end them: removing a member, deleting an
+// account or a business revoke their upstream tokens (where the upstream offers revocation)
+// before the records go; `reseal-upstream-tokens` seals them again under the key file's first
+// key (the rotation's last step).
+import { NO_EVENTS } from "../../events/event_outbox.ts";
+import { loadUpstreams, NO_UPSTREAMS } from "../../gateway/upstreams_file.ts";
+import {
+  type ConnectionStore,
+  createConnectionStore,
+} from "../../gateway/connect/connection_store.ts";
+import { loadVault } from "../../gateway/connect/vault.ts";
+import { createAccounts } from "../../accounts/accounts.ts";
+import { createAuditLog } from "../../workspace/domain/audit.ts";
+import type { Key } from "../../store/store.ts";
+import { type AdminDeps, AdminError } from "./command.ts";
+
+/** What ending someone's connections did. */
+export interface EndedConnections {
+  readonly disconnected: number;
+  /** False when no key file let the tokens be read to be revoked: they were only deleted. */
+  readonly revoked: boolean;
+}
+
+/** The store of connections, or null when VESTIBULE_UPSTREAM_KEY_FILE is unset. */
+async function _connections(deps: AdminDeps): Promise<ConnectionStore | null> {
+  const { config, store, now } = deps;
+  if (config.upstreamKeyFile === null) return null;
+  const vault = await loadVault(config.upstreamKeyFile).catch((error: Error) => {
+    throw new AdminError(error.message);
+  });
+  const upstreams = config.upstreamsFile === null
+    ? NO_UPSTREAMS
+    : await loadUpstreams(config.upstreamsFile).catch((error: Error) => {
+      throw new AdminError(error.message);
+    });
+  return createConnectionStore({
+    store,
+    now,
+    vault,
+    // The operator's actions are in the audit log and the operator log, not sent as events.
+    events: NO_EVENTS,
+    audit: createAuditLog(store, now),
+    accounts: createAccounts(store, now),
+    log: deps.err,
+    upstream: (name) => upstreams.upstreams.find((upstream) => upstream.name === name),
+  });
+}
+
+/**
+ * Ends the connections of an account (in one business, or everywhere), or of a whole business:
+ * revoked and deleted; only deleted when no key file is configured.
+ */
+export async function endConnections(
+  deps: AdminDeps,
+  filter: { readonly accountId?: string; readonly businessId?: string },
+): Promise<EndedConnections> {
+  const connections = await _connections(deps);
+  if (connections !== null) {
+    return { disconnected: await connections.disconnectAll(filter), revoked: true };
+  }
+  const keys: Key[] = [];
+  const prefix: Key = filter.businessId === undefined ? ["ws"] : ["ws", filter.businessId];
+  for await (const entry of deps.store.list(prefix)) {
+    if (entry.key[2] !== "upstream_connection") continue;
+    if (filter.accountId !== undefined && entry.key[4] !== filter.accountId) continue;
+    keys.push(entry.key);
+  }
+  for (const key of keys) await deps.store.delete(key);
+  return { disconnected: keys.length, revoked: keys.length === 0 };
+}
+
+/** The rotation's last step: every stored token sealed under the first key. */
+export async function resealConnections(deps: AdminDeps): Promise<number> {
+  const connections = await _connections(deps);
+  if (connections === null) {
+    throw new AdminError("VESTIBULE_UPSTREAM_KEY_FILE is not set: there is no key to seal with");
+  }
+  return await connections.reseal();
+}
