@@ -1,0 +1,60 @@
+// Per-person upstream sign-in end to end: an upstream protected by a real authorization server
+// (oidc-provider) and an SDK MCP server that verifies its tokens; each person connects their own
+// account from our page, and an agent's calls then reach the upstream as that person.
+import assert from "node:assert/strict";
+import {
+  connect,
+  connectPageUrl,
+  personBrowser,
+  startPersonUpstream,
+} from "../support/person_upstream_support.ts";
+import { until } from "../support/gateway_support.ts";
+
+const text = (message: Record<string, any>) => message.result.content[0].text as string;
+
+Deno.test("a person connects their own upstream account and their agent's calls reach the upstream as them", async () => {
+  const setup = await startPersonUpstream();
+  const { ws, upstream } = setup;
+  try {
+    const { token } = await ws.token(["app.access", "upstream.crm"]);
+    // Nobody connected yet: the upstream's tools are unknown.
+    assert.deepEqual((await ws.toolNames(token)).filter((n) => n.startsWith("crm__")), []);
+
+    const owner = await personBrowser(setup);
+    const done = await connect(setup, owner, "alice");
+    assert.equal(done.status, 200, done.text);
+    assert.match(done.text, /Connected/);
+    assert.equal(upstream.seen.registration, 1);
+    assert.equal(upstream.seen.authorizationCode, 1);
+
+    const names = await until("the upstream's tools", async () => {
+      const listed = (await ws.toolNames(token)).filter((n) => n.startsWith("crm__"));
+      return listed.length > 0 && listed;
+    });
+    assert.deepEqual(names.sort(), ["crm__echo", "crm__whoami"]);
+
+    const called = await ws.call(token, "crm__whoami");
+    assert.equal(called.status, 200);
+    assert.equal(called.message.result.isError, undefined, JSON.stringify(called.message));
+    assert.equal(text(called.message), "alice");
+
+    // The member has not connected: a tool error with the link to connect, never a 401.
+    const member = await ws.token(["app.access", "upstream.crm"], { accountId: ws.memberId });
+    const refused = await ws.call(member.token, "crm__whoami");
+    assert.equal(refused.status, 200);
+    assert.equal(refused.message.result.isError, true);
+    assert.ok(text(refused.message).includes(connectPageUrl(ws)), text(refused.message));
+
+    // /account links to it and says it is connected.
+    const account = await owner.get(`${ws.server.authUrl}/account`);
+    assert.match(account.text, /data-upstream="crm" data-status="connected"/);
+    assert.ok(account.text.includes(`/connections/crm?business=${ws.businessId}`));
+
+    // The store holds no token in clear.
+    for await (const entry of ws.server.store.list(["ws", ws.businessId, "upstream_connection"])) {
+      assert.doesNotMatch(JSON.stringify(entry.value), /eyJ/);
+    }
+  } finally {
+    await setup.close();
+  }
+});

@@ -1,0 +1,95 @@
+// Shared set-up of the per-person upstream tests: a key file, a gateway server whose upstream
+// is the OAuth-protected one of testkit/oauth_upstream.ts (oidc-provider in front of an SDK MCP
+// server), a person signed in through the mailed link, and connecting their account as a
+// browser would (our page, the provider's own sign-in, our callback).
+import assert from "node:assert/strict";
+import { newVaultKey } from "../../../src/gateway/connect/vault.ts";
+import {
+  type OAuthUpstream,
+  type OAuthUpstreamOptions,
+  startOAuthUpstream,
+} from "../../../testkit/oauth_upstream.ts";
+import { type Browser, hiddenField, tempOutbox } from "./accounts_browser.ts";
+import { type GatewayServer, startGatewayServer } from "./gateway_support.ts";
+import type { TestServerOptions } from "./harness.ts";
+import { signIn } from "./workspace_support.ts";
+
+/** An owner-only key file for VESTIBULE_UPSTREAM_KEY_FILE; its path. */
+export async function writeKeyFile(...keys: string[]): Promise<string> {
+  const path = await Deno.makeTempFile({ suffix: ".key" });
+  await Deno.chmod(path, 0o600);
+  await Deno.writeTextFile(path, `${(keys.length > 0 ? keys : [newVaultKey()]).join("\n")}\n`);
+  return path;
+}
+
+export interface PersonUpstreamSetup {
+  readonly upstream: OAuthUpstream;
+  readonly ws: GatewayServer;
+  readonly outbox: Awaited<ReturnType<typeof tempOutbox>>;
+  readonly keyFile: string;
+  close(): Promise<void>;
+}
+
+/** The OAuth upstream, behind a gateway server as `crm` with `"auth": "person"` (or as given). */
+export async function startPersonUpstream(
+  options: {
+    readonly upstream?: OAuthUpstreamOptions;
+    readonly entry?: Record<string, unknown>;
+    readonly env?: Record<string, string>;
+    readonly server?: TestServerOptions;
+  } = {},
+): Promise<PersonUpstreamSetup> {
+  const upstream = await startOAuthUpstream(options.upstream);
+  const keyFile = await writeKeyFile();
+  const outbox = await tempOutbox();
+  const ws = await startGatewayServer(
+    [{ name: "crm", title: "Acme CRM", url: upstream.mcpUrl, auth: "person", ...options.entry }],
+    { VESTIBULE_UPSTREAM_KEY_FILE: keyFile, VESTIBULE_MAIL: outbox.env, ...options.env },
+    options.server,
+  );
+  return {
+    upstream,
+    ws,
+    outbox,
+    keyFile,
+    async close() {
+      await ws.close();
+      await upstream.close();
+      await Deno.remove(keyFile);
+    },
+  };
+}
+
+/** The connect page of `upstream` for the business, as the signed-in browser sees it. */
+export function connectPageUrl(ws: GatewayServer, upstream = "crm"): string {
+  return `${ws.server.authUrl}/connections/${upstream}?business=${ws.businessId}`;
+}
+
+/**
+ * Connects the browser's person to the upstream as `login`: our page's form, the provider's own
+ * pages, then our callback; returns the callback's page.
+ */
+export async function connect(
+  setup: PersonUpstreamSetup,
+  browser: Browser,
+  login: string,
+  page = connectPageUrl(setup.ws),
+) {
+  const shown = await browser.get(page);
+  assert.equal(shown.status, 200, shown.text);
+  const action = new URL(page).pathname;
+  const started = await browser.post(`${setup.ws.server.authUrl}${action}`, {
+    csrf: hiddenField(shown.text, "csrf"),
+    business: hiddenField(shown.text, "business"),
+    action: "connect",
+    ...(page.includes("consent=") ? { consent: hiddenField(shown.text, "consent") } : {}),
+  });
+  assert.equal(started.status, 303, started.text);
+  const back = await setup.upstream.authorize(started.response.headers.get("Location")!, login);
+  return await browser.get(back.href);
+}
+
+/** A browser signed in as `email` (the owner by default) through the mailed link. */
+export function personBrowser(setup: PersonUpstreamSetup, email = "owner@example.com") {
+  return signIn(setup.ws, setup.outbox, email);
+}
