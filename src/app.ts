@@ -20,7 +20,7 @@ import { createUpstreamSet, type UpstreamSet } from "./gateway/upstream_set.ts";
 import { createUpstreamTools } from "./gateway/upstream_tools.ts";
 import { type Connections, createConnections } from "./gateway/connect/connections.ts";
 import { createPersonalUpstream } from "./gateway/connect/personal_upstream.ts";
-import { loadVault } from "./gateway/connect/vault.ts";
+import { loadVault, missingKeyFile } from "./gateway/connect/vault.ts";
 import { type ConnectRoutes, createConnectRoutes } from "./gateway/connect/routes.ts";
 import { issuerOf } from "./oauth/issuer.ts";
 import { createAuditLog } from "./workspace/domain/audit.ts";
@@ -96,14 +96,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
   const upstreams = config.upstreamsFile === null
     ? NO_UPSTREAMS
     : await loadUpstreams(config.upstreamsFile);
-  const needsPerson = upstreams.upstreams.find((upstream) => upstream.auth !== null);
-  if (needsPerson !== undefined && config.upstreamKeyFile === null) {
-    throw new StartupError(
-      `VESTIBULE_UPSTREAM_KEY_FILE is required: upstream "${needsPerson.name}" has "auth": ` +
-        '"person", and each person\'s tokens are kept encrypted with its key (make one with ' +
-        "deno task admin upstream-key)",
-    );
-  }
+  const keyProblem = missingKeyFile(upstreams, config.upstreamKeyFile);
+  if (keyProblem !== null) throw new StartupError(keyProblem);
   const vault = config.upstreamKeyFile === null ? null : await loadVault(config.upstreamKeyFile);
   const adminToken = config.adminTokenFile === null
     ? null

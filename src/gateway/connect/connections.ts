@@ -35,6 +35,7 @@ import {
   type AuthorizationServer,
   discoverAuthorization,
   type DiscoveryDeps,
+  fetchChallenge,
 } from "./discovery.ts";
 import {
   authorizationUrl,
@@ -166,7 +167,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
     if (known && now() - known.at < DISCOVERY_FRESH_MS) return known.value;
     const url = _url(upstream);
     const value = (async () => {
-      const challenge = await _challenge(url, deps.fetch ?? fetch);
+      const challenge = await fetchChallenge(url, deps.fetch ?? fetch);
       const loopback = deps.allowLoopback || isLoopbackHost(new URL(url).hostname);
       return await discoverAuthorization(url, challenge, {
         ...(deps.fetch ? { fetch: deps.fetch } : {}),
@@ -631,27 +632,4 @@ function _url(upstream: UpstreamConfig): string {
     throw new Error("a person's sign-in needs an HTTP upstream");
   }
   return upstream.transport.url;
-}
-
-/**
- * The upstream's own challenge, from an unauthenticated request (MCP authorization: a client
- * learns where to sign in from the 401): null when it has none to give.
- */
-async function _challenge(url: string, doFetch: typeof fetch): Promise<string | null> {
-  try {
-    const response = await doFetch(url, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
-      redirect: "manual",
-      signal: AbortSignal.timeout(5_000),
-    });
-    await response.body?.cancel();
-    return response.status === 401 ? response.headers.get("WWW-Authenticate") : null;
-  } catch {
-    return null;
-  }
 }

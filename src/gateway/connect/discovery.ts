@@ -362,3 +362,29 @@ const ServerMetadataSchema = v.looseObject({
   client_id_metadata_document_supported: v.optional(v.boolean()),
   authorization_response_iss_parameter_supported: v.optional(v.boolean()),
 });
+
+/**
+ * The upstream's own challenge, from an unauthenticated request (MCP authorization: a client
+ * learns where to sign in from the 401): null when it has none to give.
+ */
+export async function fetchChallenge(
+  url: string,
+  doFetch: typeof fetch = fetch,
+): Promise<string | null> {
+  try {
+    const response = await doFetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
+      redirect: "manual",
+      signal: AbortSignal.timeout(5_000),
+    });
+    await response.body?.cancel();
+    return response.status === 401 ? response.headers.get("WWW-Authenticate") : null;
+  } catch {
+    return null;
+  }
+}

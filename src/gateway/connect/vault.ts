@@ -9,6 +9,7 @@
  */
 import { PrivateFileError, refuseOpenFile } from "../../private_files.ts";
 import { base64url, fromBase64url, randomSecret, sha256 } from "../../secrets.ts";
+import type { UpstreamsConfig } from "../../config/upstreams.ts";
 import { StartupError } from "../../startup_error.ts";
 
 export interface Sealed {
@@ -144,4 +145,19 @@ function _vault(
       return sealed.k !== current.id;
     },
   });
+}
+
+/**
+ * Why start-up refuses the configuration for want of a key file (one line), or null: an
+ * `"auth": "person"` upstream needs somewhere to keep people's tokens sealed.
+ */
+export function missingKeyFile(
+  upstreams: UpstreamsConfig,
+  keyFile: string | null,
+): string | null {
+  const needs = upstreams.upstreams.find((upstream) => upstream.auth !== null);
+  if (needs === undefined || keyFile !== null) return null;
+  return `VESTIBULE_UPSTREAM_KEY_FILE is required: upstream "${needs.name}" has "auth": ` +
+    '"person", and each person\'s tokens are kept encrypted with its key (make one with ' +
+    "deno task admin upstream-key)";
 }

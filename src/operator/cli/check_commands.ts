@@ -19,7 +19,14 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
         env: deps.env ?? {},
         store: deps.store,
       });
-      findings.push(...await upstreamChecks(deps.config.upstreamsFile, live !== undefined));
+      findings.push(
+        ...await upstreamChecks(
+          deps.config.upstreamsFile,
+          live !== undefined,
+          undefined,
+          deps.config.upstreamKeyFile,
+        ),
+      );
       if (live) findings.push(...await liveChecks(deps.config, fetch));
       for (const finding of findings) deps.out(formatFinding(finding));
       const faults = findings.filter((f) => f.level === "fault").length;

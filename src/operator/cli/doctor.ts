@@ -8,6 +8,7 @@ import { checkMailTransport } from "../../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_target.ts";
 import type { UpstreamsConfig } from "../../config/upstreams.ts";
 import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
+import { missingKeyFile } from "../../gateway/connect/vault.ts";
 import { loadVault, VaultKeyFileError } from "../../gateway/connect/vault.ts";
 import { AdminTokenError, readAdminToken } from "../api_token.ts";
 import { ISSUER_PATH, issuerOf } from "../../oauth/issuer.ts";
@@ -117,6 +118,7 @@ export async function upstreamChecks(
   path: string | null,
   live: boolean,
   probe: (config: UpstreamsConfig) => Promise<Probe[]> = probeUpstreams,
+  keyFile: string | null = null,
 ): Promise<Finding[]> {
   if (path === null) return [];
   const where = "VESTIBULE_UPSTREAMS";
@@ -129,12 +131,23 @@ export async function upstreamChecks(
   }
   const names = config.upstreams.map((upstream) => upstream.name);
   const findings = [ok(`${names.length} upstream(s) declared: ${names.join(", ")}`, where)];
+  const keyProblem = missingKeyFile(config, keyFile);
+  if (keyProblem !== null) {
+    findings.push(fault(`the server would refuse to start: ${keyProblem}`, where));
+  }
   if (!live) return findings;
   for (const result of await probe(config)) {
     const { name, hidden } = result.upstream;
     const at = describeTransport(result.upstream);
     if (!result.reached) {
       findings.push(fault(`upstream ${name} does not answer: ${result.problem}`, at));
+      continue;
+    }
+    if ("signIn" in result) {
+      findings.push(ok(
+        `upstream ${name} needs each person's sign-in, at ${result.signIn.issuer} (checked)`,
+        at,
+      ));
       continue;
     }
     const served = result.tools.filter((tool) => !hidden.has(tool.definition.name)).length;

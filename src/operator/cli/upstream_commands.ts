@@ -86,11 +86,14 @@ async function _describe(probe: Probe, all: readonly Business[], pins: UpstreamP
         env: Object.keys(transport.env),
         cwd: transport.cwd,
       },
-    ...(probe.reached
-      ? { state: "answers", protocolVersion: probe.protocolVersion }
-      : { state: "not answering", problem: probe.problem }),
+    ...(!probe.reached
+      ? { state: "not answering", problem: probe.problem }
+      : "signIn" in probe
+      ? { state: "each person signs in", issuer: probe.signIn.issuer }
+      : { state: "answers", protocolVersion: probe.protocolVersion }),
     ownerOnly: upstream.ownerOnly,
-    tools: probe.reached
+    // A per-person upstream lists only with someone's token: its tools are not probed.
+    tools: probe.reached && !("signIn" in probe)
       ? probe.tools.map((tool) => _describeTool(upstream, tool, businesses, records))
       : [],
   };

@@ -4,6 +4,8 @@
 import { canonicalSha256 } from "../../canonical_json.ts";
 import { createMcpClient } from "../../gateway/client.ts";
 import type { McpClient } from "../../gateway/mcp_client.ts";
+import { discoverAuthorization, fetchChallenge } from "../../gateway/connect/discovery.ts";
+import { isLoopbackHost } from "../../config/values.ts";
 import type { LiveTool } from "../../gateway/upstream_set.ts";
 import type { UpstreamConfig, UpstreamsConfig } from "../../config/upstreams.ts";
 
@@ -15,6 +17,11 @@ export type Probe =
       readonly protocolVersion: string | null;
       /** Every tool it lists, hidden ones too, in its order. */
       readonly tools: readonly LiveTool[];
+    }
+    | {
+      /** An upstream each person signs in to: its authorization server was found and checked. */
+      readonly reached: true;
+      readonly signIn: { readonly issuer: string };
     }
     | { readonly reached: false; readonly problem: string }
   );
@@ -32,6 +39,16 @@ export function probeUpstreams(
   // The command's own output says what went wrong; a child's stderr is not the operator's.
   const connect = deps.connect ?? ((upstream) => createMcpClient(upstream, { log: () => {} }));
   return Promise.all(config.upstreams.map(async (upstream): Promise<Probe> => {
+    // Listing needs a person's token: what can be checked is where they would sign in.
+    if (upstream.auth !== null && upstream.transport.kind === "http") {
+      const { url } = upstream.transport;
+      const found = await discoverAuthorization(url, await fetchChallenge(url), {
+        allowLoopback: isLoopbackHost(new URL(url).hostname),
+      });
+      return found.ok
+        ? { upstream, reached: true, signIn: { issuer: found.value.server.issuer } }
+        : { upstream, reached: false, problem: found.problem };
+    }
     const client = connect(upstream);
     try {
       const listed = await client.listTools();

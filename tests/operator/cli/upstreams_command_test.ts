@@ -11,6 +11,7 @@ import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { denoChildEnv, freePort, MEMORY } from "../../../testkit/upstreams.ts";
 import { adminRunner, withStore } from "./admin_runner.ts";
+import { startOAuthUpstream } from "../../../testkit/oauth_upstream.ts";
 
 const HEADER_SECRET = "Bearer header-secret-4f1c";
 const HEADER_VALUE = "team-value-9d2e";
@@ -244,5 +245,30 @@ Deno.test("check reads the upstreams file offline, and with --live reaches each 
     });
   } finally {
     await tiny.close();
+  }
+});
+
+Deno.test("check faults an upstream each person signs in to without a key file, and with --live finds where they would sign in", async () => {
+  const upstream = await startOAuthUpstream();
+  try {
+    await withUpstreamsFile(
+      [{ name: "crm", url: upstream.mcpUrl, auth: "person" }],
+      async (path) => {
+        const offline = await upstreamChecks(path, false);
+        assert.equal(offline[1]!.level, "fault");
+        assert.match(
+          offline[1]!.what,
+          /^the server would refuse to start: VESTIBULE_UPSTREAM_KEY_FILE is required: upstream "crm" has "auth": "person"/,
+        );
+        const live = await upstreamChecks(path, true, undefined, "data/upstream.key");
+        assert.deepEqual(live.slice(1), [{
+          level: "ok",
+          what: `upstream crm needs each person's sign-in, at ${upstream.issuer} (checked)`,
+          where: upstream.mcpUrl,
+        }]);
+      },
+    );
+  } finally {
+    await upstream.close();
   }
 });
