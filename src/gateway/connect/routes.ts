@@ -246,7 +246,23 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     return _see(started.url);
   });
 
-  const callback = signedIn(async (request, session) => {
+  // Not `signedIn`: a person whose session ended meanwhile is not sent to sign in with the
+  // upstream's code in the page to return to; they start again once signed in.
+  const callback: Handler = async (request, context) => {
+    const session = await sessions.current(request);
+    if (!session) {
+      return _page(
+        connectErrorPage(
+          null,
+          "Not connected",
+          "Your Vestibule session ended while you were signing in upstream: sign in and connect again from your account.",
+        ),
+        400,
+      );
+    }
+    return await signedIn(finish)(request, context);
+  };
+  const finish = async (request: Request, session: Session) => {
     const params = new URL(request.url).searchParams;
     const done = await connections.complete(params, {
       id: session.id,
@@ -267,7 +283,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       kind: "done",
       text: `Connected: agents you allowed can now use ${done.upstream.title} as you.`,
     });
-  });
+  };
 
   const clientDocument: MethodHandlers = {
     GET: () =>

@@ -50,6 +50,15 @@ Deno.test("a person connects their own upstream account and their agent's calls 
     assert.match(account.text, /data-upstream="crm" data-status="connected"/);
     assert.ok(account.text.includes(`/connections/crm?business=${ws.businessId}`));
 
+    // A callback reaching us without the session that started it is refused in place: never
+    // a sign-in redirect carrying the upstream's code on to another page.
+    const stray = await fetch(`${ws.server.authUrl}/connections/callback?code=c0de&state=s7`, {
+      redirect: "manual",
+    });
+    assert.equal(stray.status, 400);
+    assert.equal(stray.headers.get("Location"), null);
+    assert.doesNotMatch(await stray.text(), /c0de/);
+
     // The store holds no token in clear.
     for await (const entry of ws.server.store.list(["ws", ws.businessId, "upstream_connection"])) {
       assert.doesNotMatch(JSON.stringify(entry.value), /eyJ/);
