@@ -193,11 +193,45 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       )(request, context);
     };
 
+  /** Off to the upstream's sign-in, or the page saying why that is not possible now. */
+  const start = async (
+    session: Session,
+    upstream: UpstreamConfig,
+    business: { id: string; name: string },
+    consent: string | null,
+  ) => {
+    const caller = { businessId: business.id, accountId: session.account.id };
+    const then: Continuation = consent === null
+      ? { kind: "account" }
+      : { kind: "consent", id: consent };
+    const started = await connections.begin({ upstream, caller, sessionId: session.id, then });
+    if (!started.ok) {
+      return await render(session, upstream, business, consent, {
+        kind: "problem",
+        text: `Connecting is not possible right now: ${started.problem}.`,
+      }, 502);
+    }
+    return _see(started.url);
+  };
+
+  // The link (from /account, or in an agent's tool error) starts connecting at once when there
+  // is nothing connected yet: a GET that only leads to the upstream's own sign-in (the answer
+  // is bound to this session by its state). Connected, it shows the connection; from a consent,
+  // the step with "Skip for now".
   const show = signedIn(async (request, session) => {
     const params = new URL(request.url).searchParams;
     const found = await subject(request, session, params.get("business"));
     if (!found.ok) return found.response;
-    return await render(session, found.upstream, found.business, params.get("consent"));
+    const { upstream, business } = found;
+    const consent = params.get("consent");
+    const own = await connections.get(upstream.name, {
+      businessId: business.id,
+      accountId: session.account.id,
+    });
+    if (consent === null && own?.status !== "connected") {
+      return await start(session, upstream, business, null);
+    }
+    return await render(session, upstream, business, consent);
   });
 
   const act = signedIn(async (request, session) => {
@@ -233,17 +267,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
           : "It was not connected.",
       });
     }
-    const then: Continuation = consent === null
-      ? { kind: "account" }
-      : { kind: "consent", id: consent };
-    const started = await connections.begin({ upstream, caller, sessionId: session.id, then });
-    if (!started.ok) {
-      return await render(session, upstream, business, consent, {
-        kind: "problem",
-        text: `Connecting is not possible right now: ${started.problem}.`,
-      }, 502);
-    }
-    return _see(started.url);
+    return await start(session, upstream, business, consent);
   });
 
   // Not `signedIn`: a person whose session ended meanwhile is not sent to sign in with the

@@ -45,6 +45,13 @@ Deno.test("a person connects their own upstream account and their agent's calls 
     assert.equal(refused.message.result.isError, true);
     assert.ok(text(refused.message).includes(connectPageUrl(ws)), text(refused.message));
 
+    // Following that link signed in goes straight to the upstream's sign-in.
+    const memberBrowser = await personBrowser(setup, "member@example.com");
+    const link = text(refused.message).match(/https?:\/\/\S+?(?=,|\s|$)/)![0];
+    const followed = await memberBrowser.get(link);
+    assert.equal(followed.status, 303);
+    assert.ok(followed.response.headers.get("Location")!.startsWith(upstream.issuer));
+
     // /account links to it and says it is connected.
     const account = await owner.get(`${ws.server.authUrl}/account`);
     assert.match(account.text, /data-upstream="crm" data-status="connected"/);

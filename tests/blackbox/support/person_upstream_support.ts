@@ -66,8 +66,9 @@ export function connectPageUrl(ws: GatewayServer, upstream = "crm"): string {
 }
 
 /**
- * Connects the browser's person to the upstream as `login`: our page's form, the provider's own
- * pages, then our callback; returns the callback's page.
+ * Connects the browser's person to the upstream as `login`, as they would: the link (which goes
+ * straight to the upstream's sign-in when nothing is connected yet) or else our page's connect
+ * button, then the provider's own pages, then our callback; returns the callback's page.
  */
 export async function connect(
   setup: PersonUpstreamSetup,
@@ -76,16 +77,21 @@ export async function connect(
   page = connectPageUrl(setup.ws),
 ) {
   const shown = await browser.get(page);
-  assert.equal(shown.status, 200, shown.text);
-  const action = new URL(page).pathname;
-  const started = await browser.post(`${setup.ws.server.authUrl}${action}`, {
-    csrf: hiddenField(shown.text, "csrf"),
-    business: hiddenField(shown.text, "business"),
-    action: "connect",
-    ...(page.includes("consent=") ? { consent: hiddenField(shown.text, "consent") } : {}),
-  });
-  assert.equal(started.status, 303, started.text);
-  const back = await setup.upstream.authorize(started.response.headers.get("Location")!, login);
+  let location: string;
+  if (shown.status === 303) location = shown.response.headers.get("Location")!;
+  else {
+    assert.equal(shown.status, 200, shown.text);
+    const started = await browser.post(`${setup.ws.server.authUrl}${new URL(page).pathname}`, {
+      csrf: hiddenField(shown.text, "csrf"),
+      business: hiddenField(shown.text, "business"),
+      action: "connect",
+      ...(page.includes("consent=") ? { consent: hiddenField(shown.text, "consent") } : {}),
+    });
+    assert.equal(started.status, 303, started.text);
+    location = started.response.headers.get("Location")!;
+  }
+  assert.ok(location.startsWith(setup.upstream.issuer), location);
+  const back = await setup.upstream.authorize(location, login);
   return await browser.get(back.href);
 }
 
