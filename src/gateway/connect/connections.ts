@@ -11,6 +11,7 @@
  * reconnects.
  */
 import type { Accounts } from "../../accounts/model.ts";
+import { BoundedMap } from "../../bounded_map.ts";
 import { isLoopbackHost } from "../../config/values.ts";
 import type { PersonAuth, UpstreamConfig } from "../../config/upstreams.ts";
 import type { EventOutbox } from "../../events/event_outbox.ts";
@@ -126,6 +127,8 @@ const LEASE_MS = 15_000;
 const LEASE_POLL_MS = 200;
 /** Refreshed this long before expiry at most (a quarter of a short lifetime otherwise). */
 const REFRESH_AHEAD_MS = 60_000;
+/** Connections whose opened access token a process keeps (a call's decryption saved). */
+const OPENED_TOKENS = 1_000;
 /** Discovery answers kept per process. */
 const DISCOVERY_FRESH_MS = 10 * 60 * 1000;
 
@@ -155,6 +158,8 @@ export function createConnections(deps: ConnectionsDeps): Connections {
   /** This process's refreshes in flight, one per connection. */
   const refreshing = new Map<string, Promise<TokenLookup>>();
   const holder = randomSecret(12);
+  /** Access tokens opened, by connection and the record's version they were opened from. */
+  const opened = new BoundedMap<string, { version: string; token: string }>(OPENED_TOKENS);
 
   const connectUrl = (upstream: string, businessId: string) =>
     `${deps.authUrl}/connections/${encodeURIComponent(upstream)}?business=${
@@ -608,7 +613,14 @@ export function createConnections(deps: ConnectionsDeps): Connections {
         };
       }
       if (!_expiring(entry.value, now())) {
-        return { ok: true, token: (await records.openPair(key, entry.value.tokens)).accessToken };
+        // The record is read on every call (another replica may have disconnected or
+        // refreshed it); opening the box only when it changed.
+        const id = key.join("\n");
+        const known = opened.get(id);
+        if (known?.version === entry.version) return { ok: true, token: known.token };
+        const token = (await records.openPair(key, entry.value.tokens)).accessToken;
+        opened.set(id, { version: entry.version, token });
+        return { ok: true, token };
       }
       return await once(upstream, caller, null);
     },
