@@ -169,8 +169,11 @@ export async function discoverAuthorization(
   // about. Compared as parsed URLs, so letter case of scheme and host, a default port and an
   // origin's trailing slash do not matter (our own `resource` rule); a path's trailing slash
   // does: /mcp and /mcp/ may be two resources, and the operator can write the URL as the
-  // upstream names itself.
-  if (!URL.canParse(declared) || new URL(declared).href !== upstream.href) {
+  // upstream names itself. As MCP's canonical server URI allows (and its SDK's client
+  // accepts), the resource may also be the upstream's origin or a whole-segment prefix of its
+  // path on that origin, as Vestibule's own {api_url} is for {api_url}/api/mcp: then that is
+  // the `resource` asked for.
+  if (!URL.canParse(declared) || !_covers(new URL(declared), upstream)) {
     return {
       ok: false,
       problem: `${where} names the resource ${declared}, not the upstream's URL ${upstreamUrl}`,
@@ -316,6 +319,19 @@ async function _firstDocument(
     return { ok: false, problem: `The ${what} at ${new URL(url).host} ${why}` };
   }
   return { ok: false, problem: `No ${what} for ${ctx.subject} at ${urls.join(" or ")}` };
+}
+
+/** Whether the resource `declared` is `upstream`, or its origin or a path prefix of it. */
+function _covers(declared: URL, upstream: URL): boolean {
+  if (declared.href === upstream.href) return true;
+  if (
+    declared.origin !== upstream.origin || declared.username !== "" || declared.search !== "" ||
+    declared.hash !== ""
+  ) {
+    return false;
+  }
+  const path = declared.pathname.endsWith("/") ? declared.pathname : `${declared.pathname}/`;
+  return upstream.pathname.startsWith(path);
 }
 
 /** RFC 9728 §3.1, in MCP's order: path-inserted, then the root. */

@@ -289,6 +289,37 @@ Deno.test("discovery refuses documents that do not check out", async (t) => {
     });
   }
 
+  await t.step(
+    "a resource that is the upstream's origin or a path prefix of it is asked for as it is named",
+    async () => {
+      for (const named of ["", "/", "/api"]) {
+        const { upstream, close } = twoServers((issuer) => ({
+          [PRM]: json((o) => resourceMetadata(`${o}${named}`, issuer)),
+        }));
+        try {
+          const result = await discoverAuthorization(`${upstream.origin}/api/mcp`, null, loopback);
+          assert.equal(result.ok && result.value.resource, `${upstream.origin}${named}`, named);
+        } finally {
+          await close();
+        }
+      }
+    },
+  );
+
+  await t.step("a resource that only starts like the upstream's path is another one", async () => {
+    for (const named of ["/ap", "/api/mcp/more", "/api/mcp?x=1"]) {
+      const { upstream, close } = twoServers((issuer) => ({
+        [PRM]: json((o) => resourceMetadata(`${o}${named}`, issuer)),
+      }));
+      try {
+        const result = await discoverAuthorization(`${upstream.origin}/api/mcp`, null, loopback);
+        assert.match(result.ok ? "" : result.problem, /names the resource .*, not the upstream/);
+      } finally {
+        await close();
+      }
+    }
+  });
+
   await t.step("the letter case of scheme and host is no mismatch", async () => {
     const { upstream, close } = twoServers((issuer) => ({
       [PRM]: json((o) => resourceMetadata(`${o.replace("http", "HTTP")}/mcp`, issuer)),
