@@ -40,6 +40,8 @@ export interface OAuthUpstreamOptions {
   readonly registration?: boolean;
   /** A client registered by the operator (for the upstreams file's `oauth` entry): id, secret, redirect URIs. */
   readonly staticClient?: { id: string; secret: string; redirectUris: string[] };
+  /** Whether the provider offers public clients only (auth method `none`), whose refresh token it rotates on each use; default false. */
+  readonly publicClientsOnly?: boolean;
 }
 
 export interface OAuthUpstream {
@@ -111,6 +113,7 @@ export async function startOAuthUpstream(
       }]
       : [],
     pkce: { required: () => true },
+    ...(options.publicClientsOnly ? { clientAuthMethods: ["none"] } : {}),
     scopes: ["openid", "offline_access", MCP_SCOPE],
     issueRefreshToken: (_ctx: unknown, client: ProviderClient) =>
       client.grantTypeAllowed("refresh_token"),

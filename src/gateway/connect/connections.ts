@@ -125,6 +125,11 @@ const AUTHORIZATION_LIFETIME_MS = 10 * 60 * 1000;
 const LEASE_MS = 15_000;
 /** How often a call waiting for another replica's refresh looks again. */
 const LEASE_POLL_MS = 200;
+/**
+ * How long a call waits for another holder's refresh: well within VESTIBULE_READ_TIMEOUT
+ * (10 s), which closes a request not answered by then, while a dead holder's lease runs 15 s.
+ */
+const LEASE_WAIT_MS = 5_000;
 /** Refreshed this long before expiry at most (a quarter of a short lifetime otherwise). */
 const REFRESH_AHEAD_MS = 60_000;
 /** Connections whose opened access token a process keeps (a call's decryption saved). */
@@ -361,6 +366,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
     rejectedToken: string | null,
   ): Promise<TokenLookup> => {
     const key = connectionKey(upstream.name, caller);
+    const waitUntil = now() + LEASE_WAIT_MS;
     for (;;) {
       const entry = await store.get<ConnectionRecord>(key);
       if (entry === null) return notConnected(upstream, caller);
@@ -378,7 +384,11 @@ export function createConnections(deps: ConnectionsDeps): Connections {
         : pair.accessToken === rejectedToken;
       if (!stale) return { ok: true, token: pair.accessToken };
       if (record.lease !== null && record.lease.until > now()) {
-        // Another replica refreshes: its pair will be in the record when it is done.
+        // Another replica refreshes: its pair will be in the record when it is done. A holder
+        // that died keeps the lease till it runs out: the call answers before that.
+        if (now() >= waitUntil) {
+          return stillValid(upstream, record, pair.accessToken, rejectedToken);
+        }
         await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
         continue;
       }
@@ -407,10 +417,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
           upstream: upstream.name,
           problem: outcome.problem,
         });
-        // A token that has not expired yet still serves.
-        return record.expiresAt !== null && record.expiresAt > now() && rejectedToken === null
-          ? { ok: true, token: pair.accessToken }
-          : unavailable(upstream);
+        return stillValid(upstream, record, pair.accessToken, rejectedToken);
       }
       const sealed = await records.sealPair(key, {
         accessToken: outcome.tokens.accessToken,
@@ -430,6 +437,17 @@ export function createConnections(deps: ConnectionsDeps): Connections {
       if (saved) return { ok: true, token: outcome.tokens.accessToken };
     }
   };
+
+  /** Without a renewed token: one that has not expired yet (nor been refused) still serves. */
+  const stillValid = (
+    upstream: UpstreamConfig,
+    record: ConnectionRecord,
+    accessToken: string,
+    rejectedToken: string | null,
+  ): TokenLookup =>
+    record.expiresAt !== null && record.expiresAt > now() && rejectedToken === null
+      ? { ok: true, token: accessToken }
+      : unavailable(upstream);
 
   /** Changes the record while `holder` still holds its lease; false once it does not. */
   const whileLeased = async (

@@ -111,6 +111,8 @@ export interface ServerProcess {
   waitForLine(pattern: RegExp): Promise<string>;
   /** SIGTERM; resolves once it exited, with its exit code and everything it wrote. */
   stop(): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** kill -9, as a crash would; resolves once it is gone. */
+  crash(): Promise<void>;
 }
 
 /** Starts main.ts in `dir` as `deno task start` runs it, with `env`; resolves once it listens. */
@@ -159,6 +161,11 @@ export async function startServerProcess(
       const { code } = await child.status;
       await reading;
       return { code, stdout, stderr: await stderr };
+    },
+    async crash() {
+      child.kill("SIGKILL");
+      await child.status;
+      await reading;
     },
   };
   await server.waitForLine(/"message":"listening"/);

@@ -60,8 +60,14 @@ export async function startPersonUpstream(
   };
 }
 
+/** Where a person connects: a gateway server's origin and business (in process or not). */
+export interface ConnectTarget {
+  readonly server: { readonly authUrl: string };
+  readonly businessId: string;
+}
+
 /** The connect page of `upstream` for the business, as the signed-in browser sees it. */
-export function connectPageUrl(ws: GatewayServer, upstream = "crm"): string {
+export function connectPageUrl(ws: ConnectTarget, upstream = "crm"): string {
   return `${ws.server.authUrl}/connections/${upstream}?business=${ws.businessId}`;
 }
 
@@ -71,7 +77,7 @@ export function connectPageUrl(ws: GatewayServer, upstream = "crm"): string {
  * button, then the provider's own pages, then our callback; returns the callback's page.
  */
 export async function connect(
-  setup: PersonUpstreamSetup,
+  setup: { readonly ws: ConnectTarget; readonly upstream: Pick<OAuthUpstream, "authorize"> },
   browser: Browser,
   login: string,
   page = connectPageUrl(setup.ws),
