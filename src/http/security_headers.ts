@@ -11,6 +11,22 @@ export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fr
 });
 
 /**
+ * Every page's CSP, except that its forms may also lead to `targets` (each one's origin, or the
+ * scheme of a non-web URI) — browsers apply `form-action` to the redirect that follows a form
+ * submission (CSP 3 §6.3.1), so 'self' alone would block a way out of our pages.
+ */
+export function cspWithFormTargets(targets: readonly string[]): string {
+  const sources = targets.map((target) => {
+    const url = new URL(target);
+    return url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
+  });
+  return HTML_SECURITY_HEADERS["Content-Security-Policy"]!.replace(
+    "form-action 'self'",
+    ["form-action 'self'", ...new Set(sources)].join(" "),
+  );
+}
+
+/**
  * The public documents need even less: no forms, no images, only the stylesheet.
  * CSP `default-src 'none'` plus exactly that (issue 2, HTTP behaviour).
  */

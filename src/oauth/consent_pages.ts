@@ -1,6 +1,6 @@
 // The authorization server's pages: business choice, consent and errors. No JavaScript.
 import type { Business, Role } from "../accounts/model.ts";
-import { HTML_SECURITY_HEADERS } from "../http/security_headers.ts";
+import { cspWithFormTargets } from "../http/security_headers.ts";
 import { authPage } from "../ui/auth_pages.ts";
 import { type Html, html } from "../ui/html.ts";
 import {
@@ -164,18 +164,9 @@ function _marks(catalogue: ScopeCatalogue, scope: string): Html[] {
   ];
 }
 
-/**
- * The consent page's CSP: as every page's, except that its form may also lead to the
- * client's redirect URI — browsers apply `form-action` to the redirect that follows a form
- * submission (CSP 3 §6.3.1), so 'self' alone would block the way back to the client.
- */
+/** The consent page's CSP: its form may also lead back to the client's redirect URI. */
 export function consentPageCsp(redirectUri: string): string {
-  const url = new URL(redirectUri);
-  const target = url.protocol === "http:" || url.protocol === "https:" ? url.origin : url.protocol;
-  return HTML_SECURITY_HEADERS["Content-Security-Policy"]!.replace(
-    "form-action 'self'",
-    `form-action 'self' ${target}`,
-  );
+  return cspWithFormTargets([redirectUri]);
 }
 
 export function authorizationErrorPage(title: string, message: string): string {

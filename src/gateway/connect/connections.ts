@@ -78,6 +78,8 @@ export interface Connections {
     readonly sessionId: string;
     readonly then: Continuation;
   }): Promise<{ ok: true; url: string } | { ok: false; problem: string }>;
+  /** Where `begin` sends the person (discovered, cached); null when discovery fails now. */
+  authorizationEndpoint(upstream: UpstreamConfig): Promise<string | null>;
   /** The callback: checks the answer, exchanges the code, stores the tokens sealed. */
   complete(
     params: URLSearchParams,
@@ -516,6 +518,12 @@ export function createConnections(deps: ConnectionsDeps): Connections {
           scopes: upstream.auth.scopes ?? found.value.scopes,
         }),
       };
+    },
+
+    async authorizationEndpoint(upstream) {
+      if (upstream.auth === null) return null;
+      const found = await discover(upstream);
+      return found.ok ? found.value.server.authorizationEndpoint : null;
     },
 
     async complete(params, session) {

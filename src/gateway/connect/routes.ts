@@ -11,6 +11,7 @@ import { withHtmlErrors } from "../../http/errors.ts";
 import { readForm } from "../../http/form.ts";
 import type { Handler } from "../../http/handler.ts";
 import { htmlResponse, jsonResponse } from "../../http/responses.ts";
+import { cspWithFormTargets } from "../../http/security_headers.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import {
   heldConsent,
@@ -64,7 +65,11 @@ const FormSchema = v.object({
 const CSRF_PURPOSE = "upstream-connection";
 const NO_STORE = { "Cache-Control": "no-store" };
 
-const _page = (body: string, status = 200) => htmlResponse(body, { status, headers: NO_STORE });
+const _page = (body: string, status = 200, csp?: string) =>
+  htmlResponse(body, {
+    status,
+    headers: { ...NO_STORE, ...(csp === undefined ? {} : { "Content-Security-Policy": csp }) },
+  });
 const _see = (location: string) =>
   new Response(null, { status: 303, headers: { Location: location, ...NO_STORE } });
 
@@ -153,6 +158,20 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     return { ok: true as const, upstream, business };
   };
 
+  /**
+   * The page's forms lead away from us: "connect" to the upstream's authorization endpoint, and
+   * "skip" back to the agent of a held consent.
+   */
+  const formTargets = async (
+    session: Session,
+    upstream: UpstreamConfig,
+    consent: string | null,
+  ) => {
+    const endpoint = await connections.authorizationEndpoint(upstream);
+    const held = consent === null ? null : await heldConsent(store, consent, session.id);
+    return [...(endpoint === null ? [] : [endpoint]), ...(held === null ? [] : [held.redirectUri])];
+  };
+
   const render = async (
     session: Session,
     upstream: UpstreamConfig,
@@ -176,6 +195,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
         ...(notice ? { notice } : {}),
       }),
       status,
+      cspWithFormTargets(await formTargets(session, upstream, consent)),
     );
 
   const signedIn =

@@ -10,8 +10,16 @@ import {
   startPersonUpstream,
 } from "../support/person_upstream_support.ts";
 import { until } from "../support/gateway_support.ts";
+import type { Page } from "../support/accounts_browser.ts";
+import type { RpcResult } from "../support/workspace_support.ts";
+import {
+  authorizeParams,
+  authorizeUrl,
+  consent,
+  registerClient,
+} from "../support/oauth_helpers.ts";
 
-const text = (message: Record<string, any>) => message.result.content[0].text as string;
+const text = (message: RpcResult) => message.result.content[0].text as string;
 
 Deno.test("a person connects their own upstream account and their agent's calls reach the upstream as them", async () => {
   const setup = await startPersonUpstream();
@@ -71,6 +79,32 @@ Deno.test("a person connects their own upstream account and their agent's calls 
     for await (const entry of ws.server.store.list(["ws", ws.businessId, "upstream_connection"])) {
       assert.doesNotMatch(JSON.stringify(entry.value), /eyJ/);
     }
+  } finally {
+    await setup.close();
+  }
+});
+
+Deno.test("the connect page's forms may go on to the upstream's sign-in and, from an agent's consent, back to the agent", async () => {
+  const setup = await startPersonUpstream();
+  const { ws, upstream } = setup;
+  const fx = { auth: ws.server.authUrl };
+  // Browsers apply form-action to the redirect after a form: 'self' alone blocks both ways out.
+  const formAction = (page: Page) =>
+    /form-action ([^;]*)/.exec(page.response.headers.get("Content-Security-Policy") ?? "")?.[1];
+  try {
+    const owner = await personBrowser(setup);
+    const plain = await owner.get(connectPageUrl(ws));
+    assert.equal(plain.status, 200, plain.text);
+    assert.equal(formAction(plain), `'self' ${upstream.issuer}`);
+
+    const agent = await registerClient(fx, { redirect_uris: ["http://127.0.0.1:8976/callback"] });
+    const { params } = await authorizeParams(agent, { scope: "app.access upstream.crm" });
+    const held = await consent(owner, fx, authorizeUrl(fx, params));
+    assert.equal(held.pathname, "/connections/crm");
+    assert.ok(held.searchParams.get("consent"), held.href);
+    const fromConsent = await owner.get(held.href);
+    assert.equal(fromConsent.status, 200, fromConsent.text);
+    assert.equal(formAction(fromConsent), `'self' ${upstream.issuer} http://127.0.0.1:8976`);
   } finally {
     await setup.close();
   }

@@ -75,7 +75,7 @@ export function b64url(bytes: Uint8Array): string {
 }
 
 export async function register(
-  fx: OAuthFixture,
+  fx: Pick<OAuthFixture, "auth">,
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: Record<string, unknown>; response: Response }> {
@@ -94,7 +94,7 @@ export interface TestClient {
 }
 
 export async function registerClient(
-  fx: OAuthFixture,
+  fx: Pick<OAuthFixture, "auth">,
   extra: Record<string, unknown> = {},
 ): Promise<TestClient> {
   const redirectUri = (extra.redirect_uris as string[] | undefined)?.[0] ??
@@ -113,7 +113,10 @@ export async function registerClient(
   };
 }
 
-export function authorizeUrl(fx: OAuthFixture, params: Record<string, string>): string {
+export function authorizeUrl(
+  fx: Pick<OAuthFixture, "auth">,
+  params: Record<string, string>,
+): string {
   return `${fx.auth}/api/auth/oauth2/authorize?${new URLSearchParams(params)}`;
 }
 
@@ -167,7 +170,7 @@ function _scopeBoxes(page: string): { scope: string; state: string }[] {
 /** Loads the authorize URL in the browser and answers the pages; returns the final redirect. */
 export async function consent(
   browser: Browser,
-  fx: OAuthFixture,
+  fx: Pick<OAuthFixture, "auth">,
   url: string,
   choice: ConsentChoice = {},
 ): Promise<URL> {
@@ -192,7 +195,8 @@ export async function consent(
   body.append("decision", choice.decision ?? "allow");
   const answer = await postForm(browser, consentUrl, body);
   assert.equal(answer.status, 303, answer.text);
-  return new URL(answer.response.headers.get("Location")!);
+  // The client's redirect URI, or our own page (connecting an upstream first).
+  return new URL(answer.response.headers.get("Location")!, fx.auth);
 }
 
 /**
