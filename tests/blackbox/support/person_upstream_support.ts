@@ -77,7 +77,10 @@ export function connectPageUrl(ws: ConnectTarget, upstream = "crm"): string {
  * button, then the provider's own pages, then our callback; returns the callback's page.
  */
 export async function connect(
-  setup: { readonly ws: ConnectTarget; readonly upstream: Pick<OAuthUpstream, "authorize"> },
+  setup: {
+    readonly ws: ConnectTarget;
+    readonly upstream: Pick<OAuthUpstream, "authorize" | "issuer">;
+  },
   browser: Browser,
   login: string,
   page = connectPageUrl(setup.ws),
