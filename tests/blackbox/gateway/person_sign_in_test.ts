@@ -1,7 +1,6 @@
 // Per-person upstream sign-in end to end: an upstream protected by a real authorization server
 // (oidc-provider) and an SDK MCP server that verifies its tokens; each person connects their own
 // account from our page, and an agent's calls then reach the upstream as that person.
-// deno-lint-ignore-file no-explicit-any -- messages are arbitrary JSON the tests pick apart
 import assert from "node:assert/strict";
 import {
   connect,
