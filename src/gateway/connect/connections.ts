@@ -136,6 +136,8 @@ const LEASE_WAIT_MS = 5_000;
 const REFRESH_AHEAD_MS = 60_000;
 /** Connections whose opened access token a process keeps (a call's decryption saved). */
 const OPENED_TOKENS = 1_000;
+/** A failed discovery is answered from memory this long (the page reporting it asks again). */
+const FAILURE_KEPT_MS = 30_000;
 /** Discovery answers kept per process. */
 const DISCOVERY_FRESH_MS = 10 * 60 * 1000;
 
@@ -161,7 +163,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
   const http = { ...(deps.fetch ? { fetch: deps.fetch } : {}), now };
   const redirectUri = `${deps.authUrl}/connections/callback`;
   const clientDocumentUrl = `${deps.authUrl}/connections/client.json`;
-  const discovered = new Map<string, { at: number; value: Promise<DiscoveryResult> }>();
+  const discovered = new Map<string, { until: number; value: Promise<DiscoveryResult> }>();
   /** This process's refreshes in flight, one per connection. */
   const refreshing = new Map<string, Promise<TokenLookup>>();
   const holder = randomSecret(12);
@@ -176,7 +178,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
   type DiscoveryResult = Awaited<ReturnType<typeof discoverAuthorization>>;
   const discover = (upstream: UpstreamConfig): Promise<DiscoveryResult> => {
     const known = discovered.get(upstream.name);
-    if (known && now() - known.at < DISCOVERY_FRESH_MS) return known.value;
+    if (known && now() < known.until) return known.value;
     const url = _url(upstream);
     const value = (async () => {
       const challenge = await fetchChallenge(url, deps.fetch ?? fetch);
@@ -187,10 +189,13 @@ export function createConnections(deps: ConnectionsDeps): Connections {
         allowLoopback: loopback,
       });
     })();
-    discovered.set(upstream.name, { at: now(), value });
-    // A failure is not kept: the next person tries again.
+    discovered.set(upstream.name, { until: now() + DISCOVERY_FRESH_MS, value });
+    // A failure is kept briefly, then the next person tries again.
     void value.then((result) => {
-      if (!result.ok) discovered.delete(upstream.name);
+      const still = discovered.get(upstream.name)?.value === value;
+      if (!result.ok && still) {
+        discovered.set(upstream.name, { until: now() + FAILURE_KEPT_MS, value });
+      }
     });
     return value;
   };
