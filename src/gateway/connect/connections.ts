@@ -255,7 +255,12 @@ export function createConnections(deps: ConnectionsDeps): Connections {
       authMethod,
       secret: clientSecret === null ? null : await records.sealSecret(upstream.name, clientSecret),
     };
-    await store.set(registrationKey(upstream.name), record);
+    // Two processes registering at once: the first registration stored is the one used.
+    const stored = await store.commit(
+      [{ key: registrationKey(upstream.name), version: known?.version ?? null }],
+      [{ type: "set", key: registrationKey(upstream.name), value: record }],
+    );
+    if (!stored) return await clientFor(upstream, auth, server);
     logEvent(log, {
       level: "info",
       message: "registered with an upstream's authorization server",
