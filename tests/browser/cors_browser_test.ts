@@ -5,18 +5,9 @@ import assert from "node:assert/strict";
 import { chromium } from "npm:playwright-core@^1.56.0";
 import { metadataPaths } from "../../src/oauth/metadata.ts";
 import { startTestServer } from "../blackbox/support/harness.ts";
+import { CHROMIUM, chromiumAvailable } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-
-let available = true;
-try {
-  Deno.statSync(CHROMIUM);
-} catch {
-  available = false;
-  console.warn(
-    `skipping the browser CORS test: ${CHROMIUM} is not installed (.ci/run installs it)`,
-  );
-}
+const available = chromiumAvailable("the browser CORS test");
 
 Deno.test({
   name: "a browser on another origin reads every discovery document with MCP-Protocol-Version",

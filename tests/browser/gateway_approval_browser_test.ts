@@ -16,19 +16,9 @@ import { until, writeUpstreamsFile } from "../blackbox/support/gateway_support.t
 import { freePorts } from "../blackbox/support/harness.ts";
 import { oauthFixture } from "../blackbox/support/oauth_helpers.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
+import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const SHOTS = new URL("../screenshots/", import.meta.url).pathname;
-
-let available = true;
-try {
-  Deno.statSync(CHROMIUM);
-} catch {
-  available = false;
-  console.warn(
-    `skipping the browser approval test: ${CHROMIUM} is not installed (.ci/run installs it)`,
-  );
-}
+const available = chromiumAvailable("the browser approval test");
 
 interface Pending {
   readonly gateId: string;

@@ -11,17 +11,9 @@ import {
   oauthFixture,
   registerClient,
 } from "../blackbox/support/oauth_helpers.ts";
+import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const SHOTS = new URL("../screenshots/", import.meta.url).pathname;
-
-let available = true;
-try {
-  Deno.statSync(CHROMIUM);
-} catch {
-  available = false;
-  console.warn(`skipping the browser test: ${CHROMIUM} is not installed (.ci/run installs it)`);
-}
+const available = chromiumAvailable("the browser test");
 
 Deno.test({
   name: "a real browser signs up, signs in, picks a business and consents to what it ticks",

@@ -18,19 +18,9 @@ import {
 import { until } from "../blackbox/support/gateway_support.ts";
 import { freePorts } from "../blackbox/support/harness.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
+import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const SHOTS = new URL("../screenshots/", import.meta.url).pathname;
-
-let available = true;
-try {
-  Deno.statSync(CHROMIUM);
-} catch {
-  available = false;
-  console.warn(
-    `skipping the per-person upstream browser test: ${CHROMIUM} is not installed (.ci/run installs it)`,
-  );
-}
+const available = chromiumAvailable("the per-person upstream browser test");
 
 /** An agent: the SDK client with its own OAuth state, redirected to the test's callback. */
 function agent(setup: PersonUpstreamSetup, redirectUrl: string) {
