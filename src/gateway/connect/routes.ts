@@ -198,20 +198,22 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       cspWithFormTargets(await formTargets(session, upstream, consent)),
     );
 
-  const signedIn =
-    (handler: (request: Request, session: Session) => Promise<Response>): Handler =>
-    async (request, context) => {
-      const session = await sessions.current(request);
-      if (!session) {
-        await request.body?.cancel();
-        const url = new URL(request.url);
-        return _see(sessions.signInUrl(`${url.pathname}${url.search}`));
-      }
-      return await withHtmlErrors(
-        (request) => handler(request, session),
-        (error) => connectErrorPage(session.account.email, "Request refused", error.message),
-      )(request, context);
-    };
+  /** Signed in; otherwise `signedOut` answers (by default: sign in, then back here). */
+  const signedIn = (
+    handler: (request: Request, session: Session) => Promise<Response>,
+    signedOut = (url: URL) => _see(sessions.signInUrl(`${url.pathname}${url.search}`)),
+  ): Handler =>
+  async (request, context) => {
+    const session = await sessions.current(request);
+    if (!session) {
+      await request.body?.cancel();
+      return signedOut(new URL(request.url));
+    }
+    return await withHtmlErrors(
+      (request) => handler(request, session),
+      (error) => connectErrorPage(session.account.email, "Request refused", error.message),
+    )(request, context);
+  };
 
   /** Off to the upstream's sign-in, or the page saying why that is not possible now. */
   const start = async (
@@ -290,22 +292,6 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     return await start(session, upstream, business, consent);
   });
 
-  // Not `signedIn`: a person whose session ended meanwhile is not sent to sign in with the
-  // upstream's code in the page to return to; they start again once signed in.
-  const callback: Handler = async (request, context) => {
-    const session = await sessions.current(request);
-    if (!session) {
-      return _page(
-        connectErrorPage(
-          null,
-          "Not connected",
-          "Your Vestibule session ended while you were signing in upstream: sign in and connect again from your account.",
-        ),
-        400,
-      );
-    }
-    return await signedIn(finish)(request, context);
-  };
   const finish = async (request: Request, session: Session) => {
     const params = new URL(request.url).searchParams;
     const done = await connections.complete(params, {
@@ -328,6 +314,17 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       text: `Connected: agents you allowed can now use ${done.upstream.title} as you.`,
     });
   };
+  // A person whose session ended meanwhile is not sent to sign in with the upstream's code in
+  // the page to return to: they start again once signed in.
+  const callback = signedIn(finish, () =>
+    _page(
+      connectErrorPage(
+        null,
+        "Not connected",
+        "Your Vestibule session ended while you were signing in upstream: sign in and connect again from your account.",
+      ),
+      400,
+    ));
 
   const clientDocument: MethodHandlers = {
     GET: () =>
