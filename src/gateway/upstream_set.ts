@@ -186,12 +186,8 @@ function _live(
   const list = async () => {
     try {
       const listed = await client.listTools(AbortSignal.timeout(config.timeoutMs));
-      const next = new Map<string, LiveTool>();
-      for (const definition of listed) {
-        if (config.hidden.has(definition.name)) continue;
-        next.set(definition.name, { definition, hash: canonicalSha256(definition) });
-      }
-      if (state !== "ready" || !_sameTools(tools, next)) generation++;
+      const next = liveTools(config, listed);
+      if (state !== "ready" || !sameTools(tools, next)) generation++;
       if (state !== "ready") {
         logEvent(log, {
           level: "info",
@@ -280,7 +276,21 @@ function _wantsPersonSignIn(error: unknown): boolean {
     parseBearerChallenge(error.challenge)?.resourceMetadata != null;
 }
 
-function _sameTools(
+/** What an upstream listed, less its hidden tools, each with its definition's hash. */
+export function liveTools(
+  config: UpstreamConfig,
+  listed: readonly UpstreamTool[],
+): Map<string, LiveTool> {
+  const tools = new Map<string, LiveTool>();
+  for (const definition of listed) {
+    if (config.hidden.has(definition.name)) continue;
+    tools.set(definition.name, { definition, hash: canonicalSha256(definition) });
+  }
+  return tools;
+}
+
+/** Whether two listings hold the same tools with the same definitions. */
+export function sameTools(
   before: ReadonlyMap<string, LiveTool> | null,
   after: ReadonlyMap<string, LiveTool>,
 ): boolean {

@@ -9,20 +9,21 @@
  * tools, pinned per business like any upstream's.
  */
 import { BoundedMap } from "../../bounded_map.ts";
-import { canonicalSha256 } from "../../canonical_json.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
 import { logEvent, type LogSink } from "../../http/request_log.ts";
 import type { Store } from "../../store/store.ts";
 import type { UpstreamFetch } from "../http_transport.ts";
 import { type McpClient, UpstreamError, type UpstreamTool } from "../mcp_client.ts";
-import type {
-  Caller,
-  CallOutcome,
-  CallRecord,
-  GatewayMetrics,
-  LiveTool,
-  LiveUpstream,
-  UpstreamState,
+import {
+  type Caller,
+  type CallOutcome,
+  type CallRecord,
+  type GatewayMetrics,
+  type LiveTool,
+  liveTools,
+  type LiveUpstream,
+  sameTools,
+  type UpstreamState,
 } from "../upstream_set.ts";
 import type { Connections, TokenLookup } from "./connections.ts";
 
@@ -67,14 +68,8 @@ export function createPersonalUpstream(
   const sessions = new BoundedMap<string, Session>(SESSIONS);
 
   const adopt = (listed: readonly UpstreamTool[]) => {
-    const next = new Map<string, LiveTool>();
-    for (const definition of listed) {
-      if (config.hidden.has(definition.name)) continue;
-      next.set(definition.name, { definition, hash: canonicalSha256(definition) });
-    }
-    const same = tools !== null && tools.size === next.size &&
-      [...next].every(([name, tool]) => tools!.get(name)?.hash === tool.hash);
-    if (!same) {
+    const next = liveTools(config, listed);
+    if (!sameTools(tools, next)) {
       tools = next;
       generation++;
     }
