@@ -64,6 +64,13 @@ Deno.test("a person connects their own upstream account and their agent's calls 
     const account = await owner.get(`${ws.server.authUrl}/account`);
     assert.match(account.text, /data-upstream="crm" data-status="connected"/);
     assert.ok(account.text.includes(`/connections/crm?business=${ws.businessId}`));
+    // The owner sees who connected what (never a token); a member sees only their own.
+    const everyone = account.text.slice(account.text.indexOf("Who connected which service"));
+    assert.match(everyone, /<td>Acme CRM<\/td>\s*<td>owner@example\.com<\/td>\s*<td>connected /);
+    assert.doesNotMatch(account.text, /eyJ/);
+    const memberAccount = await memberBrowser.get(`${ws.server.authUrl}/account`);
+    assert.match(memberAccount.text, /data-upstream="crm" data-status="none"/);
+    assert.doesNotMatch(memberAccount.text, /Who connected which service/);
 
     // A callback reaching us without the session that started it is refused in place: never
     // a sign-in redirect carrying the upstream's code on to another page.
