@@ -1,5 +1,6 @@
 // The frame of every human page on {auth_url} (accounts, consent, approvals), and how those
 // pages write a moment. No JavaScript; readable without the stylesheet.
+import { button } from "./components.ts";
 import { type Html, html, page } from "./html.ts";
 
 export interface AuthPageOptions {
@@ -25,7 +26,7 @@ export function authPage(options: AuthPageOptions): string {
       <form method="post" action="/sign-out">
         <p>Signed in as ${signedIn.email}</p>
         <input type="hidden" name="csrf" value="${signedIn.signOutCsrf}">
-        <button type="submit">Sign out</button>
+        ${button("Sign out", { kind: "secondary" })}
       </form>
     `;
   return page({
@@ -46,4 +47,9 @@ export function authPage(options: AuthPageOptions): string {
 /** A moment to the minute, in UTC: `2026-03-01 12:20 UTC`. */
 export function utcMinute(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
+
+/** The same moment as a page shows it: never wrapped, machine-readable for the browser. */
+export function moment(ms: number): Html {
+  return html`<time datetime="${new Date(ms).toISOString()}">${utcMinute(ms)}</time>`;
 }
