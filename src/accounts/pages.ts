@@ -1,5 +1,6 @@
 // The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript.
 import { authPage, utcMinute } from "../ui/auth_pages.ts";
+import { button, notice } from "../ui/components.ts";
 import { type Html, html } from "../ui/html.ts";
 import type { Account, Business, Role } from "./model.ts";
 
@@ -23,7 +24,7 @@ function _withReturnTo(path: string, returnTo: string): string {
 }
 
 function _error(message: string | undefined): Html | string {
-  return message ? html`<p class="error" role="alert" id="form-error">${message}</p>` : "";
+  return message ? notice("error", message, "form-error") : "";
 }
 
 /** What a sign-up or sign-in form page shows: a second time, what was entered and why not. */
@@ -32,6 +33,12 @@ export interface LinkFormPage {
   readonly returnTo: string;
   readonly entered?: Readonly<Record<string, string>>;
   readonly error?: string;
+  /** What is waiting behind the sign-in: the application asking, the approval, the connection. */
+  readonly waiting?: Html | null;
+}
+
+function _waiting(waiting: Html | null | undefined): Html | string {
+  return waiting ? notice("info", waiting, "waiting") : "";
 }
 
 export function signUpPage(options: LinkFormPage): string {
@@ -41,6 +48,7 @@ export function signUpPage(options: LinkFormPage): string {
       <p>Enter your e-mail address and the name of your business. We will send you a link;
       the account and the business are created when you confirm it. If you already have an
       account, the business is added to it.</p>
+      ${_waiting(options.waiting)}
       ${_error(options.error)}
       <form method="post" action="/sign-up">
         <input type="hidden" name="csrf" value="${options.csrf}">
@@ -51,7 +59,7 @@ export function signUpPage(options: LinkFormPage): string {
         <label for="business">Business name</label>
         <input id="business" name="business" type="text" autocomplete="organization" required
           maxlength="100" value="${options.entered?.business ?? ""}">
-        <button type="submit">Send me the link</button>
+        <div class="actions">${button("Send me the link")}</div>
       </form>
       <p>Already have an account? <a href="${_withReturnTo(
         "/sign-in",
@@ -65,6 +73,7 @@ export function signInPage(options: LinkFormPage): string {
   return _layout(
     "Sign in",
     html`
+      ${_waiting(options.waiting)}
       <p>There are no passwords: we send a one-time sign-in link to your e-mail address.</p>
       ${_error(options.error)}
       <form method="post" action="/sign-in">
@@ -73,7 +82,7 @@ export function signInPage(options: LinkFormPage): string {
         <label for="email">E-mail address</label>
         <input id="email" name="email" type="email" autocomplete="email" required maxlength="254"
           value="${options.entered?.email ?? ""}">
-        <button type="submit">Send me a sign-in link</button>
+        <div class="actions">${button("Send me a sign-in link")}</div>
       </form>
       <p>No account yet? <a href="${_withReturnTo(
         "/sign-up",
@@ -88,9 +97,15 @@ export function checkMailPage(email: string, purpose: "sign-in" | "sign-up"): st
   return _layout(
     "Check your e-mail",
     html`
-      <p role="status">We have sent a message to <strong>${email}</strong>. ${purpose === "sign-up"
-        ? "Open the link in it within 15 minutes to confirm your sign-up."
-        : "Follow its instructions within 15 minutes to sign in."}</p>
+      ${notice(
+        "success",
+        html`<p>We have sent a message to <strong>${email}</strong>. ${
+          purpose === "sign-up"
+            ? "Open the link in it within 15 minutes to confirm your sign-up."
+            : "Follow its instructions within 15 minutes to sign in."
+        }</p>`,
+      )}
+      <p>You can close this tab: the link in the message brings you back to where you were.</p>
       <p
         class="muted">Nothing arrived? Check the spam folder, or <a href="/${purpose}">try again</a>.</p>
     `,
@@ -114,7 +129,7 @@ export function confirmLinkPage(options: {
       <form method="post" action="/sign-in/verify">
         <input type="hidden" name="csrf" value="${options.csrf}">
         <input type="hidden" name="token" value="${options.token}">
-        <button type="submit">${signUp ? "Confirm and sign in" : "Sign in"}</button>
+        <div class="actions">${button(signUp ? "Confirm and sign in" : "Sign in")}</div>
       </form>
     `,
   );
@@ -124,8 +139,10 @@ export function deadLinkPage(): string {
   return _layout(
     "This link cannot be used",
     html`
-      <p class="error" role="alert">This link has expired or has already been used. Links work
-      once, within 15 minutes.</p>
+      ${notice(
+        "error",
+        "This link has expired or has already been used. Links work once, within 15 minutes.",
+      )}
       <p><a href="/sign-in">Ask for a new sign-in link</a> or <a href="/sign-up">sign up</a>.</p>
     `,
   );
@@ -138,7 +155,7 @@ export function signOutPage(options: { email: string; csrf: string }): string {
       <p>You are signed in as <strong>${options.email}</strong>.</p>
       <form method="post" action="/sign-out">
         <input type="hidden" name="csrf" value="${options.csrf}">
-        <button type="submit">Sign out</button>
+        <div class="actions">${button("Sign out")}</div>
       </form>
     `,
   );
@@ -216,5 +233,5 @@ export function accountPage(options: {
 }
 
 export function errorPage(title: string, message: string): string {
-  return _layout(title, html`<p class="error" role="alert">${message}</p>`);
+  return _layout(title, notice("error", message));
 }

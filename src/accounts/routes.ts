@@ -5,6 +5,7 @@ import { htmlResponse } from "../http/responses.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { createFormCsrf } from "./form_csrf.ts";
 import { readForm } from "../http/form.ts";
+import type { ReturnDescriber } from "../ui/auth_pages.ts";
 import type { Html } from "../ui/html.ts";
 import type { Role, Session } from "./model.ts";
 import {
@@ -52,6 +53,8 @@ export interface AccountRoutesDeps {
   readonly emailLinks: EmailLinks;
   readonly grants: AccountGrants;
   readonly businessSection: AccountBusinessSection;
+  /** Each part that sends people to sign in says what waits behind its own paths. */
+  readonly describeReturn?: readonly ReturnDescriber[];
 }
 
 /** The people's pages of {auth_url} (auth_site.ts maps the paths). */
@@ -132,6 +135,15 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
   const returnToOf = (request: Request) =>
     safeReturnTo(new URL(request.url).searchParams.get("return_to"));
 
+  const waitingBehind = async (returnTo: string): Promise<Html | null> => {
+    const url = new URL(returnTo, config.authUrl);
+    for (const describe of deps.describeReturn ?? []) {
+      const described = await describe(url);
+      if (described !== null) return described;
+    }
+    return null;
+  };
+
   const signOutFor = async (session: Session) => ({
     email: session.account.email,
     signOutCsrf: await sessions.csrfToken(session, "sign-out"),
@@ -175,21 +187,24 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       returnTo: string,
     ) => Promise<LinkRequestOutcome>;
   }): MethodHandlers => ({
-    GET: _guard((request) =>
-      withCsrf(
+    GET: _guard(async (request) => {
+      const returnTo = returnToOf(request);
+      const waiting = await waitingBehind(returnTo);
+      return withCsrf(
         request,
         form.purpose,
-        (token) => form.page({ csrf: token, returnTo: returnToOf(request) }),
-      )
-    ),
+        (token) => form.page({ csrf: token, returnTo, waiting }),
+      );
+    }),
     POST: _guard(async (request, context) => {
       const entered = await readForm(request);
       const returnTo = safeReturnTo(entered.return_to);
+      const waiting = await waitingBehind(returnTo);
       const again = (error: string, status: number, headers: Record<string, string> = {}) =>
         withCsrf(
           request,
           form.purpose,
-          (token) => form.page({ csrf: token, returnTo, entered, error }),
+          (token) => form.page({ csrf: token, returnTo, entered, error, waiting }),
           status,
           headers,
         );

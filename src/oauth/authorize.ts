@@ -19,6 +19,8 @@ import {
 } from "./consent_pages.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import type { ScopeCatalogue } from "./scopes.ts";
+import type { ReturnDescriber } from "../ui/auth_pages.ts";
+import { html } from "../ui/html.ts";
 import { startTransaction, type Transaction } from "./transactions.ts";
 
 export interface AuthorizeDeps {
@@ -37,6 +39,19 @@ export interface AuthorizeDeps {
 export const CONSENT_CSRF_PURPOSE = "oauth-consent";
 
 const NO_STORE = { "Cache-Control": "no-store" };
+
+/** On the sign-in page reached from an agent: which application waits, and what comes next. */
+export function describeAuthorization(deps: AuthorizeDeps): ReturnDescriber {
+  return async (returnTo) => {
+    if (returnTo.pathname !== OAUTH_PATHS.authorize) return null;
+    const parsed = await parseAuthorizationRequest(returnTo.searchParams, deps);
+    if (parsed.kind !== "ok") return null;
+    const name = parsed.request.client.clientName;
+    return html`<p><strong>${name ?? "An unnamed application"}</strong> asks to work with one of
+      your businesses. After you sign in, you choose which business and exactly what it may do;
+      nothing is shared before you allow it.</p>`;
+  };
+}
 
 export function createAuthorizeEndpoint(deps: AuthorizeDeps): Handler {
   const issuer = issuerOf(deps.config);

@@ -2,6 +2,7 @@
 import type { Business, Role } from "../accounts/model.ts";
 import { cspWithFormTargets } from "../http/security_headers.ts";
 import { authPage } from "../ui/auth_pages.ts";
+import { button, notice } from "../ui/components.ts";
 import { type Html, html } from "../ui/html.ts";
 import {
   DEFAULT_SCOPES,
@@ -32,19 +33,28 @@ function _clientFacts(txn: Transaction): Html {
   // this computer (http is registrable only on loopback), whatever name or document it shows.
   const local = redirect?.protocol === "http:"
     ? html`
-      <p id="redirect-warning"><strong>It returns to this computer.</strong> Any program running
+      <div class="notice warning">
+        <p id="redirect-warning"><strong>It returns to this computer.</strong> Any program running
       here could be the one asking, whatever its name: allow only if you started this
       application yourself just now.</p>
+      </div>
     `
     : "";
+  // The facts component's markup, written out for the ids each answer carries.
   return html`
-    <dl class="client">
-      <dt>Application</dt>
-      <dd id="client-name">${txn.clientName ?? "An unnamed application"}</dd>
-      <dt>How it is known</dt>
-      <dd id="client-registration">${how}</dd>
-      <dt>It will return you to</dt>
-      <dd id="redirect-host"><code>${host}</code></dd>
+    <dl class="facts">
+      <div>
+        <dt>Application</dt>
+        <dd id="client-name">${txn.clientName ?? "An unnamed application"}</dd>
+      </div>
+      <div>
+        <dt>How it is known</dt>
+        <dd id="client-registration">${how}</dd>
+      </div>
+      <div>
+        <dt>It will return you to</dt>
+        <dd id="redirect-host"><code>${host}</code></dd>
+      </div>
     </dl>
     ${local}
   `;
@@ -77,7 +87,7 @@ export function chooseBusinessPage(options: {
             `
           )}
         </fieldset>
-        <button type="submit">Continue</button>
+        <div class="actions">${button("Continue")}</div>
       </form>
     `,
   );
@@ -122,11 +132,13 @@ export function consentPage(options: {
   // A member cannot grant these however often the application asks: say so once, plainly,
   // so nobody goes round the loop of asking again.
   const ownerOnlyNotice = ownerOnly.length === 0 ? "" : html`
-    <p id="owner-only-notice" role="note"><strong>Only an owner of ${business} can allow
+    <div class="notice warning">
+      <p id="owner-only-notice" role="note"><strong>Only an owner of ${business} can allow
     ${ownerOnly.map((scope, i) => html`${i === 0 ? "" : ", "}<code>${scope}</code>`)}.</strong>
     You are a member, so this application cannot get ${ownerOnly.length === 1 ? "it" : "them"}
     from you, whatever it asks: allowing gives it only what you tick below. If it needs more,
     ask an owner of ${business} to connect it.</p>
+    </div>
   `;
   return _layout(
     `Allow access to ${business}?`,
@@ -145,8 +157,10 @@ export function consentPage(options: {
         </fieldset>
         <p>Apart from <code>app.access</code>, nothing starts ticked: tick only what you want to
         allow. Money, access changes and installations still need an owner's separate approval.</p>
-        <button type="submit" name="decision" value="allow">Allow</button>
-        <button type="submit" name="decision" value="deny">Deny</button>
+        <div class="actions">
+          ${button("Allow", { kind: "primary", name: "decision", value: "allow" })}
+          ${button("Deny", { kind: "secondary", name: "decision", value: "deny" })}
+        </div>
       </form>
     `,
   );
@@ -173,7 +187,7 @@ export function authorizationErrorPage(title: string, message: string): string {
   return _layout(
     title,
     html`
-      <p class="error" role="alert">${message}</p>
+      ${notice("error", message)}
       <p>Nothing was shared with the application. Go back to it and start again.</p>
     `,
   );

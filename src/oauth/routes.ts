@@ -9,7 +9,8 @@ import type { Limiters } from "../http/rate_limits.ts";
 import { jsonResponse } from "../http/responses.ts";
 import type { Store } from "../store/store.ts";
 import { createAccessTokenGrantReader } from "./access_token.ts";
-import { createAuthorizeEndpoint } from "./authorize.ts";
+import { createAuthorizeEndpoint, describeAuthorization } from "./authorize.ts";
+import type { ReturnDescriber } from "../ui/auth_pages.ts";
 import { createMetadataDocuments } from "./cimd.ts";
 import { createClients } from "./clients.ts";
 import { createConsentEndpoint } from "./consent.ts";
@@ -48,6 +49,8 @@ export interface OAuthRoutes {
   readonly jwks: Handler;
   /** GET: never CORS. */
   readonly authorize: Handler;
+  /** Says on the sign-in page which application's authorization waits behind it. */
+  readonly waiting: ReturnDescriber;
   /** POST of the business and consent forms. */
   readonly consent: Handler;
   readonly register: Handler;
@@ -80,6 +83,7 @@ export async function createOAuthRoutes(deps: OAuthRoutesDeps): Promise<OAuthRou
     jwks: async () =>
       jsonResponse(await keys.jwks(), { headers: { "Cache-Control": "public, max-age=300" } }),
     authorize: createAuthorizeEndpoint(pages),
+    waiting: describeAuthorization(pages),
     consent: createConsentEndpoint(pages),
     register: createRegistrationEndpoint({
       clients,

@@ -73,6 +73,9 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
   const { config, store, cors, workspace } = deps;
   const onboarding = await createOnboardingRoutes(deps);
   const workspaceSection = createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts });
+  const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
+  const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
+  const connect = deps.connect;
   const people = createAccountRoutes({
     ...deps,
     grants: {
@@ -94,10 +97,8 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
       html`${await workspaceSection(businessId, role)}${
         await deps.connect?.section(businessId, role, accountId) ?? ""
       }`,
+    describeReturn: [oauth.waiting, approvals.waiting, ...(connect ? [connect.waiting] : [])],
   });
-  const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
-  const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
-  const connect = deps.connect;
   const metadata = withCors(cors.open, { GET: oauth.metadata });
   return {
     "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },

@@ -12,6 +12,13 @@ export interface AuthPageOptions {
   readonly signedIn?: { readonly email: string; readonly signOutCsrf?: string };
 }
 
+/**
+ * What waits behind a sign-in's way back (the application asking, the approval, the connection),
+ * in a sentence for the sign-in and sign-up pages; null when the path is not the describer's.
+ * Read before anyone signed in: it says nothing the link's holder could not learn by signing in.
+ */
+export type ReturnDescriber = (returnTo: URL) => Promise<Html | null>;
+
 export function authPage(options: AuthPageOptions): string {
   const { signedIn } = options;
   const links = (options.links ?? []).map((link) => [

@@ -1,7 +1,8 @@
 // The pages where a person connects their own account of an upstream, and the /account section
 // that lists those connections. Plain HTML, no JavaScript, like every {auth_url} page.
 import type { Role } from "../../accounts/model.ts";
-import { authPage, utcMinute } from "../../ui/auth_pages.ts";
+import { authPage, moment, utcMinute } from "../../ui/auth_pages.ts";
+import { button, notice } from "../../ui/components.ts";
 import { type Html, html } from "../../ui/html.ts";
 import type { ConnectionView } from "./connection_store.ts";
 
@@ -23,16 +24,18 @@ function _state(connection: ConnectionView | null): Html {
   }
   if (connection.status === "needs_reconnect") {
     return html`
-      <p id="connection-status" data-status="needs_reconnect">
+      <div class="notice warning">
+        <p id="connection-status" data-status="needs_reconnect">
         <strong>Needs reconnecting:</strong> its sign-in could no longer be renewed
         ${connection.problem === null ? "" : html`(${connection.problem})`}. Agents cannot use its
         tools for you until you connect it again.
-      </p>
+        </p>
+      </div>
     `;
   }
   return html`
     <p id="connection-status" data-status="connected">
-      Connected since ${utcMinute(connection.connectedAt)}.
+      Connected since ${moment(connection.connectedAt)}.
     </p>
   `;
 }
@@ -49,9 +52,11 @@ export function connectPage(options: ConnectPageOptions): string {
     title: `Your ${upstream.title} account`,
     signedIn: { email: options.email },
     main: html`
-      ${options.notice === undefined
-        ? ""
-        : html`<p id="notice" class="${options.notice.kind}">${options.notice.text}</p>`}
+      ${options.notice === undefined ? "" : notice(
+        options.notice.kind === "done" ? "success" : "error",
+        options.notice.text,
+        "notice",
+      )}
       <p>
         Agents you allowed in <strong>${options.businessName}</strong> use ${upstream.title}
         with your own account there, never with anyone else's. Connecting sends you to
@@ -61,16 +66,23 @@ export function connectPage(options: ConnectPageOptions): string {
       ${_state(connection)}
       <form method="post" action="/connections/${upstream.name}">
         ${hidden}
-        <button type="submit" name="action" value="connect">${connectLabel} your ${upstream
-          .title} account</button>
-        ${consent === null
-          ? ""
-          : html`<button type="submit" name="action" value="skip">Skip for now</button>`}
+        <div class="actions">
+          ${button(`${connectLabel} your ${upstream.title} account`, {
+            name: "action",
+            value: "connect",
+          })}
+          ${consent === null ? "" : button("Skip for now", {
+            kind: "secondary",
+            name: "action",
+            value: "skip",
+          })}
+        </div>
       </form>
       ${connection === null || consent !== null ? "" : html`
         <form method="post" action="/connections/${upstream.name}">
           ${hidden}
-          <button type="submit" name="action" value="disconnect">Disconnect</button>
+          <p>Disconnecting asks ${upstream.title} to end the tokens it gave, then forgets them.</p>
+          ${button("Disconnect", { kind: "destructive", name: "action", value: "disconnect" })}
         </form>
       `}
     `,
@@ -83,7 +95,7 @@ export function connectErrorPage(email: string | null, title: string, message: s
     title,
     ...(email === null ? {} : { signedIn: { email } }),
     main: html`
-      <p>${message}</p>
+      ${notice("error", message)}
       <p><a href="/account">Back to your account</a></p>
     `,
   });

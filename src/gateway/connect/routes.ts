@@ -20,7 +20,8 @@ import {
 } from "../../oauth/consent_continuation.ts";
 import type { Store } from "../../store/store.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
-import type { Html } from "../../ui/html.ts";
+import type { ReturnDescriber } from "../../ui/auth_pages.ts";
+import { type Html, html } from "../../ui/html.ts";
 import type { Role } from "../../accounts/model.ts";
 import { serves } from "../upstream_calls.ts";
 import type { Caller } from "../upstream_set.ts";
@@ -50,6 +51,8 @@ export interface ConnectRoutes {
   readonly signIns: UpstreamSignIns;
   /** The /account section of a business. */
   section(businessId: string, role: Role, accountId: string): Promise<Html>;
+  /** Says on the sign-in page which account the person is about to connect. */
+  readonly waiting: ReturnDescriber;
 }
 
 const FormSchema = v.object({
@@ -136,7 +139,8 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
 
   /** The page's subject: the upstream and a business the person belongs to, or an error page. */
   const subject = async (request: Request, session: Session, businessId: string | null) => {
-    const name = decodeURIComponent(new URL(request.url).pathname.slice("/connections/".length));
+    // Upstream names are letters, digits and '-': the raw segment is compared, never decoded.
+    const name = new URL(request.url).pathname.slice("/connections/".length);
     const upstream = upstreamNamed(name);
     const membership = businessId === null
       ? null
@@ -344,6 +348,14 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     callback: { GET: callback },
     clientDocument,
     signIns,
+    waiting(returnTo) {
+      const prefix = "/connections/";
+      if (!returnTo.pathname.startsWith(prefix)) return Promise.resolve(null);
+      const upstream = upstreamNamed(returnTo.pathname.slice(prefix.length));
+      if (upstream === undefined) return Promise.resolve(null);
+      return Promise.resolve(html`<p>You are connecting your <strong>${upstream.title}</strong>
+        account. After you sign in here, ${upstream.title}'s own sign-in opens.</p>`);
+    },
     async section(businessId, role, accountId) {
       const serving = deps.upstreams().filter((upstream) => serves(upstream, businessId));
       if (serving.length === 0) return connectionsSection(businessId, role, []);

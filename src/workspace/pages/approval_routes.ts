@@ -12,6 +12,8 @@ import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
 import type { Gate, Gates } from "../domain/gates.ts";
+import type { ReturnDescriber } from "../../ui/auth_pages.ts";
+import { html } from "../../ui/html.ts";
 
 const DecisionFormSchema = v.object({
   csrf: v.optional(v.string(), ""),
@@ -36,6 +38,8 @@ export interface ApprovalRoutes {
   readonly list: MethodHandlers;
   /** /approvals/<gateId>: one gate, and an owner's decision. */
   readonly gate: MethodHandlers;
+  /** Says on the sign-in page that an approval waits (nothing of it before sign-in). */
+  readonly waiting: ReturnDescriber;
 }
 
 export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
@@ -80,7 +84,13 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       404,
     );
 
-  const detail = async (session: Session, gate: Gate, canDecide: boolean, notice?: string) => {
+  const detail = async (
+    session: Session,
+    gate: Gate,
+    canDecide: boolean,
+    notice?: string,
+    justDecided = false,
+  ) => {
     const [business, requester, decider] = await Promise.all([
       accounts.getBusiness(gate.businessId),
       accounts.getAccount(gate.requestedBy),
@@ -95,10 +105,21 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         ? await sessions.csrfToken(session, _csrfPurpose(gate.id))
         : null,
       ...(notice === undefined ? {} : { notice }),
+      justDecided,
     });
   };
 
   return {
+    waiting(returnTo) {
+      const path = returnTo.pathname;
+      if (path === "/approvals") {
+        return Promise.resolve(html`<p>Sign in to see the approvals of your businesses.</p>`);
+      }
+      if (!path.startsWith("/approvals/")) return Promise.resolve(null);
+      // Which business or what it asks is for its members only: shown once signed in.
+      return Promise.resolve(html`<p>An approval request is waiting. Sign in to read exactly
+        what approving would do, and, as an owner of its business, approve or decline it.</p>`);
+    },
     list: {
       GET: signedIn(async (_request, session) => {
         const memberships = await accounts.listBusinessesOf(session.account.id);
@@ -116,7 +137,13 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       GET: signedIn(async (request, session) => {
         const found = await visibleGate(request, session);
         if (!found) return notFound(session);
-        return _page(await detail(session, found.gate, found.role === "owner"));
+        // Only the decider's own decision is confirmed; the query alone changes nothing.
+        const { gate } = found;
+        const justDecided = new URL(request.url).searchParams.has("decided") &&
+          gate.decidedBy === session.account.id;
+        return _page(
+          await detail(session, gate, found.role === "owner", undefined, justDecided),
+        );
       }),
       POST: signedIn(async (request, session) => {
         const parsed = v.safeParse(DecisionFormSchema, await readForm(request));
@@ -170,7 +197,10 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
           case "decided":
             return new Response(null, {
               status: 303,
-              headers: { Location: `/approvals/${gate.id}`, "Cache-Control": "no-store" },
+              headers: {
+                Location: `/approvals/${gate.id}?decided`,
+                "Cache-Control": "no-store",
+              },
             });
         }
       }),

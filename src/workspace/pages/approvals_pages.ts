@@ -1,6 +1,7 @@
 // The approval pages of {auth_url}: plain HTML, no JavaScript; the owner reads exactly what
 // approving does and presses one of two buttons.
-import { authPage, utcMinute } from "../../ui/auth_pages.ts";
+import { authPage, moment } from "../../ui/auth_pages.ts";
+import { button, facts, notice, onDemand } from "../../ui/components.ts";
 import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
 import { canonicalJson } from "../../canonical_json.ts";
 import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
@@ -20,13 +21,15 @@ export interface GateDetail {
   /** The form's CSRF token when the viewer is an owner and the gate is pending. */
   readonly csrf: string | null;
   readonly notice?: string;
+  /** The viewer has just decided it: the page confirms what happened and what comes next. */
+  readonly justDecided?: boolean;
 }
 
 function _layout(title: string, email: string, main: Html): string {
   return authPage({
     title,
     main,
-    links: [{ href: "/approvals", label: "Approvals" }],
+    links: [{ href: "/approvals", label: "Approvals" }, { href: "/account", label: "Account" }],
     signedIn: { email },
   });
 }
@@ -44,9 +47,10 @@ export function approvalsListPage(email: string, items: readonly GateListItem[])
     html`
       <li>
         <a href="/approvals/${item.gate.id}">${item.gate.summary}</a>
-        <br><small>${item.businessName} · ${item.gate.tool} · ${_status(item.gate)} · ${utcMinute(
-          item.gate.createdAt,
-        )}</small>
+        <br><small class="muted">${item.businessName} · asked by ${item.gate
+          .clientName} · ${_status(
+            item.gate,
+          )} · ${moment(item.gate.createdAt)}</small>
       </li>
     `;
   return _layout(
@@ -56,10 +60,12 @@ export function approvalsListPage(email: string, items: readonly GateListItem[])
       <p>Agents prepare these; nothing in them happens until an owner of the business approves.</p>
       <h2>Waiting</h2>
       ${pending.length === 0
-        ? html`<p>Nothing is waiting.</p>`
-        : html`<ul>${pending.map(row)}</ul>`}
+        ? html`<p class="muted">Nothing is waiting.</p>`
+        : html`<ul class="list">${pending.map(row)}</ul>`}
       <h2>Decided</h2>
-      ${decided.length === 0 ? html`<p>Nothing yet.</p>` : html`<ul>${decided.map(row)}</ul>`}
+      ${decided.length === 0
+        ? html`<p class="muted">Nothing yet.</p>`
+        : html`<ul class="list">${decided.map(row)}</ul>`}
     `,
   );
 }
@@ -70,42 +76,78 @@ export function approvalPage(email: string, detail: GateDetail): string {
     "Approval request",
     email,
     html`
-      ${detail.notice ? html`<p role="status">${detail.notice}</p>` : ""}
-      <p><strong>${gate.summary}</strong></p>
-      <dl>
-        <dt>Business</dt><dd>${detail.businessName}</dd>
-        <dt>Asked by</dt><dd>${detail.requesterEmail}, through the client ${gate.clientName} (${gate
-          .clientId})</dd>
-        <dt>Tool and permission</dt><dd>${gate.tool} (${gate.scope})</dd>
-        <dt>Asked at</dt><dd>${utcMinute(gate.createdAt)}</dd>
-        <dt>Status</dt><dd id="gate-status">${_status(gate)}</dd>
-        ${gate.outcome
-          ? html`
-            <dt>Outcome</dt>
-            <dd>${gate.outcome}</dd>
-          `
-          : ""}
-        ${detail.deciderEmail && gate.decidedAt
-          ? html`
-            <dt>Decided by</dt>
-            <dd>${detail.deciderEmail} at ${utcMinute(gate.decidedAt)}</dd>
-          `
-          : ""}
-      </dl>
+      ${detail.justDecided ? _confirmation(gate) : ""}
+      ${detail.notice ? notice("warning", detail.notice) : ""}
+      <p class="lead"><strong>${gate.summary}</strong></p>
+      ${facts([
+        ["Business", detail.businessName],
+        [
+          "Asked by",
+          html`${detail.requesterEmail}, through ${gate.clientName} ${
+            onDemand("client id", gate.clientId)
+          }`,
+        ],
+        ["Permission", html`<code>${gate.scope}</code> (tool <code>${gate.tool}</code>)`],
+        ["Asked at", moment(gate.createdAt)],
+        ["Status", html`<span id="gate-status">${_status(gate)}</span>`],
+        ["Outcome", gate.outcome],
+        [
+          "Decided by",
+          detail.deciderEmail && gate.decidedAt
+            ? html`${detail.deciderEmail} at ${moment(gate.decidedAt)}`
+            : null,
+        ],
+      ])}
       ${_actionDetail(gate)}
       ${detail.csrf
         ? html`
           <form method="post" action="/approvals/${gate.id}">
             <input type="hidden" name="csrf" value="${detail.csrf}">
-            <button type="submit" name="decision" value="approve">Approve</button>
-            <button type="submit" name="decision" value="decline">Decline</button>
+            <p>Nothing happens until you decide. Approving does exactly what is written above,
+            once; declining does nothing and tells the agent.</p>
+            <div class="actions">
+              ${button("Approve", { kind: "primary", name: "decision", value: "approve" })}
+              ${button("Decline", { kind: "destructive", name: "decision", value: "decline" })}
+            </div>
           </form>
         `
         : gate.status === "pending"
-        ? html`<p>Only an owner of ${detail.businessName} can decide this.</p>`
+        ? notice("info", `Only an owner of ${detail.businessName} can decide this.`)
         : ""}
     `,
   );
+}
+
+/** After the viewer's own decision: what happened, and what happens next. */
+function _confirmation(gate: Gate): Html {
+  if (gate.status === "declined") {
+    return notice(
+      "success",
+      "You declined it. Nothing was done; the agent learns it the next time it asks about this approval.",
+      "decision-confirmation",
+    );
+  }
+  return gate.applied
+    ? notice(
+      "success",
+      html`
+        <p>You approved it.${gate.outcome
+          ? html`
+            Done: ${gate.outcome}.
+          `
+          : ""}</p>
+        <p>The agent learns it the next time it asks about this approval.</p>
+      `,
+      "decision-confirmation",
+    )
+    : notice(
+      "warning",
+      html`
+        <p>You approved it. ${gate.outcome ?? "It was not applied."}</p>
+        <p>Nothing was changed. The agent learns it the next time it asks.</p>
+      `,
+      "decision-confirmation",
+    );
 }
 
 /** What an upstream call or a tool definition approval is exactly, beyond its summary. */
@@ -119,7 +161,7 @@ function _actionDetail(gate: Gate): Html | string {
         .argumentsSha256}</code>):</p>
       <pre>${_pretty(action.arguments)}</pre>
       ${gate.status === "pending"
-        ? html`<p>Approved after ${utcMinute(action.expiresAt)}, the call is not made.</p>`
+        ? html`<p>Approved after ${moment(action.expiresAt)}, the call is not made.</p>`
         : ""}
       ${gate.result
         ? html`
@@ -160,5 +202,5 @@ function _pretty(value: unknown): string {
 }
 
 export function approvalErrorPage(email: string, title: string, message: string): string {
-  return _layout(title, email, html`<p class="error" role="alert">${message}</p>`);
+  return _layout(title, email, notice("error", message));
 }

@@ -127,7 +127,7 @@ Deno.test("connecting is refused when the authorization server's metadata names 
     const refused = await pressConnect(gateway.ws, gateway.browser);
     assert.equal(refused.status, 502, refused.text);
     assert.equal(refused.response.headers.get("Location"), null);
-    const notice = /<p id="notice" class="problem">([\s\S]*?)<\/p>/.exec(refused.text)?.[1];
+    const notice = /id="notice"><p>([\s\S]*?)<\/p>/.exec(refused.text)?.[1];
     assert.equal(
       notice?.replace(/\s+/g, " "),
       `Connecting is not possible right now: The authorization server metadata at ${

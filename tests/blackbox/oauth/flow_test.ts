@@ -97,8 +97,14 @@ Deno.test("authorization code flow", async (t) => {
           /<code>billing.manage<\/code>: [^<]+<em class="mark" data-mark="owner-only">owner only<\/em>\s*<em class="mark" data-mark="money">spends money<\/em>\s*<\/span>/,
         );
         assert.match(page.text, /<code>members.read<\/code>: [^<]+<\/span>/, "no mark");
-        assert.match(page.text, /<button type="submit" name="decision" value="allow">/);
-        assert.match(page.text, /<button type="submit" name="decision" value="deny">/);
+        assert.match(
+          page.text,
+          /<button type="submit" class="button primary" name="decision" value="allow"\s*>Allow</,
+        );
+        assert.match(
+          page.text,
+          /<button type="submit" class="button secondary" name="decision" value="deny"\s*>Deny</,
+        );
       },
     );
 

@@ -85,7 +85,10 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       assert.equal(page.status, 200);
       assert.ok(page.text.includes(pending.summary.replaceAll('"', "&quot;")));
       assert.ok(page.text.includes('name="decision" value="approve"'));
-      assert.ok(page.text.includes("through the client test-client (test-client)"));
+      assert.match(
+        page.text,
+        /through test-client <details class="id"><summary>client id<\/summary><code>test-client<\/code>/,
+      );
       assert.ok(page.text.includes('name="decision" value="decline"'));
       const csrf = hiddenField(page.text, "csrf");
       const [first, second] = await Promise.all([
@@ -93,6 +96,18 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
         owner.post(pending.approvalUrl, { csrf, decision: "approve" }),
       ]);
       assert.deepEqual([first.status, second.status].sort(), [303, 409]);
+      // The decider lands on a confirmation of what happened; the same address read by anyone
+      // else (or before the decision) confirms nothing.
+      const location = [first, second].find((r) => r.status === 303)!.response.headers.get(
+        "Location",
+      )!;
+      assert.equal(location, `/approvals/${pending.gateId}?decided`);
+      const confirmed = await owner.get(`${authUrl}${location}`);
+      assert.match(
+        confirmed.text,
+        /id="decision-confirmation">\s*<p>You approved it\.\s+Done: Start one run of the paid workflow/,
+      );
+      assert.match(confirmed.text, /The agent learns it the next time it asks/);
       const again = await owner.post(pending.approvalUrl, { csrf, decision: "approve" });
       assert.equal(again.status, 409);
       const runs = await ws.workspace.runs.list(b);
@@ -113,6 +128,11 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
         decision: "decline",
       });
       assert.equal(declined.status, 303);
+      const confirmed = await owner.get(`${authUrl}${declined.response.headers.get("Location")}`);
+      assert.match(
+        confirmed.text,
+        /id="decision-confirmation">\s*<p>You declined it\. Nothing was done/,
+      );
       assert.equal((await ws.workspace.runs.list(b)).length, before);
       assert.equal((await approval(pending.gateId)).status, "declined");
     });
