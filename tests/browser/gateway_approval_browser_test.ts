@@ -17,6 +17,7 @@ import { freePorts } from "../blackbox/support/harness.ts";
 import { oauthFixture } from "../blackbox/support/oauth_helpers.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
 import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";
+import { checkPage } from "./page_check.ts";
 
 const available = chromiumAvailable("the browser approval test");
 
@@ -61,7 +62,7 @@ Deno.test({
       args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
     });
     const page = await browser.newPage();
-    const shot = (name: string) => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+    const shot = (name: string) => checkPage(page, name);
     const connection = () => ({
       client: new Client({ name: "vestibule-gateway-chromium", version: "1.0.0" }),
       transport: new StreamableHTTPClientTransport(new URL(`${fx.server.apiUrl}/api/mcp`), {

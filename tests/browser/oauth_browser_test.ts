@@ -12,6 +12,7 @@ import {
   registerClient,
 } from "../blackbox/support/oauth_helpers.ts";
 import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";
+import { checkPage } from "./page_check.ts";
 
 const available = chromiumAvailable("the browser test");
 
@@ -47,7 +48,7 @@ Deno.test({
       ],
     });
     const page = context.pages()[0] ?? await context.newPage();
-    const shot = (name: string) => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+    const shot = (name: string) => checkPage(page, name);
     const openMail = async () => {
       const mail = (await fx.outbox.read()).at(-1)!;
       await page.goto(mail.link);
@@ -110,7 +111,8 @@ Deno.test({
         await shot("07-consent");
         await page.getByRole("button", { name: "Allow" }).click();
         await page.waitForURL(/\/callback\?/);
-        await shot("08-back-in-the-app");
+        // Not our page: only a picture of it.
+        await page.screenshot({ path: `${SHOTS}08-back-in-the-app.png`, fullPage: true });
 
         const back = new URL(page.url());
         assert.equal(back.searchParams.get("state"), params.state);

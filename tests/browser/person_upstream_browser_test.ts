@@ -19,6 +19,7 @@ import { until } from "../blackbox/support/gateway_support.ts";
 import { freePorts } from "../blackbox/support/harness.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
 import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";
+import { checkPage } from "./page_check.ts";
 
 const available = chromiumAvailable("the per-person upstream browser test");
 
@@ -99,7 +100,9 @@ Deno.test({
       page.setDefaultTimeout(10_000);
       return page;
     };
-    const shot = (page: Page, name: string) =>
+    const shot = (page: Page, name: string) => checkPage(page, name);
+    // The upstream's own sign-in pages are not ours: only a picture of them.
+    const picture = (page: Page, name: string) =>
       page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
     const heading = (page: Page) => page.locator("h1").innerText();
     const status = (page: Page) => page.locator("#connection-status").getAttribute("data-status");
@@ -142,10 +145,10 @@ Deno.test({
       await page.waitForURL((url) => url.origin === new URL(upstream.issuer).origin);
       await page.locator("input[name=login]").fill(login);
       await page.locator("input[name=password]").fill("any");
-      await shot(page, `${prefix}-upstream-login`);
+      await picture(page, `${prefix}-upstream-login`);
       await page.getByRole("button", { name: "Sign-in" }).click();
       await page.waitForLoadState();
-      await shot(page, `${prefix}-upstream-consent`);
+      await picture(page, `${prefix}-upstream-consent`);
       await page.getByRole("button", { name: "Continue" }).click();
     };
 
