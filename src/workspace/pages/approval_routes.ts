@@ -95,6 +95,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         ? await sessions.csrfToken(session, _csrfPurpose(gate.id))
         : null,
       ...(notice === undefined ? {} : { notice }),
+      waiting: gates.waiting(gate),
     });
   };
 

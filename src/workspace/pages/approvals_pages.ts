@@ -20,6 +20,8 @@ export interface GateDetail {
   /** The form's CSRF token when the viewer is an owner and the gate is pending. */
   readonly csrf: string | null;
   readonly notice?: string;
+  /** Why the change will wait for the business's systems (gate_handoffs.ts), or null. */
+  readonly waiting: string | null;
 }
 
 function _layout(title: string, email: string, main: Html): string {
@@ -92,6 +94,10 @@ export function approvalPage(email: string, detail: GateDetail): string {
           `
           : ""}
       </dl>
+      ${detail.waiting === null ? "" : html`
+        <p class="warning"
+          id="gate-waiting"><strong>Nothing will carry this out yet.</strong> ${detail.waiting}</p>
+      `}
       ${_actionDetail(gate)}
       ${detail.csrf
         ? html`
