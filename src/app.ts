@@ -46,6 +46,7 @@ import { type Store, StoreBusyError } from "./store/store.ts";
 import { StartupError } from "./startup_error.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
 import { seedDemo } from "./workspace/domain/demo.ts";
+import { waitingActionsWarning } from "./workspace/domain/gate_handoffs.ts";
 import { createWorkspaceServices } from "./workspace/domain/services.ts";
 
 export interface ServiceDeps {
@@ -145,6 +146,10 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       webhook,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
+    // Approved work the business's systems carry out would wait for ever: say so once, here.
+    if (!services.events.delivers) {
+      logEvent(log, { level: "warn", message: waitingActionsWarning() });
+    }
     const scopes = createScopeCatalogue(upstreams);
     // Each process keeps its own upstream sessions (and children); what they decide is stored.
     // HTTP upstreams go through one keep-alive HTTP/1.1 client: fetch costs about twice its CPU

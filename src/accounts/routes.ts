@@ -261,7 +261,9 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       GET: _guard(async (request) => {
         const token = new URL(request.url).searchParams.get("token") ?? "";
         const record = await emailLinks.peek(token);
-        if (!record) return _page(deadLinkPage(), 400);
+        // 410: the link worked once and never will again (used, expired, or never issued:
+        // which one is not told).
+        if (!record) return _page(deadLinkPage(), 410);
         return withCsrf(request, "sign-in-verify", (csrfToken) =>
           confirmLinkPage({
             token,
@@ -278,7 +280,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
           return _page(errorPage("Request refused", CSRF_FAILED), 403);
         }
         const record = await emailLinks.consume(parsed.output.token);
-        if (!record) return _page(deadLinkPage(), 400);
+        if (!record) return _page(deadLinkPage(), 410);
         const account = record.kind === "sign_up"
           ? (await accounts.createAccountWithBusiness(record.email, record.businessName)).account
           : await accounts.findAccountByEmail(record.email);

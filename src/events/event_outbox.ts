@@ -32,6 +32,8 @@ export interface EventOutbox {
   ): Promise<{ readonly checks: readonly AtomicCheck[]; readonly mutations: readonly Mutation[] }>;
   /** After the commit: the sender tries what was recorded soon, off the request's path. */
   dispatch(): void;
+  /** Whether events reach a receiver: false without VESTIBULE_WEBHOOK_URL. */
+  readonly delivers: boolean;
 }
 
 /** Where events go (VESTIBULE_WEBHOOK_URL). */
@@ -48,6 +50,7 @@ export const eventQueueOf = (businessId: string): string => `events/${businessId
 export const NO_EVENTS: EventOutbox = Object.freeze({
   record: () => Promise.resolve({ checks: [], mutations: [] }),
   dispatch: () => {},
+  delivers: false,
 });
 
 export function createEventOutbox(
@@ -55,6 +58,7 @@ export function createEventOutbox(
 ): EventOutbox {
   const { outbox, sender, now } = deps;
   return {
+    delivers: true,
     async record(businessId, events) {
       if (events.length === 0) return { checks: [], mutations: [] };
       const timestamp = new Date(now()).toISOString();

@@ -40,6 +40,14 @@ interface _Route {
   readonly methodNotAllowed: MethodNotAllowed | undefined;
 }
 
+/** The router's own 404: plain text, for clients that are not browsers. */
+export const plainNotFound: Handler = () =>
+  Promise.resolve(textResponse("Not found\n", { status: 404 }));
+
+/** The router's own 405, with the path's Allow value. */
+export const plainMethodNotAllowed: MethodNotAllowed = (_request, allow) =>
+  textResponse("Method not allowed\n", { status: 405, headers: { Allow: allow } });
+
 export function createRouter(table: RouteTable, options: RouterOptions = {}): Handler {
   const exact = new Map<string, _Route>();
   const patterns: [readonly string[], _Route][] = [];
@@ -54,11 +62,8 @@ export function createRouter(table: RouteTable, options: RouterOptions = {}): Ha
     if (segments.some(_isWildcard)) patterns.push([segments, route]);
     else exact.set(path, route);
   }
-  const notFound = options.notFound ??
-    (() => Promise.resolve(textResponse("Not found\n", { status: 404 })));
-  const methodNotAllowed = options.methodNotAllowed ??
-    ((_request: Request, allow: string) =>
-      textResponse("Method not allowed\n", { status: 405, headers: { Allow: allow } }));
+  const notFound = options.notFound ?? plainNotFound;
+  const methodNotAllowed = options.methodNotAllowed ?? plainMethodNotAllowed;
 
   const lookup = (pathname: string): _Route | undefined => {
     const found = exact.get(pathname);

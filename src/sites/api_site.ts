@@ -4,8 +4,9 @@ import { type CorsPolicies, withCors } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
 import type { Limiters } from "../http/rate_limits.ts";
 import type { LogSink } from "../http/request_log.ts";
-import { createRouter } from "../http/router.ts";
+import { createRouter, plainNotFound } from "../http/router.ts";
 import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
+import { withMcpNearMiss } from "../mcp/near_miss.ts";
 import type { SigningKeys } from "../oauth/signing_keys.ts";
 import type { Store } from "../store/store.ts";
 import { createWorkspaceRoutes, type WorkspaceRoutesDeps } from "../workspace/mcp/routes.ts";
@@ -36,5 +37,5 @@ export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {
     }),
     // The workspace MCP endpoint: bearer token with app.access, then one scope per tool.
     "/api/mcp": mcpRoute(workspace.mcp, cors.mcp, deps.mcpMetrics),
-  });
+  }, { notFound: withMcpNearMiss(deps.config, plainNotFound) });
 }

@@ -11,7 +11,7 @@ import { type CorsPolicies, withCors } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
 import type { Limiters } from "../http/rate_limits.ts";
 import type { LogSink } from "../http/request_log.ts";
-import { createRouter, type RouteTable } from "../http/router.ts";
+import { createRouter, type RouterOptions, type RouteTable } from "../http/router.ts";
 import type { StaticAsset } from "../http/static_asset.ts";
 import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
 import { getGrant, listGrantsOfAccount } from "../oauth/grants.ts";
@@ -30,6 +30,9 @@ import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import type { ConnectRoutes } from "../gateway/connect/routes.ts";
 import { html } from "../ui/html.ts";
+import { authPage } from "../ui/auth_pages.ts";
+import { htmlErrorAnswers } from "../ui/error_pages.ts";
+import { withMcpNearMiss } from "../mcp/near_miss.ts";
 
 export interface AuthSiteDeps {
   readonly config: Pick<
@@ -65,7 +68,23 @@ export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
   const routes = await authSiteRoutes(deps);
   // Start-up self-check: every metadata location and every endpoint it names is served.
   await checkMetadataRoutes(deps.config, routes, deps.scopes);
-  return createRouter(routes);
+  return createRouter(routes, _errorAnswers(deps.config));
+}
+
+/** Unknown paths and wrong methods: a near-miss MCP path, a page for a browser, else text. */
+function _errorAnswers(config: AuthSiteDeps["config"]): RouterOptions {
+  const base = config.baseUrl;
+  const errors = htmlErrorAnswers({
+    frame: (title, main) => authPage({ title, main }),
+    next: [
+      { href: "/account", label: "Your account" },
+      { href: "/sign-in", label: "Sign in" },
+      { href: "/agents", label: "Connect an agent" },
+      { href: `${base}/`, label: "The public website" },
+      { href: `${base}/developers`, label: "The developer page" },
+    ],
+  });
+  return { ...errors, notFound: withMcpNearMiss(config, errors.notFound) };
 }
 
 /** Every path of {auth_url}. */

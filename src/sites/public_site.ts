@@ -6,13 +6,17 @@
 import type { Config } from "../config/config.ts";
 import { corsPreflight, OPEN_CORS } from "../http/cors.ts";
 import type { Handler } from "../http/handler.ts";
-import { createRouter, type MethodHandlers } from "../http/router.ts";
+import { createRouter, type MethodHandlers, type RouterOptions } from "../http/router.ts";
 import { DOCUMENT_SECURITY_HEADERS } from "../http/security_headers.ts";
 import { type StaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { HEALTH } from "../content/health.ts";
 import { loadPublicAssets } from "../content/public_assets.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import { stylesheetHandler } from "../ui/stylesheet.ts";
+import { createSiteLayout } from "../content/layout.ts";
+import { withMcpNearMiss } from "../mcp/near_miss.ts";
+import { htmlErrorAnswers } from "../ui/error_pages.ts";
+import { html } from "../ui/html.ts";
 
 export interface PublicSiteDeps {
   readonly config: Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
@@ -48,7 +52,25 @@ export async function createPublicSite(deps: PublicSiteDeps): Promise<Handler> {
     "/contact": _document(site.contact, HTML_HEADERS),
     "/privacy": _document(site.privacy, HTML_HEADERS),
     "/terms": _document(site.terms, HTML_HEADERS),
+  }, _errorAnswers(deps.config));
+}
+
+/** Unknown paths and wrong methods: a near-miss MCP path, a page for a browser, else text. */
+function _errorAnswers(config: PublicSiteDeps["config"]): RouterOptions {
+  const layout = createSiteLayout(config);
+  const base = config.baseUrl;
+  const errors = htmlErrorAnswers({
+    frame: (title, main) =>
+      layout({ title, description: title, main: html`<h1>${title}</h1>${main}`, alternates: [] }),
+    next: [
+      { href: `${base}/`, label: "The home page" },
+      { href: `${base}/developers`, label: "The developer page" },
+      { href: `${config.authUrl}/agents`, label: "Connect an agent" },
+      { href: `${config.authUrl}/sign-in`, label: "Sign in" },
+    ],
+    headers: DOCUMENT_SECURITY_HEADERS,
   });
+  return { ...errors, notFound: withMcpNearMiss(config, errors.notFound) };
 }
 
 function _document(

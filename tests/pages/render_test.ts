@@ -85,7 +85,7 @@ Deno.test("HTML renderer gives every block its semantic element", () => {
   for (
     const fragment of [
       `<h2 id="two">Two</h2>`,
-      `<h3>Three</h3>`,
+      `<h3 id="three">Three</h3>`,
       `<blockquote><p><strong>s</strong></p></blockquote>`,
       `<ol>\n<li>a</li>\n<li>b</li>\n</ol>`,
       `<ul>\n<li>c</li>\n</ul>`,
@@ -137,4 +137,35 @@ Deno.test("Markdown renderer fences code longer than any backtick run inside it"
   ]));
   assert.ok(out.includes("`````md\n```\ninside\n````\n`````"), out);
   assert.ok(out.includes("> **Illustrative**\n>\n> p\n>\n> ```sh\n> a\n> b\n> ```"), out);
+});
+
+Deno.test("a page of four or more sections gets a table of contents; ids come from the text", () => {
+  const h = (level: 2 | 3, text: string, id?: string): Block =>
+    id === undefined ? { type: "heading", level, text } : { type: "heading", level, text, id };
+  const long = renderPageHtml(
+    page([
+      h(2, "MCP request rules"),
+      h(3, "Événements & <tags>"),
+      h(2, "Scopes", "scopes"),
+      h(2, "Scopes"),
+      h(2, "Errors"),
+    ]),
+    bare,
+  );
+  assert.ok(long.includes('<nav class="toc" aria-label="On this page">'), long);
+  for (
+    const [id, text] of [
+      ["mcp-request-rules", "MCP request rules"],
+      ["evenements-tags", "Événements &amp; &lt;tags&gt;"],
+      ["scopes", "Scopes"],
+      ["scopes-2", "Scopes"],
+      ["errors", "Errors"],
+    ]
+  ) {
+    assert.ok(long.includes(`<a href="#${id}">${text}</a>`), id);
+    assert.match(long, new RegExp(`<h[23] id="${id}">`), id);
+  }
+  const short = renderPageHtml(page([h(2, "A"), h(2, "B"), h(2, "C"), h(3, "D")]), bare);
+  assert.ok(!short.includes("toc"), "three sections read without one");
+  assert.ok(short.includes('<h2 id="a">A</h2>'), "their headings still have anchors");
 });

@@ -19,6 +19,7 @@ import {
   type PlanEvent,
   type UpstreamCalls,
 } from "./gate_actions.ts";
+import { waitingNotice } from "./gate_handoffs.ts";
 import { describeAction, planAction } from "./gate_plans.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
 
@@ -63,6 +64,11 @@ export const GateViewSchema = v.object({
   }),
   /** An approved upstream call's result, as the upstream answered it. */
   result: v.optional(v.record(v.string(), v.unknown())),
+  /**
+   * Why nothing will carry the change out yet (gate_handoffs.ts): no event receiver tells the
+   * business's systems, which do it. Absent when nothing waits.
+   */
+  waiting: v.optional(v.string()),
 });
 export type GateView = v.InferOutput<typeof GateViewSchema>;
 
@@ -99,6 +105,8 @@ export interface Gates {
   readonly approvalsUrl: string;
   approvalUrl(gateId: string): string;
   view(gate: Gate): GateView;
+  /** Why the gate's change waits for the business's systems, or null (gate_handoffs.ts). */
+  waiting(gate: Gate): string | null;
   /** Records a pending gate, or says why the request cannot be made as it stands. */
   request(request: GateRequest): Promise<{ ok: true; gate: Gate } | { ok: false; reason: string }>;
   get(gateId: string): Promise<Gate | null>;
@@ -203,27 +211,34 @@ export function createGates(deps: GatesDeps): Gates {
       return finished;
     });
 
+  const waiting = (gate: Gate) => waitingNotice(gate, deps.events.delivers);
+
   return {
     approvalsUrl,
     approvalUrl,
-    view: (gate) => ({
-      gateId: gate.id,
-      status: gate.status,
-      approvalUrl: approvalUrl(gate.id),
-      tool: gate.tool,
-      scope: gate.scope,
-      summary: gate.summary,
-      requestedAt: gate.createdAt,
-      decidedAt: gate.decidedAt,
-      applied: gate.applied,
-      outcome: gate.outcome,
-      delivery: {
-        attempts: gate.deliveries,
-        lastAt: gate.lastDeliveredAt,
-        lastResult: gate.lastDelivery,
-      },
-      ...(gate.result ? { result: gate.result } : {}),
-    }),
+    waiting,
+    view(gate) {
+      const notice = waiting(gate);
+      return {
+        gateId: gate.id,
+        status: gate.status,
+        approvalUrl: approvalUrl(gate.id),
+        tool: gate.tool,
+        scope: gate.scope,
+        summary: gate.summary,
+        requestedAt: gate.createdAt,
+        decidedAt: gate.decidedAt,
+        applied: gate.applied,
+        outcome: gate.outcome,
+        delivery: {
+          attempts: gate.deliveries,
+          lastAt: gate.lastDeliveredAt,
+          lastResult: gate.lastDelivery,
+        },
+        ...(gate.result ? { result: gate.result } : {}),
+        ...(notice === null ? {} : { waiting: notice }),
+      };
+    },
 
     async request(request) {
       const described = await describeAction(deps, request.businessId, request.action);

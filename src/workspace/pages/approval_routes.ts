@@ -106,6 +106,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         : null,
       ...(notice === undefined ? {} : { notice }),
       justDecided,
+      waiting: gates.waiting(gate),
     });
   };
 

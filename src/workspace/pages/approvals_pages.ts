@@ -23,6 +23,8 @@ export interface GateDetail {
   readonly notice?: string;
   /** The viewer has just decided it: the page confirms what happened and what comes next. */
   readonly justDecided?: boolean;
+  /** Why the change will wait for the business's systems (gate_handoffs.ts), or null. */
+  readonly waiting: string | null;
 }
 
 function _layout(title: string, email: string, main: Html): string {
@@ -98,6 +100,12 @@ export function approvalPage(email: string, detail: GateDetail): string {
             : null,
         ],
       ])}
+      ${detail.waiting === null ? "" : html`
+        <div class="notice warning" role="status">
+          <p id="gate-waiting"><strong>Nothing will carry this out yet.</strong> ${detail
+            .waiting}</p>
+        </div>
+      `}
       ${_actionDetail(gate)}
       ${detail.csrf
         ? html`

@@ -243,7 +243,7 @@ Deno.test("account forms answer bad bodies with precise errors, never a 500", as
     }
     await t.step("a link token of the wrong shape is a dead link", async () => {
       const page = await browser.get(`${auth}/sign-in/verify?token=%3Cscript%3E`);
-      assert.equal(page.status, 400);
+      assert.equal(page.status, 410);
       assert.doesNotMatch(page.text, /<script>/);
     });
   } finally {

@@ -111,9 +111,9 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       const first = await browser.post(`${auth}/sign-in/verify`, fields);
       assert.equal(first.status, 303);
       const second = await browser.post(`${auth}/sign-in/verify`, fields);
-      assert.equal(second.status, 400);
+      assert.equal(second.status, 410);
       assert.match(second.text, /expired or has already been used/);
-      assert.equal((await browser.get(mail.link)).status, 400);
+      assert.equal((await browser.get(mail.link)).status, 410);
     });
 
     await t.step("two concurrent confirmations of one link: exactly one signs in", async () => {
@@ -132,13 +132,13 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       );
       assert.deepEqual(results.map((r) => r.status).sort(), [
         303,
-        400,
-        400,
-        400,
-        400,
-        400,
-        400,
-        400,
+        410,
+        410,
+        410,
+        410,
+        410,
+        410,
+        410,
       ]);
     });
 
@@ -152,12 +152,12 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       clock.advance(14 * 60_000);
       assert.equal((await browser.get(mail.link)).status, 200, "still valid at 14 minutes");
       clock.advance(60_000);
-      assert.equal((await browser.get(mail.link)).status, 400);
+      assert.equal((await browser.get(mail.link)).status, 410);
       const late = await browser.post(`${auth}/sign-in/verify`, {
         csrf: hiddenField(confirm.text, "csrf"),
         token: hiddenField(confirm.text, "token"),
       });
-      assert.equal(late.status, 400);
+      assert.equal(late.status, 410);
       assert.match(late.text, /expired or has already been used/);
     });
 

@@ -1,0 +1,129 @@
+// Every human page the other browser tests do not walk through, in Chromium at a desktop and a
+// phone width, checked by axe-core and for fitting the screen (page_check.ts): the public site,
+// the connection guide, sign-in and its dead ends, approvals as owner and member with the
+// owner's confirmation, the account page of both, sign-out, and the error pages.
+import assert from "node:assert/strict";
+import { type BrowserContext, chromium } from "npm:playwright-core@^1.56.0";
+import { tempOutbox } from "../blackbox/support/accounts_browser.ts";
+import type { Browser } from "../blackbox/support/accounts_browser.ts";
+import { signIn, startWorkspaceServer } from "../blackbox/support/workspace_support.ts";
+import { CHROMIUM, chromiumAvailable } from "./chromium.ts";
+import { checkPage } from "./page_check.ts";
+
+const available = chromiumAvailable("the pages browser test");
+
+Deno.test({
+  name:
+    "every human page reads well at desktop and phone widths, with no serious accessibility finding",
+  ignore: !available,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    const outbox = await tempOutbox();
+    const ws = await startWorkspaceServer({ VESTIBULE_MAIL: outbox.env });
+    const { baseUrl: base, authUrl: auth } = ws.server;
+    await ws.workspace.workflows.put(ws.businessId, {
+      id: "wf-1",
+      name: "Refund triage",
+      description: "",
+      kind: "paid",
+      costPerRunCents: 40,
+      status: "active",
+      updatedAt: 0,
+    });
+    const { token } = await ws.token(["app.access", "workflows.run"]);
+    const requestRun = async (): Promise<string> =>
+      (await ws.call(token, "start_workflow", { workflowId: "wf-1" })).message.result
+        .structuredContent.approvalUrl;
+    const [toApprove, waiting] = [await requestRun(), await requestRun()];
+    const owner = await signIn(ws, outbox, "owner@example.com");
+    const member = await signIn(ws, outbox, "member@example.com");
+
+    const userDataDir = await Deno.makeTempDir({ prefix: "vestibule-chromium-" });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    });
+    /** A browser context signed in with the cookies of a black-box sign-in, or signed out. */
+    const person = async (signedIn: Browser | null): Promise<BrowserContext> => {
+      const context = await browser.newContext();
+      if (signedIn !== null) {
+        await context.addCookies(
+          [...signedIn.cookies].map(([name, value]) => ({ name, value, url: auth })),
+        );
+      }
+      return context;
+    };
+    try {
+      const anonymous = await (await person(null)).newPage();
+      const visit = async (url: string, name: string, status = 200) => {
+        const response = await anonymous.goto(url);
+        assert.equal(response?.status(), status, url);
+        await checkPage(anonymous, name);
+      };
+
+      await t.step("the public site and the connection guide", async () => {
+        await visit(`${base}/`, "40-site-index");
+        await visit(`${base}/developers`, "41-site-developers");
+        for (const legal of ["contact", "privacy", "terms"]) {
+          await visit(`${base}/${legal}`, `42-site-${legal}`);
+        }
+        await visit(`${auth}/agents`, "43-agents-guide");
+      });
+
+      await t.step("sign-up, sign-in with what waits, the mail sent, a dead link", async () => {
+        await visit(`${auth}/sign-up`, "44-sign-up");
+        const path = new URL(waiting).pathname;
+        await visit(`${auth}/sign-in?return_to=${encodeURIComponent(path)}`, "45-sign-in-waiting");
+        assert.match(
+          await anonymous.locator("#waiting").innerText(),
+          /approval request is waiting/,
+        );
+        await anonymous.fill("#email", "someone@example.com");
+        await anonymous.getByRole("button", { name: "Send me a sign-in link" }).click();
+        await anonymous.waitForLoadState();
+        await checkPage(anonymous, "46-check-mail");
+        await visit(`${auth}/sign-in/verify?token=spent`, "47-dead-link", 400);
+        await visit(
+          `${auth}/api/auth/oauth2/authorize?client_id=nobody`,
+          "48-authorize-error",
+          400,
+        );
+      });
+
+      await t.step(
+        "an owner reads an approval, approves it and is told what happened",
+        async () => {
+          const page = await (await person(owner)).newPage();
+          await page.goto(`${auth}/approvals`);
+          await checkPage(page, "50-approvals");
+          await page.goto(toApprove);
+          await checkPage(page, "51-approval-pending");
+          await page.getByRole("button", { name: "Approve" }).click();
+          await page.waitForLoadState();
+          assert.match(
+            await page.locator("#decision-confirmation").innerText(),
+            /^You approved it\. Done: Start one run of the paid workflow "Refund triage"/,
+          );
+          await checkPage(page, "52-approval-confirmed");
+          await page.goto(`${auth}/account`);
+          await checkPage(page, "53-account-owner");
+          await page.goto(`${auth}/sign-out`);
+          await checkPage(page, "54-sign-out");
+        },
+      );
+
+      await t.step("a member reads an approval an owner decides, and their account", async () => {
+        const page = await (await person(member)).newPage();
+        await page.goto(waiting);
+        await checkPage(page, "55-approval-member");
+        await page.goto(`${auth}/account`);
+        await checkPage(page, "56-account-member");
+      });
+    } finally {
+      await browser.close();
+      await Deno.remove(userDataDir, { recursive: true });
+      await ws.close();
+    }
+  },
+});
