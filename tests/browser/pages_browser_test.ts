@@ -83,7 +83,7 @@ Deno.test({
         await anonymous.getByRole("button", { name: "Send me a sign-in link" }).click();
         await anonymous.waitForLoadState();
         await checkPage(anonymous, "46-check-mail");
-        await visit(`${auth}/sign-in/verify?token=spent`, "47-dead-link", 400);
+        await visit(`${auth}/sign-in/verify?token=spent`, "47-dead-link", 410);
         await visit(
           `${auth}/api/auth/oauth2/authorize?client_id=nobody`,
           "48-authorize-error",
