@@ -134,9 +134,9 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
     ],
     [
       "switch",
-      { VESTIBULE_TRUST_PROXY: "yes" },
+      { VESTIBULE_TRUST_PROXY: "maybe" },
       [],
-      /^VESTIBULE_TRUST_PROXY="yes": must be on or off$/,
+      /^VESTIBULE_TRUST_PROXY="maybe": must be on\/off, yes\/no, true\/false, 1\/0$/,
     ],
     [
       "mcp response",
