@@ -26,7 +26,7 @@ async function main(): Promise<number> {
     const config = resolveConfig(env, Deno.args);
     checkServeConfig(config);
     checkGrantedPaths(config, ["dataPath", "mail"]);
-    for (const warning of configWarnings(config, env)) {
+    for (const warning of configWarnings(config)) {
       logEvent(log, { level: "warn", message: warning });
     }
     service = await createService(config, { log, mailLog, now: Date.now });

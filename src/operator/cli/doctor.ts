@@ -3,6 +3,7 @@
 import { type Config } from "../../config/config.ts";
 import { checkGrantedPaths } from "../../config/granted_paths.ts";
 import { ConfigError } from "../../config/settings.ts";
+import { refuseUnknownVariables } from "../../config/typo_hints.ts";
 import { checkServeConfig, configWarnings } from "../../config/warnings.ts";
 import { checkMailTransport } from "../../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_target.ts";
@@ -52,7 +53,13 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
     if (!(error instanceof ConfigError)) throw error;
     findings.push(fault(`the server would refuse to start: ${error.message}`, "VESTIBULE_MAIL"));
   }
-  for (const warning of configWarnings(config, env)) findings.push(warn(warning, "env"));
+  try {
+    refuseUnknownVariables(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    findings.push(fault(`the server would refuse to start: ${error.message}`, "env"));
+  }
+  for (const warning of configWarnings(config)) findings.push(warn(warning, "env"));
   try {
     checkGrantedPaths(config, ["dataPath", "mail"], ...(deps.granted ? [deps.granted] : []));
     findings.push(ok("the store and mail paths are readable and writable", "permissions"));

@@ -61,11 +61,15 @@ Deno.test("doctor: start-up refusals, unknown variables and ungranted paths", as
     });
     assert.deepEqual(findings.filter((f) => f.level !== "ok").map((f) => [f.level, f.where]), [
       ["fault", "VESTIBULE_MAIL"],
-      ["warn", "env"],
+      ["fault", "env"],
       ["warn", "env"],
       ["fault", "permissions"],
     ]);
-    assert.match(findings.find((f) => f.where === "env" && f.level === "warn")!.what, /BASEURL/);
+    assert.equal(
+      findings.find((f) => f.where === "env" && f.level === "fault")!.what,
+      "the server would refuse to start: unknown variable VESTIBULE_BASEURL (expected: " +
+        "VESTIBULE_BASE_URL)",
+    );
   }, { stamped: true });
 });
 
