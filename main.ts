@@ -7,6 +7,7 @@ import { logEvent } from "./src/http/request_log.ts";
 import { describeMailTransport } from "./src/mail/transport.ts";
 import { serve, serveAdmin } from "./src/server.ts";
 import { StartupError } from "./src/startup_error.ts";
+import { demoWelcome } from "./src/workspace/domain/demo_welcome.ts";
 
 async function main(): Promise<number> {
   // One write per 50 ms or 64 KiB rather than per line, flushed before any exit.
@@ -51,6 +52,9 @@ async function main(): Promise<number> {
     mail: describeMailTransport(config.mail),
     events: config.webhook === null ? "off" : new URL(config.webhook.url).origin,
   });
+  // For a person, not a log reader: stdout stays one JSON object a line, and stderr is where the
+  // log mailer writes the sign-in link these lines point to.
+  if (config.demo) { for (const line of demoWelcome(config)) console.error(line); }
   await stopped.promise;
   // New connections are refused from here; requests in flight get VESTIBULE_SHUTDOWN_GRACE.
   logEvent(log, {

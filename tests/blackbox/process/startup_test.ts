@@ -301,3 +301,19 @@ Deno.test("start-up warns of plain HTTP on every interface", async () => {
     "front and set VESTIBULE_LISTEN, e.g. 127.0.0.1:8080",
   ]);
 });
+
+Deno.test("`--demo` says in plain lines on stderr who to sign in as, where, and where the link appears", async () => {
+  const origins = originsEnv();
+  const env = { ...origins, VESTIBULE_DATA: ":memory:" };
+  const outcome = await startup(mainCommand(await startTaskFlags(), env, { args: ["--demo"] }));
+  assert.ok(outcome.listened, outcome.stderr);
+  assert.equal(
+    outcome.stderr,
+    'Demo: "Demo Outfitters" is owned by demo-owner@example.com (demo-member@example.com is a ' +
+      "member).\n" +
+      `Sign in as demo-owner@example.com at ${origins.VESTIBULE_AUTH_URL}/sign-in\n` +
+      "The sign-in link appears here, on stderr (VESTIBULE_MAIL=log).\n",
+  );
+  // stdout stays the machine-readable log: one JSON object a line.
+  for (const line of outcome.stdout.trimEnd().split("\n")) JSON.parse(line);
+});
