@@ -2,6 +2,7 @@ import { createService } from "./src/app.ts";
 import { createBufferedLog, flushBeforeExit } from "./src/buffered_log.ts";
 import { readEnvironment, resolveConfig } from "./src/config/config.ts";
 import { checkGrantedPaths } from "./src/config/granted_paths.ts";
+import { placeholderProblem, placeholdersLeft } from "./src/content/placeholders.ts";
 import { checkServeConfig, configWarnings } from "./src/config/warnings.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { describeMailTransport } from "./src/mail/transport.ts";
@@ -31,6 +32,9 @@ async function main(): Promise<number> {
       logEvent(log, { level: "warn", message: warning });
     }
     service = await createService(config, { log, mailLog, now: Date.now });
+    for (const file of await placeholdersLeft()) {
+      logEvent(log, { level: "warn", message: placeholderProblem(file) });
+    }
     server = serve(config, service.handler, log);
     if (service.admin !== null) adminServer = serveAdmin(config, service.admin, log);
   } catch (error) {

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import {
   copyProject,
+  editPlaceholders,
   mainCommand,
   originsEnv,
   ROOT,
@@ -282,7 +283,7 @@ Deno.test("an unknown VESTIBULE_* variable or flag stops start-up with one line 
   }
 });
 
-Deno.test("start-up warns of plain HTTP on every interface", async () => {
+Deno.test("start-up warns of plain HTTP on every interface and of each shipped placeholder page", async () => {
   const flags = await startTaskFlags();
   const [base, auth, api] = freePorts(3);
   const outcome = await startup(mainCommand(flags, {
@@ -299,7 +300,24 @@ Deno.test("start-up warns of plain HTTP on every interface", async () => {
     "serving plain HTTP on every interface " +
     `(0.0.0.0:${base}, 0.0.0.0:${auth}, 0.0.0.0:${api}) for https origins: put a TLS proxy in ` +
     "front and set VESTIBULE_LISTEN, e.g. 127.0.0.1:8080",
+    "static/legal/contact.html is Vestibule's shipped placeholder: write your own",
+    "static/legal/privacy.html is Vestibule's shipped placeholder: write your own",
+    "static/legal/terms.html is Vestibule's shipped placeholder: write your own",
+    "static/pages/index.json is Vestibule's shipped placeholder: write your own",
   ]);
+});
+
+Deno.test("start-up has no placeholder to warn of once the operator has edited each page", async () => {
+  const dir = await copyProject();
+  try {
+    await editPlaceholders(`${dir}/static`);
+    const env = { ...originsEnv(), VESTIBULE_DATA: ":memory:" };
+    const outcome = await startup(mainCommand(await startTaskFlags(), env, { cwd: dir }));
+    assert.ok(outcome.listened, outcome.stderr);
+    assert.ok(!outcome.stdout.includes('"level":"warn"'), outcome.stdout);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("`--demo` says in plain lines on stderr who to sign in as, where, and where the link appears", async () => {
