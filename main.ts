@@ -2,11 +2,13 @@ import { createService } from "./src/app.ts";
 import { createBufferedLog, flushBeforeExit } from "./src/buffered_log.ts";
 import { readEnvironment, resolveConfig } from "./src/config/config.ts";
 import { checkGrantedPaths } from "./src/config/granted_paths.ts";
+import { placeholderProblem, placeholdersLeft } from "./src/content/placeholders.ts";
 import { checkServeConfig, configWarnings } from "./src/config/warnings.ts";
 import { logEvent } from "./src/http/request_log.ts";
 import { describeMailTransport } from "./src/mail/transport.ts";
 import { serve, serveAdmin } from "./src/server.ts";
 import { StartupError } from "./src/startup_error.ts";
+import { demoWelcome } from "./src/workspace/domain/demo_welcome.ts";
 
 async function main(): Promise<number> {
   // One write per 50 ms or 64 KiB rather than per line, flushed before any exit.
@@ -26,10 +28,13 @@ async function main(): Promise<number> {
     const config = resolveConfig(env, Deno.args);
     checkServeConfig(config);
     checkGrantedPaths(config, ["dataPath", "mail"]);
-    for (const warning of configWarnings(config, env)) {
+    for (const warning of configWarnings(config)) {
       logEvent(log, { level: "warn", message: warning });
     }
     service = await createService(config, { log, mailLog, now: Date.now });
+    for (const file of await placeholdersLeft()) {
+      logEvent(log, { level: "warn", message: placeholderProblem(file) });
+    }
     server = serve(config, service.handler, log);
     if (service.admin !== null) adminServer = serveAdmin(config, service.admin, log);
   } catch (error) {
@@ -51,6 +56,9 @@ async function main(): Promise<number> {
     mail: describeMailTransport(config.mail),
     events: config.webhook === null ? "off" : new URL(config.webhook.url).origin,
   });
+  // For a person, not a log reader: stdout stays one JSON object a line, and stderr is where the
+  // log mailer writes the sign-in link these lines point to.
+  if (config.demo) { for (const line of demoWelcome(config)) console.error(line); }
   await stopped.promise;
   // New connections are refused from here; requests in flight get VESTIBULE_SHUTDOWN_GRACE.
   logEvent(log, {

@@ -5,7 +5,7 @@ import { DataSchema, maskDataUrl, POSTGRES_URL, type PostgresConfig } from "./da
 import { type MailConfig, MailFromSchema, MailSchema, maskMailUrl } from "./mail_url.ts";
 import { parseRateLimits, type RateLimits } from "./rate_limit_table.ts";
 import { ConfigError, flagName, ORIGIN_SETTINGS, type SettingName, SETTINGS } from "./settings.ts";
-import { LIKELY_TYPOS, withoutInnerUnderscores } from "./typo_hints.ts";
+import { likelyTypos, refuseUnknownVariables } from "./typo_hints.ts";
 import {
   isLoopbackHost,
   type ListenAddress,
@@ -158,13 +158,15 @@ type Parsed = { [K in SettingName]: v.InferOutput<(typeof SCHEMAS)[K]> };
 
 /**
  * Resolves the configuration from variables and flags (`--base-url=…`, `--demo`).
- * Flags win over variables. Throws ConfigError with one line naming the bad setting.
+ * Flags win over variables. Throws ConfigError with one line naming the bad setting, or the
+ * unknown variable or flag with the nearest known name.
  */
 export function resolveConfig(
   env: Readonly<Record<string, string | undefined>>,
   args: readonly string[] = [],
 ): Config {
   const { flags, bare } = _parseFlags(args);
+  refuseUnknownVariables(env);
   const parsed: Partial<Record<SettingName, unknown>> = {};
   for (
     const [name, setting] of Object.entries(SETTINGS) as [
@@ -313,7 +315,7 @@ function _withSmtpSettings(p: Parsed): MailConfig {
 
 /**
  * Reads the VESTIBULE_* variables: every one when the process may list the environment, else
- * (`--allow-env=VESTIBULE_*`, which cannot list) the known names and their likeliest typos.
+ * (`--allow-env=VESTIBULE_*`, which cannot list) the known names and every name one slip away.
  */
 export function readEnvironment(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
@@ -322,8 +324,7 @@ export function readEnvironment(): Record<string, string | undefined> {
     names = Object.keys(Deno.env.toObject()).filter((name) => name.startsWith("VESTIBULE_"));
   } catch (error) {
     if (!(error instanceof Deno.errors.NotCapable)) throw error;
-    names = Object.values(SETTINGS).flatMap((s) => [s.env, withoutInnerUnderscores(s.env)]);
-    names.push(...Object.keys(LIKELY_TYPOS));
+    names = likelyTypos();
   }
   for (const setting of Object.values(SETTINGS)) env[setting.env] = Deno.env.get(setting.env);
   for (const name of names) env[name] ??= Deno.env.get(name);

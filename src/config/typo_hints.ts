@@ -1,5 +1,7 @@
-// Names an operator may mistype, and the setting each most likely meant.
-import { SETTINGS } from "./settings.ts";
+// Names an operator may mistype: the nearest setting of an unknown name, the refusal of unknown
+// names, and the names start-up looks for when it may not list the environment.
+import { nearestName } from "../nearest_name.ts";
+import { ConfigError, SETTINGS } from "./settings.ts";
 
 /** Names an operator may guess that no setting has, each with the setting that does its job. */
 export const LIKELY_TYPOS: Readonly<Record<string, string>> = {
@@ -10,7 +12,60 @@ export const LIKELY_TYPOS: Readonly<Record<string, string>> = {
   VESTIBULE_UPSTREAMS_FILE: SETTINGS.upstreamsFile.env,
 };
 
-/** `VESTIBULE_BASE_URL` -> `VESTIBULE_BASEURL`. */
-export function withoutInnerUnderscores(env: string): string {
-  return "VESTIBULE_" + env.slice("VESTIBULE_".length).replaceAll("_", "");
+const PREFIX = "VESTIBULE_";
+const KNOWN: readonly string[] = Object.values(SETTINGS).map((s) => s.env);
+
+/** The `VESTIBULE_*` variables set in `env` that no setting reads. */
+export function unknownVariables(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.keys(env).filter((name) =>
+    name.startsWith(PREFIX) && env[name] !== undefined && !KNOWN.includes(name)
+  );
+}
+
+/**
+ * A misspelt setting silently ignored (VESTIBULE_TRUST_PROXY, VESTIBULE_MAIL_FROM) is worse than
+ * a refused start: throws ConfigError naming every unknown variable and its nearest setting.
+ */
+export function refuseUnknownVariables(env: Readonly<Record<string, string | undefined>>): void {
+  const unknown = unknownVariables(env);
+  if (unknown.length === 0) return;
+  const named = unknown.map((name) =>
+    `${name} (expected: ${LIKELY_TYPOS[name] ?? nearestName(name, KNOWN)})`
+  );
+  throw new ConfigError(`unknown variable${unknown.length > 1 ? "s" : ""} ${named.join(", ")}`);
+}
+
+/** `env` without its unknown variables (the doctor reports them rather than stopping). */
+export function withoutUnknownVariables(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string | undefined> {
+  const unknown = new Set(unknownVariables(env));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !unknown.has(name)));
+}
+
+const SLIPS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_";
+
+/**
+ * The names to look for when the environment cannot be listed (`--allow-env=VESTIBULE_*`):
+ * each setting's name with one slip after the prefix (a character missing, added or changed, or
+ * two swapped: VESTIBULE_ADMIN_LISTN, VESTIBULE_MAIL_FORM), without its inner underscores
+ * (VESTIBULE_BASEURL), in lower case, and the guesses of LIKELY_TYPOS.
+ */
+export function likelyTypos(): string[] {
+  const names = new Set(Object.keys(LIKELY_TYPOS));
+  for (const env of KNOWN) {
+    const rest = env.slice(PREFIX.length);
+    names.add(PREFIX + rest.replaceAll("_", ""));
+    names.add(PREFIX + rest.toLowerCase());
+    for (let i = 0; i <= rest.length; i++) {
+      const [before, after] = [rest.slice(0, i), rest.slice(i)];
+      for (const c of SLIPS) names.add(PREFIX + before + c + after);
+      if (after === "") continue;
+      names.add(PREFIX + before + after.slice(1));
+      for (const c of SLIPS) names.add(PREFIX + before + c + after.slice(1));
+      if (after.length > 1) names.add(PREFIX + before + after[1] + after[0] + after.slice(2));
+    }
+  }
+  for (const env of KNOWN) names.delete(env);
+  return [...names];
 }

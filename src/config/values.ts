@@ -28,9 +28,20 @@ export const OriginSchema = v.pipe(
   v.transform((u) => u.origin),
 );
 
+/** The words a switch takes, in any case; docs/configuration.md lists the same (a test compares). */
+export const SWITCH_WORDS = {
+  on: ["on", "yes", "true", "1"],
+  off: ["off", "no", "false", "0"],
+} as const;
+
 export const SwitchSchema = v.pipe(
-  v.picklist(["on", "off", "1", "0", "true", "false"], "must be on or off"),
-  v.transform((s) => s === "on" || s === "1" || s === "true"),
+  v.string(),
+  v.transform((s) => s.toLowerCase()),
+  v.picklist(
+    [...SWITCH_WORDS.on, ...SWITCH_WORDS.off],
+    `must be ${SWITCH_WORDS.on.map((word, i) => `${word}/${SWITCH_WORDS.off[i]}`).join(", ")}`,
+  ),
+  v.transform((s) => (SWITCH_WORDS.on as readonly string[]).includes(s)),
 );
 
 export const ListenSchema = v.pipe(

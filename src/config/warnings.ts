@@ -1,8 +1,6 @@
 // What a resolved configuration implies for serving: refusals and start-up warnings.
-import { nearestName } from "../nearest_name.ts";
 import type { Config } from "./config.ts";
 import { ConfigError, ORIGIN_SETTINGS, SETTINGS } from "./settings.ts";
-import { LIKELY_TYPOS } from "./typo_hints.ts";
 import { isLoopbackHost } from "./values.ts";
 
 /**
@@ -22,23 +20,11 @@ export function checkServeConfig(config: Config): void {
 }
 
 /**
- * Warnings worth a log line at start-up: a VESTIBULE_* variable no setting reads (a typo,
- * named with the nearest known one), and plain HTTP on every interface for an https origin.
+ * Warnings worth a log line at start-up: plain HTTP on every interface for an https origin or
+ * to the events' endpoint, and the operator listener on every interface.
  */
-export function configWarnings(
-  config: Config,
-  env: Readonly<Record<string, string | undefined>>,
-): string[] {
-  const known = Object.values(SETTINGS).map((s) => s.env as string);
-  const warnings = Object.keys(env)
-    .filter((name) =>
-      name.startsWith("VESTIBULE_") && env[name] !== undefined && !known.includes(name)
-    )
-    .map((name) =>
-      `unknown variable ${name} is ignored (nearest: ${
-        LIKELY_TYPOS[name] ?? nearestName(name, known)
-      })`
-    );
+export function configWarnings(config: Config): string[] {
+  const warnings: string[] = [];
   const open = config.listen.filter((a) => a.hostname === "0.0.0.0" || a.hostname === "::");
   if (open.length > 0 && ORIGIN_SETTINGS.some((n) => config[n].startsWith("https:"))) {
     warnings.push(

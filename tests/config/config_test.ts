@@ -4,6 +4,7 @@ import { maskDataUrl } from "../../src/config/data_url.ts";
 import { checkGrantedPaths } from "../../src/config/granted_paths.ts";
 import { DEFAULT_RATE_LIMITS } from "../../src/config/rate_limit_table.ts";
 import { ConfigError, flagName } from "../../src/config/settings.ts";
+import { likelyTypos } from "../../src/config/typo_hints.ts";
 import { checkServeConfig, configWarnings } from "../../src/config/warnings.ts";
 
 Deno.test("defaults: three loopback origins, one listener each, KV under ./data", () => {
@@ -134,9 +135,9 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
     ],
     [
       "switch",
-      { VESTIBULE_TRUST_PROXY: "yes" },
+      { VESTIBULE_TRUST_PROXY: "maybe" },
       [],
-      /^VESTIBULE_TRUST_PROXY="yes": must be on or off$/,
+      /^VESTIBULE_TRUST_PROXY="maybe": must be on\/off, yes\/no, true\/false, 1\/0$/,
     ],
     [
       "mcp response",
@@ -301,10 +302,12 @@ Deno.test("VESTIBULE_UPSTREAM_KEY_FILE names the upstream token keys' file; unse
     "data/other.key",
     "the flag wins over the variable",
   );
-  const typo = { VESTIBULE_UPSTREAMS_KEY_FILE: "data/upstream.key" };
-  assert.deepEqual(configWarnings(resolveConfig(typo), typo), [
-    "unknown variable VESTIBULE_UPSTREAMS_KEY_FILE is ignored (nearest: VESTIBULE_UPSTREAM_KEY_FILE)",
-  ]);
+  assert.throws(
+    () => resolveConfig({ VESTIBULE_UPSTREAMS_KEY_FILE: "data/upstream.key" }),
+    new ConfigError(
+      "unknown variable VESTIBULE_UPSTREAMS_KEY_FILE (expected: VESTIBULE_UPSTREAM_KEY_FILE)",
+    ),
+  );
 });
 
 Deno.test("VESTIBULE_RATE_LIMITS overrides single limits and keeps the other defaults", () => {
@@ -359,20 +362,45 @@ Deno.test("the log mailer with a public origin is refused unless explicitly allo
   checkServeConfig(resolveConfig({}));
 });
 
-Deno.test("warnings: an unknown VESTIBULE_* variable names the nearest known one", () => {
-  const env = { VESTIBULE_BASEURL: "http://localhost:9", VESTIBULE_DEMO: "on", OTHER: "x" };
-  assert.deepEqual(configWarnings(resolveConfig(env), env), [
-    "unknown variable VESTIBULE_BASEURL is ignored (nearest: VESTIBULE_BASE_URL)",
-  ]);
+Deno.test("an unknown VESTIBULE_* variable stops start-up, naming the nearest known one", () => {
+  const refused = (env: Record<string, string | undefined>, line: string) =>
+    assert.throws(() => resolveConfig(env), new ConfigError(line));
+  refused(
+    { VESTIBULE_ADMIN_LISTN: "127.0.0.1:9100", OTHER: "x" },
+    "unknown variable VESTIBULE_ADMIN_LISTN (expected: VESTIBULE_ADMIN_LISTEN)",
+  );
+  refused(
+    { VESTIBULE_MAIL_FORM: "a@example.com", VESTIBULE_BASEURL: "" },
+    "unknown variables VESTIBULE_MAIL_FORM (expected: VESTIBULE_MAIL_FROM), " +
+      "VESTIBULE_BASEURL (expected: VESTIBULE_BASE_URL)",
+  );
   // Guesses no edit distance finds: the setting that does what the name suggests.
-  const guesses = { VESTIBULE_PORT: "8080", VESTIBULE_HOST: "0.0.0.0", VESTIBULE_DATA_DIR: "d" };
-  assert.deepEqual(configWarnings(resolveConfig(guesses), guesses), [
-    "unknown variable VESTIBULE_PORT is ignored (nearest: VESTIBULE_LISTEN)",
-    "unknown variable VESTIBULE_HOST is ignored (nearest: VESTIBULE_LISTEN)",
-    "unknown variable VESTIBULE_DATA_DIR is ignored (nearest: VESTIBULE_DATA)",
-  ]);
-  const unset = { VESTIBULE_PORT: undefined };
-  assert.deepEqual(configWarnings(resolveConfig(unset), unset), [], "an unset name is no typo");
+  refused(
+    { VESTIBULE_PORT: "8080", VESTIBULE_HOST: "0.0.0.0", VESTIBULE_DATA_DIR: "d" },
+    "unknown variables VESTIBULE_PORT (expected: VESTIBULE_LISTEN), VESTIBULE_HOST (expected: " +
+      "VESTIBULE_LISTEN), VESTIBULE_DATA_DIR (expected: VESTIBULE_DATA)",
+  );
+  assert.equal(
+    resolveConfig({ VESTIBULE_PORT: undefined, OTHER: "x" }).demo,
+    false,
+    "unset: no typo",
+  );
+});
+
+Deno.test("without a list of the environment, every name one slip from a setting is looked for", () => {
+  const looked = new Set(likelyTypos());
+  for (
+    const name of [
+      "VESTIBULE_ADMIN_LISTN", // a letter missing
+      "VESTIBULE_MAIL_FORM", // two swapped
+      "VESTIBULE_TRUST_PROXYY", // one added
+      "VESTIBULE_TRUST_PROXI", // one changed
+      "VESTIBULE_TRUSTPROXY", // no inner underscore
+      "VESTIBULE_mail_from", // lower case
+      "VESTIBULE_PORT", // a guess
+    ]
+  ) assert.ok(looked.has(name), name);
+  assert.ok(!looked.has("VESTIBULE_MAIL_FROM"), "a setting is no typo");
 });
 
 Deno.test("warnings: plain HTTP on every interface for https origins, not behind a loopback listener", () => {
@@ -381,13 +409,13 @@ Deno.test("warnings: plain HTTP on every interface for https origins, not behind
     VESTIBULE_AUTH_URL: "https://auth.example.com",
     VESTIBULE_API_URL: "https://api.example.com",
   };
-  assert.deepEqual(configWarnings(resolveConfig(env), env), [
+  assert.deepEqual(configWarnings(resolveConfig(env)), [
     "serving plain HTTP on every interface (0.0.0.0:443) for https origins: put a TLS proxy in " +
     "front and set VESTIBULE_LISTEN, e.g. 127.0.0.1:8080",
   ]);
   const proxied = { ...env, VESTIBULE_LISTEN: "127.0.0.1:8080" };
-  assert.deepEqual(configWarnings(resolveConfig(proxied), proxied), []);
-  assert.deepEqual(configWarnings(resolveConfig({}), {}), []);
+  assert.deepEqual(configWarnings(resolveConfig(proxied)), []);
+  assert.deepEqual(configWarnings(resolveConfig({})), []);
 });
 
 Deno.test("events: VESTIBULE_WEBHOOK_URL needs its secret file, and the reverse", async (t) => {
@@ -425,25 +453,25 @@ Deno.test("events: VESTIBULE_WEBHOOK_URL needs its secret file, and the reverse"
   }
   await t.step("plain HTTP off loopback is a warning", () => {
     const env = { ...secret, VESTIBULE_WEBHOOK_URL: "http://receiver.internal:9000/in" };
-    assert.deepEqual(configWarnings(resolveConfig(env), env), [
+    assert.deepEqual(configWarnings(resolveConfig(env)), [
       "VESTIBULE_WEBHOOK_URL is plain HTTP to receiver.internal:9000: events are signed but " +
       "readable on the way; use https unless that network is private",
     ]);
     const local = { ...secret, VESTIBULE_WEBHOOK_URL: "http://127.0.0.1:9000/in" };
-    assert.deepEqual(configWarnings(resolveConfig(local), local), []);
+    assert.deepEqual(configWarnings(resolveConfig(local)), []);
   });
 });
 
 Deno.test("warnings: the operator listener on every interface, where anyone may scrape it", () => {
   for (const host of ["0.0.0.0", "[::]"]) {
     const env = { VESTIBULE_ADMIN_LISTEN: `${host}:9100` };
-    assert.deepEqual(configWarnings(resolveConfig(env), env), [
+    assert.deepEqual(configWarnings(resolveConfig(env)), [
       `the operator listener VESTIBULE_ADMIN_LISTEN=${host}:9100 is on ` +
       "every interface, without authentication: bind it to loopback or a private address",
     ]);
   }
   const loopback = { VESTIBULE_ADMIN_LISTEN: "127.0.0.1:9100" };
-  assert.deepEqual(configWarnings(resolveConfig(loopback), loopback), []);
+  assert.deepEqual(configWarnings(resolveConfig(loopback)), []);
 });
 
 Deno.test("each listen address knows the setting that asked for it, for start-up messages", () => {

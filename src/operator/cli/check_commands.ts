@@ -18,6 +18,7 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
         config: deps.config,
         env: deps.env ?? {},
         store: deps.store,
+        ...(deps.staticDir ? { staticDir: deps.staticDir } : {}),
       });
       findings.push(
         ...await upstreamChecks(

@@ -3,6 +3,7 @@ import { readEnvironment, resolveConfig } from "../../config/config.ts";
 import { maskDataUrl } from "../../config/data_url.ts";
 import { checkGrantedPaths } from "../../config/granted_paths.ts";
 import { ConfigError } from "../../config/settings.ts";
+import { withoutUnknownVariables } from "../../config/typo_hints.ts";
 import { openStore } from "../../store/open.ts";
 import { refuseNewerSchema, SchemaError } from "../../schema.ts";
 import { runAdminCommand } from "./commands.ts";
@@ -13,8 +14,11 @@ export async function adminMain(args: readonly string[]): Promise<number> {
   const split = firstCommandArg === -1 ? args.length : firstCommandArg;
   let config;
   const env = readEnvironment();
+  // An unknown variable stops every command as it stops the server; `check` lists it as a fault
+  // among the others instead.
+  const check = args[split] === "check";
   try {
-    config = resolveConfig(env, args.slice(0, split));
+    config = resolveConfig(check ? withoutUnknownVariables(env) : env, args.slice(0, split));
     checkGrantedPaths(config, ["dataPath"]);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -35,7 +39,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
   try {
     // A newer release's records are shapes this one would misread or overwrite; `check`
     // only reads, and reports that itself.
-    if (args[split] !== "check") await refuseNewerSchema(store);
+    if (!check) await refuseNewerSchema(store);
   } catch (error) {
     await store.close();
     if (!(error instanceof SchemaError)) throw error;

@@ -18,8 +18,10 @@ export interface AdminDeps {
   readonly err: (text: string) => void;
   /** All of standard input (import reads a backup from it). */
   readonly input?: () => Promise<string>;
-  /** The VESTIBULE_* variables (check warns of unknown ones); none by default. */
+  /** The VESTIBULE_* variables (check reports unknown ones); none by default. */
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /** The templates' directory check looks for placeholders in; static/ by default. */
+  readonly staticDir?: URL;
 }
 
 /** A refusal worth a one-line message and exit status 1 (not found, nothing to do). */

@@ -3,7 +3,10 @@
 import { type Config } from "../../config/config.ts";
 import { checkGrantedPaths } from "../../config/granted_paths.ts";
 import { ConfigError } from "../../config/settings.ts";
+import { refuseUnknownVariables } from "../../config/typo_hints.ts";
 import { checkServeConfig, configWarnings } from "../../config/warnings.ts";
+import { placeholderProblem, placeholdersLeft } from "../../content/placeholders.ts";
+import { TemplateError } from "../../content/templates.ts";
 import { checkMailTransport } from "../../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_target.ts";
 import type { UpstreamsConfig } from "../../config/upstreams.ts";
@@ -40,6 +43,8 @@ export interface OfflineDeps {
   readonly granted?: (name: "read" | "write", path: string) => boolean;
   /** EHLO and AUTH against the SMTP server, nothing sent; nodemailer's verify() by default. */
   readonly verifySmtp?: (config: Config) => Promise<void>;
+  /** The templates start-up reads (tests: an edited copy); static/ by default. */
+  readonly staticDir?: URL;
 }
 
 /** The start-up checks, the store's version and key, and the mail transport. */
@@ -52,7 +57,13 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
     if (!(error instanceof ConfigError)) throw error;
     findings.push(fault(`the server would refuse to start: ${error.message}`, "VESTIBULE_MAIL"));
   }
-  for (const warning of configWarnings(config, env)) findings.push(warn(warning, "env"));
+  try {
+    refuseUnknownVariables(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    findings.push(fault(`the server would refuse to start: ${error.message}`, "env"));
+  }
+  for (const warning of configWarnings(config)) findings.push(warn(warning, "env"));
   try {
     checkGrantedPaths(config, ["dataPath", "mail"], ...(deps.granted ? [deps.granted] : []));
     findings.push(ok("the store and mail paths are readable and writable", "permissions"));
@@ -60,6 +71,7 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
     if (!(error instanceof ConfigError)) throw error;
     findings.push(fault(error.message, "permissions"));
   }
+  findings.push(...await _placeholderChecks(deps.staticDir));
   findings.push(...await _storeChecks(store));
   findings.push(await _mailCheck(config, deps.verifySmtp ?? _verifySmtp));
   if (config.adminTokenFile !== null) findings.push(await _adminTokenCheck(config.adminTokenFile));
@@ -68,6 +80,19 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
     findings.push(await _upstreamKeyCheck(config.upstreamKeyFile));
   }
   return findings;
+}
+
+/** Each page Vestibule ships for the operator to replace that is still as shipped. */
+async function _placeholderChecks(staticDir: URL | undefined): Promise<Finding[]> {
+  const where = "static/";
+  try {
+    const left = await placeholdersLeft(...(staticDir ? [staticDir] : []));
+    if (left.length === 0) return [ok("every shipped placeholder page has been written", where)];
+    return left.map((file) => fault(placeholderProblem(file), file));
+  } catch (error) {
+    if (!(error instanceof TemplateError)) throw error;
+    return [fault(`the server would refuse to start: ${error.message}`, where)];
+  }
 }
 
 /** The keys sealing people's upstream tokens, loaded as start-up loads them; never shown. */

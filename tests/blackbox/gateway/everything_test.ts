@@ -20,7 +20,8 @@ import {
 } from "../support/gateway_support.ts";
 
 const LOCK = new URL("../../test.lock", import.meta.url).pathname;
-const PROBE = "VESTIBULE_GATEWAY_PROBE";
+// Not a VESTIBULE_* name: those are settings, and an unknown one stops start-up.
+const PROBE = "GATEWAY_INHERITANCE_PROBE";
 
 /** An npm MCP server as a stdio upstream's file entry. */
 function stdioEntry(name: string, title: string, specifier: string, args: string[], env: object) {

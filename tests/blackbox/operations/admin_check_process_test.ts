@@ -5,6 +5,7 @@ import { openKvStore } from "../../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
 import {
   copyProject,
+  editPlaceholders,
   mainCommand,
   originsEnv,
   taskFlags,
@@ -13,6 +14,7 @@ import {
 
 Deno.test("admin check --live as a process: ok with the admin task's permissions; a newer store is a fault", async () => {
   const dir = await copyProject();
+  await editPlaceholders(`${dir}/static`);
   const flags = await taskFlags("admin", "src/operator/cli/cli.ts");
   const origins = originsEnv();
   const check = async (...args: string[]) => {

@@ -3,8 +3,13 @@
 import assert from "node:assert/strict";
 import { runAdminCommand } from "../../../src/operator/cli/commands.ts";
 import { type Config, resolveConfig } from "../../../src/config/config.ts";
+import { editedStaticDir } from "../support/main_process.ts";
 import { rawExchange } from "../support/mcp_helpers.ts";
 import { startTestServer, type TestServer } from "../support/harness.ts";
+
+// Pages an operator has written: the clean bill below is not about placeholders.
+const staticDir = await editedStaticDir();
+globalThis.addEventListener("unload", () => Deno.removeSync(staticDir, { recursive: true }));
 
 async function check(server: TestServer, config: Config) {
   const out: string[] = [];
@@ -15,6 +20,7 @@ async function check(server: TestServer, config: Config) {
     now: Date.now,
     out: (text) => out.push(text),
     err: (text) => err.push(text),
+    staticDir,
   });
   return { code, lines: out, err: err.join("\n") };
 }

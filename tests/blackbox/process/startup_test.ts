@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import {
   copyProject,
+  editPlaceholders,
   mainCommand,
   originsEnv,
   ROOT,
@@ -241,7 +242,48 @@ Deno.test("an address that cannot be bound stops start-up with one line naming i
   }
 });
 
-Deno.test("start-up warns of unknown VESTIBULE_* variables and of plain HTTP on every interface", async () => {
+Deno.test("an unknown VESTIBULE_* variable or flag stops start-up with one line naming the nearest known one", async (t) => {
+  const flags = await startTaskFlags();
+  const cases = [
+    {
+      env: { VESTIBULE_ADMIN_LISTN: "127.0.0.1:9100" },
+      line: "unknown variable VESTIBULE_ADMIN_LISTN (expected: VESTIBULE_ADMIN_LISTEN)",
+    },
+    {
+      env: { VESTIBULE_MAIL_FORM: "no-reply@example.com" },
+      line: "unknown variable VESTIBULE_MAIL_FORM (expected: VESTIBULE_MAIL_FROM)",
+    },
+    {
+      env: {},
+      args: ["--trust-prxy=on"],
+      line: "unknown flag --trust-prxy (expected: --trust-proxy)",
+    },
+    {
+      // A name far from every setting is seen only where the environment can be listed.
+      env: { VESTIBULE_SMTP_FROM: "no-reply@example.com" },
+      allowEnv: "--allow-env",
+      line: "unknown variable VESTIBULE_SMTP_FROM (expected: VESTIBULE_MAIL_FROM)",
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.line, async () => {
+      const granted = c.allowEnv === undefined
+        ? flags
+        : flags.map((f) => f.startsWith("--allow-env") ? c.allowEnv : f);
+      const outcome = await startup(
+        mainCommand(granted, { ...originsEnv(), VESTIBULE_DATA: ":memory:", ...c.env }, {
+          args: c.args,
+        }),
+      );
+      assert.ok(!outcome.listened, "refused before listening");
+      assert.equal(outcome.code, 2);
+      assert.equal(outcome.stderr, `vestibule: configuration error: ${c.line}\n`);
+      assert.equal(outcome.stdout, "");
+    });
+  }
+});
+
+Deno.test("start-up warns of plain HTTP on every interface and of each shipped placeholder page", async () => {
   const flags = await startTaskFlags();
   const [base, auth, api] = freePorts(3);
   const outcome = await startup(mainCommand(flags, {
@@ -250,8 +292,6 @@ Deno.test("start-up warns of unknown VESTIBULE_* variables and of plain HTTP on 
     VESTIBULE_API_URL: `https://api.example.test:${api}`,
     VESTIBULE_MAIL_LOG_PUBLIC: "on",
     VESTIBULE_DATA: ":memory:",
-    VESTIBULE_BASEURL: "https://typo.example.test",
-    VESTIBULE_PORT: "8080",
   }));
   assert.ok(outcome.listened, outcome.stderr);
   // The configuration's warnings; the one about approvals that would wait is waiting_test.ts's.
@@ -261,7 +301,38 @@ Deno.test("start-up warns of unknown VESTIBULE_* variables and of plain HTTP on 
     "serving plain HTTP on every interface " +
     `(0.0.0.0:${base}, 0.0.0.0:${auth}, 0.0.0.0:${api}) for https origins: put a TLS proxy in ` +
     "front and set VESTIBULE_LISTEN, e.g. 127.0.0.1:8080",
-    "unknown variable VESTIBULE_BASEURL is ignored (nearest: VESTIBULE_BASE_URL)",
-    "unknown variable VESTIBULE_PORT is ignored (nearest: VESTIBULE_LISTEN)",
+    "static/legal/contact.html is Vestibule's shipped placeholder: write your own",
+    "static/legal/privacy.html is Vestibule's shipped placeholder: write your own",
+    "static/legal/terms.html is Vestibule's shipped placeholder: write your own",
+    "static/pages/index.json is Vestibule's shipped placeholder: write your own",
   ]);
+});
+
+Deno.test("start-up has no placeholder to warn of once the operator has edited each page", async () => {
+  const dir = await copyProject();
+  try {
+    await editPlaceholders(`${dir}/static`);
+    const env = { ...originsEnv(), VESTIBULE_DATA: ":memory:" };
+    const outcome = await startup(mainCommand(await startTaskFlags(), env, { cwd: dir }));
+    assert.ok(outcome.listened, outcome.stderr);
+    assert.ok(!outcome.stdout.includes('"level":"warn"'), outcome.stdout);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("`--demo` says in plain lines on stderr who to sign in as, where, and where the link appears", async () => {
+  const origins = originsEnv();
+  const env = { ...origins, VESTIBULE_DATA: ":memory:" };
+  const outcome = await startup(mainCommand(await startTaskFlags(), env, { args: ["--demo"] }));
+  assert.ok(outcome.listened, outcome.stderr);
+  assert.equal(
+    outcome.stderr,
+    'Demo: "Demo Outfitters" is owned by demo-owner@example.com (demo-member@example.com is a ' +
+      "member).\n" +
+      `Sign in as demo-owner@example.com at ${origins.VESTIBULE_AUTH_URL}/sign-in\n` +
+      "The sign-in link appears here, on stderr (VESTIBULE_MAIL=log).\n",
+  );
+  // stdout stays the machine-readable log: one JSON object a line.
+  for (const line of outcome.stdout.trimEnd().split("\n")) JSON.parse(line);
 });

@@ -1,5 +1,6 @@
 // main.ts as a child process, the way `deno task start` runs it.
 import assert from "node:assert/strict";
+import { SHIPPED_PLACEHOLDERS } from "../../../src/content/placeholders.ts";
 import { freePorts } from "./harness.ts";
 
 export const ROOT = new URL("../../../", import.meta.url);
@@ -71,6 +72,25 @@ export async function copyProject(): Promise<string> {
   for (const tree of ["src", "static"]) {
     await _copyTree(new URL(`${tree}/`, ROOT), `${dir}/${tree}`);
   }
+  return dir;
+}
+
+/**
+ * Edits every shipped placeholder page in the static directory `dir` (one more line), as an
+ * operator who wrote their own would: start-up and `check` then have none to report.
+ */
+export async function editPlaceholders(dir: string | URL): Promise<void> {
+  const base = typeof dir === "string" ? new URL(`file://${dir}/`) : dir;
+  for (const name of Object.keys(SHIPPED_PLACEHOLDERS)) {
+    await Deno.writeTextFile(new URL(name, base), "\n", { append: true });
+  }
+}
+
+/** A copy of static/ with every placeholder edited; the caller removes it. */
+export async function editedStaticDir(): Promise<URL> {
+  const dir = new URL(`file://${await Deno.makeTempDir({ prefix: "vestibule-static-" })}/`);
+  await _copyTree(new URL("static/", ROOT), dir.pathname);
+  await editPlaceholders(dir);
   return dir;
 }
 

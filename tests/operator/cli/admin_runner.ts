@@ -21,6 +21,8 @@ export function adminRunner(
     readonly input?: () => Promise<string>;
     /** An in-memory store's configuration by default. */
     readonly config?: Config;
+    /** The templates `check` reads; static/ by default. */
+    readonly staticDir?: URL;
   } = {},
 ): AdminRun {
   const config = options.config ?? resolveConfig({ VESTIBULE_DATA: ":memory:" });
@@ -34,6 +36,7 @@ export function adminRunner(
       out: (text) => out.push(text),
       err: (text) => err.push(text),
       ...(options.input ? { input: options.input } : {}),
+      ...(options.staticDir ? { staticDir: options.staticDir } : {}),
     });
     return { code, out: out.join("\n"), err: err.join("\n") };
   };

@@ -2,22 +2,26 @@
 // paths and the start-up refusals, one finding per line.
 import assert from "node:assert/strict";
 import { type Finding, offlineChecks } from "../../../src/operator/cli/doctor.ts";
-import { withStore } from "./admin_runner.ts";
+import { adminRunner, withStore } from "./admin_runner.ts";
 import { resolveConfig } from "../../../src/config/config.ts";
 import { createSigningKeys, currentSigningKid } from "../../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
 import { newVaultKey } from "../../../src/gateway/connect/vault.ts";
+import { editedStaticDir } from "../../blackbox/support/main_process.ts";
 import { startSmtpServer } from "../../blackbox/support/smtp_server.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
+// The pages an operator has written: the clean bills below are not about placeholders.
+const staticDir = await editedStaticDir();
+globalThis.addEventListener("unload", () => Deno.removeSync(staticDir, { recursive: true }));
 
 const faults = (findings: Finding[]) => findings.filter((f) => f.level === "fault");
 
 Deno.test("doctor: a store at this schema with a signing key has no fault", async () => {
   await withStore(async (store) => {
     await createSigningKeys({ store, now: Date.now }).current();
-    const findings = await offlineChecks({ config, env: {}, store });
+    const findings = await offlineChecks({ config, env: {}, store, staticDir });
     assert.deepEqual(faults(findings), []);
     assert.ok(findings.some((f) => f.what.includes(`schema version ${CURRENT_SCHEMA}`)));
   }, { stamped: true });
@@ -25,7 +29,7 @@ Deno.test("doctor: a store at this schema with a signing key has no fault", asyn
 
 Deno.test("doctor: a store without a signing key is a fault, and none is created", async () => {
   await withStore(async (store) => {
-    const findings = await offlineChecks({ config, env: {}, store });
+    const findings = await offlineChecks({ config, env: {}, store, staticDir });
     assert.deepEqual(faults(findings).map((f) => [f.what, f.where]), [[
       "the store has no signing key: run `deno task admin rotate-signing-key` to create one",
       "VESTIBULE_DATA",
@@ -38,7 +42,7 @@ Deno.test("doctor: a store from a newer release is a fault", async () => {
   await withStore(async (store) => {
     await createSigningKeys({ store, now: Date.now }).current();
     await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
-    const [fault, ...rest] = faults(await offlineChecks({ config, env: {}, store }));
+    const [fault, ...rest] = faults(await offlineChecks({ config, env: {}, store, staticDir }));
     assert.deepEqual(rest, []);
     assert.match(fault!.what, new RegExp(`schema version ${CURRENT_SCHEMA + 1}, newer`));
   }, { stamped: true });
@@ -58,14 +62,19 @@ Deno.test("doctor: start-up refusals, unknown variables and ungranted paths", as
       env: { VESTIBULE_BASEURL: "x" },
       store,
       granted: () => false,
+      staticDir,
     });
     assert.deepEqual(findings.filter((f) => f.level !== "ok").map((f) => [f.level, f.where]), [
       ["fault", "VESTIBULE_MAIL"],
-      ["warn", "env"],
+      ["fault", "env"],
       ["warn", "env"],
       ["fault", "permissions"],
     ]);
-    assert.match(findings.find((f) => f.where === "env" && f.level === "warn")!.what, /BASEURL/);
+    assert.equal(
+      findings.find((f) => f.where === "env" && f.level === "fault")!.what,
+      "the server would refuse to start: unknown variable VESTIBULE_BASEURL (expected: " +
+        "VESTIBULE_BASE_URL)",
+    );
   }, { stamped: true });
 });
 
@@ -80,7 +89,7 @@ Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent",
   const mailFinding = async (pass: string) => {
     const store = await openKvStore(":memory:");
     try {
-      const findings = await offlineChecks({ config: smtpConfig(pass), env: {}, store });
+      const findings = await offlineChecks({ config: smtpConfig(pass), env: {}, store, staticDir });
       return findings.find((f) => f.where === "VESTIBULE_MAIL")!;
     } finally {
       store.close();
@@ -104,7 +113,8 @@ Deno.test("doctor: the SMTP server is asked EHLO and AUTH, and nothing is sent",
 });
 
 Deno.test("doctor: check takes --live bare; a value for it is a usage error in plain words", async () => {
-  await withStore(async (_store, run) => {
+  await withStore(async (store) => {
+    const run = adminRunner(store, { staticDir });
     const bad = await run("check", "--live=yes");
     assert.equal(bad.code, 2);
     assert.equal(bad.err, "vestibule admin check: --live: takes no value\nUsage: check [--live]");
@@ -127,14 +137,17 @@ Deno.test("doctor: the operator API's token file, checked as start-up checks it"
         VESTIBULE_ADMIN_TOKEN_FILE: path,
       });
       await Deno.writeTextFile(path, "short\n", { mode: 0o600 });
-      assert.deepEqual(faults(await offlineChecks({ config: withToken, env: {}, store })), [{
-        level: "fault",
-        what: `the server would refuse to start: VESTIBULE_ADMIN_TOKEN_FILE="${path}": the ` +
-          "token must be at least 32 characters (it has 5); make one with: openssl rand -base64 32",
-        where: "VESTIBULE_ADMIN_TOKEN_FILE",
-      }]);
+      assert.deepEqual(
+        faults(await offlineChecks({ config: withToken, env: {}, store, staticDir })),
+        [{
+          level: "fault",
+          what: `the server would refuse to start: VESTIBULE_ADMIN_TOKEN_FILE="${path}": the ` +
+            "token must be at least 32 characters (it has 5); make one with: openssl rand -base64 32",
+          where: "VESTIBULE_ADMIN_TOKEN_FILE",
+        }],
+      );
       await Deno.writeTextFile(path, "s".repeat(32), { mode: 0o600 });
-      const findings = await offlineChecks({ config: withToken, env: {}, store });
+      const findings = await offlineChecks({ config: withToken, env: {}, store, staticDir });
       assert.deepEqual(faults(findings), []);
       assert.ok(findings.some((f) => f.where === "VESTIBULE_ADMIN_TOKEN_FILE" && f.level === "ok"));
     }, { stamped: true });
@@ -155,14 +168,14 @@ Deno.test("doctor: the events' secret file, checked as start-up checks it", asyn
         VESTIBULE_WEBHOOK_SECRET_FILE: path,
       });
       await Deno.writeTextFile(path, "hunter2\n", { mode: 0o600 });
-      assert.deepEqual(faults(await offlineChecks({ config, env: {}, store })), [{
+      assert.deepEqual(faults(await offlineChecks({ config, env: {}, store, staticDir })), [{
         level: "fault",
         what: `the server would refuse to start: VESTIBULE_WEBHOOK_SECRET_FILE="${path}": must ` +
           "start with whsec_ (a Standard Webhooks secret)",
         where: "VESTIBULE_WEBHOOK_SECRET_FILE",
       }]);
       await Deno.writeTextFile(path, `whsec_${btoa("k".repeat(32))}\n`, { mode: 0o600 });
-      const findings = await offlineChecks({ config, env: {}, store });
+      const findings = await offlineChecks({ config, env: {}, store, staticDir });
       assert.deepEqual(faults(findings), []);
       assert.ok(
         findings.some((f) =>
@@ -189,14 +202,14 @@ Deno.test("doctor: the upstream token key file, loaded as start-up loads it", as
       const key = newVaultKey();
       await Deno.writeTextFile(path, `${key}\n`, { mode: 0o644 });
       await Deno.chmod(path, 0o644);
-      assert.deepEqual(faults(await offlineChecks({ config, env: {}, store })), [{
+      assert.deepEqual(faults(await offlineChecks({ config, env: {}, store, staticDir })), [{
         level: "fault",
         what: `the upstream token keys do not load: VESTIBULE_UPSTREAM_KEY_FILE="${path}": ` +
           `${path} is open to group or others (mode 0644); make it owner-only: chmod 600 ${path}`,
         where: "VESTIBULE_UPSTREAM_KEY_FILE",
       }]);
       await Deno.chmod(path, 0o600);
-      const findings = await offlineChecks({ config, env: {}, store });
+      const findings = await offlineChecks({ config, env: {}, store, staticDir });
       assert.deepEqual(faults(findings), []);
       assert.ok(
         findings.some((f) => f.where === "VESTIBULE_UPSTREAM_KEY_FILE" && f.level === "ok"),
@@ -206,4 +219,22 @@ Deno.test("doctor: the upstream token key file, loaded as start-up loads it", as
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("doctor: each shipped placeholder page is a fault naming its file", async () => {
+  await withStore(async (store) => {
+    await createSigningKeys({ store, now: Date.now }).current();
+    const findings = await offlineChecks({ config, env: {}, store });
+    assert.deepEqual(
+      faults(findings).map((f) => [f.what, f.where]),
+      [
+        "static/pages/index.json",
+        "static/legal/contact.html",
+        "static/legal/privacy.html",
+        "static/legal/terms.html",
+      ].map((file) => [`${file} is Vestibule's shipped placeholder: write your own`, file]),
+    );
+    const edited = await offlineChecks({ config, env: {}, store, staticDir });
+    assert.ok(edited.some((f) => f.level === "ok" && f.where === "static/"));
+  }, { stamped: true });
 });

@@ -11,6 +11,7 @@ import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { denoChildEnv, freePort, MEMORY } from "../../../testkit/upstreams.ts";
 import { adminRunner, withStore } from "./admin_runner.ts";
+import { editedStaticDir } from "../../blackbox/support/main_process.ts";
 import { startOAuthUpstream } from "../../../testkit/oauth_upstream.ts";
 
 const HEADER_SECRET = "Bearer header-secret-4f1c";
@@ -186,7 +187,8 @@ Deno.test("admin upstreams and check refuse a missing or malformed upstreams fil
         "vestibule admin upstreams: VESTIBULE_UPSTREAMS is not set: the gateway has no upstreams",
       ]);
       const config = resolveConfig({ VESTIBULE_DATA: ":memory:", VESTIBULE_UPSTREAMS: path });
-      const run = adminRunner(store, { config });
+      const staticDir = await editedStaticDir();
+      const run = adminRunner(store, { config, staticDir });
       const why = `VESTIBULE_UPSTREAMS (${path}): upstreams[0].name "a b" must be letters, ` +
         "digits and -";
       const listing = await run("upstreams");
@@ -196,6 +198,7 @@ Deno.test("admin upstreams and check refuse a missing or malformed upstreams fil
       assert.deepEqual(check.out.split("\n").filter((line) => line.startsWith("fault")), [
         `fault the server would refuse to start: ${why} (VESTIBULE_UPSTREAMS)`,
       ]);
+      await Deno.remove(staticDir, { recursive: true });
     }, { stamped: true });
   });
 });
