@@ -26,6 +26,8 @@ import { createOnboardingRoutes } from "../onboarding/routes.ts";
 import { stylesheetHandler } from "../ui/stylesheet.ts";
 import { createWorkspaceAccountSection } from "../workspace/pages/account_section.ts";
 import { createApprovalRoutes } from "../workspace/pages/approval_routes.ts";
+import { createAuditRoutes } from "../workspace/pages/audit_routes.ts";
+import { storedClientName } from "../oauth/clients.ts";
 import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import type { ConnectRoutes } from "../gateway/connect/routes.ts";
@@ -96,6 +98,11 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
       }`,
   });
   const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
+  const audit = createAuditRoutes({
+    ...deps,
+    audit: workspace.audit,
+    clientName: (clientId) => storedClientName(store, clientId),
+  });
   const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
   const connect = deps.connect;
   const metadata = withCors(cors.open, { GET: oauth.metadata });
@@ -114,6 +121,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/sign-in/verify": people.verify,
     "/sign-out": people.signOut,
     "/account": people.account,
+    "/account/audit": audit.page,
     "/approvals": approvals.list,
     "/approvals/*": approvals.gate,
     ...(connect === undefined ? {} : {
