@@ -74,7 +74,12 @@ export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
 export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
   const { config, store, cors, workspace } = deps;
   const onboarding = await createOnboardingRoutes(deps);
-  const workspaceSection = createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts });
+  const clientName = (clientId: string) => storedClientName(store, clientId);
+  const workspaceSection = createWorkspaceAccountSection({
+    ...workspace,
+    accounts: deps.accounts,
+    clientName,
+  });
   const people = createAccountRoutes({
     ...deps,
     grants: {
@@ -82,26 +87,26 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
       async revokeForAccount(accountId, grantId) {
         // Only the account's own grants: a forged grant id of someone else's revokes nothing.
         const grant = await getGrant(store, grantId);
-        if (!grant || grant.accountId !== accountId) return false;
+        if (!grant || grant.accountId !== accountId) return null;
         await revokeGrantWithAudit(store, workspace.audit, grant, {
           actor: "human",
           action: "revoke_grant",
           summary: `revoked the access of ${grant.clientName} on /account`,
         });
         deps.oauthMetrics?.grantRevoked("account");
-        return true;
+        return { clientName: grant.clientName, businessId: grant.businessId };
       },
     },
-    businessSection: async (businessId, role, accountId) =>
-      html`${await workspaceSection(businessId, role)}${
-        await deps.connect?.section(businessId, role, accountId) ?? ""
-      }`,
+    businessSection: async (businessId, role, accountId) => ({
+      ...(await workspaceSection(businessId, role)),
+      connections: await deps.connect?.section(businessId, role, accountId) ?? html``,
+    }),
   });
   const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
   const audit = createAuditRoutes({
     ...deps,
     audit: workspace.audit,
-    clientName: (clientId) => storedClientName(store, clientId),
+    clientName,
   });
   const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
   const connect = deps.connect;
