@@ -1,6 +1,6 @@
 // The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript.
-import { authPage, utcMinute } from "../ui/auth_pages.ts";
-import { button, notice } from "../ui/components.ts";
+import { authPage, moment } from "../ui/auth_pages.ts";
+import { button, facts, linkButton, notice, onDemand, table } from "../ui/components.ts";
 import { type Html, html } from "../ui/html.ts";
 import type { Account, Business, Role } from "./model.ts";
 
@@ -161,71 +161,141 @@ export function signOutPage(options: { email: string; csrf: string }): string {
   );
 }
 
+/** What other parts show of one business on /account (auth_site.ts composes them). */
+export interface BusinessExtras {
+  /** For owners, the approvals waiting for an owner (their empty state included); else null. */
+  readonly approvals: Html | null;
+  /** Each client that ran the agent connection test here, by id: its name and the test in words. */
+  readonly connectionTests: ReadonlyMap<
+    string,
+    { readonly clientName: string; readonly status: Html }
+  >;
+  /** The person's connections to the business's per-person upstreams ("" when it has none). */
+  readonly connections: Html;
+}
+
+export interface AccountBusinessView {
+  readonly business: Business;
+  readonly role: Role;
+  readonly clients: readonly AuthorizedClientView[];
+  /** Every member with their role, for an owner; null for a member. */
+  readonly members: readonly { readonly email: string; readonly role: Role }[] | null;
+  readonly extras: BusinessExtras;
+}
+
+const ROLE_WORDS: Readonly<Record<Role, string>> = { owner: "Owner", member: "Member" };
+
+function _agents(options: {
+  clients: readonly AuthorizedClientView[];
+  tests: BusinessExtras["connectionTests"];
+  revokeCsrf: string;
+}): Html {
+  const yours = new Set(options.clients.map((c) => c.clientId));
+  const others = [...options.tests].filter(([clientId]) => !yours.has(clientId));
+  // Agents that ran the connection test here for someone else: the business's, not revocable here.
+  const othersTable = others.length === 0 ? "" : table(
+    "Other agents tested in this business",
+    [
+      {
+        label: "Agent",
+        cell: ([clientId, test]) =>
+          html`${test.clientName} ${onDemand("Id", `client ${clientId}`)}`,
+      },
+      { label: "Connection test", cell: ([, test]) => test.status },
+    ],
+    others,
+  );
+  if (options.clients.length === 0) {
+    return html`<p class="muted">No agent acts for you in this business. An agent connects when you
+      sign in and consent from it.</p>${othersTable}`;
+  }
+  return html`${
+    table<AuthorizedClientView>("Agents acting for you", [
+      {
+        label: "Agent",
+        cell: (c) =>
+          html`<strong>${c.clientName}</strong><br>
+          <span class="muted">${
+            options.tests.get(c.clientId)?.status ?? "connection test not run"
+          }</span>
+          ${onDemand("Ids", `client ${c.clientId} · grant ${c.grantId}`)}`,
+      },
+      { label: "Permissions", cell: (c) => c.scopes.join(" ") },
+      {
+        label: "Activity",
+        cell: (c) =>
+          html`authorized ${moment(c.createdAt)}<br>last used ${
+            c.lastUsedAt === null ? "never" : moment(c.lastUsedAt)
+          }`,
+      },
+      {
+        label: "Action",
+        cell: (c) =>
+          html`<form method="post" action="/account" class="inline">
+          <input type="hidden" name="csrf" value="${options.revokeCsrf}">
+          <input type="hidden" name="grant" value="${c.grantId}">
+          ${button("Revoke", { kind: "destructive", ariaLabel: `Revoke ${c.clientName}` })}
+        </form>`,
+      },
+    ], options.clients)
+  }${othersTable}`;
+}
+
+function _members(view: AccountBusinessView): Html {
+  if (view.members === null) {
+    return html`<p>You are a member of this business; its owners manage its members, approvals and
+      audit log.</p>`;
+  }
+  return table("People in this business", [
+    { label: "Person", cell: (m) => m.email },
+    { label: "Role", cell: (m) => ROLE_WORDS[m.role] },
+  ], view.members);
+}
+
 export function accountPage(options: {
   account: Account;
   signOutCsrf: string;
   revokeCsrf: string;
-  businesses: readonly {
-    business: Business;
-    role: Role;
-    clients: readonly AuthorizedClientView[];
-    /** What other parts show about this business (the workspace's connection tests, audit). */
-    more: Html;
-  }[];
-  notice?: string;
+  businesses: readonly AccountBusinessView[];
+  /** The outcome of the form just sent. */
+  notice?: Html;
 }): string {
-  const clients = (list: readonly AuthorizedClientView[]) =>
-    list.length === 0
-      ? html`<p class="muted">No clients are authorized in this business.</p>`
-      : html`
-        <table>
-          <caption>Authorized clients</caption>
-          <thead>
-            <tr>
-              <th scope="col">Client</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Authorized</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Action</th>
-            </tr>
-          </thead>
-          <tbody>${list.map((c) =>
-            html`
-              <tr>
-                <td>${c.clientName} <span class="muted">(${c.clientId})</span></td>
-                <td>${c.scopes.join(" ")}</td>
-                <td>${utcMinute(c.createdAt)}</td>
-                <td>${c.lastUsedAt === null ? "never" : utcMinute(c.lastUsedAt)}</td>
-                <td>
-                  <form method="post" action="/account">
-                    <input type="hidden" name="csrf" value="${options.revokeCsrf}">
-                    <input type="hidden" name="grant" value="${c.grantId}">
-                    <button type="submit" aria-label="Revoke ${c.clientName}">Revoke</button>
-                  </form>
-                </td>
-              </tr>
-            `
-          )}</tbody>
-        </table>
-      `;
+  const card = (view: AccountBusinessView) => {
+    const { business, role, extras } = view;
+    const owner = role === "owner";
+    return html`
+      <section class="card" aria-labelledby="business-${business.id}">
+        <h3 id="business-${business.id}">${business.name}</h3>
+        ${facts([["Your role", ROLE_WORDS[role]]])}
+        ${extras.approvals === null
+          ? ""
+          : html`<h4>Waiting for your approval</h4>${extras.approvals}`}
+        <h4>Connected agents</h4>
+        ${_agents({
+          clients: view.clients,
+          tests: extras.connectionTests,
+          revokeCsrf: options.revokeCsrf,
+        })}
+        <h4>Members</h4>
+        ${_members(view)}
+        ${extras.connections}
+        ${owner
+          ? html`<p class="actions">${
+            linkButton(`/account/audit?business=${business.id}`, "Audit log")
+          }</p>`
+          : ""}
+      </section>
+    `;
+  };
   return _layout(
     "Your account",
     html`
-      ${options.notice ? html`<p role="status">${options.notice}</p>` : ""}
-      <p>E-mail: <strong>${options.account.email}</strong></p>
+      ${options.notice ?? ""}
+      ${facts([["E-mail", options.account.email]])}
       <h2>Businesses</h2>
       ${options.businesses.length === 0
         ? html`<p class="muted">You are not a member of any business.</p>`
-        : options.businesses.map(({ business, role, clients: list, more }) =>
-          html`
-            <section aria-labelledby="business-${business.id}">
-              <h3 id="business-${business.id}">${business.name}</h3>
-              <p>Your role: ${role}</p>
-              ${clients(list)}
-              ${more}
-            </section>
-          `
-        )}
+        : options.businesses.map(card)}
       <p><a href="/sign-up">Add another business</a></p>
     `,
     { email: options.account.email, signOutCsrf: options.signOutCsrf },

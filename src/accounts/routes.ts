@@ -6,11 +6,13 @@ import type { MethodHandlers } from "../http/router.ts";
 import { createFormCsrf } from "./form_csrf.ts";
 import { readForm } from "../http/form.ts";
 import type { ReturnDescriber } from "../ui/auth_pages.ts";
-import type { Html } from "../ui/html.ts";
+import { notice } from "../ui/components.ts";
+import { type Html, html } from "../ui/html.ts";
 import type { Role, Session } from "./model.ts";
 import {
   accountPage,
   type AuthorizedClientView,
+  type BusinessExtras,
   checkMailPage,
   confirmLinkPage,
   deadLinkPage,
@@ -34,16 +36,22 @@ export interface AccountGrants {
   listForAccount(
     accountId: string,
   ): Promise<readonly (AuthorizedClientView & { readonly businessId: string })[]>;
-  /** Revokes the grant if it belongs to the account; false when it does not exist or is not its. */
-  revokeForAccount(accountId: string, grantId: string): Promise<boolean>;
+  /**
+   * Revokes the grant if it belongs to the account and says whose it was; null when it does not
+   * exist or is not the account's.
+   */
+  revokeForAccount(
+    accountId: string,
+    grantId: string,
+  ): Promise<{ readonly clientName: string; readonly businessId: string } | null>;
 }
 
-/** A section another part adds under each business on /account (e.g. the workspace's). */
+/** What other parts add to each business on /account (the workspace's, the connections'). */
 export type AccountBusinessSection = (
   businessId: string,
   role: Role,
   accountId: string,
-) => Promise<Html>;
+) => Promise<BusinessExtras>;
 
 export interface AccountRoutesDeps {
   /** `authUrl` for redirects; the cookies' names and attributes follow its scheme. */
@@ -149,7 +157,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
     signOutCsrf: await sessions.csrfToken(session, "sign-out"),
   });
 
-  const showAccount = async (session: Session, notice?: string, status = 200) => {
+  const showAccount = async (session: Session, outcome?: Html, status = 200) => {
     const [memberships, clients] = await Promise.all([
       accounts.listBusinessesOf(session.account.id),
       grants.listForAccount(session.account.id),
@@ -163,9 +171,13 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
           business,
           role,
           clients: clients.filter((c) => c.businessId === business.id),
-          more: await businessSection(business.id, role, session.account.id),
+          members: role === "owner"
+            ? (await accounts.listMembers(business.id))
+              .map((m) => ({ email: m.account.email, role: m.role }))
+            : null,
+          extras: await businessSection(business.id, role, session.account.id),
         }))),
-        ...(notice === undefined ? {} : { notice }),
+        ...(outcome === undefined ? {} : { notice: outcome }),
       }),
       status,
     );
@@ -337,13 +349,26 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
           return _page(errorPage("Request refused", CSRF_FAILED), 403);
         }
         const revoked = await grants.revokeForAccount(session.account.id, parsed.output.grant);
-        return revoked
-          ? await showAccount(session, "Access revoked: that client can no longer act for you.")
-          : await showAccount(
+        if (revoked === null) {
+          return await showAccount(
             session,
-            "Nothing to revoke: that authorization no longer exists.",
+            notice("warning", "Nothing to revoke: that authorization no longer exists."),
             404,
           );
+        }
+        const business = await accounts.getBusiness(revoked.businessId);
+        return await showAccount(
+          session,
+          notice(
+            "success",
+            html`<p><strong>Access revoked.</strong> ${revoked.clientName} can no longer act for you
+              in ${
+              business?.name ?? "that business"
+            }: its tokens stop working within seconds. To act for you
+              again it would have to ask you to sign in and consent again.</p>`,
+            "revoked",
+          ),
+        );
       }),
     },
   };

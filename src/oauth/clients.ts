@@ -11,6 +11,7 @@ import type { ApplicationType, AuthMethod, ClientMetadata, GrantType } from "./c
 import type { MetadataDocuments } from "./cimd.ts";
 import { LIFETIMES } from "./issuer.ts";
 import { constantTimeEqual, hashSecret, randomSecret } from "../secrets.ts";
+import { listGrantsOfClient } from "./grants.ts";
 
 export interface ClientRecord {
   readonly clientId: string;
@@ -53,6 +54,16 @@ const clientKey = (clientId: string): Key => ["oauth", "client", clientId];
 
 export function isMetadataDocumentClientId(clientId: string): boolean {
   return /^https?:\/\//i.test(clientId);
+}
+
+/**
+ * The name people know a client by, from what is stored (no metadata document is fetched): its
+ * registration's, else the one a live grant was given with; null when neither remains.
+ */
+export async function storedClientName(store: Store, clientId: string): Promise<string | null> {
+  const registered = await store.get<ClientRecord>(clientKey(clientId));
+  if (registered?.value.clientName) return registered.value.clientName;
+  return (await listGrantsOfClient(store, clientId))[0]?.clientName ?? null;
 }
 
 export function createClients(

@@ -3,7 +3,7 @@
  * metrics. main.ts wraps the store in it only when the operator listener is on, so without
  * metrics the store is called directly and measuring costs nothing.
  */
-import type { Key, Store } from "../store/store.ts";
+import type { Key, ListOptions, Store } from "../store/store.ts";
 
 export const STORE_OPERATIONS = ["get", "set", "delete", "commit", "list", "snapshot"] as const;
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];
@@ -32,7 +32,7 @@ export function withStoreMetrics(store: Store, observe: StoreObserver): Store {
     delete: (key) => timed("delete", () => store.delete(key)),
     commit: (checks, mutations) => timed("commit", () => store.commit(checks, mutations)),
     snapshot: (prefix) => timed("snapshot", () => store.snapshot(prefix)),
-    list: <T>(prefix: Key, options?: { readonly limit?: number }) =>
+    list: <T>(prefix: Key, options?: ListOptions) =>
       _timedList(store.list<T>(prefix, options), observe),
     close: () => store.close(),
   };

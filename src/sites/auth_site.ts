@@ -26,6 +26,8 @@ import { createOnboardingRoutes } from "../onboarding/routes.ts";
 import { stylesheetHandler } from "../ui/stylesheet.ts";
 import { createWorkspaceAccountSection } from "../workspace/pages/account_section.ts";
 import { createApprovalRoutes } from "../workspace/pages/approval_routes.ts";
+import { createAuditRoutes } from "../workspace/pages/audit_routes.ts";
+import { storedClientName } from "../oauth/clients.ts";
 import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import type { ConnectRoutes } from "../gateway/connect/routes.ts";
@@ -91,7 +93,12 @@ function _errorAnswers(config: AuthSiteDeps["config"]): RouterOptions {
 export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
   const { config, store, cors, workspace } = deps;
   const onboarding = await createOnboardingRoutes(deps);
-  const workspaceSection = createWorkspaceAccountSection({ ...workspace, accounts: deps.accounts });
+  const clientName = (clientId: string) => storedClientName(store, clientId);
+  const workspaceSection = createWorkspaceAccountSection({
+    ...workspace,
+    accounts: deps.accounts,
+    clientName,
+  });
   const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
   const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
   const connect = deps.connect;
@@ -102,21 +109,26 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
       async revokeForAccount(accountId, grantId) {
         // Only the account's own grants: a forged grant id of someone else's revokes nothing.
         const grant = await getGrant(store, grantId);
-        if (!grant || grant.accountId !== accountId) return false;
+        if (!grant || grant.accountId !== accountId) return null;
         await revokeGrantWithAudit(store, workspace.audit, grant, {
           actor: "human",
           action: "revoke_grant",
           summary: `revoked the access of ${grant.clientName} on /account`,
         });
         deps.oauthMetrics?.grantRevoked("account");
-        return true;
+        return { clientName: grant.clientName, businessId: grant.businessId };
       },
     },
-    businessSection: async (businessId, role, accountId) =>
-      html`${await workspaceSection(businessId, role)}${
-        await deps.connect?.section(businessId, role, accountId) ?? ""
-      }`,
+    businessSection: async (businessId, role, accountId) => ({
+      ...(await workspaceSection(businessId, role)),
+      connections: await deps.connect?.section(businessId, role, accountId) ?? html``,
+    }),
     describeReturn: [oauth.waiting, approvals.waiting, ...(connect ? [connect.waiting] : [])],
+  });
+  const audit = createAuditRoutes({
+    ...deps,
+    audit: workspace.audit,
+    clientName,
   });
   const metadata = withCors(cors.open, { GET: oauth.metadata });
   return {
@@ -134,6 +146,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/sign-in/verify": people.verify,
     "/sign-out": people.signOut,
     "/account": people.account,
+    "/account/audit": audit.page,
     "/approvals": approvals.list,
     "/approvals/*": approvals.gate,
     ...(connect === undefined ? {} : {

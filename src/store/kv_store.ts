@@ -3,6 +3,7 @@ import {
   type AtomicCheck,
   type Entry,
   type Key,
+  type ListOptions,
   type Mutation,
   type SetOptions,
   type Store,
@@ -101,10 +102,19 @@ export async function openKvStore(
     commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]) {
       return whenFree(() => commitOnce(checks, mutations));
     },
-    async *list<T>(prefix: Key, options: { readonly limit?: number } = {}) {
+    async *list<T>(prefix: Key, options: ListOptions = {}) {
+      const { after, reverse = false } = options;
+      // KV's start bound includes its key and its end bound does not: going forward, the key
+      // `after` itself is skipped below.
+      const selector: Deno.KvListSelector = after === undefined
+        ? { prefix: prefix as Deno.KvKey }
+        : reverse
+        ? { prefix: prefix as Deno.KvKey, end: after as Deno.KvKey }
+        : { prefix: prefix as Deno.KvKey, start: after as Deno.KvKey };
       let count = 0;
-      for await (const entry of kv.list<Stored>({ prefix: prefix as Deno.KvKey })) {
+      for await (const entry of kv.list<Stored>(selector, { reverse })) {
         if (!live(entry.value)) continue;
+        if (!reverse && after !== undefined && _sameKey(entry.key as Key, after)) continue;
         yield { key: entry.key as Key, value: entry.value.v as T, version: entry.versionstamp };
         if (options.limit !== undefined && ++count >= options.limit) return;
       }
@@ -182,4 +192,8 @@ async function _retryWhenBusy<T>(write: () => Promise<T>, pause: BusyPause): Pro
       await paused;
     }
   }
+}
+
+function _sameKey(a: Key, b: Key): boolean {
+  return a.length === b.length && a.every((part, i) => part === b[i]);
 }

@@ -17,6 +17,7 @@ import {
   type AtomicCheck,
   type Entry,
   type Key,
+  type ListOptions,
   type Mutation,
   type SetOptions,
   type Store,
@@ -151,17 +152,18 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
       await commit([], [{ type: "delete", key }]);
     },
     commit,
-    async *list<T>(prefix: Key, options: { readonly limit?: number } = {}) {
+    async *list<T>(prefix: Key, options: ListOptions = {}) {
       const { from, to } = prefixRange(prefix);
-      let after: Uint8Array | null = null;
+      const reverse = options.reverse ?? false;
+      let after: Uint8Array | null = options.after === undefined ? null : encodeKey(options.after);
       let left = options.limit ?? Infinity;
       while (left > 0) {
         const batch = Math.min(left, LIST_BATCH);
         const rows: { key: Uint8Array; value: string; version: string }[] = await sql`
           SELECT key, value, version FROM vestibule_records
           WHERE key >= ${from} AND key < ${to} AND ${liveAt(now())}
-            ${after === null ? sql`` : sql`AND key > ${after}`}
-          ORDER BY key LIMIT ${batch}`;
+            ${after === null ? sql`` : reverse ? sql`AND key < ${after}` : sql`AND key > ${after}`}
+          ORDER BY key ${reverse ? sql`DESC` : sql``} LIMIT ${batch}`;
         for (const row of rows) {
           const key = decodeKey(row.key);
           yield { key, value: _parse(key, row.value) as T, version: row.version };
@@ -201,7 +203,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     set: guarded(store.set),
     delete: guarded(store.delete),
     commit: guarded(store.commit),
-    async *list<T>(prefix: Key, options?: { readonly limit?: number }) {
+    async *list<T>(prefix: Key, options?: ListOptions) {
       try {
         yield* store.list<T>(prefix, options);
       } catch (error) {

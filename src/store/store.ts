@@ -33,6 +33,18 @@ export interface AtomicCheck {
   readonly version: string | null;
 }
 
+/** How `list` walks a prefix. */
+export interface ListOptions {
+  readonly limit?: number;
+  /** Newest key first: the keys in descending order. */
+  readonly reverse?: boolean;
+  /**
+   * Resume after this key (a full key under the prefix, usually the last one a previous listing
+   * gave): only keys past it in the listing's direction, never the key itself.
+   */
+  readonly after?: Key;
+}
+
 export type Mutation =
   | { readonly type: "set"; readonly key: Key; readonly value: unknown; readonly expireIn?: number }
   | { readonly type: "delete"; readonly key: Key };
@@ -60,8 +72,8 @@ export interface Store {
   delete(key: Key): Promise<void>;
   /** All mutations happen, or none: none when any check fails. Returns whether they happened. */
   commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]): Promise<boolean>;
-  /** Entries under a prefix in key order; expired ones are skipped. */
-  list<T>(prefix: Key, options?: { readonly limit?: number }): AsyncIterable<Entry<T>>;
+  /** Entries under a prefix in key order (or reversed); expired ones are skipped. */
+  list<T>(prefix: Key, options?: ListOptions): AsyncIterable<Entry<T>>;
   /**
    * Every live record under a prefix (the whole store by default) with its expiry, as they all
    * were at one moment (backup, migrations); throws StoreBusyError when writes under the prefix

@@ -91,6 +91,26 @@ export async function storeContract(t: Deno.TestContext, options: ContractOption
   );
 
   await t.step(
+    "list walks backwards and resumes after a key, in either direction, never repeating it",
+    () =>
+      withStore(async (store) => {
+        for (const key of [[1], [2], [2, "x"], [3], [5]]) await store.set(["r", ...key], key);
+        await store.set(["rr", 0], "other prefix");
+        const keys = async (options: Parameters<Store["list"]>[1]) =>
+          (await _collect(store.list(["r"], options))).map(([key]) => key.slice(1));
+        assert.deepEqual(await keys({ reverse: true }), [[5], [3], [2, "x"], [2], [1]]);
+        assert.deepEqual(await keys({ after: ["r", 2] }), [[2, "x"], [3], [5]]);
+        assert.deepEqual(await keys({ after: ["r", 2], limit: 2 }), [[2, "x"], [3]]);
+        assert.deepEqual(await keys({ after: ["r", 3], reverse: true }), [[2, "x"], [2], [1]]);
+        // A key that is not stored is a position all the same.
+        assert.deepEqual(await keys({ after: ["r", 4] }), [[5]]);
+        assert.deepEqual(await keys({ after: ["r", 4], reverse: true, limit: 1 }), [[3]]);
+        assert.deepEqual(await keys({ after: ["r", 5] }), []);
+        assert.deepEqual(await keys({ after: ["r", 1], reverse: true }), []);
+      }),
+  );
+
+  await t.step(
     "a record reads as absent once the injected clock passes its expiry",
     () =>
       withStore(async (store, clock) => {

@@ -1,8 +1,8 @@
 // The pages where a person connects their own account of an upstream, and the /account section
 // that lists those connections. Plain HTML, no JavaScript, like every {auth_url} page.
 import type { Role } from "../../accounts/model.ts";
-import { authPage, moment, utcMinute } from "../../ui/auth_pages.ts";
-import { button, notice } from "../../ui/components.ts";
+import { authPage, moment } from "../../ui/auth_pages.ts";
+import { button, notice, table } from "../../ui/components.ts";
 import { type Html, html } from "../../ui/html.ts";
 import type { ConnectionView } from "./connection_store.ts";
 
@@ -119,53 +119,34 @@ export function connectionsSection(
     c === null
       ? "not connected"
       : c.status === "connected"
-      ? `connected ${utcMinute(c.connectedAt)}`
+      ? html`connected ${moment(c.connectedAt)}`
       : "needs reconnecting";
   return html`
-    <table>
-      <caption>Your accounts of upstream services</caption>
-      <thead>
-        <tr>
-          <th scope="col">Service</th>
-          <th scope="col">Your account</th>
-        </tr>
-      </thead>
-      <tbody>${rows.map((row) =>
-        html`
-          <tr>
-            <td>${row.upstream.title}</td>
-            <td data-upstream="${row.upstream.name}" data-status="${row.own?.status ?? "none"}">
-              ${statusWords(row.own)} ·
-              <a href="/connections/${row.upstream.name}?business=${businessId}">${row.own === null
-                ? `Connect your ${row.upstream.title} account`
-                : `Manage your ${row.upstream.title} connection`}</a>
-            </td>
-          </tr>
-        `
-      )}</tbody>
-    </table>
-    ${role !== "owner" ? "" : html`
-      <table>
-        <caption>Who connected which service</caption>
-        <thead>
-          <tr>
-            <th scope="col">Service</th>
-            <th scope="col">Person</th>
-            <th scope="col">State</th>
-          </tr>
-        </thead>
-        <tbody>${rows.flatMap((row) =>
-          row.everyone.map((c) =>
-            html`
-              <tr>
-                <td>${row.upstream.title}</td>
-                <td>${c.email}</td>
-                <td>${statusWords(c)}</td>
-              </tr>
-            `
-          )
-        )}</tbody>
-      </table>
-    `}
+    ${table("Your accounts of upstream services", [
+      { label: "Service", cell: (row: ConnectionRow) => row.upstream.title },
+      {
+        label: "Your account",
+        cell: (row) =>
+          html`<span data-upstream="${row.upstream.name}" data-status="${
+            row.own?.status ?? "none"
+          }">
+            ${statusWords(row.own)} ·
+            <a href="/connections/${row.upstream.name}?business=${businessId}">${
+            row.own === null
+              ? `Connect your ${row.upstream.title} account`
+              : `Manage your ${row.upstream.title} connection`
+          }</a>
+          </span>`,
+      },
+    ], rows)}
+    ${role !== "owner" ? "" : table(
+      "Who connected which service",
+      [
+        { label: "Service", cell: (c) => c.service },
+        { label: "Person", cell: (c) => c.email },
+        { label: "State", cell: (c) => statusWords(c) },
+      ],
+      rows.flatMap((row) => row.everyone.map((c) => ({ ...c, service: row.upstream.title }))),
+    )}
   `;
 }

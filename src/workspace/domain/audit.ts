@@ -4,7 +4,7 @@
  * describe when there is one, so the log cannot miss an applied change.
  */
 import * as v from "valibot";
-import type { Mutation, Store } from "../../store/store.ts";
+import type { KeyPart, Mutation, Store } from "../../store/store.ts";
 
 export const AuditEntrySchema = v.object({
   id: v.string(),
@@ -55,11 +55,35 @@ const GROUP_COMMIT_MAX = 64;
 /** Far enough in the future that the inverted time stays positive; orders newest first. */
 const LATEST = 9_999_999_999_999;
 
+/**
+ * Where an entry lies in its business's log, newest first: its key after the business's prefix.
+ * Positions only order entries of one business; a made-up one is a place in that log, no more.
+ */
+export type AuditPosition = readonly KeyPart[];
+
+/** The place of a moment: going older from it, the first entries are those of that millisecond. */
+export function auditPositionAt(ms: number): AuditPosition {
+  return [LATEST - ms];
+}
+
+export interface PositionedEntry {
+  readonly entry: AuditEntry;
+  readonly position: AuditPosition;
+}
+
 export interface AuditLog {
   /** The mutation that appends the entry, for callers that commit it with their change. */
   entry(entry: NewAuditEntry): Mutation;
   append(entry: NewAuditEntry): Promise<void>;
   list(businessId: string, options?: { readonly limit?: number }): Promise<AuditEntry[]>;
+  /**
+   * A business's entries from newest to oldest (oldest to newest with `newer`), each with its
+   * position, starting past `after`; the caller stops reading when it has enough.
+   */
+  scan(
+    businessId: string,
+    options?: { readonly after?: AuditPosition; readonly newer?: boolean },
+  ): AsyncIterable<PositionedEntry>;
 }
 
 /**
@@ -117,6 +141,18 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
         entries.push(stored.value);
       }
       return entries;
+    },
+    async *scan(businessId, options = {}) {
+      const prefix = ["audit", businessId];
+      const { after, newer = false } = options;
+      for await (
+        const stored of store.list<AuditEntry>(prefix, {
+          reverse: newer,
+          ...(after === undefined ? {} : { after: [...prefix, ...after] }),
+        })
+      ) {
+        yield { entry: stored.value, position: stored.key.slice(prefix.length) };
+      }
     },
   };
 }

@@ -301,7 +301,7 @@ Deno.test("/account lists authorized clients per business and revokes them", asy
 
     await t.step("each business carries the workspace's section (connection tests)", async () => {
       const page = await browser.get(`${auth}/account`);
-      assert.match(page.text, /No agent has run the connection test in this business/);
+      assert.match(page.text, /connection test not run/);
     });
 
     await t.step("another account's grant cannot be revoked from here", async () => {
@@ -325,9 +325,13 @@ Deno.test("/account lists authorized clients per business and revokes them", asy
       )![1]!;
       const done = await browser.post(`${auth}/account`, { csrf: revokeCsrf, grant: mine.grantId });
       assert.equal(done.status, 200);
-      assert.match(done.text, /Access revoked/);
+      assert.match(done.text, /<div class="notice success" role="status" id="revoked">/);
+      assert.match(
+        done.text.replace(/\s+/g, " "),
+        /Access revoked.<\/strong> Claude &lt;Desktop&gt; can no longer act for you in Grants Ltd: .* would have to ask you to sign in and consent again/,
+      );
       assert.equal(await getGrant(server.store, mine.grantId), null);
-      assert.match(done.text, /No clients are authorized in this business/);
+      assert.match(done.text, /No agent acts for you in this business/);
       // The revocation is in the business's audit log, by the person, naming the client.
       const [entry, ...rest] = await createAuditLog(server.store, Date.now).list(business.id);
       assert.equal(rest.length, 0);
@@ -335,7 +339,8 @@ Deno.test("/account lists authorized clients per business and revokes them", asy
         [entry?.actor, entry?.accountId, entry?.clientId, entry?.action],
         ["human", account.id, "client-one", "revoke_grant"],
       );
-      assert.match(done.text, /revoke_grant: revoked the access of Claude &lt;Desktop&gt;/);
+      const audit = await browser.get(`${auth}/account/audit?business=${business.id}`);
+      assert.match(audit.text, /data-label="What">revoked the access of Claude &lt;Desktop&gt;/);
     });
   } finally {
     await server.close();

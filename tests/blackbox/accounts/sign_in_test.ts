@@ -61,7 +61,7 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       assert.equal(account.status, 200);
       assert.match(account.text, /owner@example.com/);
       assert.match(account.text, /<h3 id="business-[^"]+">Acme Bakery<\/h3>/);
-      assert.match(account.text, /Your role: owner/);
+      assert.match(account.text, /<dt>Your role<\/dt>\s*<dd>Owner<\/dd>/);
       assert.equal(account.response.headers.get("Cache-Control"), "no-store");
     });
 

@@ -66,7 +66,10 @@ Deno.test("a person connects their own upstream account and their agent's calls 
     assert.ok(account.text.includes(`/connections/crm?business=${ws.businessId}`));
     // The owner sees who connected what (never a token); a member sees only their own.
     const everyone = account.text.slice(account.text.indexOf("Who connected which service"));
-    assert.match(everyone, /<td>Acme CRM<\/td>\s*<td>owner@example\.com<\/td>\s*<td>connected /);
+    assert.match(
+      everyone,
+      /<td data-label="Service">Acme CRM<\/td><td data-label="Person">owner@example\.com<\/td><td data-label="State">connected /,
+    );
     assert.doesNotMatch(account.text, /eyJ/);
     const memberAccount = await memberBrowser.get(`${ws.server.authUrl}/account`);
     assert.match(memberAccount.text, /data-upstream="crm" data-status="none"/);

@@ -34,14 +34,14 @@ async function workspaceStatus(fx: OAuthFixture, tokens: Record<string, unknown>
   return response.status;
 }
 
-/** The grant rows /account shows: each one's scopes (the second cell) and grant id. */
+/** The grant rows /account shows: each one's scopes and grant id. */
 async function accountRows(browser: Browser, fx: OAuthFixture) {
   const page = await browser.get(`${fx.auth}/account`);
   assert.equal(page.status, 200);
   return page.text.split("<tr>").flatMap((row) => {
     const gid = /name="grant" value="([^"]+)"/.exec(row)?.[1];
-    const cells = [...row.matchAll(/<td>([^<]*)/g)].map((m) => m[1]!.trim());
-    return gid === undefined ? [] : [{ scopes: cells[1], gid }];
+    const scopes = /<td data-label="Permissions">([^<]*)/.exec(row)?.[1]?.trim();
+    return gid === undefined ? [] : [{ scopes, gid }];
   });
 }
 

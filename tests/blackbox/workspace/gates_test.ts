@@ -181,28 +181,40 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       await ws.call(token, "verify_agent_connection", { attemptId });
       const page = await owner.get(`${authUrl}/account`);
       assert.equal(page.status, 200);
-      assert.match(page.text, /test-client<\/td>\s*<td data-connection-status="verified">/);
-      assert.ok(page.text.includes("Audit log"));
-      assert.ok(page.text.includes("approve: Start one run"));
+      assert.match(
+        page.text,
+        /<strong>test-client<\/strong><br>\s*<span class="muted"><span data-connection-status="verified">/,
+      );
+      const auditLink = `/account/audit?business=${b}`;
+      assert.ok(page.text.includes(`href="${auditLink}">Audit log</a>`));
+      const audit = await owner.get(`${authUrl}${auditLink}`);
+      assert.match(audit.text, /data-label="What">Start one run/);
       const memberPage = await member.get(`${authUrl}/account`);
       assert.ok(memberPage.text.includes('data-connection-status="verified"'));
       assert.ok(!memberPage.text.includes("Audit log"));
+      assert.equal((await member.get(`${authUrl}${auditLink}`)).status, 404);
     });
 
     await t.step("/account lists the approvals waiting for an owner, with links", async () => {
       const pending = await requestRun();
       const link = `<a href="/approvals/${pending.gateId}">${escapeHtml(pending.summary)}</a>`;
       const page = await owner.get(`${authUrl}/account`);
-      assert.ok(page.text.includes("Waiting for an owner's approval"));
-      const row = `<td>test-client</td> <td>${link}</td>`;
-      assert.ok(page.text.replace(/\s+/g, " ").includes(row), "the agent and the link in one row");
+      assert.ok(page.text.includes("Waiting for your approval"));
+      const item =
+        `${link}<br> <span class="muted">asked by owner@example.com through test-client, <time`;
+      assert.ok(
+        page.text.replace(/\s+/g, " ").includes(item),
+        "what, who and which agent in one item",
+      );
       const form = await owner.get(pending.approvalUrl);
       await owner.post(pending.approvalUrl, {
         csrf: hiddenField(form.text, "csrf"),
         decision: "decline",
       });
       assert.ok(!(await owner.get(`${authUrl}/account`)).text.includes(link), "decided");
-      assert.ok(!(await member.get(`${authUrl}/account`)).text.includes("Waiting for an owner"));
+      assert.ok(
+        !(await member.get(`${authUrl}/account`)).text.includes("Waiting for your approval"),
+      );
     });
 
     await t.step("an unknown or malformed approval id is 404", async () => {
