@@ -5,6 +5,7 @@ import { sendTestMail } from "../../mail/test_message.ts";
 import { formatFinding, liveChecks, offlineChecks, upstreamChecks } from "./doctor.ts";
 
 import { AdminError, command, type Runnable } from "./command.ts";
+import { countOf } from "../../count_words.ts";
 
 export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
   check: command({
@@ -30,7 +31,7 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
       if (live) findings.push(...await liveChecks(deps.config, fetch));
       for (const finding of findings) deps.out(formatFinding(finding));
       const faults = findings.filter((f) => f.level === "fault").length;
-      if (faults > 0) throw new AdminError(`${faults} fault(s)`);
+      if (faults > 0) throw new AdminError(countOf(faults, "fault"));
       return undefined;
     },
   }),
