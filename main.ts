@@ -15,6 +15,8 @@ async function main(): Promise<number> {
   const log = stdoutLog.log;
   // Mail goes to stderr so the development mailer's links stay out of the request log.
   const mailLog = (line: string) => console.error(line);
+  // The same mail printed for a person, the link on a line of its own (VESTIBULE_MAIL=log).
+  const mailPrint = (text: string) => console.error(text);
   // Before anything listens: a SIGTERM right after "listening" must still stop cleanly.
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
@@ -29,7 +31,7 @@ async function main(): Promise<number> {
     for (const warning of configWarnings(config, env)) {
       logEvent(log, { level: "warn", message: warning });
     }
-    service = await createService(config, { log, mailLog, now: Date.now });
+    service = await createService(config, { log, mailLog, mailPrint, now: Date.now });
     server = serve(config, service.handler, log);
     if (service.admin !== null) adminServer = serveAdmin(config, service.admin, log);
   } catch (error) {

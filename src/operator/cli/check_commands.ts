@@ -40,7 +40,7 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
     summary: "Send a test message through VESTIBULE_MAIL now and report the server's answer.",
     options: v.strictObject({ to: EmailSchema }),
     async run({ to }, { config, err }) {
-      const result = await sendTestMail(config, to, err);
+      const result = await sendTestMail(config, to, err, err);
       if (!result.sent) throw new AdminError(`not sent via ${result.transport}: ${result.error}`);
       return result;
     },
