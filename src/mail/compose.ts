@@ -91,5 +91,5 @@ function _html(parts: MailParts): string {
         </table>
       </body>
     </html>
-  `.value;
+  `.value.trimStart();
 }
