@@ -70,7 +70,8 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
   }),
   "add-member": command({
     usage: "add-member --business ID --email EMAIL [--role member|owner]",
-    summary: "Add EMAIL to a business (or change its role); the account is created when new.",
+    summary:
+      "Add EMAIL to a business (or change its role); the account is created when new, and a new member is mailed an invitation.",
     options: v.strictObject({
       business: IdSchema,
       email: EmailSchema,
