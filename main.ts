@@ -17,6 +17,8 @@ async function main(): Promise<number> {
   const log = stdoutLog.log;
   // Mail goes to stderr so the development mailer's links stay out of the request log.
   const mailLog = (line: string) => console.error(line);
+  // The same mail printed for a person, the link on a line of its own (VESTIBULE_MAIL=log).
+  const mailPrint = (text: string) => console.error(text);
   // Before anything listens: a SIGTERM right after "listening" must still stop cleanly.
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
@@ -31,7 +33,7 @@ async function main(): Promise<number> {
     for (const warning of configWarnings(config)) {
       logEvent(log, { level: "warn", message: warning });
     }
-    service = await createService(config, { log, mailLog, now: Date.now });
+    service = await createService(config, { log, mailLog, mailPrint, now: Date.now });
     for (const file of await placeholdersLeft()) {
       logEvent(log, { level: "warn", message: placeholderProblem(file) });
     }

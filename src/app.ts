@@ -54,6 +54,8 @@ export interface ServiceDeps {
   readonly log: LogSink;
   /** Where the `log` mailer writes mail, links included (main.ts: stderr). */
   readonly mailLog: LogSink;
+  /** Where the `log` mailer prints each mail as a person reads it (main.ts: stderr). */
+  readonly mailPrint?: (text: string) => void;
   /** Milliseconds since the epoch; injected so tests never sleep. */
   readonly now: () => number;
   /** A store the caller opened (tests); by default the one VESTIBULE_DATA names is opened. */
@@ -126,6 +128,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     };
     const transport = await openMailTransport(config.mail, {
       mailLog: deps.mailLog,
+      ...(deps.mailPrint ? { mailPrint: deps.mailPrint } : {}),
       ...mailClient,
     });
     const metrics = config.adminListen === null ? undefined : createServiceMetrics({

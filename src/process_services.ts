@@ -47,6 +47,8 @@ export function createProcessServices(
     now: () => number;
     /** Where the `log` transport writes mail (links included: development only). */
     mailLog: LogSink;
+    /** Where the `log` transport prints each mail for a person to read; nowhere by default. */
+    mailPrint?: (text: string) => void;
     /** Where the sender reports failed deliveries; `mailLog` by default. */
     log?: LogSink;
     /** The transport (src/mail/transport.ts); for `log` and `file:` it may be left out. */
@@ -70,7 +72,7 @@ export function createProcessServices(
   const transport = deps.transport ??
     (config.mail.kind === "smtp"
       ? _missing("an SMTP transport (openMailTransport)")
-      : createMailer(config.mail, deps.mailLog));
+      : createMailer(config.mail, deps.mailLog, deps.mailPrint));
   const target = deps.webhook ?? null;
   const { mailer, sender, outbox } = createMailService({
     store,

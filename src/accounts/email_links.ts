@@ -3,6 +3,7 @@ import type { Limiters } from "../http/rate_limits.ts";
 import type { Store } from "../store/store.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Mail } from "../mail/mailer.ts";
+import { composeMail } from "../mail/compose.ts";
 import type { Accounts } from "./model.ts";
 import { hashSecret, randomSecret } from "../secrets.ts";
 
@@ -104,15 +105,11 @@ export function createEmailLinks(
       const outcome = await allow(email, clientAddress);
       if (!outcome.sent) return outcome;
       const { token, link } = newLink();
-      await issue(token, { kind: "sign_up", email, businessName, returnTo }, {
-        to: email,
-        subject: "Confirm your Vestibule sign-up",
-        text:
-          `Someone asked to create the business "${businessName}" on Vestibule for ${email}.\n\n` +
-          `To confirm, open this link within 15 minutes and press the button:\n${link}\n\n` +
-          `If this was not you, ignore this mail: nothing is created without it.\n`,
-        link,
-      });
+      await issue(
+        token,
+        { kind: "sign_up", email, businessName, returnTo },
+        _signUpMail(email, businessName, link, config.authUrl),
+      );
       return outcome;
     },
 
@@ -127,7 +124,7 @@ export function createEmailLinks(
       await issue(
         token,
         { kind: "sign_in", email, returnTo },
-        known ? _signInMail(email, link) : _noAccountMail(email, config.authUrl),
+        known ? _signInMail(email, link, config.authUrl) : _noAccountMail(email, config.authUrl),
       );
       return outcome;
     },
@@ -147,26 +144,55 @@ export function createEmailLinks(
   };
 }
 
-function _signInMail(email: string, link: string): Mail {
-  return {
+/** Why a sign-in or sign-up mail reached this address, and what to do if nobody here asked. */
+const _askedReason = (what: string, authUrl: string) =>
+  `You get this because someone asked to ${what} with this address at ${authUrl}. ` +
+  `If it wasn't you, ignore this mail.`;
+
+function _signUpMail(email: string, businessName: string, link: string, authUrl: string): Mail {
+  return composeMail({
+    to: email,
+    subject: `Confirm your sign-up for ${businessName} on Vestibule`,
+    heading: `Confirm to create "${businessName}" on Vestibule`,
+    paragraphs: [
+      `Someone asked to create the business "${businessName}" on Vestibule for ${email}, ` +
+      `with this address as its owner.`,
+      `To confirm, open this link within 15 minutes and press the button. It works once; ` +
+      `nothing is created without it.`,
+    ],
+    action: { label: "Confirm the sign-up", url: link },
+    reason: _askedReason("sign up on Vestibule", authUrl),
+    origin: authUrl,
+  });
+}
+
+function _signInMail(email: string, link: string, authUrl: string): Mail {
+  return composeMail({
     to: email,
     subject: "Sign in to Vestibule",
-    text: `Someone asked to sign in to Vestibule as ${email}.\n\n` +
-      `To sign in, open this link within 15 minutes and press the button. ` +
-      `It works once:\n${link}\n\nIf this was not you, ignore this mail.\n`,
-    link,
-  };
+    heading: `Your sign-in link for ${email}`,
+    paragraphs: [
+      `Someone asked to sign in to Vestibule as ${email}.`,
+      `To sign in, open this link within 15 minutes and press the button. It works once.`,
+    ],
+    action: { label: "Sign in", url: link },
+    reason: _askedReason("sign in to Vestibule", authUrl),
+    origin: authUrl,
+  });
 }
 
 /** Same subject as a sign-in mail; links to sign-up, with no sign-in token. */
 function _noAccountMail(email: string, authUrl: string): Mail {
-  const link = `${authUrl}/sign-up`;
-  return {
+  return composeMail({
     to: email,
     subject: "Sign in to Vestibule",
-    text: `Someone asked to sign in to Vestibule as ${email}, but this address has no ` +
-      `account.\n\nTo create one, sign up here:\n${link}\n\n` +
-      `If this was not you, ignore this mail.\n`,
-    link,
-  };
+    heading: `${email} has no Vestibule account yet`,
+    paragraphs: [
+      `Someone asked to sign in to Vestibule as ${email}, but this address has no account. ` +
+      `To create one with a business of your own, sign up.`,
+    ],
+    action: { label: "Sign up", url: `${authUrl}/sign-up` },
+    reason: _askedReason("sign in to Vestibule", authUrl),
+    origin: authUrl,
+  });
 }

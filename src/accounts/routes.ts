@@ -27,6 +27,7 @@ import type { Config } from "../config/config.ts";
 import type { EmailLinks, LinkRequestOutcome } from "./email_links.ts";
 import type { Accounts, Sessions } from "./model.ts";
 import { safeReturnTo } from "./sessions.ts";
+import { minutesOf } from "../count_words.ts";
 
 /**
  * The clients an account authorized, as the OAuth records know them. The authorization
@@ -229,7 +230,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       if (!outcome.sent) {
         const seconds = outcome.retryAfterSeconds;
         return again(
-          `Too many requests for this address. Try again in ${Math.ceil(seconds / 60)} minutes.`,
+          `Too many requests for this address. Try again in ${minutesOf(seconds)}.`,
           429,
           { "Retry-After": String(seconds) },
         );

@@ -18,6 +18,7 @@ import {
 } from "./mcp_client.ts";
 import type { UpstreamConfig, UpstreamsConfig } from "../config/upstreams.ts";
 import { parseBearerChallenge } from "./connect/discovery.ts";
+import { countOf } from "../count_words.ts";
 
 /** A listed tool and the SHA-256 of its canonical definition (what a pin compares). */
 export interface LiveTool {
@@ -302,7 +303,9 @@ export function sameTools(
 function _describe(config: UpstreamConfig, error: unknown): string {
   if (error instanceof UpstreamError) return error.message;
   if (error instanceof DOMException && error.name === "TimeoutError") {
-    return `${config.title} did not list its tools within ${config.timeoutMs / 1000} seconds`;
+    return `${config.title} did not list its tools within ${
+      countOf(config.timeoutMs / 1000, "second")
+    }`;
   }
   return `${config.title} could not be listed: ${(error as Error).message}`;
 }

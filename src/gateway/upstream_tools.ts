@@ -39,6 +39,7 @@ import { callSummary, identity, serves } from "./upstream_calls.ts";
 import type { LiveTool, LiveUpstream, UpstreamSet } from "./upstream_set.ts";
 import { MAX_SERVED_TOOL_NAME, servedToolName, type UpstreamConfig } from "../config/upstreams.ts";
 import { TOOL_NAME } from "../mcp/registry.ts";
+import { countOf } from "../count_words.ts";
 
 /** How long a business's pins, as read, stand for this process (another replica may approve). */
 const PINS_FRESH_MS = 2_000;
@@ -145,7 +146,7 @@ export function createUpstreamTools(
           businessId,
           null,
           "pin_upstream_tools",
-          `Pinned the definitions of the ${pins.length} tools ${title} listed first`,
+          `Pinned the definitions of the ${countOf(pins.length, "tool")} ${title} listed first`,
         )),
       ],
     );
@@ -308,7 +309,9 @@ export function createUpstreamTools(
         const decision = limiter.take(`${auth.accountId}:${auth.clientId}`);
         if (!decision.allowed) {
           throw new ToolError(
-            `Too many calls of ${upstream.title}'s tools: retry after ${decision.retryAfterSeconds} seconds`,
+            `Too many calls of ${upstream.title}'s tools: retry after ${
+              countOf(decision.retryAfterSeconds, "second")
+            }`,
           );
         }
         const argumentsSha256 = canonicalSha256(args);

@@ -30,6 +30,8 @@ const MailSchema = v.object({
   to: v.string(),
   subject: v.string(),
   text: v.string(),
+  /** Optional: mail recorded before HTML alternatives goes out as text alone. */
+  html: v.optional(v.string()),
   link: v.string(),
 });
 
@@ -51,7 +53,13 @@ function createMailOutbox(
   const record: MailOutbox["record"] = (mail, options = {}) =>
     outbox.record({
       kind: MAIL_KIND,
-      payload: { to: mail.to, subject: mail.subject, text: mail.text, link: mail.link },
+      payload: {
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        ...(mail.html === undefined ? {} : { html: mail.html }),
+        link: mail.link,
+      },
       label: `${mail.to}: ${mail.subject}`,
       expiresAt: options.expiresAt ?? null,
       reportTo: options.reportTo ?? null,
@@ -88,7 +96,8 @@ function mailDeliveryHandler(transport: Mailer): DeliveryHandler {
   return async (delivery: Delivery) => {
     const mail = v.safeParse(MailSchema, delivery.payload);
     if (!mail.success) throw new DeliveryError("the stored mail is malformed", true);
-    await transport.send(mail.output, delivery.id);
+    const { html, ...text } = mail.output;
+    await transport.send(html === undefined ? text : { ...text, html }, delivery.id);
   };
 }
 

@@ -36,6 +36,8 @@ export function createSmtpTransport(config: SmtpConfig, options: SmtpOptions): M
         to: mail.to,
         subject: mail.subject,
         text: mail.text,
+        // With both, nodemailer sends multipart/alternative, text first (RFC 2046 §5.1.4).
+        ...(mail.html === undefined ? {} : { html: mail.html }),
         // The same id on every attempt, so a copy sent twice can be recognised as one.
         messageId: `<${deliveryId}@${domain}>`,
         date: new Date(),

@@ -14,9 +14,15 @@ export class MailTransportError extends StartupError {
  */
 export async function openMailTransport(
   config: MailConfig,
-  deps: { mailLog: LogSink; clientName: string; ca?: readonly string[] },
+  deps: {
+    mailLog: LogSink;
+    /** Where the `log` transport prints each mail for a person (main.ts: stderr). */
+    mailPrint?: (text: string) => void;
+    clientName: string;
+    ca?: readonly string[];
+  },
 ): Promise<Mailer> {
-  if (config.kind !== "smtp") return createMailer(config, deps.mailLog);
+  if (config.kind !== "smtp") return createMailer(config, deps.mailLog, deps.mailPrint);
   // Loaded only for SMTP: nodemailer alone is 18 MiB of resident memory (bench as-run).
   const { createSmtpTransport } = await import("./smtp.ts");
   return createSmtpTransport(config, {

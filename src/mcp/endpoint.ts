@@ -36,6 +36,7 @@ import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent } from "./sse.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
+import { countOf } from "../count_words.ts";
 
 /**
  * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh, unless the
@@ -314,7 +315,7 @@ function _callKey(rateKey: string, id: RequestId): string {
 export function tooManyRequests(seconds: number): Response {
   return _errorResponse(
     429,
-    rpcError(null, TRANSPORT_ERROR, `Too many requests: retry after ${seconds} seconds`),
+    rpcError(null, TRANSPORT_ERROR, `Too many requests: retry after ${countOf(seconds, "second")}`),
     { "Retry-After": String(seconds) },
   );
 }

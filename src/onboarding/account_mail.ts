@@ -3,6 +3,7 @@
 import * as v from "valibot";
 import type { LinkRequestOutcome } from "../accounts/email_links.ts";
 import { ToolError } from "../mcp/tool.ts";
+import { minutesOf } from "../count_words.ts";
 
 export const AuthorizedSchema = v.pipe(
   v.optional(v.boolean()),
@@ -37,8 +38,8 @@ export function sentOrThrow(outcome: LinkRequestOutcome): void {
   if (!outcome.sent) {
     throw new ToolError(
       `Nothing was sent: too many sign-in or sign-up mails were requested recently. Try again in ${
-        Math.ceil(outcome.retryAfterSeconds / 60)
-      } minutes.`,
+        minutesOf(outcome.retryAfterSeconds)
+      }.`,
     );
   }
 }

@@ -24,6 +24,7 @@ import {
   type Workflow,
 } from "../workspace/domain/records.ts";
 import type { Workspace } from "../workspace/domain/workspace.ts";
+import { countOf } from "../count_words.ts";
 
 /**
  * An identifier of the business's systems, as a URL path segment carries it as it is. Short and
@@ -331,21 +332,25 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
           businessId,
           null,
           "replaceCatalogue",
-          `Removed ${step.length} records no longer listed, a step before replacing the catalogue`,
+          `Removed ${
+            countOf(step.length, "record")
+          } no longer listed, a step before replacing the catalogue`,
           null,
         ));
         return { ok: true, value: { step: { checks, mutations: [...step, bump, entry] } } };
       }
       const removed = deletes.length;
-      const counts = `${catalogue.workflows.length} workflows, ${catalogue.triggers.length} ` +
-        `triggers, ${catalogue.packs.length} packs, ${catalogue.billing.invoices.length} ` +
-        `invoices, plan ${catalogue.billing.subscription.plan}`;
+      const counts = `${countOf(catalogue.workflows.length, "workflow")}, ` +
+        `${countOf(catalogue.triggers.length, "trigger")}, ` +
+        `${countOf(catalogue.packs.length, "pack")}, ` +
+        `${countOf(catalogue.billing.invoices.length, "invoice")}, ` +
+        `plan ${catalogue.billing.subscription.plan}`;
       const entry = audit.entry(operatorEntry(
         businessId,
         null,
         "replaceCatalogue",
         `Replaced the catalogue: ${counts}` +
-          (removed === 0 ? "" : ` (${removed} records no longer listed removed)`),
+          (removed === 0 ? "" : ` (${countOf(removed, "record")} no longer listed removed)`),
         null,
       ));
       return {

@@ -11,6 +11,7 @@ import { describeIssue } from "../issue_words.ts";
 import { base64url, fromBase64url } from "../secrets.ts";
 import { nestsDeeperThan, recordProblem, STORE_LIMITS } from "./limits.ts";
 import type { Key, Store, StoredRecord } from "./store.ts";
+import { countOf } from "../count_words.ts";
 
 /** The format of the lines, not the store's schema version (the header carries both). */
 export const BACKUP_FORMAT = 1;
@@ -175,7 +176,9 @@ export function parseBackup(text: string): Backup {
   });
   if (records.length !== header.records) {
     throw new BackupError(
-      `the header announces ${header.records} records and the file holds ${records.length}: is it cut short?`,
+      `the header announces ${
+        countOf(header.records, "record")
+      } and the file holds ${records.length}: is it cut short?`,
     );
   }
   return { header, records };

@@ -92,7 +92,9 @@ Deno.test({
     const text = (locator: ReturnType<Page["locator"]>) => locator.innerText();
     /** The person opens the approval mail's link and reads the call before deciding. */
     const openApproval = async (pending: Pending, args: string) => {
-      const asked = await mail(/^Approval needed in Acme Outdoor: tiny__add$/);
+      const asked = await mail(
+        /^Approval needed in Acme Outdoor: Call the tool add of Tiny once, with the arguments shown$/,
+      );
       assert.equal(asked.link, pending.approvalUrl);
       await page.goto(asked.link);
       assert.equal(await text(page.locator("#gate-status")), "Waiting for an owner's decision");

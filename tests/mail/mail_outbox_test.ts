@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
+import type { Mail } from "../../src/mail/mailer.ts";
 import { DeliveryError } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -62,5 +63,28 @@ Deno.test("send() (decision notices) throws only when the mail server refused fo
         store.close();
       }
     });
+  }
+});
+
+Deno.test("a mail recorded with HTML goes out with it; one recorded before HTML (text alone) still goes out", async () => {
+  const store = await openKvStore(":memory:");
+  try {
+    const sent: Mail[] = [];
+    const { mailer } = createMailService({
+      store,
+      now: Date.now,
+      transport: { send: (mail) => Promise.resolve(void sent.push(mail)) },
+      log: () => {},
+    });
+    // The previous version's payload: to, subject, text and link, no html.
+    for (const mail of [{ ...MAIL, html: "<p>Hello</p>" }, MAIL]) {
+      const { delivery, mutations } = mailer.record(mail);
+      await store.commit([], mutations);
+      assert.equal(await mailer.dispatch(delivery), "sent");
+    }
+    assert.deepEqual(sent, [{ ...MAIL, html: "<p>Hello</p>" }, MAIL]);
+    assert.ok(!("html" in sent[1]!), "text alone, no empty html part");
+  } finally {
+    store.close();
   }
 });

@@ -432,7 +432,7 @@ Deno.test("endpoint: rate limit answers 429 with Retry-After and a JSON-RPC body
   const limited = await send(post(PING));
   assert.equal(limited.status, 429);
   assert.equal(limited.headers.get("Retry-After"), "1");
-  assert.match((await rpcError(limited)).error.message, /retry after 1 seconds/);
+  assert.match((await rpcError(limited)).error.message, /retry after 1 second$/);
   now += 1000;
   assert.equal((await send(post(PING))).status, 200);
 });

@@ -17,6 +17,7 @@ import type { PersonAuth, UpstreamConfig } from "../../config/upstreams.ts";
 import type { EventOutbox } from "../../events/event_outbox.ts";
 import { logEvent, type LogSink } from "../../http/request_log.ts";
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
+import { composeMail } from "../../mail/compose.ts";
 import { base64url, hashSecret, randomSecret, sha256 } from "../../secrets.ts";
 import type { Key, Mutation, Store } from "../../store/store.ts";
 import type { AuditLog, NewAuditEntry } from "../../workspace/domain/audit.ts";
@@ -309,13 +310,9 @@ export function createConnections(deps: ConnectionsDeps): Connections {
         upstream: upstream.name,
         accountId: caller.accountId,
       });
-      const mail = account === null ? null : deps.mailer.record({
-        to: account.email,
-        subject: `Reconnect your ${upstream.title} account`,
-        text: `Vestibule could no longer renew your sign-in to ${upstream.title} ` +
-          `(${problem}). Agents cannot use its tools for you until you reconnect it:`,
-        link: connectUrl(upstream.name, caller.businessId),
-      });
+      const mail = account === null
+        ? null
+        : deps.mailer.record(await reconnectMail(upstream, caller, account.email, problem));
       const committed = await store.commit(
         [{ key, version: entry.version }, ...events.checks],
         [
@@ -349,6 +346,34 @@ export function createConnections(deps: ConnectionsDeps): Connections {
       return { ok: false, reason: "needs_reconnect", message };
     }
     return unavailable(upstream);
+  };
+
+  /** To the person whose sign-in at an upstream could not be renewed: what broke, where to fix it. */
+  const reconnectMail = async (
+    upstream: UpstreamConfig,
+    caller: Caller,
+    email: string,
+    problem: string,
+  ) => {
+    const business = await deps.accounts.getBusiness(caller.businessId);
+    const businessName = business?.name ?? "your business";
+    return composeMail({
+      to: email,
+      subject: `Reconnect your ${upstream.title} account for ${businessName}`,
+      heading: `Your ${upstream.title} account needs reconnecting in "${businessName}"`,
+      paragraphs: [
+        `Vestibule could no longer renew your sign-in to ${upstream.title} (${problem}).`,
+        `Agents cannot use its tools for you in "${businessName}" until you reconnect it. ` +
+        `Reconnecting asks you to sign in to ${upstream.title} again.`,
+      ],
+      action: {
+        label: `Reconnect ${upstream.title}`,
+        url: connectUrl(upstream.name, caller.businessId),
+      },
+      reason: `You get this because you connected your ${upstream.title} account to ` +
+        `"${businessName}" on Vestibule.`,
+      origin: deps.authUrl,
+    });
   };
 
   const reconnectMessage = (upstream: UpstreamConfig, caller: Caller) =>

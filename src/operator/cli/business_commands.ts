@@ -8,6 +8,10 @@ import { createAuditLog, operatorEntry } from "../../workspace/domain/audit.ts";
 import { deleteAccount, deleteBusiness, type ErasureDeps } from "./erasure.ts";
 import { endConnections } from "./upstream_connections.ts";
 import { appendOperatorLog } from "./operator_log.ts";
+import { createMailService, type MailOutbox } from "../../mail/mail_outbox.ts";
+import { openMailTransport } from "../../mail/transport.ts";
+import { recordInvitation } from "../../workspace/domain/invitations.ts";
+import { createWorkspace } from "../../workspace/domain/workspace.ts";
 
 import {
   type AdminDeps,
@@ -17,6 +21,20 @@ import {
   revokeGrants,
   type Runnable,
 } from "./command.ts";
+
+/**
+ * The outbox with the configured transport, to record a mail in a command's commit and try it
+ * at once; what does not go now stays pending for the server's sender. Mail of the `log`
+ * transport is printed on the command's stderr.
+ */
+async function _operatorMail({ config, store, now, err }: AdminDeps): Promise<MailOutbox> {
+  const transport = await openMailTransport(config.mail, {
+    mailLog: err,
+    mailPrint: err,
+    clientName: new URL(config.authUrl).hostname,
+  });
+  return createMailService({ store, now, transport, log: err }).mailer;
+}
 
 function _erasure({ store, now }: AdminDeps): ErasureDeps {
   return { store, accounts: createAccounts(store, now), audit: createAuditLog(store, now) };
@@ -52,24 +70,39 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
   }),
   "add-member": command({
     usage: "add-member --business ID --email EMAIL [--role member|owner]",
-    summary: "Add EMAIL to a business (or change its role); the account is created when new.",
+    summary:
+      "Add EMAIL to a business (or change its role); the account is created when new, and a new member is mailed an invitation.",
     options: v.strictObject({
       business: IdSchema,
       email: EmailSchema,
       role: v.optional(RoleSchema, "member"),
     }),
-    async run({ business, email, role }, { store, now }) {
+    async run({ business, email, role }, deps) {
+      const { store, now, config } = deps;
       const accounts = createAccounts(store, now);
-      if (!(await accounts.getBusiness(business))) {
-        throw new AdminError(`No business with id "${business}"`);
-      }
+      const found = await accounts.getBusiness(business);
+      if (!found) throw new AdminError(`No business with id "${business}"`);
       // The roster's own plan, as on the members page: the only owner cannot be demoted.
       const known = await accounts.findAccountByEmail(email);
       const member = known && await accounts.getMembership(known.id, business);
       const change = member ? "change_role" : "invite";
       const plan = await accounts.planMembershipChange(business, { change, email, role });
       if (!plan.ok) throw new AdminError(plan.reason);
-      if (!(await store.commit(plan.checks, plan.mutations))) {
+      // A new member is told, once, in the membership's own commit; a role change mails nobody.
+      const mail = change === "invite" ? await _operatorMail(deps) : null;
+      const invitation = mail && recordInvitation({
+        workspace: createWorkspace(store),
+        mailer: mail,
+        now,
+        authUrl: config.authUrl,
+      }, {
+        businessId: business,
+        businessName: found.name,
+        email,
+        role,
+        addedBy: `the operator of Vestibule`,
+      });
+      if (!(await store.commit(plan.checks, [...plan.mutations, ...invitation?.mutations ?? []]))) {
         throw new AdminError("the members changed meanwhile; try again");
       }
       const account = (await accounts.findAccountByEmail(email))!;
@@ -79,7 +112,19 @@ export const BUSINESS_COMMANDS: Readonly<Record<string, Runnable>> = {
         "add-member",
         `made ${account.email} a member with role ${role}`,
       ));
-      return { accountId: account.id, businessId: business, role };
+      const sent = invitation && await mail!.dispatch(invitation.delivery);
+      return {
+        accountId: account.id,
+        businessId: business,
+        role,
+        invitation: sent === null
+          ? "none: already a member, only the role was set"
+          : sent === "sent"
+          ? `mailed to ${account.email}`
+          : sent === "failed"
+          ? "failed: the mail server refused it (see list-outbox)"
+          : "queued: the server's outbox sends it when the mail server answers",
+      };
     },
   }),
   "remove-member": command({

@@ -5,6 +5,7 @@ import { sendTestMail } from "../../mail/test_message.ts";
 import { formatFinding, liveChecks, offlineChecks, upstreamChecks } from "./doctor.ts";
 
 import { AdminError, command, type Runnable } from "./command.ts";
+import { countOf } from "../../count_words.ts";
 
 export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
   check: command({
@@ -31,7 +32,7 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
       if (live) findings.push(...await liveChecks(deps.config, fetch));
       for (const finding of findings) deps.out(formatFinding(finding));
       const faults = findings.filter((f) => f.level === "fault").length;
-      if (faults > 0) throw new AdminError(`${faults} fault(s)`);
+      if (faults > 0) throw new AdminError(countOf(faults, "fault"));
       return undefined;
     },
   }),
@@ -40,7 +41,7 @@ export const CHECK_COMMANDS: Readonly<Record<string, Runnable>> = {
     summary: "Send a test message through VESTIBULE_MAIL now and report the server's answer.",
     options: v.strictObject({ to: EmailSchema }),
     async run({ to }, { config, err }) {
-      const result = await sendTestMail(config, to, err);
+      const result = await sendTestMail(config, to, err, err);
       if (!result.sent) throw new AdminError(`not sent via ${result.transport}: ${result.error}`);
       return result;
     },

@@ -20,6 +20,7 @@ import { CURRENT_SCHEMA, readSchemaVersion } from "../../schema.ts";
 import type { Store } from "../../store/store.ts";
 import { resourceMetadataUrl } from "../../workspace/mcp/bearer.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
+import { countOf } from "../../count_words.ts";
 
 export interface Finding {
   readonly level: "ok" | "warn" | "fault";
@@ -155,7 +156,9 @@ export async function upstreamChecks(
     return [fault(`the server would refuse to start: ${error.message}`, where)];
   }
   const names = config.upstreams.map((upstream) => upstream.name);
-  const findings = [ok(`${names.length} upstream(s) declared: ${names.join(", ")}`, where)];
+  const findings = [
+    ok(`${countOf(names.length, "upstream")} declared: ${names.join(", ")}`, where),
+  ];
   const keyProblem = missingKeyFile(config, keyFile);
   if (keyProblem !== null) {
     findings.push(fault(`the server would refuse to start: ${keyProblem}`, where));
@@ -178,7 +181,9 @@ export async function upstreamChecks(
     const served = result.tools.filter((tool) => !hidden.has(tool.definition.name)).length;
     const left = result.tools.length - served;
     findings.push(ok(
-      `upstream ${name} answers (protocol ${result.protocolVersion}) with ${served} tool(s)` +
+      `upstream ${name} answers (protocol ${result.protocolVersion}) with ${
+        countOf(served, "tool")
+      }` +
         (left > 0 ? ` and ${left} hidden` : ""),
       at,
     ));
@@ -357,7 +362,7 @@ export async function liveChecks(config: Config, fetcher: typeof fetch): Promise
     const jwks = await json(jwksUri);
     const keys = jwks?.["keys"];
     if (jwks && Array.isArray(keys) && keys.length > 0) {
-      findings.push(ok(`${keys.length} signing key(s) published`, jwksUri));
+      findings.push(ok(`${countOf(keys.length, "signing key")} published`, jwksUri));
     } else if (jwks) findings.push(fault("the JWKS has no keys", jwksUri));
   } else if (metadataAnswered) {
     findings.push(fault("the metadata has no jwks_uri", config.authUrl));
@@ -432,7 +437,7 @@ async function _onboarding(
     findings.push(fault(`tools/list lists no tools: ${JSON.stringify(list["error"])}`, url));
     return;
   }
-  findings.push(ok(`initialize and tools/list answer (${tools.length} tools)`, url));
+  findings.push(ok(`initialize and tools/list answer (${countOf(tools.length, "tool")})`, url));
 }
 
 /**

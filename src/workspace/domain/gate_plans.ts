@@ -4,7 +4,6 @@
  * decision, its effect and its audit entry commit together, exactly once, and only while what the
  * decision read still holds. One planner per action.
  */
-import type { Mail } from "../../mail/mailer.ts";
 import type { AtomicCheck, Entry, Key, Mutation } from "../../store/store.ts";
 import {
   type Automation,
@@ -17,6 +16,7 @@ import {
 } from "./records.ts";
 import type { UpstreamHold, UpstreamPin } from "./upstream_pins.ts";
 import { NO_SUBSCRIPTION } from "./workspace.ts";
+import { recordInvitation, roleWithArticle } from "./invitations.ts";
 
 import {
   type GateAction,
@@ -34,29 +34,6 @@ type Planner<T extends GateAction["type"]> = (
   action: ActionOf<T>,
   approval: Approval,
 ) => Promise<Plan>;
-
-const _article = (role: "owner" | "member") => role === "owner" ? "an owner" : "a member";
-
-/** The invitee signs in with their address: membership is already theirs, nothing to accept. */
-function _invitationMail(
-  email: string,
-  role: "owner" | "member",
-  businessName: string,
-  authUrl: string,
-): Mail {
-  const link = `${authUrl}/sign-in`;
-  return {
-    to: email,
-    subject: `You were added to ${businessName} on Vestibule`,
-    text:
-      `An owner of "${businessName}" added ${email} to it on Vestibule as ${
-        _article(role)
-      }.\n\nTo sign in, open this page and enter this address; we will mail you a link:\n${link}\n\n` +
-      `This invitation does not expire. If you did not expect it, ignore this mail, ` +
-      `or ask the business's owners to remove you.\n`,
-    link,
-  };
-}
 
 function _connectionEvent(change: string, connection: Connection): PlanEvent {
   return {
@@ -284,9 +261,9 @@ async function _planChangeAccess(
   deps: PlanDeps,
   businessId: string,
   action: ActionOf<"change_access">,
-  _approval: Approval,
+  approval: Approval,
 ): Promise<Plan> {
-  const { workspace, accounts, now } = deps;
+  const { accounts } = deps;
   const membership = await accounts.planMembershipChange(businessId, action);
   if (!membership.ok) return membership;
   const { checks, mutations } = membership;
@@ -312,32 +289,28 @@ async function _planChangeAccess(
       outcome: `Change the role of ${action.email} to ${action.role}`,
     };
   }
-  const invitationId = crypto.randomUUID();
-  const invitationKey = workspace.invitations.key(businessId, invitationId);
-  const business = await accounts.getBusiness(businessId);
-  // The invitation and its mail are committed together; the record's `delivery` then
-  // follows the mail through the outbox (pending, sent, failed).
-  const mail = deps.mailer.record(
-    _invitationMail(action.email, action.role, business?.name ?? "a business", deps.authUrl),
-    { reportTo: invitationKey },
-  );
+  const [business, approver] = await Promise.all([
+    accounts.getBusiness(businessId),
+    accounts.getAccount(approval.accountId),
+  ]);
+  const businessName = business?.name ?? "a business";
+  // The invitation and its mail are committed with the membership and the decision.
+  const invitation = recordInvitation(deps, {
+    businessId,
+    businessName,
+    email: action.email,
+    role: action.role,
+    addedBy: approver
+      ? `${approver.email}, an owner of "${businessName}"`
+      : `an owner of "${businessName}"`,
+  });
   return {
     ok: true,
     checks,
-    mutations: [...mutations, {
-      type: "set",
-      key: invitationKey,
-      value: {
-        id: invitationId,
-        email: action.email,
-        role: action.role,
-        delivery: "pending",
-        sentAt: now(),
-      },
-    }, ...mail.mutations],
+    mutations: [...mutations, ...invitation.mutations],
     event,
-    outcome: `Invite ${action.email} as ${_article(action.role)}`,
-    deliveries: [mail.delivery],
+    outcome: `Invite ${action.email} as ${roleWithArticle(action.role)}`,
+    deliveries: [invitation.delivery],
   };
 }
 

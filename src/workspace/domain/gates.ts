@@ -8,6 +8,7 @@
 import * as v from "valibot";
 import type { EventOutbox, NewEvent } from "../../events/event_outbox.ts";
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
+import { composeMail } from "../../mail/compose.ts";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Key, Store } from "../../store/store.ts";
 import { RETRY, retryCommit } from "../../store/commit_retry.ts";
@@ -395,17 +396,24 @@ async function _approvalRequestMails(
     deps.accounts.listMembers(gate.businessId),
   ]);
   const businessName = business?.name ?? "your business";
-  const onBehalfOf = requester ? ` on behalf of ${requester.email}` : "";
+  const agent = requester
+    ? `${requester.email}'s agent "${gate.clientName}"`
+    : `The agent "${gate.clientName}"`;
   return members.filter(({ role }) => role === "owner").map(({ account }) =>
-    deps.mailer.record({
+    deps.mailer.record(composeMail({
       to: account.email,
-      subject: `Approval needed in ${businessName}: ${gate.tool}`,
-      text: `The agent "${gate.clientName}" asks${onBehalfOf} for an owner's approval in ` +
-        `"${businessName}".\n\nApproving would: ${gate.summary}\n\n` +
-        `Nothing happens unless an owner approves. Approve or decline here (sign in first):\n` +
-        `${link}\n\nYou receive this as an owner of "${businessName}".\n`,
-      link,
-    })
+      // The approval's own words (its summary names the workflow or tool and the cost).
+      subject: `Approval needed in ${businessName}: ${_subjectPart(gate.summary)}`,
+      heading: `${agent} asks for your approval in "${businessName}"`,
+      paragraphs: [
+        _sentence(`Approving would: ${gate.summary}`),
+        `Nothing happens unless an owner approves. Sign in to approve or decline.`,
+      ],
+      action: { label: "Review the request", url: link },
+      reason: `You get this because you are an owner of "${businessName}" on Vestibule, ` +
+        `and every owner is asked.`,
+      origin: deps.authUrl,
+    }))
   );
 }
 
@@ -454,12 +462,27 @@ async function _deliverDecision(deps: GatesDeps, gate: Gate, link: string): Prom
   }
   const account = await deps.accounts.getAccount(gate.requestedBy);
   if (!account) return "not sent: the requesting account no longer exists";
-  const { delivery, mutations } = deps.mailer.record({
+  const business = await deps.accounts.getBusiness(gate.businessId);
+  const businessName = business?.name ?? "your business";
+  const verdict = gate.status === "approved" ? "Approved" : "Declined";
+  const { delivery, mutations } = deps.mailer.record(composeMail({
     to: account.email,
-    subject: `Approval ${gate.status}: ${gate.tool}`,
-    text: `${gate.outcome ?? gate.summary}\n\nDetails: ${link}\n`,
-    link,
-  });
+    subject: `${verdict} in ${businessName}: ${_subjectPart(gate.summary)}`,
+    heading: `An owner ${verdict.toLowerCase()} what your agent "${gate.clientName}" asked ` +
+      `for in "${businessName}"`,
+    paragraphs: [
+      _sentence(`The request: ${gate.summary}`),
+      gate.status === "declined"
+        ? "Nothing was changed."
+        : gate.applied
+        ? _sentence(`Done: ${gate.outcome ?? gate.summary}`)
+        : _sentence(gate.outcome ?? "Approved, but not applied"),
+    ],
+    action: { label: "See the approval", url: link },
+    reason: `You get this because your agent asked for this approval in "${businessName}" and ` +
+      `your approval e-mails are on (the notification settings of your agents' tools).`,
+    origin: deps.authUrl,
+  }));
   await deps.store.commit([], mutations);
   const state = await deps.mailer.dispatch(delivery);
   if (state === "sent") return `e-mailed to ${account.email}`;
@@ -469,3 +492,11 @@ async function _deliverDecision(deps: GatesDeps, gate: Gate, link: string): Prom
   // Recorded but not yet accepted by the mail server: the outbox keeps retrying it.
   return `queued for ${account.email}: not sent yet, the outbox retries it`;
 }
+
+/** A summary short enough for a subject line (the mail's first lines carry it whole). */
+function _subjectPart(summary: string): string {
+  return summary.length <= 90 ? summary : `${summary.slice(0, 89).trimEnd()}…`;
+}
+
+/** Text that ends as a sentence does, whether or not it came with its full stop. */
+const _sentence = (text: string) => /[.!?]$/.test(text) ? text : `${text}.`;

@@ -6,6 +6,7 @@ import * as v from "valibot";
 import { BusinessNameSchema } from "../../accounts/schemas.ts";
 import { READ } from "../../mcp/tool.ts";
 import { ToolError } from "../../mcp/tool.ts";
+import { composeMail } from "../../mail/compose.ts";
 import {
   type Automation,
   AutomationSchema,
@@ -207,12 +208,23 @@ export function writeTools(services: WorkspaceServices) {
         if (!account) throw new ToolError("Your account no longer exists");
         const link = gates.approvalsUrl;
         try {
-          await mailer.send({
+          const business = await accounts.getBusiness(auth.businessId);
+          const businessName = business?.name ?? "your business";
+          await mailer.send(composeMail({
             to: account.email,
-            subject: "Test approval notification",
-            text: `This is a test. Approval requests of your agents appear at ${link}\n`,
-            link,
-          });
+            subject: `Test notification from ${businessName} on Vestibule`,
+            heading: `Your approval notifications for "${businessName}" reach you`,
+            paragraphs: [
+              `This is a test an agent sent at your request: nothing needs approving. When an ` +
+              `agent asks for an owner's approval in "${businessName}", or an owner decides what ` +
+              `your agent asked for, you get a mail like this one.`,
+              `Every approval of your businesses is also listed on your approvals page.`,
+            ],
+            action: { label: "Open your approvals", url: link },
+            reason: `You get this because an agent you connected to "${businessName}" asked ` +
+              `for a test notification (send_test_notification).`,
+            origin: new URL(link).origin,
+          }));
         } catch {
           throw new ToolError("The test notification could not be sent; try again later");
         }

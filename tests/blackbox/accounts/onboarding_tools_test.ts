@@ -122,7 +122,7 @@ Deno.test("onboarding account tools send mail only when the account holder autho
         assert.equal(result.structuredContent?.status, "sent");
         const mail = (await outbox.read()).at(-1)!;
         assert.equal(mail.to, "agent.owner@example.com");
-        assert.equal(mail.subject, "Confirm your Vestibule sign-up");
+        assert.equal(mail.subject, "Confirm your sign-up for Agent Shop on Vestibule");
         assert.ok(!JSON.stringify(result).includes(new URL(mail.link).searchParams.get("token")!));
         const browser = new Browser();
         assert.equal((await followLink(browser, mail.link)).status, 303);

@@ -180,6 +180,7 @@ Deno.test("sign-in and sign-up mail is rate limited per e-mail and per client ad
       const early = await send("/sign-in", "busy@example.com");
       assert.equal(early.status, 429, "a second short of 3 minutes");
       assert.equal(early.response.headers.get("Retry-After"), "1");
+      assert.match(early.text, /Try again in 1 minute\./, "one minute, not 1 minutes");
       clock.advance(1_000);
       assert.equal((await send("/sign-in", "busy@example.com")).status, 200);
       assert.equal((await send("/sign-in", "busy@example.com")).status, 429);

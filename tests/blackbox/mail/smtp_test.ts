@@ -28,16 +28,33 @@ Deno.test("sign-up and sign-in by mail through a real SMTP server with STARTTLS 
       assert.equal(mail!.user, "vestibule@example.com");
       assert.deepEqual(mail!.envelopeTo, ["owner@example.com"]);
       assert.equal(mail!.headers.get("From"), FROM);
-      assert.equal(mail!.headers.get("Subject"), "Confirm your Vestibule sign-up");
+      assert.equal(mail!.headers.get("Subject"), "Confirm your sign-up for Acme on Vestibule");
       assert.equal(mail!.headers.get("Auto-Submitted"), "auto-generated");
       assert.match(mail!.headers.get("Message-ID")!, /^<[0-9a-z]+-[0-9a-f-]{36}@example\.com>$/);
       assert.ok(!Number.isNaN(Date.parse(mail!.headers.get("Date")!)));
-      assert.match(mail!.headers.get("Content-Type")!, /^text\/plain; charset=utf-8$/);
+      // Text and HTML alternatives of one mail, the text first (RFC 2046 §5.1.4: the plainest).
+      assert.match(mail!.headers.get("Content-Type")!, /^multipart\/alternative;/);
+      assert.deepEqual(mail!.parts, ["text/plain", "text/html"]);
       const lines = mail!.text.split("\n");
+      assert.equal(lines[0], 'Confirm to create "Acme" on Vestibule', "the first line says what");
       const link = lines.find((line) => line.startsWith(`${auth}/sign-in/verify?token=`));
       assert.ok(link, "the link is on a line of its own");
       assert.match(mail!.text, /within 15 minutes/);
-      assert.match(mail!.text, /If this was not you, ignore this mail/);
+      // The footer: why this address gets it, and which Vestibule sent it.
+      assert.ok(
+        mail!.text.includes(
+          `-- \nYou get this because someone asked to sign up on Vestibule with this address at ` +
+            `${auth}. If it wasn't you, ignore this mail.\nSent by Vestibule at ${auth}.\n`,
+        ),
+        mail!.text,
+      );
+      const html = mail!.html!;
+      assert.match(html, /^<!doctype html>\s*<html lang="en">/);
+      assert.ok(html.includes(`<a href="${link.replaceAll("&", "&amp;")}"`), "the button");
+      assert.ok(html.includes("Confirm to create &quot;Acme&quot; on Vestibule</h1>"));
+      assert.ok(html.includes("You get this because someone asked to sign up on Vestibule"));
+      // Inline styles only (mail clients drop stylesheets) and nothing to load.
+      assert.doesNotMatch(html, /<style|<link|<img|<script/i);
       const done = await followLink(browser, link);
       assert.equal(done.status, 303);
       assert.equal(done.response.headers.get("Location"), `${auth}/account`);

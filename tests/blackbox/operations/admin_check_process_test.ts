@@ -42,7 +42,7 @@ Deno.test("admin check --live as a process: ok with the admin task's permissions
       newer.stdout,
       new RegExp(`^fault the store is at schema version ${CURRENT_SCHEMA + 1}, newer`, "m"),
     );
-    assert.equal(newer.stderr, "vestibule admin check: 1 fault(s)\n");
+    assert.equal(newer.stderr, "vestibule admin check: 1 fault\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

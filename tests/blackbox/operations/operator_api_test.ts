@@ -597,8 +597,8 @@ Deno.test("replaceCatalogue: replaced wholly, or not at all", async (t) => {
           "replaceCatalogue",
           "operator",
           null,
-          "Replaced the catalogue: 2 workflows, 1 triggers, 1 packs, 1 invoices, plan growth " +
-          "(1 records no longer listed removed)",
+          "Replaced the catalogue: 2 workflows, 1 trigger, 1 pack, 1 invoice, plan growth " +
+          "(1 record no longer listed removed)",
         ]],
       );
     });

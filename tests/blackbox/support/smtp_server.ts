@@ -5,8 +5,12 @@ export interface ReceivedMail {
   readonly envelopeTo: string[];
   readonly user: string | null;
   readonly headers: Headers;
-  /** The text body, transfer encoding undone. */
+  /** The text body (of a multipart message: its text/plain part), transfer encoding undone. */
   readonly text: string;
+  /** The text/html part of a multipart message, transfer encoding undone; null without one. */
+  readonly html: string | null;
+  /** The content types of a multipart message's parts, in order; empty for a single part. */
+  readonly parts: readonly string[];
 }
 
 export interface SmtpServerOptions {
@@ -174,8 +178,31 @@ function _concat(chunks: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** Headers (unfolded) and a single-part body; enough for the mail Vestibule sends. */
+/** Headers (unfolded) and the body: a single part, or a multipart's text and HTML parts. */
 function _parse(raw: string, envelopeTo: string[], user: string | null): ReceivedMail {
+  const { headers, body } = _entity(raw);
+  const boundary = headers.get("Content-Type")?.match(/^multipart\/[^;]+;.*boundary="?([^";]+)"?/i)
+    ?.[1];
+  if (boundary === undefined) {
+    return { envelopeTo, user, headers, text: body, html: null, parts: [] };
+  }
+  // RFC 2046 §5.1.1: parts between "--boundary" lines, the last closed by "--boundary--".
+  const parts = raw.slice(raw.indexOf("\r\n\r\n") + 4).split(`--${boundary}`).slice(1, -1)
+    .map((part) => _entity(part.replace(/^\r\n/, "").replace(/\r\n$/, "")));
+  const typeOf = (part: { headers: Headers }) =>
+    (part.headers.get("Content-Type") ?? "text/plain").split(";")[0]!.trim().toLowerCase();
+  return {
+    envelopeTo,
+    user,
+    headers,
+    text: parts.find((p) => typeOf(p) === "text/plain")?.body ?? "",
+    html: parts.find((p) => typeOf(p) === "text/html")?.body ?? null,
+    parts: parts.map(typeOf),
+  };
+}
+
+/** One entity's headers (unfolded) and its body, transfer encoding undone. */
+function _entity(raw: string): { headers: Headers; body: string } {
   const split = raw.indexOf("\r\n\r\n");
   const headers = new Headers();
   for (const line of raw.slice(0, split).replace(/\r\n[ \t]+/g, " ").split("\r\n")) {
@@ -197,5 +224,5 @@ function _parse(raw: string, envelopeTo: string[], user: string | null): Receive
       Uint8Array.from(atob(body.replace(/\s/g, "")), (c) => c.charCodeAt(0)),
     );
   }
-  return { envelopeTo, user, headers, text: body.replaceAll("\r\n", "\n") };
+  return { headers, body: body.replaceAll("\r\n", "\n") };
 }

@@ -254,14 +254,21 @@ Deno.test("a new gate mails each owner once: the link, what it would do, which a
     const mails = (await outbox.read()).filter((m) => m.link === pending.approvalUrl);
     assert.deepEqual(mails.map((m) => m.to).sort(), ["co-owner@example.com", "owner@example.com"]);
     for (const mail of mails) {
-      assert.equal(mail.subject, "Approval needed in Acme Outdoor: draft_skill");
-      assert.ok(mail.text.includes(`Approving would: ${pending.summary}`), mail.text);
-      assert.ok(
-        mail.text.includes('The agent "skill-writer" asks on behalf of member@example.com'),
+      // What approving would do, in the approval's own words, not the tool's id (draft_skill).
+      assert.equal(
+        mail.subject,
+        'Approval needed in Acme Outdoor: Install the skill "Refund notes": Writes refund notes',
       );
+      assert.equal(
+        mail.text.split("\n")[0],
+        'member@example.com\'s agent "skill-writer" asks for your approval in "Acme Outdoor"',
+      );
+      assert.ok(mail.text.includes(`Approving would: ${pending.summary}`), mail.text);
       assert.ok(mail.text.includes(pending.approvalUrl));
-      // The approval page's address is the only link: no token, code or sign-in link.
-      assert.deepEqual(mail.text.match(/https?:\/\/\S+/g), [pending.approvalUrl]);
+      // The approval page's address is the only link (beside the footer's origin): no token,
+      // code or sign-in link.
+      const links = mail.text.match(/https?:\/\/[^\s]+[^\s.]/g);
+      assert.deepEqual(new Set(links), new Set([pending.approvalUrl, ws.server.authUrl]));
     }
   } finally {
     await ws.close();

@@ -37,7 +37,10 @@ Deno.test("mail-test sends one message over SMTP and reports the server's reply"
     assert.match(report.reply, /^250 /);
     assert.doesNotMatch(result.out + result.err, /hunter2/);
     assert.equal(smtp.received.length, 1);
-    assert.equal(smtp.received[0]!.headers.get("Subject"), "Vestibule test message");
+    assert.equal(
+      smtp.received[0]!.headers.get("Subject"),
+      "Test message from Vestibule at localhost:8001",
+    );
     assert.deepEqual(smtp.received[0]!.envelopeTo, ["me@example.com"]);
   } finally {
     await smtp.close();

@@ -29,7 +29,7 @@ Deno.test("list-outbox shows waiting and failed mail without its link; retry-del
     assert.doesNotMatch(listed.out, /token|verify|https?:/, "no link in the listing");
     const [delivery, ...others] = JSON.parse(listed.out).deliveries;
     assert.equal(others.length, 0);
-    assert.equal(delivery.message, "new@example.com: Confirm your Vestibule sign-up");
+    assert.equal(delivery.message, "new@example.com: Confirm your sign-up for New Co on Vestibule");
     assert.equal(delivery.state, "failed");
     assert.equal(delivery.lastError, "550 5.1.1 mailbox unknown");
 
@@ -117,7 +117,7 @@ Deno.test("list-outbox shows a sign-up mail whose link expired before the mail s
     assert.deepEqual(
       [delivery.message, delivery.state, delivery.lastError],
       [
-        "new@example.com: Confirm your Vestibule sign-up",
+        "new@example.com: Confirm your sign-up for New Co on Vestibule",
         "failed",
         "link expired before it could be sent",
       ],

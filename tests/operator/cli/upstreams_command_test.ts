@@ -219,13 +219,13 @@ Deno.test("check reads the upstreams file offline, and with --live reaches each 
     await withUpstreamsFile(file, async (path, dir) => {
       assert.deepEqual(await upstreamChecks(null, true), [], "no upstreams, no lines");
       assert.deepEqual(await upstreamChecks(path, false), [
-        { level: "ok", what: "2 upstream(s) declared: tiny, gone", where: "VESTIBULE_UPSTREAMS" },
+        { level: "ok", what: "2 upstreams declared: tiny, gone", where: "VESTIBULE_UPSTREAMS" },
       ]);
       const live = await upstreamChecks(path, true);
       assert.deepEqual(live.slice(1), [
         {
           level: "ok",
-          what: "upstream tiny answers (protocol 2025-11-25) with 1 tool(s) and 1 hidden",
+          what: "upstream tiny answers (protocol 2025-11-25) with 1 tool and 1 hidden",
           where: tiny.url,
         },
         {

@@ -41,6 +41,17 @@ Deno.test("gates", async (t) => {
       const [entry] = await f.audit.list(b);
       assert.equal(entry?.actor, "agent");
       assert.equal(entry?.gateId, result.gate.id);
+      const asked = f.sent.filter((m) => m.link === f.gates.approvalUrl(result.gate.id));
+      assert.deepEqual(asked.map((m) => m.to), ["owner@example.com"], "every owner, no member");
+      assert.equal(
+        asked[0]!.subject,
+        'Approval needed in Acme: Start one run of the paid workflow "Refunds", billed $0.40',
+      );
+      assert.equal(
+        asked[0]!.text.split("\n")[0],
+        'member@example.com\'s agent "Client One" asks for your approval in "Acme"',
+      );
+      assert.match(asked[0]!.text, /because you are an owner of "Acme"/);
     });
 
     await t.step("a request that cannot apply is refused with the reason", async () => {
@@ -85,7 +96,16 @@ Deno.test("gates", async (t) => {
       assert.equal(gate?.applied, true);
       assert.equal(gate?.deliveries, 1);
       assert.equal(gate?.lastDelivery, "e-mailed to member@example.com");
-      assert.equal(f.sent.at(-1)?.subject, "Approval approved: start_workflow");
+      // Human words: the business and the approval's own summary (name and cost), no tool id.
+      const decided = f.sent.at(-1)!;
+      assert.equal(
+        decided.subject,
+        'Approved in Acme: Start one run of the paid workflow "Refunds", billed $0.40',
+      );
+      assert.equal(
+        decided.text.split("\n")[0],
+        'An owner approved what your agent "Client One" asked for in "Acme"',
+      );
     });
 
     await t.step("declining changes nothing and is logged as a human decision", async () => {
