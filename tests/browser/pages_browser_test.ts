@@ -71,6 +71,11 @@ Deno.test({
         await visit(`${auth}/agents`, "43-agents-guide");
       });
 
+      await t.step("the error pages of both origins people browse", async () => {
+        await visit(`${base}/no-such-page`, "49-not-found-site", 404);
+        await visit(`${auth}/no-such-page`, "49-not-found-auth", 404);
+      });
+
       await t.step("sign-up, sign-in with what waits, the mail sent, a dead link", async () => {
         await visit(`${auth}/sign-up`, "44-sign-up");
         const path = new URL(waiting).pathname;
@@ -108,6 +113,10 @@ Deno.test({
           await checkPage(page, "52-approval-confirmed");
           await page.goto(`${auth}/account`);
           await checkPage(page, "53-account-owner");
+          await page.getByRole("link", { name: "Audit log" }).first().click();
+          await page.waitForLoadState();
+          assert.equal(new URL(page.url()).pathname, "/account/audit");
+          await checkPage(page, "53-audit-log");
           await page.goto(`${auth}/sign-out`);
           await checkPage(page, "54-sign-out");
         },

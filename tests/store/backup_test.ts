@@ -92,5 +92,5 @@ Deno.test("a malformed backup is refused before anything is written, naming the 
     `${header}\n{"key":["a"],"value":{"$bigint":"x"},"expiresAt":null}`,
     /line 2: malformed \$bigint/,
   );
-  refused(header, /announces 1 records and the file holds 0/);
+  refused(header, /announces 1 record and the file holds 0/);
 });
