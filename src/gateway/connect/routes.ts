@@ -7,7 +7,7 @@
  */
 import * as v from "valibot";
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
-import { withHtmlErrors } from "../../http/errors.ts";
+import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { readForm } from "../../http/form.ts";
 import type { Handler } from "../../http/handler.ts";
 import { htmlResponse, jsonResponse } from "../../http/responses.ts";
@@ -73,8 +73,6 @@ const _page = (body: string, status = 200, csp?: string) =>
     status,
     headers: { ...NO_STORE, ...(csp === undefined ? {} : { "Content-Security-Policy": csp }) },
   });
-const _see = (location: string) =>
-  new Response(null, { status: 303, headers: { Location: location, ...NO_STORE } });
 
 export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   const { store, accounts, sessions, connections } = deps;
@@ -126,7 +124,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     const next = (await signIns.missing(accountId, businessId, scopes)).find((name) =>
       order.indexOf(name) > order.indexOf(current)
     );
-    if (next !== undefined) return _see(signIns.connectPath(next, businessId, held));
+    if (next !== undefined) return seeOther(signIns.connectPath(next, businessId, held));
     return await resumeConsent(store, deps.issuer, held, session.id) ?? _page(
       connectErrorPage(
         session.account.email,
@@ -205,19 +203,14 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   /** Signed in; otherwise `signedOut` answers (by default: sign in, then back here). */
   const signedIn = (
     handler: (request: Request, session: Session) => Promise<Response>,
-    signedOut = (url: URL) => _see(sessions.signInUrl(`${url.pathname}${url.search}`)),
+    signedOut?: (url: URL) => Response,
   ): Handler =>
-  async (request, context) => {
-    const session = await sessions.current(request);
-    if (!session) {
-      await request.body?.cancel();
-      return signedOut(new URL(request.url));
-    }
-    return await withHtmlErrors(
-      (request) => handler(request, session),
-      (error) => connectErrorPage(session.account.email, "Request refused", error.message),
-    )(request, context);
-  };
+    signedInPage(
+      sessions,
+      handler,
+      (session, error) => connectErrorPage(session.account.email, "Request refused", error.message),
+      signedOut,
+    );
 
   /** Off to the upstream's sign-in, or the page saying why that is not possible now. */
   const start = async (
@@ -237,7 +230,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
         text: `Connecting is not possible right now: ${started.problem}.`,
       }, 502);
     }
-    return _see(started.url);
+    return seeOther(started.url);
   };
 
   // The link (from /account, or in an agent's tool error) starts connecting at once when there
@@ -278,7 +271,9 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     const caller = { businessId: business.id, accountId: session.account.id };
     const consent = form.consent ?? null;
     if (form.action === "skip") {
-      if (consent === null) return _see(`/connections/${upstream.name}?business=${business.id}`);
+      if (consent === null) {
+        return seeOther(`/connections/${upstream.name}?business=${business.id}`);
+      }
       return await afterConsentStep(session, consent, upstream.name);
     }
     if (form.action === "disconnect") {

@@ -6,8 +6,7 @@
 import * as v from "valibot";
 import { readForm } from "../../http/form.ts";
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
-import { withHtmlErrors } from "../../http/errors.ts";
-import type { Handler } from "../../http/handler.ts";
+import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
@@ -46,23 +45,13 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
   const { sessions, accounts, gates } = deps;
 
   /** Signed in, or sent to sign in and back here. */
-  const signedIn =
-    (handler: (request: Request, session: Session) => Promise<Response>): Handler =>
-    async (request, context) => {
-      const session = await sessions.current(request);
-      if (!session) {
-        await request.body?.cancel();
-        const { pathname } = new URL(request.url);
-        return new Response(null, {
-          status: 303,
-          headers: { Location: sessions.signInUrl(pathname), "Cache-Control": "no-store" },
-        });
-      }
-      return await withHtmlErrors(
-        (request) => handler(request, session),
-        (error) => approvalErrorPage(session.account.email, "Request refused", error.message),
-      )(request, context);
-    };
+  const signedIn = (handler: (request: Request, session: Session) => Promise<Response>) =>
+    signedInPage(
+      sessions,
+      handler,
+      (session, error) =>
+        approvalErrorPage(session.account.email, "Request refused", error.message),
+    );
 
   /** The gate when the account belongs to its business; null reads as "not found" to others. */
   const visibleGate = async (request: Request, session: Session) => {
@@ -196,13 +185,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
               409,
             );
           case "decided":
-            return new Response(null, {
-              status: 303,
-              headers: {
-                Location: `/approvals/${gate.id}?decided`,
-                "Cache-Control": "no-store",
-              },
-            });
+            return seeOther(`/approvals/${gate.id}?decided`);
         }
       }),
     },

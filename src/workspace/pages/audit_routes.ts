@@ -4,9 +4,9 @@
  * "not found", as on /approvals; signed-out visitors are sent to sign in and back.
  */
 import * as v from "valibot";
-import type { Accounts, Sessions } from "../../accounts/model.ts";
-import { HttpError, withHtmlErrors } from "../../http/errors.ts";
-import type { Handler } from "../../http/handler.ts";
+import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
+import { signedInPage } from "../../accounts/signed_in.ts";
+import { HttpError } from "../../http/errors.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import type { AuditLog } from "../domain/audit.ts";
@@ -77,7 +77,8 @@ function _cursor(query: { older: string; newer: string }): AuditCursor | null {
 export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: MethodHandlers } {
   const { accounts, sessions, audit } = deps;
 
-  const show = (email: string, accountId: string): Handler => async (request) => {
+  const show = async (request: Request, session: Session): Promise<Response> => {
+    const { email, id: accountId } = session.account;
     const parsed = v.safeParse(
       AuditQuerySchema,
       Object.fromEntries(new URL(request.url).searchParams),
@@ -157,29 +158,16 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
 
   return {
     page: {
-      GET: async (request, context) => {
-        const session = await sessions.current(request);
-        if (!session) {
-          const { pathname, search } = new URL(request.url);
-          return new Response(null, {
-            status: 303,
-            headers: {
-              Location: sessions.signInUrl(pathname + search),
-              "Cache-Control": "no-store",
-            },
-          });
-        }
-        const { email, id } = session.account;
-        return await withHtmlErrors(
-          show(email, id),
-          (error) =>
-            auditErrorPage(
-              email,
-              error.status === 404 ? "Audit log not found" : "Request refused",
-              error.message,
-            ),
-        )(request, context);
-      },
+      GET: signedInPage(
+        sessions,
+        show,
+        (session, error) =>
+          auditErrorPage(
+            session.account.email,
+            error.status === 404 ? "Audit log not found" : "Request refused",
+            error.message,
+          ),
+      ),
     },
   };
 }
