@@ -115,6 +115,11 @@ Deno.test("the connect page's forms may go on to the upstream's sign-in and, fro
     const fromConsent = await owner.get(held.href);
     assert.equal(fromConsent.status, 200, fromConsent.text);
     assert.equal(formAction(fromConsent), `'self' ${upstream.issuer} http://127.0.0.1:8976`);
+
+    // A name with a malformed escape is no upstream: the page says so, never a server error.
+    const malformed = await owner.get(`${fx.auth}/connections/%E0%A4%A?business=${ws.businessId}`);
+    assert.equal(malformed.status, 404, malformed.text);
+    assert.match(malformed.text, /There is no such service to connect in your businesses/);
   } finally {
     await setup.close();
   }
