@@ -2,18 +2,15 @@
 // pages without overlap or gap, filters that combine and stay in the paging links, and a bad
 // field is a 400 page naming it.
 import assert from "node:assert/strict";
-import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import {
   Browser,
-  followLink,
   type Page,
+  signInThroughForms,
   signUpThroughForms,
-  submitForm,
-  tempOutbox,
 } from "../support/accounts_browser.ts";
-import { startTestServer } from "../support/harness.ts";
+import { ownerFixture } from "../support/owner_fixture.ts";
 
 const HOUR = 3_600_000;
 const FIRST = Date.UTC(2026, 2, 1); // entry i at FIRST + i hours: 24 a day from 1 March
@@ -30,26 +27,11 @@ const linkOf = (page: Page, label: "Older" | "Newer") => {
 };
 
 Deno.test("the audit page pages and filters a business's log for its owners", async (t) => {
-  const outbox = await tempOutbox();
-  const server = await startTestServer({
-    VESTIBULE_MAIL: outbox.env,
-    VESTIBULE_RATE_LIMITS: "off",
-  });
-  const auth = server.authUrl;
-  const accounts = createAccounts(server.store, Date.now);
+  const { server, auth, outbox, accounts, owner, account: ownerAccount, business } =
+    await ownerFixture("owner@example.com", "Audit Ltd");
   try {
-    const owner = new Browser();
-    await signUpThroughForms(owner, auth, outbox, "owner@example.com", "Audit Ltd");
-    const ownerAccount = (await accounts.findAccountByEmail("owner@example.com"))!;
-    const business = (await accounts.listBusinessesOf(ownerAccount.id))[0]!.business;
     const member = await accounts.addMember(business.id, "member@example.com", "member");
-    const signIn = async (email: string) => {
-      const browser = new Browser();
-      await submitForm(browser, `${auth}/sign-in`, `${auth}/sign-in`, { email });
-      await followLink(browser, (await outbox.read()).at(-1)!.link);
-      return browser;
-    };
-    const memberBrowser = await signIn("member@example.com");
+    const memberBrowser = await signInThroughForms(auth, outbox, "member@example.com");
     const stranger = new Browser();
     await signUpThroughForms(stranger, auth, outbox, "stranger@example.com", "Else");
 

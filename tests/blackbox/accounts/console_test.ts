@@ -1,30 +1,14 @@
 // /account as the owner's console, over HTTP on the real server: agents by name (ids on demand),
 // the members for an owner, the empty states in words, the audit log linked for owners only.
 import assert from "node:assert/strict";
-import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
-import {
-  Browser,
-  followLink,
-  signUpThroughForms,
-  submitForm,
-  tempOutbox,
-} from "../support/accounts_browser.ts";
-import { startTestServer } from "../support/harness.ts";
+import { signInThroughForms } from "../support/accounts_browser.ts";
+import { ownerFixture } from "../support/owner_fixture.ts";
 
 Deno.test("/account is a console of each business: agents by name, members, approvals, audit link", async (t) => {
-  const outbox = await tempOutbox();
-  const server = await startTestServer({
-    VESTIBULE_MAIL: outbox.env,
-    VESTIBULE_RATE_LIMITS: "off",
-  });
-  const auth = server.authUrl;
-  const accounts = createAccounts(server.store, Date.now);
+  const { server, auth, outbox, accounts, owner, account: ownerAccount, business } =
+    await ownerFixture("owner@example.com", "Console Ltd");
   try {
-    const owner = new Browser();
-    await signUpThroughForms(owner, auth, outbox, "owner@example.com", "Console Ltd");
-    const ownerAccount = (await accounts.findAccountByEmail("owner@example.com"))!;
-    const business = (await accounts.listBusinessesOf(ownerAccount.id))[0]!.business;
     const member = await accounts.addMember(business.id, "member@example.com", "member");
     const grant = await issueGrant({ config: server.config, store: server.store, now: Date.now }, {
       accountId: ownerAccount.id,
@@ -33,11 +17,7 @@ Deno.test("/account is a console of each business: agents by name, members, appr
       clientName: "Claude Desktop",
       scopes: ["app.access", "billing.read"],
     });
-    const memberBrowser = new Browser();
-    await submitForm(memberBrowser, `${auth}/sign-in`, `${auth}/sign-in`, {
-      email: "member@example.com",
-    });
-    await followLink(memberBrowser, (await outbox.read()).at(-1)!.link);
+    const memberBrowser = await signInThroughForms(auth, outbox, "member@example.com");
 
     await t.step("an agent reads by its name; its ids only on demand", async () => {
       const page = await owner.get(`${auth}/account`);

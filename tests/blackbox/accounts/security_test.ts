@@ -1,6 +1,5 @@
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import assert from "node:assert/strict";
-import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { getGrant } from "../../../src/oauth/grants.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import {
@@ -13,6 +12,7 @@ import {
 } from "../support/accounts_browser.ts";
 import { manualClock } from "../../store/store_contract.ts";
 import { startTestServer } from "../support/harness.ts";
+import { ownerFixture } from "../support/owner_fixture.ts";
 
 Deno.test("account forms refuse a missing or wrong CSRF token", async (t) => {
   const outbox = await tempOutbox();
@@ -253,18 +253,11 @@ Deno.test("account forms answer bad bodies with precise errors, never a 500", as
 });
 
 Deno.test("/account lists authorized clients per business and revokes them", async (t) => {
-  const outbox = await tempOutbox();
-  const server = await startTestServer({
-    VESTIBULE_MAIL: outbox.env,
-    VESTIBULE_RATE_LIMITS: "off",
-  });
-  const auth = server.authUrl;
-  const accounts = createAccounts(server.store, Date.now);
+  const { server, auth, accounts, owner: browser, account, business } = await ownerFixture(
+    "grants@example.com",
+    "Grants Ltd",
+  );
   try {
-    const browser = new Browser();
-    await signUpThroughForms(browser, auth, outbox, "grants@example.com", "Grants Ltd");
-    const account = (await accounts.findAccountByEmail("grants@example.com"))!;
-    const business = (await accounts.listBusinessesOf(account.id))[0]!.business;
     const mine = await issueGrant({ config: server.config, store: server.store, now: Date.now }, {
       accountId: account.id,
       businessId: business.id,

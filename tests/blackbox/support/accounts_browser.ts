@@ -114,3 +114,17 @@ export async function signUpThroughForms(
   const confirmed = await followLink(browser, mails.at(-1)!.link);
   assert.equal(confirmed.status, 303, confirmed.text);
 }
+
+/** A new browser signed in as the existing account `email` through the form and its mail. */
+export async function signInThroughForms(
+  authUrl: string,
+  outbox: { read(): Promise<OutboxMail[]> },
+  email: string,
+): Promise<Browser> {
+  const browser = new Browser();
+  const sent = await submitForm(browser, `${authUrl}/sign-in`, `${authUrl}/sign-in`, { email });
+  assert.equal(sent.status, 200, sent.text);
+  const mail = (await outbox.read()).filter((m) => m.to === email).at(-1)!;
+  assert.equal((await followLink(browser, mail.link)).status, 303);
+  return browser;
+}

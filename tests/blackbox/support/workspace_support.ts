@@ -1,11 +1,10 @@
 // Shared set-up of the workspace black-box tests: a real server, an owner and a member of
 // one business, real access tokens from the OAuth grant code, and a small MCP caller.
-import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import type { Accounts } from "../../../src/accounts/model.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import { createWorkspace, type Workspace } from "../../../src/workspace/domain/workspace.ts";
-import { Browser, followLink, submitForm, type tempOutbox } from "./accounts_browser.ts";
+import { type Browser, signInThroughForms, type tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer, type TestServerOptions } from "./harness.ts";
 
 export const PROTOCOL_VERSION = "2025-06-18";
@@ -102,11 +101,5 @@ export async function signIn(
   outbox: Awaited<ReturnType<typeof tempOutbox>>,
   email: string,
 ): Promise<Browser> {
-  const browser = new Browser();
-  const { authUrl } = ws.server;
-  const sent = await submitForm(browser, `${authUrl}/sign-in`, `${authUrl}/sign-in`, { email });
-  assert.equal(sent.status, 200, sent.text);
-  const mail = (await outbox.read()).filter((m) => m.to === email).at(-1)!;
-  assert.equal((await followLink(browser, mail.link)).status, 303);
-  return browser;
+  return await signInThroughForms(ws.server.authUrl, outbox, email);
 }
