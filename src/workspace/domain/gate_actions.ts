@@ -6,7 +6,7 @@ import * as v from "valibot";
 import type { Accounts } from "../../accounts/model.ts";
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
 import type { Delivery } from "../../outbox/outbox.ts";
-import type { AtomicCheck, Mutation } from "../../store/store.ts";
+import type { AtomicCheck, Entry, Key, Mutation } from "../../store/store.ts";
 import { CONNECTION_KINDS, PLANS } from "./records.ts";
 import { type Workspace } from "./workspace.ts";
 
@@ -87,6 +87,15 @@ export const GateActionSchema = v.variant("type", [
   }),
 ]);
 export type GateAction = v.InferOutput<typeof GateActionSchema>;
+export type ActionOf<T extends GateAction["type"]> = Extract<GateAction, { type: T }>;
+/** Who approved, and the gate: what a planner records of the decision. */
+export type Approval = { readonly accountId: string; readonly gateId: string };
+
+/** The check that a record read at `key` (or found absent) is still as it was read. */
+export const unchanged = (key: Key, entry: Entry<unknown> | null): AtomicCheck => ({
+  key,
+  version: entry?.version ?? null,
+});
 
 export interface PlanDeps {
   readonly workspace: Workspace;

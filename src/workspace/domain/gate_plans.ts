@@ -4,7 +4,7 @@
  * decision, its effect and its audit entry commit together, exactly once, and only while what the
  * decision read still holds. One planner per action.
  */
-import type { AtomicCheck, Entry, Key, Mutation } from "../../store/store.ts";
+import type { Mutation } from "../../store/store.ts";
 import {
   type Automation,
   type Connection,
@@ -14,20 +14,22 @@ import {
   type Subscription,
   type Trigger,
 } from "./records.ts";
-import type { UpstreamHold, UpstreamPin } from "./upstream_pins.ts";
 import { NO_SUBSCRIPTION } from "./workspace.ts";
 import { recordInvitation, roleWithArticle } from "./invitations.ts";
+import { planCallUpstream } from "./upstream_call_plan.ts";
+import { planApproveToolDefinition } from "./tool_definition_plan.ts";
 
 import {
+  type ActionOf,
+  type Approval,
   type GateAction,
   type Plan,
   PLAN_PRICES,
   type PlanDeps,
   type PlanEvent,
+  unchanged,
 } from "./gate_actions.ts";
 
-type ActionOf<T extends GateAction["type"]> = Extract<GateAction, { type: T }>;
-type Approval = { readonly accountId: string; readonly gateId: string };
 type Planner<T extends GateAction["type"]> = (
   deps: PlanDeps,
   businessId: string,
@@ -48,12 +50,6 @@ function _connectionEvent(change: string, connection: Connection): PlanEvent {
     },
   };
 }
-
-/** The check that a record read at `key` (or found absent) is still as it was read. */
-const _unchanged = (key: Key, entry: Entry<unknown> | null): AtomicCheck => ({
-  key,
-  version: entry?.version ?? null,
-});
 
 /**
  * Exactly what approving would do, in the words the owner reads on the approval page.
@@ -89,8 +85,8 @@ const PLANNERS: { readonly [T in GateAction["type"]]: Planner<T> } = {
   install_skill: _planInstallSkill,
   reconcile_effect: _planReconcileEffect,
   change_billing: _planChangeBilling,
-  call_upstream: _planCallUpstream,
-  approve_tool_definition: _planApproveToolDefinition,
+  call_upstream: planCallUpstream,
+  approve_tool_definition: planApproveToolDefinition,
 };
 
 async function _planStartWorkflow(
@@ -101,7 +97,7 @@ async function _planStartWorkflow(
 ): Promise<Plan> {
   const { workspace, now } = deps;
   const workflow = await workspace.workflows.get(businessId, action.workflowId);
-  const checks = [_unchanged(workspace.workflows.key(businessId, action.workflowId), workflow)];
+  const checks = [unchanged(workspace.workflows.key(businessId, action.workflowId), workflow)];
   if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}`, checks };
   if (workflow.value.status !== "active") {
     return { ok: false, reason: `Workflow ${workflow.value.name} is paused`, checks };
@@ -125,7 +121,7 @@ async function _planStartWorkflow(
   if (workflow.value.kind === "paid") {
     const subscription = await workspace.subscription.get(businessId);
     const current = subscription?.value ?? NO_SUBSCRIPTION;
-    checks.push(_unchanged(workspace.subscription.key(businessId), subscription));
+    checks.push(unchanged(workspace.subscription.key(businessId), subscription));
     mutations.push({
       type: "set",
       key: workspace.subscription.key(businessId),
@@ -164,7 +160,7 @@ async function _planCreateTrigger(
 ): Promise<Plan> {
   const { workspace, now } = deps;
   const workflow = await workspace.workflows.get(businessId, action.workflowId);
-  const checks = [_unchanged(workspace.workflows.key(businessId, action.workflowId), workflow)];
+  const checks = [unchanged(workspace.workflows.key(businessId, action.workflowId), workflow)];
   if (!workflow) return { ok: false, reason: `No workflow ${action.workflowId}`, checks };
   const trigger: Trigger = {
     id: crypto.randomUUID(),
@@ -233,7 +229,7 @@ async function _planChangeConnection(
   }
   const existing = await workspace.connections.get(businessId, action.connectionId);
   const checks = [
-    _unchanged(workspace.connections.key(businessId, action.connectionId), existing),
+    unchanged(workspace.connections.key(businessId, action.connectionId), existing),
   ];
   if (!existing) return { ok: false, reason: `No connection ${action.connectionId}`, checks };
   if (existing.value.kind !== action.kind) {
@@ -331,7 +327,7 @@ async function _planGrantAutomation(
   const limits = action.automaticActions;
   return {
     ok: true,
-    checks: [_unchanged(workspace.automation.key(businessId), existing)],
+    checks: [unchanged(workspace.automation.key(businessId), existing)],
     mutations: [{ type: "set", key: workspace.automation.key(businessId), value: automation }],
     event: {
       type: "automation.change_approved",
@@ -387,7 +383,7 @@ async function _planReconcileEffect(
 ): Promise<Plan> {
   const { workspace } = deps;
   const effect = await workspace.effects.get(businessId, action.effectId);
-  const checks = [_unchanged(workspace.effects.key(businessId, action.effectId), effect)];
+  const checks = [unchanged(workspace.effects.key(businessId, action.effectId), effect)];
   if (!effect) return { ok: false, reason: `No external write ${action.effectId}`, checks };
   if (effect.value.status !== "unknown") {
     return {
@@ -453,7 +449,7 @@ async function _planChangeBilling(
   const sentence = parts.join(", ");
   return {
     ok: true,
-    checks: [_unchanged(workspace.subscription.key(businessId), existing)],
+    checks: [unchanged(workspace.subscription.key(businessId), existing)],
     mutations: [{ type: "set", key: workspace.subscription.key(businessId), value: next }],
     event: {
       type: "billing.change_approved",
@@ -468,93 +464,5 @@ async function _planChangeBilling(
     outcome: `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}; the monthly price becomes ${
       money(next.monthlyCents)
     }`,
-  };
-}
-
-/** Nothing changes in the store: the call is made after the decision's commit, exactly once. */
-function _planCallUpstream(
-  deps: PlanDeps,
-  businessId: string,
-  action: ActionOf<"call_upstream">,
-  _approval: Approval,
-): Promise<Plan> {
-  const title = deps.upstreams.title(action.upstream, businessId);
-  if (deps.now() > action.expiresAt) {
-    return Promise.resolve({
-      ok: false,
-      reason: `The request expired at ${
-        new Date(action.expiresAt).toISOString()
-      }; the upstream was not called`,
-      checks: [],
-    });
-  }
-  if (title === null) {
-    return Promise.resolve({
-      ok: false,
-      reason: `The upstream ${action.upstream} no longer serves this business`,
-      checks: [],
-    });
-  }
-  return Promise.resolve({
-    ok: true,
-    checks: [],
-    mutations: [],
-    event: {
-      type: "upstream.call_approved",
-      data: {
-        upstream: action.upstream,
-        tool: action.tool,
-        argumentsSha256: action.argumentsSha256,
-      },
-    },
-    outcome: `Call the tool ${action.tool} of ${title} once, with the arguments shown`,
-    after: (gate) => deps.upstreams.callApproved(gate, action),
-  });
-}
-
-/**
- * The pin becomes the approved definition, and the hold that asked for it goes, unless the
- * upstream changed the tool again meanwhile (that hold waits for its own decision).
- */
-async function _planApproveToolDefinition(
-  deps: PlanDeps,
-  businessId: string,
-  action: ActionOf<"approve_tool_definition">,
-  approval: Approval,
-): Promise<Plan> {
-  const pins = deps.workspace.upstreamPins;
-  const title = deps.upstreams.title(action.upstream, businessId) ?? action.upstream;
-  const holdKey = pins.holdKey(businessId, action.upstream, action.tool);
-  const pinKey = pins.pinKey(businessId, action.upstream, action.tool);
-  const [hold, pin] = await Promise.all([
-    deps.workspace.store.get<UpstreamHold>(holdKey),
-    deps.workspace.store.get<UpstreamPin>(pinKey),
-  ]);
-  const definition = { ...action.definition, name: action.tool };
-  const words = action.change === "new"
-    ? `Serve the new tool ${action.tool} of ${title}`
-    : `Serve the changed definition of the tool ${action.tool} of ${title}`;
-  return {
-    ok: true,
-    checks: [_unchanged(holdKey, hold), _unchanged(pinKey, pin)],
-    mutations: [
-      pins.pin(businessId, action.upstream, {
-        definition,
-        hash: action.hash,
-        pinnedAt: deps.now(),
-        approvedBy: approval.accountId,
-      }),
-      ...(hold?.value.hash === action.hash ? [{ type: "delete" as const, key: holdKey }] : []),
-    ],
-    event: {
-      type: "upstream.definition_approved",
-      data: {
-        upstream: action.upstream,
-        tool: action.tool,
-        change: action.change,
-        sha256: action.hash,
-      },
-    },
-    outcome: words,
   };
 }
