@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { listed, startGatewayServer, until } from "../support/gateway_support.ts";
+import { connect, personBrowser, startPersonUpstream } from "../support/person_upstream_support.ts";
 
 const tool = (name: string): TinyTool => ({
   definition: { name, description: `The ${name} tool.`, inputSchema: { type: "object" } },
@@ -99,5 +100,23 @@ Deno.test("a gated or hidden name the upstream does not list holds its tools, an
   } finally {
     await ws.close();
     await Promise.all([shop.close(), vault.close(), good.close(), rename.close()]);
+  }
+});
+
+Deno.test("an upstream each person signs in to is held the same when its listing lacks a hidden name", async () => {
+  const setup = await startPersonUpstream({ entry: { hidden: ["whoamii"] } });
+  const { ws } = setup;
+  try {
+    const { token } = await ws.token(["app.access", "upstream.crm"]);
+    const done = await connect(setup, await personBrowser(setup), "alice");
+    assert.equal(done.status, 200, done.text);
+    // Connecting lists the upstream with alice's token; the listing lacks the hidden name.
+    await until("the unlisted name logged", () => unlistedLines(ws.server.logs).length > 0);
+    assert.deepEqual(unlistedLines(ws.server.logs), [["crm", "hidden", "whoamii", "whoami"]]);
+    assert.deepEqual((await ws.toolNames(token)).filter((n) => n.startsWith("crm__")), []);
+    const { message } = await ws.call(token, "crm__whoami", {});
+    assert.equal(message.result, undefined, JSON.stringify(message));
+  } finally {
+    await setup.close();
   }
 });
