@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { listed, startGatewayServer, until } from "../support/gateway_support.ts";
+import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";
 import { connect, personBrowser, startPersonUpstream } from "../support/person_upstream_support.ts";
 
 const tool = (name: string): TinyTool => ({
@@ -39,7 +40,7 @@ Deno.test("a gated or hidden name the upstream does not list holds its tools, an
     { name: "vault", title: "Vault", url: vault.url, hidden: ["secret_dumpp"] },
     { name: "good", title: "Good", url: good.url, gated: ["add"] },
     { name: "rename", title: "Rename", url: rename.url, gated: ["pay"] },
-  ]);
+  ], adminEnv());
   // `listed` walks the pages again when the list changed meanwhile (the rename below).
   const names = async (token: string) =>
     [...(await listed(ws, token, "")).keys()].filter((name) => name.includes("__"));
@@ -80,6 +81,13 @@ Deno.test("a gated or hidden name the upstream does not list holds its tools, an
         ["shop", "gated", "payy", "pay"],
         ["vault", "hidden", "secret_dumpp", "secret_dump"],
       ]);
+    });
+
+    await t.step("the operator listener says a held upstream is not up", async () => {
+      const text = await scrape(ws.server.adminUrl);
+      assert.equal(sample(text, 'vestibule_upstream_up{upstream="shop"}'), 0);
+      assert.equal(sample(text, 'vestibule_upstream_up{upstream="vault"}'), 0);
+      assert.equal(sample(text, 'vestibule_upstream_up{upstream="good"}'), 1);
     });
 
     await t.step("a gated tool renamed upstream holds that upstream's tools, logged", async () => {
