@@ -5,7 +5,9 @@
  * changed, after it comes back, and once a minute; tools/list reads what was listed last, so an
  * upstream that is slow or down never delays the others (one never listed is missing from it;
  * one that stopped answering keeps its last listing, and calls of its tools say it is down). Calls go to the upstream at once and
- * end, whatever happens, as a result: a failure is an isError result in plain words.
+ * end, whatever happens, as a result: a failure is an isError result in plain words. An
+ * upstream whose listing lacks a tool its `gated`, `hidden` or `scopes` name is held: it serves
+ * no tool until the listing has them all (unlisted_names.ts).
  */
 import { logEvent, type LogSink } from "../http/request_log.ts";
 import { canonicalSha256 } from "../canonical_json.ts";
@@ -19,6 +21,7 @@ import {
 import type { UpstreamConfig, UpstreamsConfig } from "../config/upstreams.ts";
 import { parseBearerChallenge } from "./connect/discovery.ts";
 import { countOf } from "../count_words.ts";
+import { heldProblem, logUnlisted, type UnlistedName, unlistedNames } from "./unlisted_names.ts";
 
 /** A listed tool and the SHA-256 of its canonical definition (what a pin compares). */
 export interface LiveTool {
@@ -26,7 +29,8 @@ export interface LiveTool {
   readonly hash: string;
 }
 
-export type UpstreamState = "starting" | "ready" | "down";
+/** `held`: it answers, but lacks a tool the file names, so none of its tools are served. */
+export type UpstreamState = "starting" | "ready" | "down" | "held";
 
 /** How a call ended, for the audit log and the metrics (a bounded set). */
 export type CallOutcome = "ok" | "tool_error" | "not_connected" | UpstreamError["kind"];
@@ -50,9 +54,9 @@ export interface CallRecord {
 export interface LiveUpstream {
   readonly config: UpstreamConfig;
   readonly state: UpstreamState;
-  /** Tools by upstream name as last listed; null until the first listing succeeds. */
+  /** Tools by upstream name as last listed (none while held); null until the first listing. */
   readonly tools: ReadonlyMap<string, LiveTool> | null;
-  /** Why the last listing or call failed, in words (no secrets); null while it answers. */
+  /** Why the last listing or call failed, or why it is held, in words (no secrets); else null. */
   readonly problem: string | null;
   /** Goes up whenever `tools` or `state` changes (caches key on it). */
   readonly generation: number;
@@ -187,9 +191,13 @@ function _live(
   const list = async () => {
     try {
       const listed = await client.listTools(AbortSignal.timeout(config.timeoutMs));
-      const next = liveTools(config, listed);
-      if (state !== "ready" || !sameTools(tools, next)) generation++;
-      if (state !== "ready") {
+      const { tools: next, unlisted } = liveTools(config, listed);
+      const held = unlisted.length === 0 ? null : heldProblem(config, unlisted);
+      const nextState = held === null ? "ready" : "held";
+      if (state !== nextState || !sameTools(tools, next)) generation++;
+      // Once each time it becomes held or what it lacks changes, not every minute.
+      if (held !== null && held !== problem) logUnlisted(log, config, unlisted);
+      if (held === null && state !== "ready") {
         logEvent(log, {
           level: "info",
           message: "upstream listed",
@@ -198,8 +206,8 @@ function _live(
         });
       }
       tools = next;
-      state = "ready";
-      problem = null;
+      state = nextState;
+      problem = held;
       retryMs = retryMinMs;
       schedule(refreshMs);
     } catch (error) {
@@ -277,17 +285,22 @@ function _wantsPersonSignIn(error: unknown): boolean {
     parseBearerChallenge(error.challenge)?.resourceMetadata != null;
 }
 
-/** What an upstream listed, less its hidden tools, each with its definition's hash. */
+/**
+ * What an upstream listed, less its hidden tools, each with its definition's hash; none at all
+ * while the listing lacks a name of its `gated`, `hidden` or `scopes` (`unlisted`).
+ */
 export function liveTools(
   config: UpstreamConfig,
   listed: readonly UpstreamTool[],
-): Map<string, LiveTool> {
+): { tools: Map<string, LiveTool>; unlisted: UnlistedName[] } {
   const tools = new Map<string, LiveTool>();
+  const unlisted = unlistedNames(config, listed.map((definition) => definition.name));
+  if (unlisted.length > 0) return { tools, unlisted };
   for (const definition of listed) {
     if (config.hidden.has(definition.name)) continue;
     tools.set(definition.name, { definition, hash: canonicalSha256(definition) });
   }
-  return tools;
+  return { tools, unlisted };
 }
 
 /** Whether two listings hold the same tools with the same definitions. */

@@ -151,7 +151,7 @@ export function createServiceMetrics(deps: {
     {
       name: "vestibule_upstream_up",
       help:
-        "Whether an upstream MCP server answered its last listing or call (1) or not (0), by upstream: calls of its tools fail while it is 0, and one never listed is missing from tool lists.",
+        "Whether an upstream MCP server answered its last listing or call (1) or not (0), by upstream: calls of its tools fail while it is 0, and one never listed is missing from tool lists. Also 0 while its tools are held (VESTIBULE_UPSTREAMS names a tool it does not list).",
       read: () =>
         Promise.resolve(upstreams().map(({ name, up }) => [{ upstream: name }, up ? 1 : 0])),
     },

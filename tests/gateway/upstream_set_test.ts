@@ -1,6 +1,7 @@
 // The upstream set's own logic, with an injected client that answers what each test says: how an
 // upstream's state, problem and generation move, that failed calls end as isError results, that
-// list_changed lists again, hidden tools are dropped, and that listing is retried with back-off.
+// list_changed lists again, hidden tools are dropped, an upstream lacking a tool the file names
+// serves none, and that listing is retried with back-off.
 import assert from "node:assert/strict";
 import {
   type McpClient,
@@ -16,7 +17,7 @@ const UPSTREAM: UpstreamConfig = {
   title: "Tiny",
   transport: { kind: "http", url: "http://127.0.0.1:1/mcp", headers: {} },
   gated: new Set(),
-  hidden: new Set(["secret"]),
+  hidden: new Set(),
   toolScopes: new Map(),
   ownerOnly: false,
   businesses: null,
@@ -81,10 +82,14 @@ class FakeClient implements McpClient {
   }
 }
 
-function start(client: FakeClient, deps: Partial<UpstreamSetDeps> = {}) {
+function start(
+  client: FakeClient,
+  deps: Partial<UpstreamSetDeps> = {},
+  upstream: Partial<UpstreamConfig> = {},
+) {
   const logs: string[] = [];
   const metrics: [string, string][] = [];
-  const set = createUpstreamSet({ upstreams: [UPSTREAM] }, {
+  const set = createUpstreamSet({ upstreams: [{ ...UPSTREAM, ...upstream }] }, {
     log: (line) => logs.push(line),
     now: Date.now,
     connect: () => client,
@@ -97,7 +102,7 @@ function start(client: FakeClient, deps: Partial<UpstreamSetDeps> = {}) {
 Deno.test("an upstream starts, is ready once listed, and its generation moves only on change", async () => {
   const client = new FakeClient();
   client.list = () => [tool("add"), tool("secret"), tool("echo")];
-  const { set, live, logs } = start(client);
+  const { set, live, logs } = start(client, {}, { hidden: new Set(["secret"]) });
   try {
     assert.equal(set.get("nope"), undefined);
     await live.settled(1_000);
@@ -113,7 +118,7 @@ Deno.test("an upstream starts, is ready once listed, and its generation moves on
     await live.refresh();
     assert.equal(live.generation, ready, "the same tools: the same generation");
 
-    client.list = () => [tool("add", "Adds, differently."), tool("echo")];
+    client.list = () => [tool("add", "Adds, differently."), tool("secret"), tool("echo")];
     await live.refresh();
     assert.equal(live.generation, ready + 1, "a changed definition: a new generation");
     assert.equal(live.tools!.get("add")!.definition.description, "Adds, differently.");
@@ -231,6 +236,77 @@ Deno.test("listing is retried with a doubling wait while it fails, then every re
     assert.ok(third - second >= 39, `${third - second}`);
     assert.ok(fourth - third >= 79, `${fourth - third}`);
     assert.ok(fifth - fourth >= 29, `${fifth - fourth}`);
+  } finally {
+    await set.close();
+  }
+});
+
+/** The error lines about names the upstream does not list, as [setting, tool, nearest]. */
+const unlistedLines = (logs: readonly string[]) =>
+  logs.map((line) => JSON.parse(line)).filter((event) => event.setting !== undefined)
+    .map((event) => [event.level, event.upstream, event.setting, event.tool, event.nearest]);
+
+Deno.test("a gated, hidden or scoped name the upstream does not list holds all its tools, once logged", async () => {
+  const client = new FakeClient();
+  client.list = () => [tool("pay"), tool("secret_dump"), tool("refund"), tool("echo")];
+  const { set, live, logs } = start(client, { retryMs: 60_000 }, {
+    gated: new Set(["payy"]),
+    hidden: new Set(["secret_dumpp"]),
+    toolScopes: new Map([["refnd", "upstream.tiny.write"]]),
+  });
+  try {
+    await live.settled(1_000);
+    assert.equal(live.state, "held");
+    assert.deepEqual([...live.tools!.keys()], [], "none of its tools are served");
+    assert.equal(
+      live.problem,
+      'VESTIBULE_UPSTREAMS names tools Tiny does not list: gated "payy" (nearest listed: "pay"), ' +
+        'hidden "secret_dumpp" (nearest listed: "secret_dump"), scopes "refnd" (nearest listed: ' +
+        '"refund"); none of its tools are served until every name is listed',
+    );
+    assert.deepEqual(unlistedLines(logs), [
+      ["error", "tiny", "gated", "payy", "pay"],
+      ["error", "tiny", "hidden", "secret_dumpp", "secret_dump"],
+      ["error", "tiny", "scopes", "refnd", "refund"],
+    ]);
+    assert.ok(!logs.some((line) => line.includes('"message":"upstream listed"')));
+    const held = live.generation;
+    await live.refresh();
+    assert.equal(unlistedLines(logs).length, 3, "the same lack is logged once");
+    assert.equal(live.generation, held);
+
+    // The upstream comes to list every name: served again, hidden tools still left out.
+    client.list = () => [
+      tool("pay"),
+      tool("payy"),
+      tool("secret_dumpp"),
+      tool("refnd"),
+      tool("echo"),
+    ];
+    await live.refresh();
+    assert.equal(live.state, "ready");
+    assert.equal(live.problem, null);
+    assert.deepEqual([...live.tools!.keys()], ["pay", "payy", "refnd", "echo"]);
+    assert.ok(live.generation > held);
+  } finally {
+    await set.close();
+  }
+});
+
+Deno.test("an upstream that stops listing a gated tool (a rename) is held from that listing, logged", async () => {
+  const client = new FakeClient();
+  client.list = () => [tool("pay"), tool("echo")];
+  const { set, live, logs } = start(client, { retryMs: 60_000 }, { gated: new Set(["pay"]) });
+  try {
+    await live.settled(1_000);
+    assert.equal(live.state, "ready");
+    const ready = live.generation;
+    client.list = () => [tool("pay_v2"), tool("echo")];
+    await live.refresh();
+    assert.equal(live.state, "held");
+    assert.equal(live.tools!.size, 0, "neither pay_v2 (ungated) nor echo is served");
+    assert.equal(live.generation, ready + 1);
+    assert.deepEqual(unlistedLines(logs), [["error", "tiny", "gated", "pay", "pay_v2"]]);
   } finally {
     await set.close();
   }

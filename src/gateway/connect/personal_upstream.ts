@@ -26,6 +26,7 @@ import {
   type UpstreamState,
 } from "../upstream_set.ts";
 import type { Connections, TokenLookup } from "./connections.ts";
+import { heldProblem, logUnlisted } from "../unlisted_names.ts";
 
 export interface PersonalUpstreamDeps {
   readonly store: Store;
@@ -62,13 +63,19 @@ export function createPersonalUpstream(
 ): LiveUpstream & { close(): Promise<void>; listWith(caller: Caller): Promise<void> } {
   const { store, log, now, connections } = deps;
   let tools: ReadonlyMap<string, LiveTool> | null = null;
+  /** Why its tools are held (unlisted_names.ts); null while served. */
+  let held: string | null = null;
   let readAt = -Infinity;
   let reading: Promise<void> | null = null;
   let generation = 0;
   const sessions = new BoundedMap<string, Session>(SESSIONS);
 
   const adopt = (listed: readonly UpstreamTool[]) => {
-    const next = liveTools(config, listed);
+    const { tools: next, unlisted } = liveTools(config, listed);
+    const nextHeld = unlisted.length === 0 ? null : heldProblem(config, unlisted);
+    // Every replica reads the stored listing again and again: logged when it changes only.
+    if (nextHeld !== null && nextHeld !== held) logUnlisted(log, config, unlisted);
+    held = nextHeld;
     if (!sameTools(tools, next)) {
       tools = next;
       generation++;
@@ -147,12 +154,14 @@ export function createPersonalUpstream(
   return {
     config,
     get state(): UpstreamState {
-      return tools === null ? "starting" : "ready";
+      return tools === null ? "starting" : held === null ? "ready" : "held";
     },
     get tools() {
       return tools;
     },
-    problem: null,
+    get problem() {
+      return held;
+    },
     get generation() {
       return generation;
     },

@@ -20,6 +20,7 @@ import { CURRENT_SCHEMA, readSchemaVersion } from "../../schema.ts";
 import type { Store } from "../../store/store.ts";
 import { resourceMetadataUrl } from "../../workspace/mcp/bearer.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
+import { describeUnlisted, unlistedNames } from "../../gateway/unlisted_names.ts";
 import { countOf } from "../../count_words.ts";
 
 export interface Finding {
@@ -138,7 +139,8 @@ async function _adminTokenCheck(path: string): Promise<Finding> {
 /**
  * VESTIBULE_UPSTREAMS read as start-up reads it (its header and environment files included),
  * and with `live` each upstream reached through the gateway's client: one line each, a fault
- * when it does not answer. Nothing when the gateway has no upstreams.
+ * when it does not answer or lacks a tool the file names (the gateway would hold its tools).
+ * Nothing when the gateway has no upstreams.
  */
 export async function upstreamChecks(
   path: string | null,
@@ -174,6 +176,15 @@ export async function upstreamChecks(
     if ("signIn" in result) {
       findings.push(ok(
         `upstream ${name} needs each person's sign-in, at ${result.signIn.issuer} (checked)`,
+        at,
+      ));
+      continue;
+    }
+    const unlisted = unlistedNames(result.upstream, result.tools.map((t) => t.definition.name));
+    if (unlisted.length > 0) {
+      findings.push(fault(
+        `upstream ${name} answers, and none of its tools would be served: VESTIBULE_UPSTREAMS ` +
+          `names tools it does not list: ${describeUnlisted(unlisted)}`,
         at,
       ));
       continue;

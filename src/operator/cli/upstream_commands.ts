@@ -12,6 +12,7 @@ import { newVaultKey } from "../../gateway/connect/vault.ts";
 import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
 import { resealConnections } from "./upstream_connections.ts";
+import { heldProblem, unlistedNames } from "../../gateway/unlisted_names.ts";
 
 import { type AdminDeps, AdminError, command, type Runnable } from "./command.ts";
 
@@ -21,7 +22,7 @@ export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
   upstreams: command({
     usage: "upstreams",
     summary:
-      "Connect to each upstream of VESTIBULE_UPSTREAMS now and show whether it answers (or why not), the protocol revision, and its tools as served (<upstream>__<tool>) with their scope, gated or hidden, and per business the pinned definition's state: pinned, changed or new (held by a gate), or unpinned (pinned at the business's first listing). Never a header's or an environment variable's value.",
+      "Connect to each upstream of VESTIBULE_UPSTREAMS now and show whether it answers (or why not; held when the file names a tool it does not list, each with the nearest listed tool: the gateway then serves none of its tools), the protocol revision, and its tools as served (<upstream>__<tool>) with their scope, gated or hidden, and per business the pinned definition's state: pinned, changed or new (held by a gate), or unpinned (pinned at the business's first listing). Never a header's or an environment variable's value.",
     options: v.strictObject({}),
     async run(_options, deps) {
       const probes = await probeUpstreams(await readUpstreams(deps));
@@ -90,13 +91,24 @@ async function _describe(probe: Probe, all: readonly Business[], pins: UpstreamP
       ? { state: "not answering", problem: probe.problem }
       : "signIn" in probe
       ? { state: "each person signs in", issuer: probe.signIn.issuer }
-      : { state: "answers", protocolVersion: probe.protocolVersion }),
+      : _answers(upstream, probe.protocolVersion, probe.tools)),
     ownerOnly: upstream.ownerOnly,
     // A per-person upstream lists only with someone's token: its tools are not probed.
     tools: probe.reached && !("signIn" in probe)
       ? probe.tools.map((tool) => _describeTool(upstream, tool, businesses, records))
       : [],
   };
+}
+
+/** `answers`, or `held` when the file names a tool it does not list (the gateway serves none). */
+function _answers(
+  upstream: UpstreamConfig,
+  protocolVersion: string | null,
+  tools: readonly LiveTool[],
+) {
+  const unlisted = unlistedNames(upstream, tools.map((tool) => tool.definition.name));
+  if (unlisted.length === 0) return { state: "answers", protocolVersion };
+  return { state: "held", protocolVersion, problem: heldProblem(upstream, unlisted), unlisted };
 }
 
 function _describeTool(

@@ -275,3 +275,47 @@ Deno.test("check faults an upstream each person signs in to without a key file, 
     await upstream.close();
   }
 });
+
+Deno.test("check --live and admin upstreams name each gated, hidden or scoped name the upstream does not list, with the tool it meant", async () => {
+  const tiny = startTinyUpstream({ tools: [ADD_TOOL, ECHO, INTERNAL] });
+  const file = [{
+    name: "tiny",
+    url: tiny.url,
+    gated: ["ecoh"],
+    hidden: ["internl"],
+    scopes: { ad: "upstream.tiny.math" },
+  }];
+  const words = 'gated "ecoh" (nearest listed: "echo"), hidden "internl" (nearest listed: ' +
+    '"internal"), scopes "ad" (nearest listed: "add")';
+  try {
+    await withUpstreamsFile(file, async (path) => {
+      const live = await upstreamChecks(path, true);
+      assert.deepEqual(live.slice(1), [{
+        level: "fault",
+        what: "upstream tiny answers, and none of its tools would be served: VESTIBULE_UPSTREAMS " +
+          `names tools it does not list: ${words}`,
+        where: tiny.url,
+      }]);
+      await withStore(async (store) => {
+        const config = resolveConfig({ VESTIBULE_DATA: ":memory:", VESTIBULE_UPSTREAMS: path });
+        const result = await adminRunner(store, { config })("upstreams");
+        assert.equal(result.code, 0, result.err);
+        const [held] = JSON.parse(result.out).upstreams;
+        assert.equal(held.state, "held");
+        assert.equal(held.protocolVersion, "2025-11-25");
+        assert.equal(
+          held.problem,
+          `VESTIBULE_UPSTREAMS names tools tiny does not list: ${words}; none of its tools are ` +
+            "served until every name is listed",
+        );
+        assert.deepEqual(held.unlisted, [
+          { setting: "gated", name: "ecoh", nearest: "echo" },
+          { setting: "hidden", name: "internl", nearest: "internal" },
+          { setting: "scopes", name: "ad", nearest: "add" },
+        ]);
+      });
+    });
+  } finally {
+    await tiny.close();
+  }
+});
