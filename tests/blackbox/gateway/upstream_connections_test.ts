@@ -79,7 +79,7 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
       const stale = JSON.stringify({ jsonrpc: "2.0", id: first.id, result: text("ALICE-SECRET") });
       await shared.writeOn(first.connection, httpAnswer(stale));
       // The gateway closes a connection that received anything while idle.
-      await settledWithin(shared.closed(first.connection), 5_000);
+      await settledWithin(shared.closed(first.connection), 1_000);
       const bob = await call("b__echo");
       assert.doesNotMatch(JSON.stringify(bob), /ALICE/);
       assert.deepEqual(bob, text("for bob"));
