@@ -47,18 +47,30 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
     const answer = sseEvent({ jsonrpc: "2.0", id: call.id, result: text("ok") });
     return call.write(httpAnswer(requests.join("") + answer, "text/event-stream"));
   });
+  let held = 0;
+  const { promise: gate, resolve: openGate } = Promise.withResolvers<void>();
+  const holding = startRawUpstream(
+    { "/mcp": [{ name: "hold", inputSchema: OBJECT }] },
+    async (call) => {
+      held++;
+      await gate;
+      await call.reply(text("held"));
+    },
+  );
   const ws = await startGatewayServer([
     { name: "a", title: "A", url: shared.url("/a") },
     { name: "b", title: "B", url: shared.url("/b") },
     { name: "c", title: "Charges", url: charging.url("/mcp") },
     { name: "s", title: "Asking", url: asking.url("/mcp") },
-  ]);
+    { name: "h", title: "Holding", url: holding.url("/mcp") },
+  ], { VESTIBULE_RATE_LIMITS: "off" });
   const { token } = await ws.token([
     "app.access",
     "upstream.a",
     "upstream.b",
     "upstream.c",
     "upstream.s",
+    "upstream.h",
   ]);
   const call = async (name: string) => {
     const { status, message } = await ws.call(token, name);
@@ -68,7 +80,8 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
   try {
     await until("every upstream listed", async () => {
       const names = await ws.toolNames(token);
-      return ["a__secret", "b__echo", "c__charge", "s__asks"].every((n) => names.includes(n));
+      return ["a__secret", "b__echo", "c__charge", "s__asks", "h__hold"]
+        .every((n) => names.includes(n));
     });
 
     await t.step("bytes written after a complete answer never reach the next caller", async () => {
@@ -108,10 +121,23 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
         assert.ok(asking.connections <= 3, `${asking.connections} connections`);
       },
     );
+
+    await t.step("a hundred calls at once use at most 64 connections; the rest wait", async () => {
+      const calls = Array.from({ length: 100 }, () => call("h__hold"));
+      await until("64 calls held at the upstream", () => held >= 64, 30_000);
+      // Meanwhile another upstream answers as ever.
+      assert.deepEqual(await call("b__echo"), text("for bob"));
+      openGate();
+      for (const result of await Promise.all(calls)) assert.deepEqual(result, text("held"));
+      assert.equal(held, 100);
+      assert.ok(holding.connections <= 64, `${holding.connections} connections`);
+    });
   } finally {
+    openGate();
     await ws.close();
     await shared.close();
     await charging.close();
     await asking.close();
+    await holding.close();
   }
 });
