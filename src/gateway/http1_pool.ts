@@ -117,6 +117,7 @@ export function createPool(options: PoolOptions): Pool {
 
   const wait = (place: Origin, key: string, signal: AbortSignal | undefined) =>
     new Promise<Slot>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
       const abort = () => {
         const at = place.waiting.indexOf(waiter);
         if (at >= 0) place.waiting.splice(at, 1);

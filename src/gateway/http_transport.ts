@@ -54,7 +54,7 @@ const NAMED_METHODS = new Set(["tools/call", "prompts/get"]);
 const IDEMPOTENT_METHODS = new Set(["initialize", "server/discover", "tools/list", "ping"]);
 
 /** Requests an upstream may send on one call's event stream; each costs the upstream a POST. */
-export const MAX_REQUESTS_PER_CALL = 16;
+const MAX_REQUESTS_PER_CALL = 16;
 
 /** Statuses of a gateway in front of the upstream that could not reach it. */
 const UNREACHABLE_STATUSES = new Set([502, 503, 504]);
@@ -178,7 +178,7 @@ export function createHttpChannel(
               throw new UpstreamError(
                 "protocol",
                 `${title} sent more than ${MAX_REQUESTS_PER_CALL} requests to the client ` +
-                  `during ${call.method}; the gateway can answer none of them`,
+                  `during ${call.method}; the gateway serves none, and ended the call`,
               );
             }
             await refuse(message.id, message.method, call);
