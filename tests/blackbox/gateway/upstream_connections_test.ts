@@ -3,7 +3,9 @@
 // upstreams that misbehave on purpose: bytes written after a complete answer, a call taken and
 // then dropped, thousands of requests to the client on one call's stream.
 import assert from "node:assert/strict";
+import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { startGatewayServer, until } from "../support/gateway_support.ts";
+import { signIn } from "../support/workspace_support.ts";
 import { httpAnswer, type RawCall, startRawUpstream } from "../support/raw_upstream.ts";
 import { sseEvent } from "../support/gateway_support.ts";
 
@@ -29,7 +31,11 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
   });
   let charges = 0;
   const charging = startRawUpstream({
-    "/mcp": [{ name: "free", inputSchema: OBJECT }, { name: "charge", inputSchema: OBJECT }],
+    "/mcp": [
+      { name: "free", inputSchema: OBJECT },
+      { name: "charge", inputSchema: OBJECT },
+      { name: "approved-charge", inputSchema: OBJECT },
+    ],
   }, async (call) => {
     if (call.name === "free") return await call.reply(text("nothing charged"));
     // The side effect happens; then the connection drops before any byte of the answer.
@@ -47,6 +53,7 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
     const answer = sseEvent({ jsonrpc: "2.0", id: call.id, result: text("ok") });
     return call.write(httpAnswer(requests.join("") + answer, "text/event-stream"));
   });
+  const outbox = await tempOutbox();
   let held = 0;
   const { promise: gate, resolve: openGate } = Promise.withResolvers<void>();
   const holding = startRawUpstream(
@@ -60,10 +67,10 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
   const ws = await startGatewayServer([
     { name: "a", title: "A", url: shared.url("/a") },
     { name: "b", title: "B", url: shared.url("/b") },
-    { name: "c", title: "Charges", url: charging.url("/mcp") },
+    { name: "c", title: "Charges", url: charging.url("/mcp"), gated: ["approved-charge"] },
     { name: "s", title: "Asking", url: asking.url("/mcp") },
     { name: "h", title: "Holding", url: holding.url("/mcp") },
-  ], { VESTIBULE_RATE_LIMITS: "off" });
+  ], { VESTIBULE_RATE_LIMITS: "off", VESTIBULE_MAIL: outbox.env });
   const { token } = await ws.token([
     "app.access",
     "upstream.a",
@@ -72,8 +79,8 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
     "upstream.s",
     "upstream.h",
   ]);
-  const call = async (name: string) => {
-    const { status, message } = await ws.call(token, name);
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const { status, message } = await ws.call(token, name, args);
     assert.equal(status, 200, JSON.stringify(message));
     return message.result;
   };
@@ -107,6 +114,28 @@ Deno.test("upstream connections: no answer crosses callers, no call twice, no fl
       assert.match(result.content[0].text, /^Charges is unreachable/);
       assert.equal(charges, 1);
       assert.equal(charging.connections, opened);
+    });
+
+    await t.step("an approved call the upstream took and then dropped is made once", async () => {
+      const owner = await signIn(ws, outbox, "owner@example.com");
+      const pending = (await call("c__approved-charge")).structuredContent;
+      assert.equal(pending.status, "pending", JSON.stringify(pending));
+      assert.deepEqual(await call("c__free"), text("nothing charged"));
+      const before = charges;
+      const page = await owner.get(pending.approvalUrl);
+      assert.equal(page.status, 200, page.text);
+      const decided = await owner.post(pending.approvalUrl, {
+        csrf: hiddenField(page.text, "csrf"),
+        decision: "approve",
+      });
+      assert.equal(decided.status, 303, decided.text);
+      const view = await until("the approved call's result", async () => {
+        const got = (await call("get_approval", { gateId: pending.gateId })).structuredContent;
+        return got.result === undefined ? undefined : got;
+      });
+      assert.equal(view.result.isError, true, JSON.stringify(view));
+      assert.match(view.result.content[0].text, /^Charges is unreachable/);
+      assert.equal(charges, before + 1);
     });
 
     await t.step(
