@@ -8,6 +8,7 @@ import { unreachable } from "../../src/gateway/http_transport.ts";
 import { UpstreamError } from "../../src/gateway/mcp_client.ts";
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../testkit/tiny_upstream.ts";
 import { upstreamConfig } from "../../testkit/upstreams.ts";
+import { settledWithin } from "../blackbox/support/gateway_support.ts";
 import { selfSignedCertificate } from "../blackbox/support/smtp_server.ts";
 
 const encoder = new TextEncoder();
@@ -63,13 +64,6 @@ async function _readRequest(conn: Deno.Conn): Promise<string> {
 }
 
 const write = (conn: Deno.Conn, text: string) => conn.write(encoder.encode(text));
-
-/** `promise`, or nothing after `ms`: a wait that cannot hang a test whose fix is missing. */
-async function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([promise, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
-  clearTimeout(timer);
-}
 
 Deno.test("a Content-Length answer comes back with its status, headers and body", async () => {
   const server = Deno.serve(

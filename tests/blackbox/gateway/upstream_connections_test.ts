@@ -4,20 +4,12 @@
 // then dropped, thousands of requests to the client on one call's stream.
 import assert from "node:assert/strict";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
-import { startGatewayServer, until } from "../support/gateway_support.ts";
+import { settledWithin, sseEvent, startGatewayServer, until } from "../support/gateway_support.ts";
 import { signIn } from "../support/workspace_support.ts";
 import { httpAnswer, type RawCall, startRawUpstream } from "../support/raw_upstream.ts";
-import { sseEvent } from "../support/gateway_support.ts";
 
 const OBJECT = { type: "object", properties: {} };
 const text = (value: string) => ({ content: [{ type: "text", text: value }] });
-
-/** `promise`, or nothing after `ms`: a wait that cannot hang a test whose fix is missing. */
-async function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([promise, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
-  clearTimeout(timer);
-}
 
 Deno.test("upstream connections: no answer crosses callers, no call twice, no flood", async (t) => {
   // Two upstreams at one origin: each has its own client, and the gateway one pool.
