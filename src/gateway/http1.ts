@@ -10,7 +10,7 @@ export interface Http1FetchOptions {
   /** Connections open at once per origin (scheme, host and port), busy or idle; 64 by default. */
   readonly maxPerOrigin?: number;
   /** Idle connections kept per pool (an origin, or one person's connections to it); 64 by default. */
-  readonly maxIdlePerOrigin?: number;
+  readonly maxIdlePerPool?: number;
   /** An idle connection is closed after this long; 4 s by default, under common servers' 5 s. */
   readonly idleTimeoutMs?: number;
   /** PEM certificates to trust for `https:` besides the system's (a private CA). */
@@ -64,7 +64,7 @@ export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
   const caCerts = options.caCerts ? [...options.caCerts] : undefined;
   const pool = createPool({
     maxPerOrigin: options.maxPerOrigin ?? 64,
-    maxIdlePerKey: options.maxIdlePerOrigin ?? 64,
+    maxIdlePerKey: options.maxIdlePerPool ?? 64,
     idleMs: options.idleTimeoutMs ?? 4_000,
   });
 
