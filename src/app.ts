@@ -13,7 +13,7 @@ import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
 import type { UpstreamsConfig } from "./config/upstreams.ts";
-import { createMcpClient } from "./gateway/client.ts";
+import { createMcpClient, createRequestIds } from "./gateway/client.ts";
 import { createHttp1Fetch } from "./gateway/http1.ts";
 import { createUpstreamCalls } from "./gateway/upstream_calls.ts";
 import { createUpstreamSet, type UpstreamSet } from "./gateway/upstream_set.ts";
@@ -158,6 +158,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     // HTTP upstreams go through one keep-alive HTTP/1.1 client: fetch costs about twice its CPU
     // per call (docs/benchmarks.md, Gateway).
     const upstreamFetch = createHttp1Fetch();
+    // One id source for every upstream client: ids never repeat in the process (docs/gateway.md).
+    const ids = createRequestIds();
     // Upstreams each person signs in to: their connections (tokens sealed with the vault's key)
     // and one live upstream each, which the set also builds for one discovered from its 401.
     const personal = new Map<string, ReturnType<typeof createPersonalUpstream>>();
@@ -182,7 +184,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     const gateway: UpstreamSet = createUpstreamSet(upstreams, {
       log,
       now,
-      connect: (upstream) => createMcpClient(upstream, { log, now, fetch: upstreamFetch }),
+      connect: (upstream) => createMcpClient(upstream, { log, now, fetch: upstreamFetch, ids }),
       metrics: metrics?.gateway,
       personal: connections === null ? undefined : (upstream) => {
         const live = createPersonalUpstream(upstream, {
@@ -190,7 +192,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
           log,
           now,
           connections,
-          connect: (upstream, fetch) => createMcpClient(upstream, { log, now, fetch }),
+          connect: (upstream, fetch) => createMcpClient(upstream, { log, now, fetch, ids }),
           fetch: upstreamFetch,
           metrics: metrics?.gateway,
         });

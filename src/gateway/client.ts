@@ -23,6 +23,18 @@ export interface McpClientDeps {
   readonly now?: () => number;
   /** Waits out a stdio restart back-off (tests pass one that does not sleep). */
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Request ids; one source shared by every client of the process (createRequestIds), so that
+   * an answer meant for another client's request, which may carry another caller's data, never
+   * matches. Each client counts on its own without it.
+   */
+  readonly ids?: () => number;
+}
+
+/** Ids 1, 2, 3…, for every client that shares them. */
+export function createRequestIds(): () => number {
+  let next = 1;
+  return () => next++;
 }
 
 const LIST_CHANGED = "notifications/tools/list_changed";
@@ -66,7 +78,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       onNotification: (method) => method === LIST_CHANGED && changed(),
     });
 
-  let nextId = 1;
+  const nextId = deps.ids ?? createRequestIds();
   let link: Link | null = null;
   let linking: Promise<Link> | null = null;
   let version: string | null = null;
@@ -79,7 +91,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     callVersion: string | null,
     { signal, onNotification }: Exchange,
   ): Promise<RpcOutcome> => {
-    const id = nextId++;
+    const id = nextId();
     const call = {
       id,
       method,

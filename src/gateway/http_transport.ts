@@ -3,7 +3,7 @@
 // the legacy session id kept and sent; every body counted against the upstream's cap.
 import type { LogSink } from "../http/request_log.ts";
 import { readCapped } from "../http/body.ts";
-import { JSONRPC_VERSION } from "../mcp/messages.ts";
+import { JSONRPC_VERSION, type RequestId } from "../mcp/messages.ts";
 import { encodeHeaderValue } from "../mcp/negotiation.ts";
 import { createSseDecoder } from "../mcp/sse.ts";
 import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
@@ -32,6 +32,10 @@ export type UpstreamFetch = (
     readonly headers: Headers;
     readonly body?: string;
     readonly signal: AbortSignal;
+    /** Whose connections may carry it (http1.ts `Http1Init.pool`); fetch ignores it. */
+    readonly pool?: string;
+    /** It may be sent twice, if a reused connection failed before any answer byte. */
+    readonly idempotent?: boolean;
   },
 ) => Promise<Response>;
 
@@ -42,6 +46,15 @@ export interface HttpChannelDeps {
 
 /** Methods whose `params.name` the `Mcp-Name` header mirrors (2026-07-28 "Request Metadata"). */
 const NAMED_METHODS = new Set(["tools/call", "prompts/get"]);
+
+/**
+ * Requests that change nothing at the upstream, which its HTTP client may send again on a new
+ * connection; never tools/call (RFC 9110 §9.2.2: a POST is not idempotent).
+ */
+const IDEMPOTENT_METHODS = new Set(["initialize", "server/discover", "tools/list", "ping"]);
+
+/** Requests an upstream may send on one call's event stream; each costs the upstream a POST. */
+const MAX_REQUESTS_PER_CALL = 16;
 
 /** Statuses of a gateway in front of the upstream that could not reach it. */
 const UNREACHABLE_STATUSES = new Set([502, 503, 504]);
@@ -82,9 +95,10 @@ export function createHttpChannel(
     body: string,
     headers: Headers,
     signal: AbortSignal,
+    idempotent = false,
   ): Promise<Response> => {
     try {
-      return await deps.fetch(url, { method: "POST", headers, body, signal });
+      return await deps.fetch(url, { method: "POST", headers, body, signal, idempotent });
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       forget();
@@ -105,6 +119,21 @@ export function createHttpChannel(
       .catch(() => {});
   };
 
+  /** A request the upstream sent on a call's stream, refused before the stream is read on. */
+  const refuse = async (id: RequestId, method: string, call: RpcCall) => {
+    try {
+      const response = await deps.fetch(url, {
+        method: "POST",
+        headers: headersFor(null, undefined, call.version),
+        body: refusal(id, method),
+        signal: call.signal,
+      });
+      await response.body?.cancel();
+    } catch {
+      // The upstream may go on without it; the call's own answer still decides.
+    }
+  };
+
   const readJson = async (response: Response, call: RpcCall): Promise<Incoming> => {
     const body = await readCapped(response, maxResponseBytes);
     if (!body.ok) {
@@ -122,6 +151,7 @@ export function createHttpChannel(
       .pipeThrough(new TextDecoderStream())
       .pipeThrough(createSseDecoder())
       .getReader();
+    let asked = 0;
     try {
       for (;;) {
         const { done, value } = await events.read();
@@ -136,14 +166,22 @@ export function createHttpChannel(
         const message = readIncoming(value);
         switch (message.kind) {
           case "response":
-            return answerTo(message, call);
+            return answerTo(message, call, false);
           case "notification":
             call.onNotification(message.method, message.params);
             break;
           case "request":
             // MCP 2025-11-25 lets a server ask the client things on this stream (sampling,
-            // elicitation, roots); the gateway has no one to ask.
-            postQuietly(refusal(message.id, message.method), call.version, null);
+            // elicitation, roots); the gateway has no one to ask. Each refusal is one POST, so
+            // a call gets a few, one at a time, and then ends.
+            if (++asked > MAX_REQUESTS_PER_CALL) {
+              throw new UpstreamError(
+                "protocol",
+                `${title} sent more than ${MAX_REQUESTS_PER_CALL} requests to the client ` +
+                  `during ${call.method}; the gateway serves none, and ended the call`,
+              );
+            }
+            await refuse(message.id, message.method, call);
             break;
           case "invalid":
             throw new UpstreamError("protocol", `${title} sent ${message.problem}`);
@@ -159,7 +197,8 @@ export function createHttpChannel(
     }
   };
 
-  const answerTo = (message: Incoming, call: RpcCall): RpcOutcome => {
+  /** `refusedPost`: the answer came with an HTTP error status, which refuses this POST itself. */
+  const answerTo = (message: Incoming, call: RpcCall, refusedPost: boolean): RpcOutcome => {
     if (message.kind === "invalid") {
       throw new UpstreamError(
         "protocol",
@@ -172,11 +211,17 @@ export function createHttpChannel(
         `${title} answered ${call.method} with a ${message.kind} instead of a response`,
       );
     }
-    // An error about a request whose id the server could not read carries a null id.
-    if (message.id !== call.id && !(message.id === null && "error" in message.outcome)) {
+    // An error about a request whose id the server could not read carries a null id, with an
+    // HTTP error status (Streamable HTTP "Sending Messages to the Server"); anywhere else a null
+    // id could be another request's answer, and another caller's data.
+    if (
+      message.id !== call.id && !(message.id === null && refusedPost && "error" in message.outcome)
+    ) {
       throw new UpstreamError(
         "protocol",
-        `${title} answered ${call.method} with the id of another request`,
+        message.id === null
+          ? `${title} answered ${call.method} with an error that names no request`
+          : `${title} answered ${call.method} with the id of another request`,
       );
     }
     return message.outcome;
@@ -200,6 +245,7 @@ export function createHttpChannel(
         body,
         headersFor(call.method, call.params["name"], call.version),
         call.signal,
+        IDEMPOTENT_METHODS.has(call.method),
       );
       if (call.method === "initialize") sessionId = response.headers.get("Mcp-Session-Id");
       const type = response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
@@ -230,7 +276,7 @@ export function createHttpChannel(
           forget();
           throw new SessionGoneError();
         }
-        return answerTo(message, call);
+        return answerTo(message, call, !response.ok);
       }
       await response.body?.cancel();
       if (UNREACHABLE_STATUSES.has(response.status)) {

@@ -2,7 +2,7 @@
 // 2026-07-28): size cap, broken JSON, bad tool definitions, pages in a circle, a request from
 // the server, a call that never ends.
 import assert from "node:assert/strict";
-import { createMcpClient } from "../../src/gateway/client.ts";
+import { createMcpClient, createRequestIds } from "../../src/gateway/client.ts";
 import { UpstreamError } from "../../src/gateway/mcp_client.ts";
 import type { UpstreamConfig } from "../../src/config/upstreams.ts";
 import { upstreamConfig } from "../../testkit/upstreams.ts";
@@ -229,6 +229,54 @@ Deno.test("a request from the upstream inside its stream gets -32601 posted back
   } finally {
     clearInterval(watch);
     await client.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("an error with a null id answers a call only with an HTTP error status", async () => {
+  const orphan = { jsonrpc: "2.0", id: null, error: { code: -32603, message: "someone's data" } };
+  const { url, server } = serve((body) => {
+    if (body.method !== "tools/call") return { tools: [] };
+    const args = (body.params as { arguments: { as: string } }).arguments;
+    return args.as === "json"
+      ? Response.json(orphan)
+      : new Response(`data: ${JSON.stringify(orphan)}\n\n`, {
+        headers: { "Content-Type": "text/event-stream" },
+      });
+  });
+  const client = createMcpClient(config(url), { log: () => {} });
+  try {
+    for (const as of ["json", "sse"]) {
+      await assert.rejects(client.callTool("x", { as }), (error) => {
+        assert.ok(error instanceof UpstreamError);
+        assert.equal(error.kind, "protocol");
+        assert.equal(
+          error.message,
+          "Hostile answered tools/call with an error that names no request",
+        );
+        return true;
+      });
+    }
+  } finally {
+    await client.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("clients that share an id source never send the same request id", async () => {
+  const { url, server, seen } = serve(() => ({ content: [] }));
+  const ids = createRequestIds();
+  const first = createMcpClient(config(url), { log: () => {}, ids });
+  const second = createMcpClient(config(url), { log: () => {}, ids });
+  try {
+    await first.callTool("x", {});
+    await second.callTool("x", {});
+    const sent = seen.map((each) => each.body.id).filter((id) => id !== undefined);
+    assert.equal(sent.length, 6);
+    assert.equal(new Set(sent).size, sent.length);
+  } finally {
+    await first.close();
+    await second.close();
     await server.shutdown();
   }
 });

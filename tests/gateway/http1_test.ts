@@ -8,6 +8,7 @@ import { unreachable } from "../../src/gateway/http_transport.ts";
 import { UpstreamError } from "../../src/gateway/mcp_client.ts";
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../testkit/tiny_upstream.ts";
 import { upstreamConfig } from "../../testkit/upstreams.ts";
+import { settledWithin } from "../blackbox/support/gateway_support.ts";
 import { selfSignedCertificate } from "../blackbox/support/smtp_server.ts";
 
 const encoder = new TextEncoder();
@@ -141,7 +142,7 @@ Deno.test("fifty sequential requests share one kept-alive connection", async () 
   }
 });
 
-Deno.test("a request on a connection the server closed while idle is sent again on a new one", async () => {
+Deno.test("an idempotent request on a connection the server closed is sent again on a new one", async () => {
   const { promise: closedFirst, resolve: firstClosed } = Promise.withResolvers<void>();
   let answered = 0;
   const server = rawServer(async (conn) => {
@@ -154,10 +155,146 @@ Deno.test("a request on a connection the server closed while idle is sent again 
   try {
     assert.equal(await (await fetch1(server.url, POST)).text(), "1");
     await closedFirst;
-    assert.equal(await (await fetch1(server.url, POST)).text(), "2");
+    // Whether the client saw the close while idle or only on its write, this one is answered.
+    assert.equal(await (await fetch1(server.url, { ...POST, idempotent: true })).text(), "2");
     assert.equal(server.connections, 2);
   } finally {
     fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("a POST that failed on a reused connection is never sent again", async () => {
+  let received = 0;
+  const server = rawServer(async (conn) => {
+    await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    await _readRequest(conn);
+    // The server acts on the second request, then drops the connection without a byte.
+    received++;
+    conn.close();
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    assert.equal(await (await fetch1(server.url, POST)).text(), "ok");
+    await assert.rejects(fetch1(server.url, POST), (error) => {
+      assert.ok(error instanceof TypeError);
+      assert.match(error.message, /closed before the answer began/);
+      return true;
+    });
+    assert.equal(received, 1);
+    assert.equal(server.connections, 1);
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("bytes a server writes after a complete answer close the idle connection", async () => {
+  const { promise: extra, resolve: sendExtra } = Promise.withResolvers<void>();
+  const { promise: firstGone, resolve: sawFirstGo } = Promise.withResolvers<void>();
+  const server = rawServer(async (conn) => {
+    const first = server.connections === 1;
+    await write(conn, `HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n${first ? "alice" : "bob.."}`);
+    if (!first) {
+      for (let request = "next"; request !== ""; request = await _readRequest(conn)) {
+        await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nbob..");
+      }
+      return;
+    }
+    await extra;
+    // A whole answer more, after the client has read the first: it must never be the next one.
+    await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nALICE");
+    // Whatever comes now (the client's close, or a request) is never answered here.
+    await conn.read(new Uint8Array(1)).catch(() => null);
+    sawFirstGo();
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    assert.equal(await (await fetch1(server.url, POST)).text(), "alice");
+    sendExtra();
+    // The client closes the connection once it sees the bytes (a client that did not would
+    // reuse it: the wait is bounded, well under the idle timeout).
+    await settledWithin(firstGone, 1_000);
+    assert.equal(await (await fetch1(server.url, POST)).text(), "bob..");
+    assert.equal(server.connections, 2);
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("an origin gets at most maxPerOrigin connections; the other requests wait their turn", async () => {
+  const server = rawServer(async (conn) => {
+    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+      await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  const fetch1 = createHttp1Fetch({ maxPerOrigin: 2 });
+  try {
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, async () => await (await fetch1(server.url, POST)).text()),
+    );
+    assert.deepEqual(answers, ["ok", "ok", "ok", "ok", "ok"]);
+    assert.equal(server.connections, 2);
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("a request waiting for a connection ends with its signal, and sends nothing", async () => {
+  const { promise: release, resolve: answer } = Promise.withResolvers<void>();
+  let requests = 0;
+  const server = rawServer(async (conn) => {
+    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+      requests++;
+      await release;
+      await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  const fetch1 = createHttp1Fetch({ maxPerOrigin: 1 });
+  try {
+    const first = fetch1(server.url, POST);
+    const controller = new AbortController();
+    const waiting = fetch1(server.url, { ...POST, signal: controller.signal });
+    const reason = new Error("gave up waiting");
+    controller.abort(reason);
+    await assert.rejects(waiting, (error) => error === reason);
+    answer();
+    assert.equal(await (await first).text(), "ok");
+    assert.equal(await (await fetch1(server.url, POST)).text(), "ok");
+    assert.equal(requests, 2);
+    assert.equal(server.connections, 1);
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
+Deno.test("requests of different pools never share a connection, and share the origin's cap", async () => {
+  const seen: string[] = [];
+  const server = rawServer(async (conn) => {
+    const index = server.connections;
+    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+      seen.push(`${index}`);
+      await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    }
+  });
+  const shared = createHttp1Fetch();
+  const capped = createHttp1Fetch({ maxPerOrigin: 1 });
+  try {
+    for (const pool of ["alice", "bob", "alice", "bob"]) {
+      assert.equal(await (await shared(server.url, { ...POST, pool })).text(), "ok");
+    }
+    assert.deepEqual(seen, ["1", "2", "1", "2"]);
+    // With room for one: bob's request closes alice's idle connection and opens its own.
+    for (const pool of ["alice", "bob"]) {
+      assert.equal(await (await capped(server.url, { ...POST, pool })).text(), "ok");
+    }
+    assert.equal(server.connections, 4);
+  } finally {
+    shared.close();
+    capped.close();
     await server.close();
   }
 });

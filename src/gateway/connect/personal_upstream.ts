@@ -97,9 +97,10 @@ export function createPersonalUpstream(
     if (session === undefined) {
       const created: Session = {
         token,
+        // This person's connections only: no other caller's answer can ever arrive on them.
         client: deps.connect(config, (url, init) => {
           init.headers.set("Authorization", `Bearer ${created.token}`);
-          return deps.fetch(url, init);
+          return deps.fetch(url, { ...init, pool: id });
         }),
       };
       // Each new session and each list_changed: list with this person's token, for everyone.

@@ -72,6 +72,16 @@ export async function until<T>(
   }
 }
 
+/**
+ * `promise`, or nothing after `ms`: waits for what a fixed server does at once (a connection it
+ * closes) without hanging the test when it does not; never itself an assertion.
+ */
+export async function settledWithin(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([promise, new Promise((resolve) => timer = setTimeout(resolve, ms))]);
+  clearTimeout(timer);
+}
+
 /** The JSON-RPC messages of an event-stream answer, each as it arrives. */
 export async function* sseMessages(response: Response): AsyncGenerator<Record<string, any>> {
   const events = response.body!
