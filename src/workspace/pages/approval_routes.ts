@@ -10,7 +10,8 @@ import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
-import type { Gate, Gates } from "../domain/gates.ts";
+import type { Gate } from "../domain/gate_record.ts";
+import type { Gates } from "../domain/gates.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
 import { html } from "../../ui/html.ts";
 

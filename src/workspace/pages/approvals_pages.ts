@@ -5,7 +5,7 @@ import { button, facts, notice, onDemand } from "../../ui/components.ts";
 import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
 import { canonicalJson } from "../../canonical_json.ts";
 import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
-import type { Gate } from "../domain/gates.ts";
+import type { Gate } from "../domain/gate_record.ts";
 
 export interface GateListItem {
   readonly gate: Gate;

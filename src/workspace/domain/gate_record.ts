@@ -1,0 +1,86 @@
+/**
+ * A gate as stored, how it reads to an agent, and where its records lie
+ * (gates.ts requests and decides them).
+ */
+import * as v from "valibot";
+import type { Key, Store } from "../../store/store.ts";
+import type { ApprovedGate, GateAction } from "./gate_actions.ts";
+
+export interface Gate extends ApprovedGate {
+  readonly scope: string;
+  readonly action: GateAction;
+  /** Exactly what approving does, as shown to the owner. */
+  readonly summary: string;
+  readonly status: "pending" | "approved" | "declined";
+  readonly createdAt: number;
+  readonly decidedAt: number | null;
+  readonly decidedBy: string | null;
+  /** Whether an approval changed anything (false when the request no longer applied). */
+  readonly applied: boolean;
+  readonly outcome: string | null;
+  readonly deliveries: number;
+  readonly lastDeliveredAt: number | null;
+  readonly lastDelivery: string | null;
+  /**
+   * What an approved upstream call answered, as it came; absent for other actions, and while
+   * the call is under way (or when the process stopped during it: its outcome is unknown).
+   */
+  readonly result?: Readonly<Record<string, unknown>>;
+}
+
+/** How a gate reads to an agent (`get_approval`, gated tools' results). */
+export const GateViewSchema = v.object({
+  gateId: v.string(),
+  status: v.picklist(["pending", "approved", "declined"]),
+  approvalUrl: v.string(),
+  tool: v.string(),
+  scope: v.string(),
+  summary: v.string(),
+  requestedAt: v.number(),
+  decidedAt: v.nullable(v.number()),
+  applied: v.boolean(),
+  outcome: v.nullable(v.string()),
+  delivery: v.object({
+    attempts: v.number(),
+    lastAt: v.nullable(v.number()),
+    lastResult: v.nullable(v.string()),
+  }),
+  /** An approved upstream call's result, as the upstream answered it. */
+  result: v.optional(v.record(v.string(), v.unknown())),
+  /**
+   * Why nothing will carry the change out yet (gate_handoffs.ts): no event receiver tells the
+   * business's systems, which do it. Absent when nothing waits.
+   */
+  waiting: v.optional(v.string()),
+});
+export type GateView = v.InferOutput<typeof GateViewSchema>;
+
+export const gateKey = (id: string): Key => ["gate", id];
+/**
+ * The pending gates, id to business id: written with the gate, deleted in the commit that
+ * decides it, so counting what waits for a human reads only what waits (store migration 3).
+ */
+const PENDING_PREFIX = ["gate_pending"] as const;
+export const pendingKey = (id: string): Key => [...PENDING_PREFIX, id];
+
+/**
+ * The gate records of a business, with their pending marks; its index lies under
+ * `["ws", businessId]` (its deletion).
+ */
+export async function gateKeysOf(store: Store, businessId: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  for await (const pointer of store.list<string>(["ws", businessId, "gate"])) {
+    keys.push(gateKey(pointer.value));
+  }
+  for await (const mark of store.list<string>(PENDING_PREFIX)) {
+    if (mark.value === businessId) keys.push(mark.key);
+  }
+  return keys;
+}
+
+/** Gates waiting for a human's decision, in every business. */
+export async function countPendingGates(store: Store): Promise<number> {
+  let pending = 0;
+  for await (const _ of store.list(PENDING_PREFIX)) pending++;
+  return pending;
+}
