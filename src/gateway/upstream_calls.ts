@@ -32,8 +32,10 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
         clientId: gate.clientId,
       };
       const record = await live.call(action.tool, action.arguments, identity(live.config, caller));
+      const summary = callSummary(live.config, action.tool, record, action.argumentsSha256);
       return {
-        outcome: callSummary(live.config, action.tool, record, action.argumentsSha256),
+        outcome: record.outcome === "ok" ? summary : _failed(live.config, summary, record),
+        ended: record.outcome === "ok" ? "done" : "failed",
         result: record.result,
         event: {
           type: "upstream.call_completed",
@@ -75,6 +77,27 @@ const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
   unauthorized: "refused the sign-in",
   not_connected: "was not called: the person's own sign-in is missing or must be renewed",
 };
+
+/** Outcomes after which the upstream may have acted although the call did not succeed. */
+const MAY_HAVE_ACTED: ReadonlySet<CallRecord["outcome"]> = new Set([
+  "unreachable",
+  "timeout",
+  "protocol",
+  "too_large",
+  "cancelled",
+]);
+
+/**
+ * A failed approved call in words: what happened, and what comes next. It is never made again
+ * (the approval is used up): the agent may ask again, which is a new approval.
+ */
+function _failed(upstream: UpstreamConfig, summary: string, record: CallRecord): string {
+  const unsure = MAY_HAVE_ACTED.has(record.outcome)
+    ? ` ${upstream.title} may have acted on it all the same: check there before asking again.`
+    : "";
+  return `The call failed. ${summary}.${unsure} This approval is used up and the call is not ` +
+    `made again; the agent may call the tool again, which asks for a new approval`;
+}
 
 /** One audit line: the tool, how it ended, how long, and the arguments' SHA-256 (never them). */
 export function callSummary(

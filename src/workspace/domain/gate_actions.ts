@@ -133,9 +133,15 @@ export interface ApprovedGate {
 
 /** What an approval did after its commit (an upstream call), recorded on the gate. */
 export interface AfterApproval {
+  /** In words, with what the owner or the agent can do next when it did not succeed. */
   readonly outcome: string;
-  /** What the agent reads with get_approval: the upstream's result as it came. */
-  readonly result: Readonly<Record<string, unknown>>;
+  /**
+   * `done`; `failed`: attempted, and it failed (the gate reads failed); `refused`: not attempted,
+   * since what the owner approved no longer holds (the gate reads not applied).
+   */
+  readonly ended: "done" | "failed" | "refused";
+  /** What the agent reads with get_approval: the upstream's result as it came; null if none. */
+  readonly result: Readonly<Record<string, unknown>> | null;
   readonly event: PlanEvent;
 }
 

@@ -74,7 +74,9 @@ export async function deliverDecision(
   const verdict = gate.status === "approved" ? "Approved" : "Declined";
   const { delivery, mutations } = deps.mailer.record(composeMail({
     to: account.email,
-    subject: `${verdict} in ${businessName}: ${_subjectPart(gate.summary)}`,
+    subject: `${gate.failed ? "Approved, but failed" : verdict} in ${businessName}: ${
+      _subjectPart(gate.summary)
+    }`,
     heading: `An owner ${verdict.toLowerCase()} what your agent "${gate.clientName}" asked ` +
       `for in "${businessName}"`,
     paragraphs: [

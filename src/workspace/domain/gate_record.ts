@@ -15,17 +15,28 @@ export interface Gate extends ApprovedGate {
   readonly createdAt: number;
   readonly decidedAt: number | null;
   readonly decidedBy: string | null;
-  /** Whether an approval changed anything (false when the request no longer applied). */
+  /**
+   * Whether an approval changed anything: false when the request no longer applied, and when
+   * the work done after the decision (an upstream call) failed or could not be made.
+   */
   readonly applied: boolean;
+  /** Set when the approved work was attempted and failed (an upstream call that failed). */
+  readonly failed?: boolean;
   readonly outcome: string | null;
   readonly deliveries: number;
   readonly lastDeliveredAt: number | null;
   readonly lastDelivery: string | null;
   /**
-   * What an approved upstream call answered, as it came; absent for other actions, and while
-   * the call is under way (or when the process stopped during it: its outcome is unknown).
+   * What an approved upstream call answered, kept whole on the gate by earlier versions; newer
+   * gates keep it apart (gate_results.ts) and say how in `resultParts`.
    */
   readonly result?: Readonly<Record<string, unknown>>;
+  /**
+   * How many records hold the approved call's result (gate_results.ts); absent for other
+   * actions, and while the call is under way (or when the process stopped during it: its
+   * outcome is unknown).
+   */
+  readonly resultParts?: number;
 }
 
 /** How a gate reads to an agent (`get_approval`, gated tools' results). */
@@ -39,6 +50,8 @@ export const GateViewSchema = v.object({
   requestedAt: v.number(),
   decidedAt: v.nullable(v.number()),
   applied: v.boolean(),
+  /** True when the approved work was attempted and failed (an upstream call): see `outcome`. */
+  failed: v.optional(v.boolean()),
   outcome: v.nullable(v.string()),
   delivery: v.object({
     attempts: v.number(),
@@ -64,8 +77,8 @@ const PENDING_PREFIX = ["gate_pending"] as const;
 export const pendingKey = (id: string): Key => [...PENDING_PREFIX, id];
 
 /**
- * The gate records of a business, with their pending marks; its index lies under
- * `["ws", businessId]` (its deletion).
+ * The gate records of a business, with their pending marks; its index and results lie
+ * under `["ws", businessId]` (its deletion).
  */
 export async function gateKeysOf(store: Store, businessId: string): Promise<Key[]> {
   const keys: Key[] = [];

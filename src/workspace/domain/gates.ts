@@ -15,6 +15,7 @@ import type { AfterApproval, GateAction, PlanEvent, UpstreamCalls } from "./gate
 import { waitingNotice } from "./gate_handoffs.ts";
 import { approvalRequestMails, deliverDecision } from "./gate_mails.ts";
 import { describeAction, planAction } from "./gate_plans.ts";
+import { readGateResult, storeGateResult } from "./gate_results.ts";
 import { type Gate, gateKey, type GateView, pendingKey } from "./gate_record.ts";
 import type { Workspace } from "./workspace.ts";
 
@@ -50,7 +51,12 @@ export interface Gates {
   /** `{auth_url}/approvals`, where an owner sees every approval of their businesses. */
   readonly approvalsUrl: string;
   approvalUrl(gateId: string): string;
+  /** The gate as an agent reads it, without an approved call's result. */
   view(gate: Gate): GateView;
+  /** The gate as an agent reads it, with an approved call's result (get_approval). */
+  fullView(gate: Gate): Promise<GateView>;
+  /** What an approved upstream call answered; null for other actions and while it runs. */
+  result(gate: Gate): Promise<Readonly<Record<string, unknown>> | null>;
   /** Why the gate's change waits for the business's systems, or null (gate_handoffs.ts). */
   waiting(gate: Gate): string | null;
   /** Records a pending gate, or says why the request cannot be made as it stands. */
@@ -97,12 +103,26 @@ export function createGates(deps: GatesDeps): Gates {
     });
   };
 
-  // The after-work's outcome on the gate, with its audit entry and its event.
-  const finish = (gate: Gate, after: AfterApproval): Promise<Gate> =>
-    retryCommit(async () => {
+  // The after-work's outcome on the gate, with its audit entry and its event: committed
+  // whatever the result's size, which is kept apart first (gate_results.ts).
+  const finish = async (gate: Gate, after: AfterApproval): Promise<Gate> => {
+    let kept: { resultParts: number } | { note: string } | null = null;
+    if (after.result !== null) {
+      kept = await storeGateResult(store, gate, after.result).then(
+        (resultParts) => ({ resultParts }),
+        () => ({ note: "; its result could not be kept (the store refused it)" }),
+      );
+    }
+    return await retryCommit(async () => {
       const entry = await store.get<Gate>(gateKey(gate.id));
       if (!entry) return gate;
-      const finished: Gate = { ...entry.value, outcome: after.outcome, result: after.result };
+      const finished: Gate = {
+        ...entry.value,
+        outcome: kept !== null && "note" in kept ? `${after.outcome}${kept.note}` : after.outcome,
+        applied: entry.value.applied && after.ended === "done",
+        ...(after.ended === "failed" ? { failed: true } : {}),
+        ...(kept !== null && "resultParts" in kept ? { resultParts: kept.resultParts } : {}),
+      };
       const events = await deps.events.record(gate.businessId, [{
         type: after.event.type,
         data: { ..._eventCommon(gate), ...after.event.data },
@@ -127,34 +147,43 @@ export function createGates(deps: GatesDeps): Gates {
       deps.events.dispatch();
       return finished;
     });
+  };
 
   const waiting = (gate: Gate) => waitingNotice(gate, deps.events.delivers);
+
+  const view = (gate: Gate): GateView => {
+    const notice = waiting(gate);
+    return {
+      gateId: gate.id,
+      status: gate.status,
+      approvalUrl: approvalUrl(gate.id),
+      tool: gate.tool,
+      scope: gate.scope,
+      summary: gate.summary,
+      requestedAt: gate.createdAt,
+      decidedAt: gate.decidedAt,
+      applied: gate.applied,
+      ...(gate.failed ? { failed: true } : {}),
+      outcome: gate.outcome,
+      delivery: {
+        attempts: gate.deliveries,
+        lastAt: gate.lastDeliveredAt,
+        lastResult: gate.lastDelivery,
+      },
+      ...(notice === null ? {} : { waiting: notice }),
+    };
+  };
 
   return {
     approvalsUrl,
     approvalUrl,
     waiting,
-    view(gate) {
-      const notice = waiting(gate);
-      return {
-        gateId: gate.id,
-        status: gate.status,
-        approvalUrl: approvalUrl(gate.id),
-        tool: gate.tool,
-        scope: gate.scope,
-        summary: gate.summary,
-        requestedAt: gate.createdAt,
-        decidedAt: gate.decidedAt,
-        applied: gate.applied,
-        outcome: gate.outcome,
-        delivery: {
-          attempts: gate.deliveries,
-          lastAt: gate.lastDeliveredAt,
-          lastResult: gate.lastDelivery,
-        },
-        ...(gate.result ? { result: gate.result } : {}),
-        ...(notice === null ? {} : { waiting: notice }),
-      };
+    view,
+    result: (gate) => readGateResult(store, gate),
+
+    async fullView(gate) {
+      const result = await readGateResult(store, gate);
+      return { ...view(gate), ...(result === null ? {} : { result }) };
     },
 
     async request(request) {

@@ -164,7 +164,7 @@ export function readTools(services: WorkspaceServices) {
         if (!gate || gate.businessId !== auth.businessId) {
           throw new ToolError(`No approval ${args.gateId} in this business`);
         }
-        return gates.view(gate);
+        return await gates.fullView(gate);
       },
     }),
     scopedTool({

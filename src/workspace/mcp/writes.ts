@@ -404,7 +404,7 @@ export function writeTools(services: WorkspaceServices) {
           "redeliver_decision",
           `Redelivered the decision on ${gate.id}`,
         );
-        return gates.view(redelivered);
+        return await gates.fullView(redelivered);
       },
     }),
   ];

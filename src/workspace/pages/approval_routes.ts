@@ -97,6 +97,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       ...(notice === undefined ? {} : { notice }),
       justDecided,
       waiting: gates.waiting(gate),
+      result: await gates.result(gate),
     });
   };
 

@@ -10,6 +10,7 @@ Deno.test("a gated upstream call is made once on approval, and never once it exp
       made.push(gate);
       return Promise.resolve({
         outcome: `Called ${action.tool} of Tiny: answered (ok) in 1 ms`,
+        ended: "done",
         result: { content: [{ type: "text", text: "3" }] },
         event: { type: "upstream.call_completed", data: { tool: action.tool } },
       });
@@ -41,9 +42,9 @@ Deno.test("a gated upstream call is made once on approval, and never once it exp
       assert.equal(decided.kind, "decided");
       assert.equal(made.length, 1);
       const gate = (await f.gates.get(asked.gate.id))!;
-      assert.deepEqual(gate.result, { content: [{ type: "text", text: "3" }] });
+      assert.deepEqual(await f.gates.result(gate), { content: [{ type: "text", text: "3" }] });
       assert.equal(gate.outcome, "Called add of Tiny: answered (ok) in 1 ms");
-      assert.deepEqual(f.gates.view(gate).result, gate.result);
+      assert.deepEqual((await f.gates.fullView(gate)).result, await f.gates.result(gate));
       const again = await f.gates.decide(asked.gate.id, f.ownerId, "approve");
       assert.equal(again.kind, "already_decided");
       assert.equal(made.length, 1);
