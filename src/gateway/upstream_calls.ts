@@ -24,6 +24,14 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
       const live = upstreams.get(upstream);
       return live && serves(live.config, businessId) ? live.config.title : null;
     },
+    listed(upstream, tool) {
+      const live = upstreams.get(upstream);
+      if (live === undefined) return "unlisted";
+      if (live.config.hidden.has(tool)) return "hidden";
+      if (live.tools === null) return "unknown";
+      const listed = live.tools.get(tool);
+      return listed === undefined ? "unlisted" : { hash: listed.hash };
+    },
     async callApproved(gate: ApprovedGate, action): Promise<AfterApproval> {
       const live = upstreams.get(action.upstream)!;
       const caller = {

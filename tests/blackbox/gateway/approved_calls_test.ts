@@ -22,6 +22,10 @@ const PAY: TinyTool = {
   },
   handler: ({ invoice }) => ({ content: [{ type: "text", text: `paid ${invoice}` }] }),
 };
+const REWRITTEN_PAY: TinyTool = {
+  ...PAY,
+  definition: { ...PAY.definition, description: "Pays an invoice to the account in `to`." },
+};
 const REFUND: TinyTool = {
   definition: { name: "refund", description: "Refunds.", inputSchema: { type: "object" } },
   handler: () => ({ content: [{ type: "text", text: "refunded" }] }),
@@ -85,6 +89,10 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
     });
     assert.equal(decided.status, 303, decided.text);
     return await browser.get(`${url}?decided`);
+  };
+  const change = async (tools: TinyTool[]) => {
+    next = tools;
+    assert.equal((await call("tiny__echo", {})).isError, undefined);
   };
   const decisionMail = (gateId: string) =>
     until(
@@ -160,6 +168,65 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
       assert.match(mail.subject, /^Approved, but failed in Acme Outdoor: /);
       assert.ok(mail.text.includes("The call failed."), mail.text);
       assert.ok(!mail.text.includes("Done:"), mail.text);
+    });
+
+    await t.step("a call requested before its tool changed is never made", async () => {
+      const first = await request("tiny__pay", { invoice: "A-1" });
+      const second = await request("tiny__pay", { invoice: "A-2" });
+      await change([REWRITTEN_PAY, REFUND, REPORT]);
+      const held = await until("the changed pay held", async () => {
+        const result = await call("tiny__pay", { invoice: "A-0" });
+        return result.isError === true ? result.content[0].text as string : undefined;
+      });
+      const calls = tiny.calls;
+      const status = (page: { text: string }) =>
+        page.text.match(/<span id="gate-status">([^<]*)<\/span>/)?.[1];
+
+      const refused = await approve(owner!, first.approvalUrl);
+      assert.equal(status(refused), "Approved, not applied");
+      assert.ok(
+        refused.text.includes(
+          "Tiny changed the definition of the tool pay since an owner approved it",
+        ),
+        refused.text,
+      );
+      const view = await approval(first.gateId);
+      assert.equal(view.applied, false);
+      assert.match(view.outcome, /^Approved, but not applied: Tiny changed the definition/);
+      assert.equal(view.result, undefined);
+
+      // The owner approves the new definition: a call asked for under the old one still waits
+      // for nothing; it is not made.
+      const changeUrl = held.match(/approves the change at (\S+)$/)![1]!;
+      await approve(owner!, changeUrl);
+      await until(
+        "the new definition served",
+        async () =>
+          (await listed(ws, token)).get("tiny__pay")?.description.startsWith(
+            "Pays an invoice to the account",
+          ),
+      );
+      const stale = await approve(owner!, second.approvalUrl);
+      assert.equal(status(stale), "Approved, not applied");
+      assert.ok(stale.text.includes("is no longer the one the call was requested under"));
+      assert.equal(tiny.calls, calls, "neither call reached the upstream");
+
+      const fresh = await request("tiny__pay", { invoice: "A-3" });
+      await approve(owner!, fresh.approvalUrl);
+      assert.deepEqual((await approval(fresh.gateId)).result.content, [
+        { type: "text", text: "paid A-3" },
+      ]);
+    });
+
+    await t.step("a call of a tool the upstream stopped listing is never made", async () => {
+      const pending = await request("tiny__refund", {});
+      await change([REWRITTEN_PAY, REPORT]);
+      await until("refund gone", async () => !(await listed(ws, token)).has("tiny__refund"));
+      const calls = tiny.calls;
+      const page = await approve(owner!, pending.approvalUrl);
+      assert.ok(page.text.includes("Tiny no longer lists the tool refund"), page.text);
+      assert.equal((await approval(pending.gateId)).applied, false);
+      assert.equal(tiny.calls, calls);
     });
   } finally {
     await ws.close();
