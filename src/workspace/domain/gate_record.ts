@@ -1,5 +1,5 @@
 /**
- * A gate as stored, how it reads to an agent, and where its records lie
+ * A gate as stored, how it reads to an agent, who may read it, and where its records lie
  * (gates.ts requests and decides them).
  */
 import * as v from "valibot";
@@ -67,6 +67,18 @@ export const GateViewSchema = v.object({
   waiting: v.optional(v.string()),
 });
 export type GateView = v.InferOutput<typeof GateViewSchema>;
+
+/**
+ * Who reads a gate (its page, get_approval, redeliver_decision): the person whose agent asked
+ * for it, and the business's owners. A member reads none of another's requests, nor what an
+ * upstream answered someone else's account (docs/workspace.md "Who reads an approval").
+ */
+export function readableBy(
+  gate: Pick<Gate, "requestedBy">,
+  reader: { readonly accountId: string; readonly role: "owner" | "member" },
+): boolean {
+  return reader.role === "owner" || gate.requestedBy === reader.accountId;
+}
 
 export const gateKey = (id: string): Key => ["gate", id];
 /**

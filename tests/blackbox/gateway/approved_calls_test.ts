@@ -135,6 +135,11 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
         );
         const mail = await decisionMail(pending.gateId);
         assert.match(mail.subject, /^Approved in Acme Outdoor: /);
+        // What the upstream answered the owner's call is not a member's to read.
+        const { token: memberToken } = await ws.token(["app.access"], { accountId: ws.memberId });
+        const { message } = await ws.call(memberToken, "get_approval", { gateId: pending.gateId });
+        assert.equal(message.result.isError, true);
+        assert.equal(message.result.structuredContent, undefined);
       },
     );
 
@@ -174,9 +179,13 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
       const first = await request("tiny__pay", { invoice: "A-1" });
       const second = await request("tiny__pay", { invoice: "A-2" });
       await change([REWRITTEN_PAY, REFUND, REPORT]);
-      const held = await until("the changed pay held", async () => {
+      // Held, its calls are refused with the link to the change's approval (before the pins are
+      // read again, a new request is refused for the same reason, without it).
+      const changeUrl = await until("the changed pay held", async () => {
         const result = await call("tiny__pay", { invoice: "A-0" });
-        return result.isError === true ? result.content[0].text as string : undefined;
+        return result.isError === true
+          ? (result.content[0].text as string).match(/approves the change at (\S+)$/)?.[1]
+          : undefined;
       });
       const calls = tiny.calls;
       const status = (page: { text: string }) =>
@@ -197,7 +206,6 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
 
       // The owner approves the new definition: a call asked for under the old one still waits
       // for nothing; it is not made.
-      const changeUrl = held.match(/approves the change at (\S+)$/)![1]!;
       await approve(owner!, changeUrl);
       await until(
         "the new definition served",
