@@ -68,6 +68,29 @@ export const GateViewSchema = v.object({
 });
 export type GateView = v.InferOutput<typeof GateViewSchema>;
 
+/** The gate as an agent reads it, without an approved call's result (gates.ts fullView adds it). */
+export function gateView(gate: Gate, approvalUrl: string, waiting: string | null): GateView {
+  return {
+    gateId: gate.id,
+    status: gate.status,
+    approvalUrl,
+    tool: gate.tool,
+    scope: gate.scope,
+    summary: gate.summary,
+    requestedAt: gate.createdAt,
+    decidedAt: gate.decidedAt,
+    applied: gate.applied,
+    ...(gate.failed ? { failed: true } : {}),
+    outcome: gate.outcome,
+    delivery: {
+      attempts: gate.deliveries,
+      lastAt: gate.lastDeliveredAt,
+      lastResult: gate.lastDelivery,
+    },
+    ...(waiting === null ? {} : { waiting }),
+  };
+}
+
 /**
  * Who reads a gate (its page, get_approval, redeliver_decision): the person whose agent asked
  * for it, and the business's owners. A member reads none of another's requests, nor what an

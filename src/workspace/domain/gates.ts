@@ -5,18 +5,19 @@
  * happens once however often it is approved, and wholly or not at all. The decision is then delivered to the
  * requester (and can be redelivered).
  */
-import type { EventOutbox, NewEvent } from "../../events/event_outbox.ts";
+import type { EventOutbox } from "../../events/event_outbox.ts";
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Store } from "../../store/store.ts";
 import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AuditLog } from "./audit.ts";
-import type { AfterApproval, GateAction, PlanEvent, UpstreamCalls } from "./gate_actions.ts";
+import type { GateAction, UpstreamCalls } from "./gate_actions.ts";
 import { waitingNotice } from "./gate_handoffs.ts";
-import { approvalRequestMails, deliverDecision } from "./gate_mails.ts";
+import { approvalRequestMails } from "./gate_mails.ts";
+import { decisionEvents, deliverGate, finishGate } from "./gate_outcomes.ts";
 import { describeAction, planAction } from "./gate_plans.ts";
-import { readGateResult, storeGateResult } from "./gate_results.ts";
-import { type Gate, gateKey, type GateView, pendingKey } from "./gate_record.ts";
+import { readGateResult } from "./gate_results.ts";
+import { type Gate, gateKey, type GateView, gateView, pendingKey } from "./gate_record.ts";
 import type { Workspace } from "./workspace.ts";
 
 export interface GatesDeps {
@@ -78,101 +79,11 @@ export function createGates(deps: GatesDeps): Gates {
   let sequence = 0;
   const approvalUrl = (gateId: string) => `${approvalsUrl}/${gateId}`;
 
-  const deliver = async (gate: Gate): Promise<Gate> => {
-    const result = await deliverDecision(deps, gate, approvalUrl(gate.id));
-    return await retryCommit(async () => {
-      const entry = await store.get<Gate>(gateKey(gate.id));
-      if (!entry) return gate;
-      const updated: Gate = {
-        ...entry.value,
-        deliveries: entry.value.deliveries + 1,
-        lastDeliveredAt: now(),
-        lastDelivery: result,
-      };
-      const key = gateKey(gate.id);
-      if (
-        await store.commit([{ key, version: entry.version }], [{
-          type: "set",
-          key,
-          value: updated,
-        }])
-      ) {
-        return updated;
-      }
-      return RETRY;
-    });
-  };
-
-  // The after-work's outcome on the gate, with its audit entry and its event: committed
-  // whatever the result's size, which is kept apart first (gate_results.ts).
-  const finish = async (gate: Gate, after: AfterApproval): Promise<Gate> => {
-    let kept: { resultParts: number } | { note: string } | null = null;
-    if (after.result !== null) {
-      kept = await storeGateResult(store, gate, after.result).then(
-        (resultParts) => ({ resultParts }),
-        () => ({ note: "; its result could not be kept (the store refused it)" }),
-      );
-    }
-    return await retryCommit(async () => {
-      const entry = await store.get<Gate>(gateKey(gate.id));
-      if (!entry) return gate;
-      const finished: Gate = {
-        ...entry.value,
-        outcome: kept !== null && "note" in kept ? `${after.outcome}${kept.note}` : after.outcome,
-        applied: entry.value.applied && after.ended === "done",
-        ...(after.ended === "failed" ? { failed: true } : {}),
-        ...(kept !== null && "resultParts" in kept ? { resultParts: kept.resultParts } : {}),
-      };
-      const events = await deps.events.record(gate.businessId, [{
-        type: after.event.type,
-        data: { ..._eventCommon(gate), ...after.event.data },
-      }]);
-      const ok = await store.commit(
-        [{ key: entry.key, version: entry.version }, ...events.checks],
-        [
-          { type: "set", key: entry.key, value: finished },
-          ...events.mutations,
-          audit.entry({
-            businessId: gate.businessId,
-            accountId: gate.requestedBy,
-            actor: "agent",
-            clientId: gate.clientId,
-            action: gate.tool,
-            summary: after.outcome,
-            gateId: gate.id,
-          }),
-        ],
-      );
-      if (!ok) return RETRY;
-      deps.events.dispatch();
-      return finished;
-    });
-  };
+  const deliver = (gate: Gate) => deliverGate(deps, gate, approvalUrl(gate.id));
 
   const waiting = (gate: Gate) => waitingNotice(gate, deps.events.delivers);
 
-  const view = (gate: Gate): GateView => {
-    const notice = waiting(gate);
-    return {
-      gateId: gate.id,
-      status: gate.status,
-      approvalUrl: approvalUrl(gate.id),
-      tool: gate.tool,
-      scope: gate.scope,
-      summary: gate.summary,
-      requestedAt: gate.createdAt,
-      decidedAt: gate.decidedAt,
-      applied: gate.applied,
-      ...(gate.failed ? { failed: true } : {}),
-      outcome: gate.outcome,
-      delivery: {
-        attempts: gate.deliveries,
-        lastAt: gate.lastDeliveredAt,
-        lastResult: gate.lastDelivery,
-      },
-      ...(notice === null ? {} : { waiting: notice }),
-    };
-  };
+  const view = (gate: Gate) => gateView(gate, approvalUrl(gate.id), waiting(gate));
 
   return {
     approvalsUrl,
@@ -277,7 +188,7 @@ export function createGates(deps: GatesDeps): Gates {
         };
         const events = await deps.events.record(
           gate.businessId,
-          _decisionEvents(decided, plan?.ok ? plan.event : null),
+          decisionEvents(decided, plan?.ok ? plan.event : null),
         );
         // The decision stands only as read: the gate still pending, the decider still an
         // owner, the records the plan read unchanged (two approvals each removing one of two
@@ -311,7 +222,7 @@ export function createGates(deps: GatesDeps): Gates {
         for (const mail of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(mail);
         // Only the process whose commit decided runs the after-work: it happens once.
         const done = plan?.ok && plan.after
-          ? await finish(decided, await plan.after(decided))
+          ? await finishGate(deps, decided, await plan.after(decided))
           : decided;
         return { kind: "decided", gate: await deliver(done) };
       });
@@ -322,39 +233,4 @@ export function createGates(deps: GatesDeps): Gates {
       return await deliver(gate);
     },
   };
-}
-
-/** What every event about a gate carries: the gate, the deciding human, the asker and its agent. */
-function _eventCommon(gate: Gate) {
-  return {
-    businessId: gate.businessId,
-    gateId: gate.id,
-    decidedBy: gate.decidedBy,
-    requestedBy: gate.requestedBy,
-    clientId: gate.clientId,
-    clientName: gate.clientName,
-  };
-}
-
-/**
- * `approval.decided`, then the event of what an approval changed: each with the gate, the
- * deciding human, the requesting account and the agent (client) that asked.
- */
-function _decisionEvents(gate: Gate, applied: PlanEvent | null): NewEvent[] {
-  const common = _eventCommon(gate);
-  const decided: NewEvent = {
-    type: "approval.decided",
-    data: {
-      ...common,
-      decision: gate.status,
-      tool: gate.tool,
-      scope: gate.scope,
-      summary: gate.summary,
-      applied: gate.applied,
-      outcome: gate.outcome,
-    },
-  };
-  return applied === null
-    ? [decided]
-    : [decided, { type: applied.type, data: { ...common, ...applied.data } }];
 }
