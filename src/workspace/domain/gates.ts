@@ -60,6 +60,11 @@ export interface Gates {
   result(gate: Gate): Promise<Readonly<Record<string, unknown>> | null>;
   /** Why the gate's change waits for the business's systems, or null (gate_handoffs.ts). */
   waiting(gate: Gate): string | null;
+  /**
+   * Why approving a pending gate would not apply it as things stand (a held or hidden upstream
+   * tool, a paused workflow), read as a decision would read it; null when it would, or decided.
+   */
+  refusal(gate: Gate): Promise<string | null>;
   /** Records a pending gate, or says why the request cannot be made as it stands. */
   request(request: GateRequest): Promise<{ ok: true; gate: Gate } | { ok: false; reason: string }>;
   get(gateId: string): Promise<Gate | null>;
@@ -95,6 +100,12 @@ export function createGates(deps: GatesDeps): Gates {
     async fullView(gate) {
       const result = await readGateResult(store, gate);
       return { ...view(gate), ...(result === null ? {} : { result }) };
+    },
+
+    async refusal(gate) {
+      if (gate.status !== "pending") return null;
+      const described = await describeAction(deps, gate.businessId, gate.action);
+      return described.ok ? null : described.reason;
     },
 
     async request(request) {

@@ -102,6 +102,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       ...(notice === undefined ? {} : { notice }),
       justDecided,
       waiting: gates.waiting(gate),
+      refusal: await gates.refusal(gate),
       result: await gates.result(gate),
     });
   };

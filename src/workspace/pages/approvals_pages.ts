@@ -28,6 +28,8 @@ export interface GateDetail {
   readonly justDecided?: boolean;
   /** Why the change will wait for the business's systems (gate_handoffs.ts), or null. */
   readonly waiting: string | null;
+  /** Why approving would not apply it as things stand (pending gates only), or null. */
+  readonly refusal: string | null;
   /** What an approved upstream call answered, or null. */
   readonly result: Readonly<Record<string, unknown>> | null;
 }
@@ -106,6 +108,12 @@ export function approvalPage(email: string, detail: GateDetail): string {
             : null,
         ],
       ])}
+      ${detail.refusal === null ? "" : html`
+        <div class="notice warning" role="status">
+          <p id="gate-refusal"><strong>Approving will not apply this now.</strong> ${detail
+            .refusal}.</p>
+        </div>
+      `}
       ${detail.waiting === null ? "" : html`
         <div class="notice warning" role="status">
           <p id="gate-waiting"><strong>Nothing will carry this out yet.</strong> ${detail

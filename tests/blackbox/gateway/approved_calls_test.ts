@@ -191,7 +191,14 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
       const status = (page: { text: string }) =>
         page.text.match(/<span id="gate-status">([^<]*)<\/span>/)?.[1];
 
+      // The owner reads it before deciding, too.
+      const before = await owner!.get(first.approvalUrl);
+      assert.match(
+        before.text,
+        /id="gate-refusal"><strong>Approving will not apply this now.<\/strong> Tiny changed the definition of the tool pay/,
+      );
       const refused = await approve(owner!, first.approvalUrl);
+      assert.ok(!refused.text.includes('id="gate-refusal"'), "decided: the outcome says it");
       assert.equal(status(refused), "Approved, not applied");
       assert.ok(
         refused.text.includes(
