@@ -4,7 +4,15 @@
 // the owner could read; a large answer is kept whole; a failed call reads as failed.
 import assert from "node:assert/strict";
 import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
-import { type Browser, hiddenField, tempOutbox } from "../support/accounts_browser.ts";
+import {
+  type Browser,
+  hiddenField,
+  signInThroughForms,
+  tempOutbox,
+} from "../support/accounts_browser.ts";
+import { startTestServer } from "../support/harness.ts";
+import { openKvStore } from "../../../src/store/kv_store.ts";
+import type { Store } from "../../../src/store/store.ts";
 import { startTestReceiver } from "../support/webhook_receiver.ts";
 import { signIn, startWorkspaceServer } from "../support/workspace_support.ts";
 import { listed, until, writeUpstreamsFile } from "../support/gateway_support.ts";
@@ -249,5 +257,52 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
     await bank.close().catch(() => {});
     await receiver.close();
     await Deno.remove(file);
+  }
+});
+
+Deno.test("an approved call of a tool the operator hid since is never made", async () => {
+  const tiny = startTinyUpstream({ tools: [PAY] });
+  const outbox = await tempOutbox();
+  // One store across the restart that applies the operator's new upstreams file.
+  const store = await openKvStore(":memory:", Date.now);
+  const kept: Store = { ...store, close: () => {} } as Store;
+  const gatedFile = await writeUpstreamsFile([
+    { name: "tiny", title: "Tiny", url: tiny.url, gated: ["pay"] },
+  ]);
+  const hiddenFile = await writeUpstreamsFile([
+    { name: "tiny", title: "Tiny", url: tiny.url, hidden: ["pay"] },
+  ]);
+  const env = { VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off" };
+  const before = await startWorkspaceServer({ ...env, VESTIBULE_UPSTREAMS: gatedFile }, {
+    store: kept,
+  });
+  let after: Awaited<ReturnType<typeof startTestServer>> | undefined;
+  try {
+    const { token } = await before.token(["app.access", "upstream.tiny"]);
+    const { message } = await before.call(token, "tiny__pay", { invoice: "B-1" });
+    const { gateId } = message.result.structuredContent;
+    await before.close();
+
+    after = await startTestServer({ ...env, VESTIBULE_UPSTREAMS: hiddenFile }, { store: kept });
+    const owner = await signInThroughForms(after.authUrl, outbox, "owner@example.com");
+    const url = `${after.authUrl}/approvals/${gateId}`;
+    const page = await owner.get(url);
+    assert.equal(page.status, 200, page.text);
+    assert.ok(page.text.includes("The operator hides the tool pay of Tiny now"), page.text);
+    const decided = await owner.post(url, {
+      csrf: hiddenField(page.text, "csrf"),
+      decision: "approve",
+    });
+    assert.equal(decided.status, 303, decided.text);
+    const confirmed = await owner.get(`${url}?decided`);
+    assert.match(confirmed.text, /<span id="gate-status">Approved, not applied<\/span>/);
+    assert.ok(confirmed.text.includes("The operator hides the tool pay of Tiny now"));
+    assert.equal(tiny.calls, 0);
+  } finally {
+    await (after ?? before).close();
+    store.close();
+    await tiny.close();
+    await Deno.remove(gatedFile);
+    await Deno.remove(hiddenFile);
   }
 });
