@@ -65,7 +65,7 @@ async function _rekeyHexDigests(store: Store, now: () => number): Promise<void> 
 /**
  * Pending approvals get a mark, `["gate_pending", id]` -> business id, which workspace/gates.ts
  * now writes with each gate and deletes in the commit that decides it, so the metrics count what
- * waits without reading every gate ever made. Gates are `["gate", id]`, as gates.ts keys them.
+ * waits without reading every gate ever made. Gates are `["gate", id]`, as gate_record.ts keys them.
  */
 async function _markPendingGates(store: Store): Promise<void> {
   for (const record of await store.snapshot(["gate"])) {

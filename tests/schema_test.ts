@@ -13,7 +13,7 @@ import {
   SchemaError,
 } from "../src/schema.ts";
 import type { Store } from "../src/store/store.ts";
-import { countPendingGates } from "../src/workspace/domain/gates.ts";
+import { countPendingGates } from "../src/workspace/domain/gate_record.ts";
 import * as v from "valibot";
 import {
   InvoiceSchema,

@@ -24,6 +24,14 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
       const live = upstreams.get(upstream);
       return live && serves(live.config, businessId) ? live.config.title : null;
     },
+    listed(upstream, tool) {
+      const live = upstreams.get(upstream);
+      if (live === undefined) return "unlisted";
+      if (live.config.hidden.has(tool)) return "hidden";
+      if (live.tools === null) return "unknown";
+      const listed = live.tools.get(tool);
+      return listed === undefined ? "unlisted" : { hash: listed.hash };
+    },
     async callApproved(gate: ApprovedGate, action): Promise<AfterApproval> {
       const live = upstreams.get(action.upstream)!;
       const caller = {
@@ -32,8 +40,10 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
         clientId: gate.clientId,
       };
       const record = await live.call(action.tool, action.arguments, identity(live.config, caller));
+      const summary = callSummary(live.config, action.tool, record, action.argumentsSha256);
       return {
-        outcome: callSummary(live.config, action.tool, record, action.argumentsSha256),
+        outcome: record.outcome === "ok" ? summary : _failed(live.config, summary, record),
+        ended: record.outcome === "ok" ? "done" : "failed",
         result: record.result,
         event: {
           type: "upstream.call_completed",
@@ -75,6 +85,27 @@ const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
   unauthorized: "refused the sign-in",
   not_connected: "was not called: the person's own sign-in is missing or must be renewed",
 };
+
+/** Outcomes after which the upstream may have acted although the call did not succeed. */
+const MAY_HAVE_ACTED: ReadonlySet<CallRecord["outcome"]> = new Set([
+  "unreachable",
+  "timeout",
+  "protocol",
+  "too_large",
+  "cancelled",
+]);
+
+/**
+ * A failed approved call in words: what happened, and what comes next. It is never made again
+ * (the approval is used up): the agent may ask again, which is a new approval.
+ */
+function _failed(upstream: UpstreamConfig, summary: string, record: CallRecord): string {
+  const unsure = MAY_HAVE_ACTED.has(record.outcome)
+    ? ` ${upstream.title} may have acted on it all the same: check there before asking again.`
+    : "";
+  return `The call failed. ${summary}.${unsure} This approval is used up and the call is not ` +
+    `made again; the agent may call the tool again, which asks for a new approval`;
+}
 
 /** One audit line: the tool, how it ended, how long, and the arguments' SHA-256 (never them). */
 export function callSummary(

@@ -284,6 +284,8 @@ export function createUpstreamTools(
             arguments: { ...args },
             argumentsSha256: canonicalSha256(args),
             expiresAt: now() + GATED_CALL_LIFETIME_MS,
+            // The pinned definition served (not held): only under it is the call made.
+            definitionSha256: canonicalSha256(entry.definition),
           };
           const requested = await services.gates.request({
             businessId: auth.businessId,

@@ -35,7 +35,16 @@ Deno.test({
     const requestRun = async (): Promise<string> =>
       (await ws.call(token, "start_workflow", { workflowId: "wf-1" })).message.result
         .structuredContent.approvalUrl;
-    const [toApprove, waiting] = [await requestRun(), await requestRun()];
+    const toApprove = await requestRun();
+    // A member reads only their own agents' requests: the one waiting is theirs.
+    const { token: memberToken } = await ws.token(["app.access", "skills.draft"], {
+      accountId: ws.memberId,
+    });
+    const waiting: string = (await ws.call(memberToken, "draft_skill", {
+      name: "Refund notes",
+      description: "Writes refund notes",
+      instructions: "Summarise each refund in one line.",
+    })).message.result.structuredContent.approvalUrl;
     const owner = await signIn(ws, outbox, "owner@example.com");
     const member = await signIn(ws, outbox, "member@example.com");
 
@@ -122,7 +131,7 @@ Deno.test({
         },
       );
 
-      await t.step("a member reads an approval an owner decides, and their account", async () => {
+      await t.step("a member reads their agent's request, which an owner decides", async () => {
         const page = await (await person(member)).newPage();
         await page.goto(waiting);
         await checkPage(page, "55-approval-member");

@@ -18,7 +18,7 @@ import { STORE_LIMITS } from "../../store/limits.ts";
 import type { Key, Mutation, Store } from "../../store/store.ts";
 import type { AuditLog } from "../../workspace/domain/audit.ts";
 import { attemptKeysOf } from "../../workspace/domain/connection_tests.ts";
-import { gateKeysOf } from "../../workspace/domain/gates.ts";
+import { gateKeysOf } from "../../workspace/domain/gate_record.ts";
 
 export interface ErasureDeps {
   readonly store: Store;

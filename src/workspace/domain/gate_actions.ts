@@ -73,6 +73,12 @@ export const GateActionSchema = v.variant("type", [
     argumentsSha256: v.string(),
     /** Approved after this (epoch ms), the call is not made. */
     expiresAt: v.number(),
+    /**
+     * SHA-256 of the tool's definition pinned for the business when the call was requested:
+     * the definition the owner reads; approved under another, the call is not made. Absent in
+     * requests recorded before it was.
+     */
+    definitionSha256: v.optional(v.string()),
   }),
   /** Serving an upstream tool whose definition changed, or that appeared, since it was pinned. */
   v.object({
@@ -112,6 +118,14 @@ export interface PlanDeps {
 export interface UpstreamCalls {
   /** The upstream's title when it is configured and serves the business; else null. */
   title(upstream: string, businessId: string): string | null;
+  /**
+   * What the upstream lists now of one of its tools: its definition's hash, or that the
+   * operator hides it, that it is not listed, or that nothing was listed yet (unknown).
+   */
+  listed(
+    upstream: string,
+    tool: string,
+  ): { readonly hash: string } | "hidden" | "unlisted" | "unknown";
   /** Makes an approved call, once, and says how it went. */
   callApproved(
     gate: ApprovedGate,
@@ -133,15 +147,22 @@ export interface ApprovedGate {
 
 /** What an approval did after its commit (an upstream call), recorded on the gate. */
 export interface AfterApproval {
+  /** In words, with what the owner or the agent can do next when it did not succeed. */
   readonly outcome: string;
-  /** What the agent reads with get_approval: the upstream's result as it came. */
-  readonly result: Readonly<Record<string, unknown>>;
+  /**
+   * `done`; `failed`: attempted, and it failed (the gate reads failed); `refused`: not attempted,
+   * since what the owner approved no longer holds (the gate reads not applied).
+   */
+  readonly ended: "done" | "failed" | "refused";
+  /** What the agent reads with get_approval: the upstream's result as it came; null if none. */
+  readonly result: Readonly<Record<string, unknown>> | null;
   readonly event: PlanEvent;
 }
 
 /** For services built without a gateway: no upstream is configured. */
 export const NO_UPSTREAM_CALLS: UpstreamCalls = Object.freeze({
   title: () => null,
+  listed: () => "unlisted",
   callApproved: () => Promise.reject(new Error("no upstream is configured")),
 });
 

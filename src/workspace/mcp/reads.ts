@@ -17,6 +17,7 @@ import {
   TriggerSchema,
   WorkflowSchema,
 } from "../domain/records.ts";
+import { readableBy } from "../domain/gate_record.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
 import { NO_SUBSCRIPTION } from "../domain/workspace.ts";
 import { GateViewSchema, scopedTool } from "./scoped_tool.ts";
@@ -161,10 +162,11 @@ export function readTools(services: WorkspaceServices) {
       annotations: READ,
       async handler(args, { auth }) {
         const gate = await gates.get(args.gateId);
-        if (!gate || gate.businessId !== auth.businessId) {
+        // Another member's approval is not there for this one (gate_record.ts readableBy).
+        if (!gate || gate.businessId !== auth.businessId || !readableBy(gate, auth)) {
           throw new ToolError(`No approval ${args.gateId} in this business`);
         }
-        return gates.view(gate);
+        return await gates.fullView(gate);
       },
     }),
     scopedTool({

@@ -12,7 +12,7 @@ import type { AtomicCheck, Mutation } from "../../store/store.ts";
 import type { NewAuditEntry } from "../domain/audit.ts";
 import type { WorkspaceAuth } from "./bearer.ts";
 import type { GateAction } from "../domain/gate_actions.ts";
-import { type GateView, GateViewSchema } from "../domain/gates.ts";
+import { type GateView, GateViewSchema } from "../domain/gate_record.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
 
 export const SCOPE_META_KEY = "vestibule/scope";

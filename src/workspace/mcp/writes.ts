@@ -16,6 +16,7 @@ import {
   SettingValueSchema,
   TriggerSchema,
 } from "../domain/records.ts";
+import { readableBy } from "../domain/gate_record.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS } from "../domain/workspace.ts";
 import { auditCall, commitCall, GateViewSchema, scopedTool } from "./scoped_tool.ts";
@@ -391,7 +392,8 @@ export function writeTools(services: WorkspaceServices) {
       annotations: ADDS,
       async handler(args, { auth }) {
         const gate = await gates.get(args.gateId);
-        if (!gate || gate.businessId !== auth.businessId) {
+        // Another member's approval is not there for this one (gate_record.ts readableBy).
+        if (!gate || gate.businessId !== auth.businessId || !readableBy(gate, auth)) {
           throw new ToolError(`No approval ${args.gateId} in this business`);
         }
         const redelivered = await gates.redeliver(gate);
@@ -404,7 +406,7 @@ export function writeTools(services: WorkspaceServices) {
           "redeliver_decision",
           `Redelivered the decision on ${gate.id}`,
         );
-        return gates.view(redelivered);
+        return await gates.fullView(redelivered);
       },
     }),
   ];

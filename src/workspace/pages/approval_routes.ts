@@ -1,7 +1,7 @@
 /**
  * /approvals and /approvals/<gateId> on {auth_url}: a signed-in owner reads a pending
- * approval and approves or declines it (CSRF-protected, one form per gate). Members of the
- * business may read it; anyone else sees nothing. Deciding twice changes nothing twice.
+ * approval and approves or declines it (CSRF-protected, one form per gate). A member reads only
+ * what their own agents asked for; anyone else sees nothing. Deciding twice changes nothing twice.
  */
 import * as v from "valibot";
 import { readForm } from "../../http/form.ts";
@@ -10,7 +10,8 @@ import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
-import type { Gate, Gates } from "../domain/gates.ts";
+import { type Gate, readableBy } from "../domain/gate_record.ts";
+import type { Gates } from "../domain/gates.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
 import { html } from "../../ui/html.ts";
 
@@ -53,14 +54,19 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         approvalErrorPage(session.account.email, "Request refused", error.message),
     );
 
-  /** The gate when the account belongs to its business; null reads as "not found" to others. */
+  /**
+   * The gate when the account may read it (its requester, an owner of its business); null
+   * reads as "not found" to others.
+   */
   const visibleGate = async (request: Request, session: Session) => {
     // Gate ids are UUIDs: the raw segment is compared as is (never decoded, so never throws).
     const gateId = new URL(request.url).pathname.slice("/approvals/".length);
     const gate = await gates.get(gateId);
     if (!gate) return null;
     const membership = await accounts.getMembership(session.account.id, gate.businessId);
-    return membership ? { gate, role: membership.role } : null;
+    if (!membership) return null;
+    const { role } = membership;
+    return readableBy(gate, { accountId: session.account.id, role }) ? { gate, role } : null;
   };
 
   const notFound = (session: Session) =>
@@ -96,6 +102,8 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       ...(notice === undefined ? {} : { notice }),
       justDecided,
       waiting: gates.waiting(gate),
+      refusal: await gates.refusal(gate),
+      result: await gates.result(gate),
     });
   };
 
@@ -116,6 +124,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         const items = [];
         for (const { business, role } of memberships) {
           for (const gate of await gates.list(business.id, { limit: 50 })) {
+            if (!readableBy(gate, { accountId: session.account.id, role })) continue;
             items.push({ gate, businessName: business.name, canDecide: role === "owner" });
           }
         }

@@ -5,7 +5,10 @@ import { button, facts, notice, onDemand } from "../../ui/components.ts";
 import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
 import { canonicalJson } from "../../canonical_json.ts";
 import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
-import type { Gate } from "../domain/gates.ts";
+import type { Gate } from "../domain/gate_record.ts";
+
+/** How much of an upstream's answer the page shows (the agent reads it whole). */
+const PAGE_RESULT_CHARS = 20_000;
 
 export interface GateListItem {
   readonly gate: Gate;
@@ -25,6 +28,10 @@ export interface GateDetail {
   readonly justDecided?: boolean;
   /** Why the change will wait for the business's systems (gate_handoffs.ts), or null. */
   readonly waiting: string | null;
+  /** Why approving would not apply it as things stand (pending gates only), or null. */
+  readonly refusal: string | null;
+  /** What an approved upstream call answered, or null. */
+  readonly result: Readonly<Record<string, unknown>> | null;
 }
 
 function _layout(title: string, email: string, main: Html): string {
@@ -39,6 +46,7 @@ function _layout(title: string, email: string, main: Html): string {
 function _status(gate: Gate): string {
   if (gate.status === "pending") return "Waiting for an owner's decision";
   if (gate.status === "declined") return "Declined";
+  if (gate.failed) return "Approved; the call failed";
   return gate.applied ? "Approved and applied" : "Approved, not applied";
 }
 
@@ -100,13 +108,19 @@ export function approvalPage(email: string, detail: GateDetail): string {
             : null,
         ],
       ])}
+      ${detail.refusal === null ? "" : html`
+        <div class="notice warning" role="status">
+          <p id="gate-refusal"><strong>Approving will not apply this now.</strong> ${detail
+            .refusal}.</p>
+        </div>
+      `}
       ${detail.waiting === null ? "" : html`
         <div class="notice warning" role="status">
           <p id="gate-waiting"><strong>Nothing will carry this out yet.</strong> ${detail
             .waiting}</p>
         </div>
       `}
-      ${_actionDetail(gate)}
+      ${_actionDetail(gate, detail.result)}
       ${detail.csrf
         ? html`
           <form method="post" action="/approvals/${gate.id}">
@@ -135,6 +149,16 @@ function _confirmation(gate: Gate): Html {
       "decision-confirmation",
     );
   }
+  if (gate.failed) {
+    return notice(
+      "warning",
+      html`
+        <p>You approved it, but it failed. ${gate.outcome}.</p>
+        <p>The agent learns it the next time it asks about this approval.</p>
+      `,
+      "decision-confirmation",
+    );
+  }
   return gate.applied
     ? notice(
       "success",
@@ -159,7 +183,7 @@ function _confirmation(gate: Gate): Html {
 }
 
 /** What an upstream call or a tool definition approval is exactly, beyond its summary. */
-function _actionDetail(gate: Gate): Html | string {
+function _actionDetail(gate: Gate, result: GateDetail["result"]): Html | string {
   const { action } = gate;
   if (action.type === "call_upstream") {
     return html`
@@ -171,12 +195,7 @@ function _actionDetail(gate: Gate): Html | string {
       ${gate.status === "pending"
         ? html`<p>Approved after ${moment(action.expiresAt)}, the call is not made.</p>`
         : ""}
-      ${gate.result
-        ? html`
-          <h2>What the upstream answered</h2>
-          <pre>${_pretty(gate.result)}</pre>
-        `
-        : ""}
+      ${result === null ? "" : _answer(result)}
     `;
   }
   if (action.type === "approve_tool_definition") {
@@ -190,6 +209,23 @@ function _actionDetail(gate: Gate): Html | string {
     `;
   }
   return "";
+}
+
+/** What the upstream answered; past PAGE_RESULT_CHARS, its beginning and where the rest is. */
+function _answer(result: Readonly<Record<string, unknown>>): Html {
+  const text = _pretty(result);
+  if (text.length <= PAGE_RESULT_CHARS) {
+    return html`
+      <h2>What the upstream answered</h2>
+      <pre>${text}</pre>
+    `;
+  }
+  return html`
+    <h2>What the upstream answered</h2>
+    <p id="result-cut">The answer is ${text.length} characters long; its first ${PAGE_RESULT_CHARS}
+    are shown. The agent reads it whole with <code>get_approval</code>.</p>
+    <pre>${text.slice(0, PAGE_RESULT_CHARS)}</pre>
+  `;
 }
 
 /** One line of the <pre> each, marked, with no whitespace of the template between them. */

@@ -56,8 +56,16 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       );
     });
 
-    await t.step("a member who is not an owner sees it but cannot approve", async () => {
-      const pending = await requestRun();
+    await t.step("a member reads their own agent's request but cannot approve it", async () => {
+      const { token: memberToken } = await ws.token(["app.access", "skills.draft"], {
+        accountId: ws.memberId,
+      });
+      const asked = await ws.call(memberToken, "draft_skill", {
+        name: "Refund notes",
+        description: "Writes refund notes",
+        instructions: "Summarise each refund in one line.",
+      });
+      const pending = asked.message.result.structuredContent;
       const page = await member.get(pending.approvalUrl);
       assert.equal(page.status, 200);
       assert.ok(page.text.includes("Only an owner of Acme Outdoor can decide this."));
@@ -68,7 +76,7 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
         decision: "approve",
       });
       assert.equal(forged.status, 403);
-      assert.deepEqual(await ws.workspace.runs.list(b), []);
+      assert.deepEqual(await ws.workspace.skills.list(b), []);
       assert.equal((await approval(pending.gateId)).status, "pending");
     });
 

@@ -13,7 +13,7 @@ import { createMailService } from "../../../src/mail/mail_outbox.ts";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import { createWorkspaceServices } from "../../../src/workspace/domain/services.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
-import { countPendingGates } from "../../../src/workspace/domain/gates.ts";
+import { countPendingGates } from "../../../src/workspace/domain/gate_record.ts";
 
 const config = resolveConfig({ VESTIBULE_DATA: ":memory:" });
 const now = Date.now;
