@@ -17,7 +17,7 @@ import type { AuditLog, NewAuditEntry } from "../../workspace/domain/audit.ts";
 import type { Caller } from "../upstream_set.ts";
 import type { AuthorizationServer } from "./discovery.ts";
 import { type ClientCredentials, revokeToken } from "./oauth_client.ts";
-import type { Sealed, TokenVault } from "./vault.ts";
+import { type Sealed, type TokenVault, VaultError } from "./vault.ts";
 
 export type ConnectionStatus = "connected" | "needs_reconnect";
 
@@ -80,6 +80,28 @@ export function connectionKey(upstream: string, caller: Caller): Key {
 
 export const registrationKey = (upstream: string): Key => ["upstream_registration", upstream];
 
+/** An audit entry about a person's connection, in its business (by them unless `accountId`). */
+export function connectionAudit(
+  audit: Pick<AuditLog, "entry">,
+  caller: Caller,
+  entry: {
+    readonly actor: NewAuditEntry["actor"];
+    readonly accountId?: string | null;
+    readonly action: string;
+    readonly summary: string;
+  },
+): Mutation {
+  return audit.entry({
+    businessId: caller.businessId,
+    accountId: entry.accountId === undefined ? caller.accountId : entry.accountId,
+    actor: entry.actor,
+    clientId: null,
+    action: entry.action,
+    summary: entry.summary,
+    gateId: null,
+  });
+}
+
 /** Who ended a connection, for its audit entry. */
 export interface Disconnector {
   readonly actor: "human" | "operator";
@@ -91,6 +113,8 @@ export interface ConnectionStore {
   sealPair(key: Key, pair: TokenPair): Promise<Sealed>;
   openPair(key: Key, sealed: Sealed): Promise<TokenPair>;
   sealSecret(upstream: string, secret: string): Promise<Sealed>;
+  /** Whether the registration's secret opens under the key file now (not once its key is gone). */
+  registrationOpens(upstream: string, record: RegistrationRecord): Promise<boolean>;
   /** The stored client with its secret, for a token or revocation request. */
   credentials(upstream: string, client: StoredClient): Promise<ClientCredentials>;
   view(key: Key, record: ConnectionRecord): ConnectionView;
@@ -141,7 +165,8 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
       secret = deps.upstream(upstream)?.auth?.client?.secret ?? null;
     } else if (client.source === "registered") {
       const record = await store.get<RegistrationRecord>(registrationKey(upstream));
-      if (record?.value.secret) {
+      // The secret of another registration (made again since) is no secret of this client.
+      if (record?.value.secret && record.value.clientId === client.clientId) {
         secret = await vault.open(registrationContext(upstream), record.value.secret);
       }
     }
@@ -193,15 +218,13 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
     const whose = by.accountId === caller.accountId
       ? "their"
       : `${account?.email ?? "a former member"}'s`;
-    const entryFields: NewAuditEntry = {
-      businessId: caller.businessId,
-      accountId: by.accountId,
-      actor: by.actor,
-      clientId: null,
-      action: "upstream_disconnected",
-      summary: `Disconnected ${whose} ${title} account; its tokens were revoked and deleted`,
-      gateId: null,
-    };
+    const audit = () =>
+      connectionAudit(deps.audit, caller, {
+        actor: by.actor,
+        accountId: by.accountId,
+        action: "upstream_disconnected",
+        summary: `Disconnected ${whose} ${title} account; its tokens were revoked and deleted`,
+      });
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await store.get<ConnectionRecord>(key);
       if (current === null) return false;
@@ -211,7 +234,7 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
       }]);
       const mutations: Mutation[] = [
         { type: "delete", key },
-        deps.audit.entry(entryFields),
+        audit(),
         ...events.mutations,
       ];
       if (await store.commit([{ key, version: current.version }, ...events.checks], mutations)) {
@@ -235,6 +258,16 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
     sealPair,
     openPair,
     sealSecret: (upstream, secret) => vault.seal(registrationContext(upstream), secret),
+    async registrationOpens(upstream, record) {
+      if (record.secret === null) return true;
+      try {
+        await vault.open(registrationContext(upstream), record.secret);
+        return true;
+      } catch (error) {
+        if (error instanceof VaultError) return false;
+        throw error;
+      }
+    },
     credentials,
     view,
     async listOfBusiness(businessId) {

@@ -25,7 +25,8 @@ import {
   sameTools,
   type UpstreamState,
 } from "../upstream_set.ts";
-import type { Connections, TokenLookup } from "./connections.ts";
+import type { Connections } from "./connections.ts";
+import type { TokenLookup } from "./reconnects.ts";
 
 export interface PersonalUpstreamDeps {
   readonly store: Store;
