@@ -11,9 +11,9 @@ import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.
 import { newVaultKey } from "../../gateway/connect/vault.ts";
 import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
-import { resealConnections } from "./upstream_connections.ts";
+import { forgetRegistration, resealConnections } from "./upstream_connections.ts";
 
-import { type AdminDeps, AdminError, command, type Runnable } from "./command.ts";
+import { type AdminDeps, AdminError, command, IdSchema, type Runnable } from "./command.ts";
 
 type PinRecords = Awaited<ReturnType<UpstreamPins["read"]>>;
 
@@ -49,6 +49,15 @@ export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
     options: v.strictObject({}),
     async run(_options, deps) {
       return { resealed: await resealConnections(deps) };
+    },
+  }),
+  "forget-upstream-registration": command({
+    usage: "forget-upstream-registration --upstream NAME",
+    summary:
+      "Forget Vestibule's registration at the authorization server of a per-person upstream (its client id and sealed secret), for example after the key file lost the key that sealed it: the next person to connect registers again, and connections made with the old client ask their person to reconnect.",
+    options: v.strictObject({ upstream: IdSchema }),
+    async run({ upstream }, deps) {
+      return { forgotten: await forgetRegistration(deps, upstream) };
     },
   }),
 };
