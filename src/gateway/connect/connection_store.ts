@@ -31,6 +31,8 @@ export interface ConnectionView {
   readonly refreshedAt: number | null;
   /** Why it needs reconnecting, in words; null while connected. */
   readonly problem: string | null;
+  /** Scopes the upstream asked for since (insufficient_scope) that a reconnect will ask for. */
+  readonly wanted: readonly string[];
 }
 
 /** The client Vestibule is at an upstream's authorization server, as stored. */
@@ -55,6 +57,10 @@ export interface ConnectionRecord {
   /** Set while one process refreshes (one refresh at a time across replicas). */
   readonly lease: { readonly until: number; readonly holder: string } | null;
   readonly problem: string | null;
+  /** The scopes asked for when it was connected (absent in records made before they were kept). */
+  readonly scopes?: readonly string[];
+  /** Scopes the upstream's insufficient_scope challenges asked for since, not yet asked for. */
+  readonly wanted?: readonly string[];
 }
 
 export interface TokenPair {
@@ -181,6 +187,7 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
     connectedAt: record.connectedAt,
     refreshedAt: record.refreshedAt,
     problem: record.problem,
+    wanted: record.wanted ?? [],
   });
 
   const revoke = async (upstream: string, key: Key, record: ConnectionRecord) => {

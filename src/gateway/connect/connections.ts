@@ -72,6 +72,8 @@ export interface Connections {
   rejected(upstream: UpstreamConfig, caller: Caller, token: string): Promise<TokenLookup>;
   /** The upstream refused even a renewed token: the connection needs reconnecting. */
   refused(upstream: UpstreamConfig, caller: Caller, problem: string): Promise<TokenLookup>;
+  /** The upstream wants `scopes` the token lacks (403 insufficient_scope): the agent's words. */
+  moreScopes(upstream: UpstreamConfig, caller: Caller, scopes: readonly string[]): Promise<string>;
   /** Revokes upstream where it can, deletes, and records who did it. False: none existed. */
   disconnect(upstream: string, caller: Caller, by: Disconnector): Promise<boolean>;
 }
@@ -109,6 +111,7 @@ interface PendingAuthorization {
   readonly resource: string;
   readonly server: AuthorizationServer;
   readonly client: StoredClient;
+  readonly scopes: readonly string[];
   readonly then: Continuation;
 }
 
@@ -138,6 +141,15 @@ export function createConnections(deps: ConnectionsDeps): Connections {
       const { server, resource } = found.value;
       const client = await clients.clientFor(upstream, upstream.auth, server);
       if (!client.ok) return client;
+      // MCP step-up: what the connection asked for and what the upstream wanted since, kept.
+      const previous = (await records.read(upstream.name, caller))?.value;
+      const scopes = [
+        ...new Set([
+          ...upstream.auth.scopes ?? found.value.scopes,
+          ...previous?.scopes ?? [],
+          ...previous?.wanted ?? [],
+        ]),
+      ];
       const state = randomSecret();
       const verifier = randomSecret(48);
       const challenge = base64url(await sha256(verifier));
@@ -150,6 +162,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
         resource,
         server,
         client: client.client,
+        scopes,
         then,
       };
       await store.set(pendingKey(await hashSecret(state)), pending, {
@@ -162,7 +175,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
           state,
           codeChallenge: challenge,
           resource,
-          scopes: upstream.auth.scopes ?? found.value.scopes,
+          scopes,
         }),
       };
     },
@@ -244,6 +257,8 @@ export function createConnections(deps: ConnectionsDeps): Connections {
         refreshedAt: null,
         lease: null,
         problem: null,
+        scopes: pending.scopes ?? [],
+        wanted: [],
       };
       for (let attempt = 0; attempt < 5; attempt++) {
         const current = await store.get<ConnectionRecord>(connection);
@@ -289,6 +304,7 @@ export function createConnections(deps: ConnectionsDeps): Connections {
     accessToken: tokens.accessToken,
     rejected: tokens.rejected,
     refused: reconnects.needed,
+    moreScopes: reconnects.moreScopes,
 
     disconnect: records.disconnect,
   };

@@ -189,6 +189,13 @@ export function createPersonalUpstream(
           return ended(started, { result, outcome: result.isError === true ? "tool_error" : "ok" });
         } catch (error) {
           if (!(error instanceof UpstreamError)) throw error;
+          if (error.kind === "insufficient_scope") {
+            const text = await connections.moreScopes(config, caller, error.requiredScopes);
+            return ended(started, {
+              result: { content: [{ type: "text", text }], isError: true },
+              outcome: "insufficient_scope",
+            });
+          }
           if (error.kind !== "unauthorized") return ended(started, failed(error));
           lookup = attempt === 0
             ? await connections.rejected(config, caller, lookup.token)

@@ -33,6 +33,11 @@ export interface Reconnects {
   /** Marks the connection `needs_reconnect` once: audit, event, and a mail to the person. */
   needed(upstream: UpstreamConfig, caller: Caller, problem: string): Promise<TokenLookup>;
   unavailable(upstream: UpstreamConfig): TokenLookup;
+  /**
+   * The upstream refused a call for want of `scopes` (insufficient_scope): they are kept on the
+   * connection for its reconnect to ask for, with those it has; the words for the agent.
+   */
+  moreScopes(upstream: UpstreamConfig, caller: Caller, scopes: readonly string[]): Promise<string>;
 }
 
 export interface ReconnectsDeps {
@@ -158,5 +163,37 @@ export function createReconnects(deps: ReconnectsDeps): Reconnects {
     return unavailable(upstream);
   };
 
-  return { connectUrl, notConnected, stillNeeded, needed, unavailable };
+  const moreScopes = async (
+    upstream: UpstreamConfig,
+    caller: Caller,
+    scopes: readonly string[],
+  ): Promise<string> => {
+    const key = connectionKey(upstream.name, caller);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const entry = await store.get<ConnectionRecord>(key);
+      if (entry === null) break;
+      const asked = new Set([...entry.value.scopes ?? [], ...entry.value.wanted ?? []]);
+      const fresh = scopes.filter((scope) => !asked.has(scope));
+      if (fresh.length === 0) break;
+      const value = { ...entry.value, wanted: [...entry.value.wanted ?? [], ...fresh] };
+      if (await store.commit([{ key, version: entry.version }], [{ type: "set", key, value }])) {
+        logEvent(log, {
+          level: "info",
+          message:
+            "an upstream asked a person's connection for more scopes (insufficient_scope); " +
+            "reconnecting asks for them, and the upstreams file's oauth.scopes can ask from the start",
+          upstream: upstream.name,
+          scopes: fresh.join(" "),
+        });
+        break;
+      }
+    }
+    const which = scopes.length === 0 ? "" : ` (${scopes.join(" ")})`;
+    return `${upstream.title} needs a permission your connected account has not granted${which}: ` +
+      `reconnect your account at ${
+        connectUrl(upstream.name, caller.businessId)
+      } to grant it, then call again`;
+  };
+
+  return { connectUrl, notConnected, stillNeeded, needed, unavailable, moreScopes };
 }

@@ -244,9 +244,10 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   };
 
   // The link (from /account, or in an agent's tool error) starts connecting at once when there
-  // is nothing connected yet: a GET that only leads to the upstream's own sign-in (the answer
-  // is bound to this session by its state). Connected, it shows the connection; from a consent,
-  // the step with "Skip for now".
+  // is nothing connected yet, or the connection must be made again (it needs reconnecting, or
+  // the upstream wants more scopes): a GET that only leads to the upstream's own sign-in (the
+  // answer is bound to this session by its state). Connected, it shows the connection; from a
+  // consent, the step with "Skip for now".
   const show = signedIn(async (request, session) => {
     const params = new URL(request.url).searchParams;
     const found = await subject(request, session, params.get("business"));
@@ -257,7 +258,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       businessId: business.id,
       accountId: session.account.id,
     });
-    if (consent === null && own?.status !== "connected") {
+    if (consent === null && (own?.status !== "connected" || own.wanted.length > 0)) {
       return await start(session, upstream, business, null);
     }
     return await render(session, upstream, business, consent);
