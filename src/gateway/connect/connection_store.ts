@@ -133,8 +133,11 @@ export interface ConnectionStore {
   disconnectAll(filter: { readonly accountId?: string; readonly businessId?: string }): Promise<
     number
   >;
-  /** Seals every stored token and secret again under the vault's first key; returns how many. */
-  reseal(): Promise<number>;
+  /**
+   * Seals every stored token and secret again under the vault's first key: how many, and how
+   * many no key opens (left as they are: their people reconnect, the registration is made again).
+   */
+  reseal(): Promise<{ resealed: number; unopened: number }>;
 }
 
 export interface ConnectionStoreDeps {
@@ -301,29 +304,37 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
       return count;
     },
     async reseal() {
-      let count = 0;
+      const counts = { resealed: 0, unopened: 0 };
+      /** `box` sealed again under the first key; null when no key of the file opens it. */
+      const again = async (context: string, box: Sealed): Promise<Sealed | null> => {
+        try {
+          return await vault.seal(context, await vault.open(context, box));
+        } catch (error) {
+          if (!(error instanceof VaultError)) throw error;
+          counts.unopened++;
+          return null;
+        }
+      };
       for await (const entry of connections()) {
         // One being refreshed gets its new pair under the first key anyway.
         const leased = entry.value.lease !== null && entry.value.lease.until > deps.now();
         if (leased || !vault.stale(entry.value.tokens)) continue;
-        const pair = await openPair(entry.key, entry.value.tokens);
-        const value = { ...entry.value, tokens: await sealPair(entry.key, pair) };
+        const tokens = await again(connectionContext(entry.key), entry.value.tokens);
+        if (tokens === null) continue;
         const check = [{ key: entry.key, version: entry.version }];
-        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) count++;
+        const value = { ...entry.value, tokens };
+        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
       }
       for await (const entry of store.list<RegistrationRecord>(["upstream_registration"])) {
         const secret = entry.value.secret;
         if (secret === null || !vault.stale(secret)) continue;
-        const upstream = String(entry.key[1]);
-        const plain = await vault.open(registrationContext(upstream), secret);
-        const value = {
-          ...entry.value,
-          secret: await vault.seal(registrationContext(upstream), plain),
-        };
+        const sealed = await again(registrationContext(String(entry.key[1])), secret);
+        if (sealed === null) continue;
         const check = [{ key: entry.key, version: entry.version }];
-        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) count++;
+        const value = { ...entry.value, secret: sealed };
+        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
       }
-      return count;
+      return counts;
     },
   };
 }

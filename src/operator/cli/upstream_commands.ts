@@ -45,10 +45,10 @@ export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
   "reseal-upstream-tokens": command({
     usage: "reseal-upstream-tokens",
     summary:
-      "Seal every stored upstream token again under the first key of VESTIBULE_UPSTREAM_KEY_FILE (after adding a new first key and restarting; then the old line can go).",
+      "Seal every stored upstream token again under the first key of VESTIBULE_UPSTREAM_KEY_FILE (after adding a new first key and restarting; then the old line can go). Prints how many were resealed, and how many no key of the file opens (unopened: left as they are; their people are asked to reconnect, the registration is made again).",
     options: v.strictObject({}),
     async run(_options, deps) {
-      return { resealed: await resealConnections(deps) };
+      return await resealConnections(deps);
     },
   }),
   "forget-upstream-registration": command({

@@ -74,7 +74,9 @@ export async function endConnections(
 }
 
 /** The rotation's last step: every stored token sealed under the first key. */
-export async function resealConnections(deps: AdminDeps): Promise<number> {
+export async function resealConnections(
+  deps: AdminDeps,
+): Promise<{ resealed: number; unopened: number }> {
   const connections = await _connections(deps);
   if (connections === null) {
     throw new AdminError("VESTIBULE_UPSTREAM_KEY_FILE is not set: there is no key to seal with");

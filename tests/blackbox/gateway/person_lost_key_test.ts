@@ -77,6 +77,12 @@ Deno.test("after the key file loses its key, each person connects again: the cal
       VESTIBULE_MAIL: outbox.env,
     }, { store: await openKvStore(storePath) });
     const link = connectPageUrl({ server, businessId });
+    // Nothing the new key could seal again: the connection and the registration are counted.
+    const resealed = await adminRunner(server.store, { config: server.config })(
+      "reseal-upstream-tokens",
+    );
+    assert.equal(resealed.code, 0, resealed.err);
+    assert.deepEqual(JSON.parse(resealed.out), { resealed: 0, unopened: 2 });
 
     // A tool error with the link, never an internal error; asked once however often it calls.
     for (let call = 0; call < 2; call++) {
