@@ -42,6 +42,8 @@ export interface OAuthUpstreamOptions {
   readonly staticClient?: { id: string; secret: string; redirectUris: string[] };
   /** Whether the provider offers public clients only (auth method `none`), whose refresh token it rotates on each use; default false. */
   readonly publicClientsOnly?: boolean;
+  /** A scope beyond `mcp` that its tool `write_note` needs (then listed): a call without it is refused 403 insufficient_scope, as MCP's scope challenge. */
+  readonly stepUpScope?: string;
 }
 
 export interface OAuthUpstream {
@@ -85,6 +87,7 @@ export async function startOAuthUpstream(
   options: OAuthUpstreamOptions = {},
 ): Promise<OAuthUpstream> {
   const ttl = options.accessTokenTtlSeconds ?? 3600;
+  const stepUp = options.stepUpScope === undefined ? [] : [options.stepUpScope];
   const seen = {
     authorizationCode: 0,
     refreshToken: 0,
@@ -114,7 +117,7 @@ export async function startOAuthUpstream(
       : [],
     pkce: { required: () => true },
     ...(options.publicClientsOnly ? { clientAuthMethods: ["none"] } : {}),
-    scopes: ["openid", "offline_access", MCP_SCOPE],
+    scopes: ["openid", "offline_access", MCP_SCOPE, ...stepUp],
     issueRefreshToken: (_ctx: unknown, client: ProviderClient) =>
       client.grantTypeAllowed("refresh_token"),
     // Interaction, Session and Grant: oidc-provider's default lifetimes, set so that it does not
@@ -131,7 +134,7 @@ export async function startOAuthUpstream(
         getResourceServerInfo(_ctx: unknown, resourceIndicator: string) {
           if (resourceIndicator !== mcpUrl) throw new providerErrors.InvalidTarget();
           return {
-            scope: MCP_SCOPE,
+            scope: [MCP_SCOPE, ...stepUp].join(" "),
             audience: mcpUrl,
             accessTokenTTL: ttl,
             accessTokenFormat: "jwt",
@@ -172,6 +175,7 @@ export async function startOAuthUpstream(
   const mcpApp = createMcpExpressApp({ host: "127.0.0.1" });
   const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   const metadataPath = "/.well-known/oauth-protected-resource/mcp";
+  const metadataUrl = `http://127.0.0.1:${port(mcpServer)}${metadataPath}`;
   mcpApp.use(
     metadataPath,
     metadataHandler({
@@ -188,17 +192,36 @@ export async function startOAuthUpstream(
         verifyAccessToken: (token: string) => verifyAccessToken(token, keys, issuer, mcpUrl),
       },
       requiredScopes: [MCP_SCOPE],
-      resourceMetadataUrl: `http://127.0.0.1:${port(mcpServer)}${metadataPath}`,
+      resourceMetadataUrl: metadataUrl,
       expectedResource: new URL(mcpUrl),
     }),
-    async (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => {
+    async (
+      req: IncomingMessage & {
+        body?: { method?: unknown; params?: { name?: unknown } };
+        auth?: AuthInfo;
+      },
+      res: ServerResponse,
+    ) => {
       if (req.method !== "POST") {
         res.writeHead(405, { Allow: "POST" }).end();
         return;
       }
+      const [needed] = stepUp;
+      if (
+        needed !== undefined && req.body?.method === "tools/call" &&
+        req.body.params?.name === "write_note" && !req.auth?.scopes.includes(needed)
+      ) {
+        // RFC 6750 §3.1 with MCP's scope and resource_metadata; an OAuth error body, not JSON-RPC.
+        res.writeHead(403, {
+          "Content-Type": "application/json",
+          "WWW-Authenticate": `Bearer error="insufficient_scope", scope="${needed}", ` +
+            `resource_metadata="${metadataUrl}", error_description="Writing notes needs ${needed}"`,
+        }).end(JSON.stringify({ error: "insufficient_scope" }));
+        return;
+      }
       seen.mcpCalls++;
       // Stateless, as the SDK's example: a server and a transport for each request.
-      const server = mcpToolServer();
+      const server = mcpToolServer(needed !== undefined);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on("close", () => {
         transport.close();
@@ -243,7 +266,7 @@ export async function startOAuthUpstream(
   };
 }
 
-function mcpToolServer(): McpServer {
+function mcpToolServer(notes: boolean): McpServer {
   const server = new McpServer({ name: "oauth-upstream", version: "1.0.0" });
   server.registerTool(
     "whoami",
@@ -261,6 +284,13 @@ function mcpToolServer(): McpServer {
     { description: "Says it back.", inputSchema: { text: z.string() } },
     ({ text }: { text: string }) => ({ content: [{ type: "text", text }] }),
   );
+  if (notes) {
+    server.registerTool(
+      "write_note",
+      { description: "Keeps a note (needs the step-up scope).", inputSchema: { text: z.string() } },
+      ({ text }: { text: string }) => ({ content: [{ type: "text", text: `noted: ${text}` }] }),
+    );
+  }
   return server;
 }
 

@@ -2,10 +2,11 @@ import * as v from "valibot";
 import { withHtmlErrors } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
 import { htmlResponse } from "../http/responses.ts";
+import { cspWithFormTargets } from "../http/security_headers.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { createFormCsrf } from "./form_csrf.ts";
 import { readForm } from "../http/form.ts";
-import type { ReturnDescriber } from "../ui/auth_pages.ts";
+import type { ReturnDescriber, ReturnTargets } from "../ui/auth_pages.ts";
 import { notice } from "../ui/components.ts";
 import { type Html, html } from "../ui/html.ts";
 import type { Role, Session } from "./model.ts";
@@ -64,6 +65,8 @@ export interface AccountRoutesDeps {
   readonly businessSection: AccountBusinessSection;
   /** Each part that sends people to sign in says what waits behind its own paths. */
   readonly describeReturn?: readonly ReturnDescriber[];
+  /** Each part whose paths lead on to another origin says where (see ReturnTargets). */
+  readonly returnTargets?: readonly ReturnTargets[];
 }
 
 /** The people's pages of {auth_url} (auth_site.ts maps the paths). */
@@ -151,6 +154,14 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       if (described !== null) return described;
     }
     return null;
+  };
+
+  /** The confirmation's CSP: its form's redirects may reach where the way back leads on to. */
+  const confirmationHeaders = async (returnTo: string): Promise<Record<string, string>> => {
+    const url = new URL(safeReturnTo(returnTo), config.authUrl);
+    const targets: string[] = [];
+    for (const targetsOf of deps.returnTargets ?? []) targets.push(...await targetsOf(url));
+    return targets.length === 0 ? {} : { "Content-Security-Policy": cspWithFormTargets(targets) };
   };
 
   const signOutFor = async (session: Session) => ({
@@ -277,13 +288,19 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         // 410: the link worked once and never will again (used, expired, or never issued:
         // which one is not told).
         if (!record) return _page(deadLinkPage(), 410);
-        return withCsrf(request, "sign-in-verify", (csrfToken) =>
-          confirmLinkPage({
-            token,
-            csrf: csrfToken,
-            email: record.email,
-            ...(record.kind === "sign_up" ? { businessName: record.businessName } : {}),
-          }));
+        return withCsrf(
+          request,
+          "sign-in-verify",
+          (csrfToken) =>
+            confirmLinkPage({
+              token,
+              csrf: csrfToken,
+              email: record.email,
+              ...(record.kind === "sign_up" ? { businessName: record.businessName } : {}),
+            }),
+          200,
+          await confirmationHeaders(record.returnTo),
+        );
       }),
       POST: _guard(async (request) => {
         const form = await readForm(request);

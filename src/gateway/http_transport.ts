@@ -8,6 +8,7 @@ import { encodeHeaderValue } from "../mcp/negotiation.ts";
 import { createSseDecoder } from "../mcp/sse.ts";
 import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
 import { UpstreamError } from "./mcp_client.ts";
+import { parseBearerChallenge, scopeTokens } from "./connect/discovery.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 import {
   cancelledParams,
@@ -197,6 +198,24 @@ export function createHttpChannel(
     }
   };
 
+  /**
+   * A 403 whose Bearer challenge says `insufficient_scope` (RFC 6750 §3.1, MCP "Scope Challenge
+   * Handling"): the token lacks a permission, whatever the body says. Other 403s read on.
+   */
+  const refusedScope = async (response: Response, method: string) => {
+    const bearer = parseBearerChallenge(response.headers.get("WWW-Authenticate"));
+    if (bearer?.error !== "insufficient_scope") return;
+    await response.body?.cancel();
+    const scopes = scopeTokens(bearer.scope);
+    const which = scopes.length === 0 ? "" : ` (${scopes.join(" ")})`;
+    throw new UpstreamError(
+      "insufficient_scope",
+      `${title} refused ${method}: its sign-in lacks a permission the call needs${which} (HTTP 403 insufficient_scope)`,
+      null,
+      scopes,
+    );
+  };
+
   /** `refusedPost`: the answer came with an HTTP error status, which refuses this POST itself. */
   const answerTo = (message: Incoming, call: RpcCall, refusedPost: boolean): RpcOutcome => {
     if (message.kind === "invalid") {
@@ -258,6 +277,7 @@ export function createHttpChannel(
           response.headers.get("WWW-Authenticate"),
         );
       }
+      if (response.status === 403) await refusedScope(response, call.method);
       if (sent && response.status === 404) {
         await response.body?.cancel();
         forget();

@@ -59,10 +59,13 @@ export class UpstreamError extends Error {
       | "protocol"
       | "too_large"
       | "cancelled"
-      | "unauthorized",
+      | "unauthorized"
+      | "insufficient_scope",
     message: string,
     /** With `unauthorized`: the upstream's WWW-Authenticate challenge, if it sent one. */
     readonly challenge: string | null = null,
+    /** With `insufficient_scope`: the scopes its challenge says the call needs (RFC 6750 §3.1). */
+    readonly requiredScopes: readonly string[] = [],
   ) {
     super(message);
   }

@@ -83,6 +83,7 @@ const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
   too_large: "answered too much",
   cancelled: "was cancelled by the agent",
   unauthorized: "refused the sign-in",
+  insufficient_scope: "refused: the sign-in lacks a permission the call needs",
   not_connected: "was not called: the person's own sign-in is missing or must be renewed",
 };
 

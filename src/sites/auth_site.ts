@@ -124,6 +124,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
       connections: await deps.connect?.section(businessId, role, accountId) ?? html``,
     }),
     describeReturn: [oauth.waiting, approvals.waiting, ...(connect ? [connect.waiting] : [])],
+    returnTargets: connect ? [connect.leadsTo] : [],
   });
   const audit = createAuditRoutes({
     ...deps,

@@ -19,6 +19,13 @@ export interface AuthPageOptions {
  */
 export type ReturnDescriber = (returnTo: URL) => Promise<Html | null>;
 
+/**
+ * Where the way back after signing in goes on to, off our origin (a connect link leads to the
+ * upstream's sign-in): URLs whose origins the sign-in confirmation's `form-action` must allow,
+ * since browsers apply it to every redirect after the form. Empty when none or not the path's.
+ */
+export type ReturnTargets = (returnTo: URL) => Promise<readonly string[]>;
+
 export function authPage(options: AuthPageOptions): string {
   const { signedIn } = options;
   const links = (options.links ?? []).map((link) => [

@@ -248,3 +248,66 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "signed out in Chromium, a person follows a connect link through our sign-in to the upstream's own sign-in, and is connected",
+  ignore: !available,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const setup = await startPersonUpstream();
+    const { ws, upstream } = setup;
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    });
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(10_000);
+      // Chromium says on the console when a CSP blocks a form's redirect.
+      const violations: string[] = [];
+      const blocked = Promise.withResolvers<void>();
+      page.on("console", (message) => {
+        if (!/Content Security Policy/.test(message.text())) return;
+        violations.push(message.text());
+        blocked.resolve();
+      });
+      // The link of an agent's tool error, or of a "reconnect your account" mail.
+      await page.goto(connectPageUrl(ws));
+      assert.equal(new URL(page.url()).pathname, "/sign-in");
+      await page.fill("#email", "member@example.com");
+      const before = (await setup.outbox.read()).length;
+      await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+      await page.waitForLoadState();
+      const mail = await until("the sign-in mail", async () => {
+        const mails = await setup.outbox.read();
+        return mails.length > before && mails.at(-1);
+      });
+      const confirmation = await page.goto(mail.link);
+      // Only this page's form may lead on to the upstream's sign-in (its authorization origin).
+      const csp = confirmation!.headers()["content-security-policy"] ?? "";
+      assert.equal(/form-action ([^;]*)/.exec(csp)?.[1], `'self' ${upstream.issuer}`);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      // Our sign-in, then the connect link, then the upstream's own sign-in page: unless the
+      // confirmation's form-action stops the redirects on the way.
+      const reached = page.waitForURL((url) => url.origin === new URL(upstream.issuer).origin);
+      reached.catch(() => {});
+      await Promise.race([reached, blocked.promise]);
+      assert.deepEqual(violations, []);
+      await reached;
+      await page.locator("input[name=login]").fill("bob");
+      await page.locator("input[name=password]").fill("any");
+      await page.getByRole("button", { name: "Sign-in" }).click();
+      await page.waitForLoadState();
+      await page.getByRole("button", { name: "Continue" }).click();
+      await page.waitForURL(/\/connections\/callback\?/);
+      assert.match(await page.locator("#notice").innerText(), /^Connected:/);
+      assert.deepEqual(violations, []);
+    } finally {
+      await browser.close();
+      await setup.close();
+    }
+  },
+});

@@ -17,7 +17,7 @@ import type { AuditLog, NewAuditEntry } from "../../workspace/domain/audit.ts";
 import type { Caller } from "../upstream_set.ts";
 import type { AuthorizationServer } from "./discovery.ts";
 import { type ClientCredentials, revokeToken } from "./oauth_client.ts";
-import type { Sealed, TokenVault } from "./vault.ts";
+import { type Sealed, type TokenVault, VaultError } from "./vault.ts";
 
 export type ConnectionStatus = "connected" | "needs_reconnect";
 
@@ -31,6 +31,8 @@ export interface ConnectionView {
   readonly refreshedAt: number | null;
   /** Why it needs reconnecting, in words; null while connected. */
   readonly problem: string | null;
+  /** Scopes the upstream asked for since (insufficient_scope) that a reconnect will ask for. */
+  readonly wanted: readonly string[];
 }
 
 /** The client Vestibule is at an upstream's authorization server, as stored. */
@@ -55,6 +57,10 @@ export interface ConnectionRecord {
   /** Set while one process refreshes (one refresh at a time across replicas). */
   readonly lease: { readonly until: number; readonly holder: string } | null;
   readonly problem: string | null;
+  /** The scopes asked for when it was connected (absent in records made before they were kept). */
+  readonly scopes?: readonly string[];
+  /** Scopes the upstream's insufficient_scope challenges asked for since, not yet asked for. */
+  readonly wanted?: readonly string[];
 }
 
 export interface TokenPair {
@@ -80,6 +86,28 @@ export function connectionKey(upstream: string, caller: Caller): Key {
 
 export const registrationKey = (upstream: string): Key => ["upstream_registration", upstream];
 
+/** An audit entry about a person's connection, in its business (by them unless `accountId`). */
+export function connectionAudit(
+  audit: Pick<AuditLog, "entry">,
+  caller: Caller,
+  entry: {
+    readonly actor: NewAuditEntry["actor"];
+    readonly accountId?: string | null;
+    readonly action: string;
+    readonly summary: string;
+  },
+): Mutation {
+  return audit.entry({
+    businessId: caller.businessId,
+    accountId: entry.accountId === undefined ? caller.accountId : entry.accountId,
+    actor: entry.actor,
+    clientId: null,
+    action: entry.action,
+    summary: entry.summary,
+    gateId: null,
+  });
+}
+
 /** Who ended a connection, for its audit entry. */
 export interface Disconnector {
   readonly actor: "human" | "operator";
@@ -91,6 +119,8 @@ export interface ConnectionStore {
   sealPair(key: Key, pair: TokenPair): Promise<Sealed>;
   openPair(key: Key, sealed: Sealed): Promise<TokenPair>;
   sealSecret(upstream: string, secret: string): Promise<Sealed>;
+  /** Whether the registration's secret opens under the key file now (not once its key is gone). */
+  registrationOpens(upstream: string, record: RegistrationRecord): Promise<boolean>;
   /** The stored client with its secret, for a token or revocation request. */
   credentials(upstream: string, client: StoredClient): Promise<ClientCredentials>;
   view(key: Key, record: ConnectionRecord): ConnectionView;
@@ -103,8 +133,11 @@ export interface ConnectionStore {
   disconnectAll(filter: { readonly accountId?: string; readonly businessId?: string }): Promise<
     number
   >;
-  /** Seals every stored token and secret again under the vault's first key; returns how many. */
-  reseal(): Promise<number>;
+  /**
+   * Seals every stored token and secret again under the vault's first key: how many, and how
+   * many no key opens (left as they are: their people reconnect, the registration is made again).
+   */
+  reseal(): Promise<{ resealed: number; unopened: number }>;
 }
 
 export interface ConnectionStoreDeps {
@@ -141,7 +174,8 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
       secret = deps.upstream(upstream)?.auth?.client?.secret ?? null;
     } else if (client.source === "registered") {
       const record = await store.get<RegistrationRecord>(registrationKey(upstream));
-      if (record?.value.secret) {
+      // The secret of another registration (made again since) is no secret of this client.
+      if (record?.value.secret && record.value.clientId === client.clientId) {
         secret = await vault.open(registrationContext(upstream), record.value.secret);
       }
     }
@@ -156,6 +190,7 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
     connectedAt: record.connectedAt,
     refreshedAt: record.refreshedAt,
     problem: record.problem,
+    wanted: record.wanted ?? [],
   });
 
   const revoke = async (upstream: string, key: Key, record: ConnectionRecord) => {
@@ -193,15 +228,13 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
     const whose = by.accountId === caller.accountId
       ? "their"
       : `${account?.email ?? "a former member"}'s`;
-    const entryFields: NewAuditEntry = {
-      businessId: caller.businessId,
-      accountId: by.accountId,
-      actor: by.actor,
-      clientId: null,
-      action: "upstream_disconnected",
-      summary: `Disconnected ${whose} ${title} account; its tokens were revoked and deleted`,
-      gateId: null,
-    };
+    const audit = () =>
+      connectionAudit(deps.audit, caller, {
+        actor: by.actor,
+        accountId: by.accountId,
+        action: "upstream_disconnected",
+        summary: `Disconnected ${whose} ${title} account; its tokens were revoked and deleted`,
+      });
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await store.get<ConnectionRecord>(key);
       if (current === null) return false;
@@ -211,7 +244,7 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
       }]);
       const mutations: Mutation[] = [
         { type: "delete", key },
-        deps.audit.entry(entryFields),
+        audit(),
         ...events.mutations,
       ];
       if (await store.commit([{ key, version: current.version }, ...events.checks], mutations)) {
@@ -235,6 +268,16 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
     sealPair,
     openPair,
     sealSecret: (upstream, secret) => vault.seal(registrationContext(upstream), secret),
+    async registrationOpens(upstream, record) {
+      if (record.secret === null) return true;
+      try {
+        await vault.open(registrationContext(upstream), record.secret);
+        return true;
+      } catch (error) {
+        if (error instanceof VaultError) return false;
+        throw error;
+      }
+    },
     credentials,
     view,
     async listOfBusiness(businessId) {
@@ -261,29 +304,37 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
       return count;
     },
     async reseal() {
-      let count = 0;
+      const counts = { resealed: 0, unopened: 0 };
+      /** `box` sealed again under the first key; null when no key of the file opens it. */
+      const again = async (context: string, box: Sealed): Promise<Sealed | null> => {
+        try {
+          return await vault.seal(context, await vault.open(context, box));
+        } catch (error) {
+          if (!(error instanceof VaultError)) throw error;
+          counts.unopened++;
+          return null;
+        }
+      };
       for await (const entry of connections()) {
         // One being refreshed gets its new pair under the first key anyway.
         const leased = entry.value.lease !== null && entry.value.lease.until > deps.now();
         if (leased || !vault.stale(entry.value.tokens)) continue;
-        const pair = await openPair(entry.key, entry.value.tokens);
-        const value = { ...entry.value, tokens: await sealPair(entry.key, pair) };
+        const tokens = await again(connectionContext(entry.key), entry.value.tokens);
+        if (tokens === null) continue;
         const check = [{ key: entry.key, version: entry.version }];
-        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) count++;
+        const value = { ...entry.value, tokens };
+        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
       }
       for await (const entry of store.list<RegistrationRecord>(["upstream_registration"])) {
         const secret = entry.value.secret;
         if (secret === null || !vault.stale(secret)) continue;
-        const upstream = String(entry.key[1]);
-        const plain = await vault.open(registrationContext(upstream), secret);
-        const value = {
-          ...entry.value,
-          secret: await vault.seal(registrationContext(upstream), plain),
-        };
+        const sealed = await again(registrationContext(String(entry.key[1])), secret);
+        if (sealed === null) continue;
         const check = [{ key: entry.key, version: entry.version }];
-        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) count++;
+        const value = { ...entry.value, secret: sealed };
+        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
       }
-      return count;
+      return counts;
     },
   };
 }

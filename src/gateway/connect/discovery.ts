@@ -52,6 +52,8 @@ export interface BearerChallenge {
 }
 
 const FETCH_TIMEOUT_MS = 5_000;
+/** More scopes than any real server asks for at once are not read. */
+const MAX_SCOPES = 32;
 export const MAX_METADATA_BYTES = 64 * 1024;
 
 /**
@@ -71,6 +73,18 @@ export function parseBearerChallenge(header: string | null): BearerChallenge | n
     };
   }
   return null;
+}
+
+/**
+ * The scope tokens of a `scope` value (RFC 6749 §3.3: space-delimited, each of visible
+ * characters but `"` and `\`); others are dropped, so nothing else of the upstream's is repeated.
+ */
+export function scopeTokens(value: string | null): string[] {
+  if (value === null) return [];
+  const tokens = value.split(" ").filter((token) =>
+    /^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/.test(token)
+  );
+  return [...new Set(tokens)].slice(0, MAX_SCOPES);
 }
 
 function _challenges(header: string): { scheme: string; params: Map<string, string> }[] {
@@ -197,9 +211,8 @@ export async function discoverAuthorization(
   const server = await _authorizationServer(issuer, serverDoc, boundary);
   if (!server.ok) return server;
 
-  const scopes = bearer?.scope
-    ? bearer.scope.split(" ").filter((s) => s !== "")
-    : resource.output.scopes_supported ?? [];
+  const challenged = scopeTokens(bearer?.scope ?? null);
+  const scopes = challenged.length > 0 ? challenged : resource.output.scopes_supported ?? [];
   return { ok: true, value: { resource: declared, scopes, server: server.value } };
 }
 

@@ -37,6 +37,14 @@ function _state(connection: ConnectionView | null): Html {
     <p id="connection-status" data-status="connected">
       Connected since ${moment(connection.connectedAt)}.
     </p>
+    ${connection.wanted.length === 0 ? "" : html`
+      <div class="notice warning">
+        <p id="connection-wanted">
+        <strong>More permissions wanted:</strong> a call needed permissions your account has not
+        granted (${connection.wanted.join(" ")}). Connect again to grant them.
+        </p>
+      </div>
+    `}
   `;
 }
 

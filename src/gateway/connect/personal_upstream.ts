@@ -25,7 +25,8 @@ import {
   sameTools,
   type UpstreamState,
 } from "../upstream_set.ts";
-import type { Connections, TokenLookup } from "./connections.ts";
+import type { Connections } from "./connections.ts";
+import type { TokenLookup } from "./reconnects.ts";
 import { heldProblem, logUnlisted } from "../unlisted_names.ts";
 
 export interface PersonalUpstreamDeps {
@@ -198,6 +199,13 @@ export function createPersonalUpstream(
           return ended(started, { result, outcome: result.isError === true ? "tool_error" : "ok" });
         } catch (error) {
           if (!(error instanceof UpstreamError)) throw error;
+          if (error.kind === "insufficient_scope") {
+            const text = await connections.moreScopes(config, caller, error.requiredScopes);
+            return ended(started, {
+              result: { content: [{ type: "text", text }], isError: true },
+              outcome: "insufficient_scope",
+            });
+          }
           if (error.kind !== "unauthorized") return ended(started, failed(error));
           lookup = attempt === 0
             ? await connections.rejected(config, caller, lookup.token)

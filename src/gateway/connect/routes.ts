@@ -20,7 +20,7 @@ import {
 } from "../../oauth/consent_continuation.ts";
 import type { Store } from "../../store/store.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
-import type { ReturnDescriber } from "../../ui/auth_pages.ts";
+import type { ReturnDescriber, ReturnTargets } from "../../ui/auth_pages.ts";
 import { type Html, html } from "../../ui/html.ts";
 import type { Role } from "../../accounts/model.ts";
 import { serves } from "../upstream_calls.ts";
@@ -53,6 +53,8 @@ export interface ConnectRoutes {
   section(businessId: string, role: Role, accountId: string): Promise<Html>;
   /** Says on the sign-in page which account the person is about to connect. */
   readonly waiting: ReturnDescriber;
+  /** A connect link signed out leads, after the sign-in, on to the upstream's sign-in. */
+  readonly leadsTo: ReturnTargets;
 }
 
 const FormSchema = v.object({
@@ -79,6 +81,14 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
 
   const upstreamNamed = (name: string) =>
     deps.upstreams().find((upstream) => upstream.name === name);
+
+  /** The upstream a way back after signing in connects (`/connections/<name>`), if any. */
+  const connecting = (returnTo: URL) => {
+    const prefix = "/connections/";
+    return returnTo.pathname.startsWith(prefix)
+      ? upstreamNamed(returnTo.pathname.slice(prefix.length))
+      : undefined;
+  };
 
   /** The upstream scopes of `upstream` (its own and its mapped ones). */
   const opens = (upstream: UpstreamConfig, scope: string) =>
@@ -234,9 +244,10 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   };
 
   // The link (from /account, or in an agent's tool error) starts connecting at once when there
-  // is nothing connected yet: a GET that only leads to the upstream's own sign-in (the answer
-  // is bound to this session by its state). Connected, it shows the connection; from a consent,
-  // the step with "Skip for now".
+  // is nothing connected yet, or the connection must be made again (it needs reconnecting, or
+  // the upstream wants more scopes): a GET that only leads to the upstream's own sign-in (the
+  // answer is bound to this session by its state). Connected, it shows the connection; from a
+  // consent, the step with "Skip for now".
   const show = signedIn(async (request, session) => {
     const params = new URL(request.url).searchParams;
     const found = await subject(request, session, params.get("business"));
@@ -247,7 +258,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       businessId: business.id,
       accountId: session.account.id,
     });
-    if (consent === null && own?.status !== "connected") {
+    if (consent === null && (own?.status !== "connected" || own.wanted.length > 0)) {
       return await start(session, upstream, business, null);
     }
     return await render(session, upstream, business, consent);
@@ -344,12 +355,16 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     clientDocument,
     signIns,
     waiting(returnTo) {
-      const prefix = "/connections/";
-      if (!returnTo.pathname.startsWith(prefix)) return Promise.resolve(null);
-      const upstream = upstreamNamed(returnTo.pathname.slice(prefix.length));
+      const upstream = connecting(returnTo);
       if (upstream === undefined) return Promise.resolve(null);
       return Promise.resolve(html`<p>You are connecting your <strong>${upstream.title}</strong>
         account. After you sign in here, ${upstream.title}'s own sign-in opens.</p>`);
+    },
+    async leadsTo(returnTo) {
+      // Only this upstream's authorization endpoint, and only on this sign-in's confirmation.
+      const upstream = connecting(returnTo);
+      const endpoint = upstream && await connections.authorizationEndpoint(upstream);
+      return endpoint ? [endpoint] : [];
     },
     async section(businessId, role, accountId) {
       const serving = deps.upstreams().filter((upstream) => serves(upstream, businessId));

@@ -11,10 +11,10 @@ import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.
 import { newVaultKey } from "../../gateway/connect/vault.ts";
 import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
-import { resealConnections } from "./upstream_connections.ts";
+import { forgetRegistration, resealConnections } from "./upstream_connections.ts";
 import { heldProblem, unlistedNames } from "../../gateway/unlisted_names.ts";
 
-import { type AdminDeps, AdminError, command, type Runnable } from "./command.ts";
+import { type AdminDeps, AdminError, command, IdSchema, type Runnable } from "./command.ts";
 
 type PinRecords = Awaited<ReturnType<UpstreamPins["read"]>>;
 
@@ -46,10 +46,19 @@ export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
   "reseal-upstream-tokens": command({
     usage: "reseal-upstream-tokens",
     summary:
-      "Seal every stored upstream token again under the first key of VESTIBULE_UPSTREAM_KEY_FILE (after adding a new first key and restarting; then the old line can go).",
+      "Seal every stored upstream token again under the first key of VESTIBULE_UPSTREAM_KEY_FILE (after adding a new first key and restarting; then the old line can go). Prints how many were resealed, and how many no key of the file opens (unopened: left as they are; their people are asked to reconnect, the registration is made again).",
     options: v.strictObject({}),
     async run(_options, deps) {
-      return { resealed: await resealConnections(deps) };
+      return await resealConnections(deps);
+    },
+  }),
+  "forget-upstream-registration": command({
+    usage: "forget-upstream-registration --upstream NAME",
+    summary:
+      "Forget Vestibule's registration at the authorization server of a per-person upstream (its client id and sealed secret), for example after the key file lost the key that sealed it: the next person to connect registers again, and connections made with the old client ask their person to reconnect.",
+    options: v.strictObject({ upstream: IdSchema }),
+    async run({ upstream }, deps) {
+      return { forgotten: await forgetRegistration(deps, upstream) };
     },
   }),
 };

@@ -1,18 +1,22 @@
 // People's upstream connections as the admin commands end them: removing a member, deleting an
 // account or a business revoke their upstream tokens (where the upstream offers revocation)
 // before the records go; `reseal-upstream-tokens` seals them again under the key file's first
-// key (the rotation's last step).
+// key (the rotation's last step); `forget-upstream-registration` drops Vestibule's registration
+// at an upstream's authorization server, so that the next person to connect registers again.
 import { NO_EVENTS } from "../../events/event_outbox.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "../../gateway/upstreams_file.ts";
 import {
   type ConnectionStore,
   createConnectionStore,
+  registrationKey,
+  type RegistrationRecord,
 } from "../../gateway/connect/connection_store.ts";
 import { loadVault } from "../../gateway/connect/vault.ts";
 import { createAccounts } from "../../accounts/accounts.ts";
 import { createAuditLog } from "../../workspace/domain/audit.ts";
 import type { Key } from "../../store/store.ts";
 import { type AdminDeps, AdminError } from "./command.ts";
+import { appendOperatorLog } from "./operator_log.ts";
 
 /** What ending someone's connections did. */
 export interface EndedConnections {
@@ -70,10 +74,44 @@ export async function endConnections(
 }
 
 /** The rotation's last step: every stored token sealed under the first key. */
-export async function resealConnections(deps: AdminDeps): Promise<number> {
+export async function resealConnections(
+  deps: AdminDeps,
+): Promise<{ resealed: number; unopened: number }> {
   const connections = await _connections(deps);
   if (connections === null) {
     throw new AdminError("VESTIBULE_UPSTREAM_KEY_FILE is not set: there is no key to seal with");
   }
   return await connections.reseal();
+}
+
+/**
+ * Deletes the dynamic registration kept for `upstream` (its client id and sealed secret): the
+ * next person to connect registers Vestibule again. Connections made with the old client
+ * renew with it no more and ask their person to reconnect.
+ */
+export async function forgetRegistration(
+  deps: AdminDeps,
+  upstream: string,
+): Promise<{ upstream: string; issuer: string; clientId: string }> {
+  const key = registrationKey(upstream);
+  const entry = await deps.store.get<RegistrationRecord>(key);
+  if (entry === null) {
+    throw new AdminError(
+      `no registration is kept for upstream "${upstream}" (Vestibule registers when a person ` +
+        "first connects, unless the upstreams file names its client or the server takes our " +
+        "client metadata document)",
+    );
+  }
+  if (!await deps.store.commit([{ key, version: entry.version }], [{ type: "delete", key }])) {
+    throw new AdminError(`the registration of upstream "${upstream}" changed meanwhile; try again`);
+  }
+  const { issuer, clientId } = entry.value;
+  await appendOperatorLog(
+    deps.store,
+    deps.now,
+    "forget-upstream-registration",
+    `Forgot Vestibule's registration at ${issuer} for upstream ${upstream} (client ${clientId}); ` +
+      "the next person to connect registers again",
+  );
+  return { upstream, issuer, clientId };
 }

@@ -157,7 +157,7 @@ Deno.test("rotating the key file keeps connections working: new key first, resea
     const resealed = await run("reseal-upstream-tokens");
     assert.equal(resealed.code, 0, resealed.err);
     // The connection's tokens, and the client secret of our registration at the upstream.
-    assert.deepEqual(JSON.parse(resealed.out), { resealed: 2 });
+    assert.deepEqual(JSON.parse(resealed.out), { resealed: 2, unopened: 0 });
     const sealedNow = (await connectionsOf(server.store, businessId)).get(ownerId)!;
     assert.notEqual(sealedNow.tokens.k, sealedFirst.tokens.k, "sealed under the new key");
     const registration = await server.store.get<{ secret: Sealed }>([
