@@ -24,6 +24,7 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
       const live = upstreams.get(upstream);
       return live && serves(live.config, businessId) ? live.config.title : null;
     },
+    gated: (upstream, tool) => upstreams.get(upstream)?.config.gated.has(tool) ?? false,
     async callApproved(gate: ApprovedGate, action): Promise<AfterApproval> {
       const live = upstreams.get(action.upstream)!;
       const caller = {

@@ -74,7 +74,22 @@ export const GateActionSchema = v.variant("type", [
     /** Approved after this (epoch ms), the call is not made. */
     expiresAt: v.number(),
   }),
-  /** Serving an upstream tool whose definition changed, or that appeared, since it was pinned. */
+  /**
+   * Serving what an upstream changed at once: the tools held under this gate (their holds name
+   * it, upstream_pins.ts), each changed or new since the business pinned its tools. The owner
+   * approves them all or leaves some out; the definitions stay in the holds, never in the gate.
+   */
+  v.object({
+    type: v.literal("approve_tool_definitions"),
+    upstream: v.string(),
+    /** How many changed and new tools the change held when it was asked. */
+    changed: Count(1_000_000),
+    new: Count(1_000_000),
+  }),
+  /**
+   * One tool's changed or new definition, carried whole: gates of earlier releases, still
+   * decided as they were asked; none is asked any more (a definition past 32 KiB could not be).
+   */
   v.object({
     type: v.literal("approve_tool_definition"),
     upstream: v.string(),
@@ -112,6 +127,8 @@ export interface PlanDeps {
 export interface UpstreamCalls {
   /** The upstream's title when it is configured and serves the business; else null. */
   title(upstream: string, businessId: string): string | null;
+  /** Whether each call of the upstream's tool needs an owner's approval (its `gated` list). */
+  gated(upstream: string, tool: string): boolean;
   /** Makes an approved call, once, and says how it went. */
   callApproved(
     gate: ApprovedGate,
@@ -142,6 +159,7 @@ export interface AfterApproval {
 /** For services built without a gateway: no upstream is configured. */
 export const NO_UPSTREAM_CALLS: UpstreamCalls = Object.freeze({
   title: () => null,
+  gated: () => false,
   callApproved: () => Promise.reject(new Error("no upstream is configured")),
 });
 

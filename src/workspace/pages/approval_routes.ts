@@ -4,13 +4,14 @@
  * business may read it; anyone else sees nothing. Deciding twice changes nothing twice.
  */
 import * as v from "valibot";
-import { readForm } from "../../http/form.ts";
+import { readFormWithLists } from "../../http/form.ts";
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
 import type { Gate, Gates } from "../domain/gates.ts";
+import type { DefinitionBatches } from "../domain/definition_batches.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
 import { html } from "../../ui/html.ts";
 
@@ -18,6 +19,12 @@ const DecisionFormSchema = v.object({
   csrf: v.optional(v.string(), ""),
   decision: v.optional(v.picklist(["approve", "decline"], "decision must be approve or decline")),
 });
+
+/**
+ * An upstream change's approval names the tools left out: up to 10,000 names of at most 64
+ * characters, where every other form of ours is a few short fields.
+ */
+const MAX_DECISION_FORM_BYTES = 1024 * 1024;
 
 const _csrfPurpose = (gateId: string) => `approval:${gateId}`;
 
@@ -29,6 +36,7 @@ export interface ApprovalRoutesDeps {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly gates: Gates;
+  readonly definitionBatches: DefinitionBatches;
 }
 
 /** The approval pages of {auth_url} (auth_site.ts maps the paths). */
@@ -42,7 +50,7 @@ export interface ApprovalRoutes {
 }
 
 export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
-  const { sessions, accounts, gates } = deps;
+  const { sessions, accounts, gates, definitionBatches } = deps;
 
   /** Signed in, or sent to sign in and back here. */
   const signedIn = (handler: (request: Request, session: Session) => Promise<Response>) =>
@@ -80,10 +88,13 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     notice?: string,
     justDecided = false,
   ) => {
-    const [business, requester, decider] = await Promise.all([
+    const [business, requester, decider, batch] = await Promise.all([
       accounts.getBusiness(gate.businessId),
       accounts.getAccount(gate.requestedBy),
       gate.decidedBy ? accounts.getAccount(gate.decidedBy) : Promise.resolve(null),
+      gate.action.type === "approve_tool_definitions"
+        ? definitionBatches.read(gate)
+        : Promise.resolve(undefined),
     ]);
     return approvalPage(session.account.email, {
       gate,
@@ -96,6 +107,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       ...(notice === undefined ? {} : { notice }),
       justDecided,
       waiting: gates.waiting(gate),
+      ...(batch === undefined ? {} : { batch }),
     });
   };
 
@@ -136,7 +148,8 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         );
       }),
       POST: signedIn(async (request, session) => {
-        const parsed = v.safeParse(DecisionFormSchema, await readForm(request));
+        const form = await readFormWithLists(request, ["leave_out"], MAX_DECISION_FORM_BYTES);
+        const parsed = v.safeParse(DecisionFormSchema, form.fields);
         const found = await visibleGate(request, session);
         if (!found) return notFound(session);
         const { gate } = found;
@@ -160,6 +173,10 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
             approvalErrorPage(email, "Request refused", "Press Approve or Decline."),
             400,
           );
+        }
+        // An owner approving an upstream change may leave some of its tools out first.
+        if (decision === "approve" && found.role === "owner" && form.lists.leave_out.length > 0) {
+          await definitionBatches.leaveOut(gate, new Set(form.lists.leave_out));
         }
         const result = await gates.decide(gate.id, session.account.id, decision);
         switch (result.kind) {

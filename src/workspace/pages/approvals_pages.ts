@@ -4,8 +4,10 @@ import { authPage, moment } from "../../ui/auth_pages.ts";
 import { button, facts, notice, onDemand } from "../../ui/components.ts";
 import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
 import { canonicalJson } from "../../canonical_json.ts";
+import { countOf } from "../../count_words.ts";
 import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
 import type { Gate } from "../domain/gates.ts";
+import type { BatchTool } from "../domain/definition_batches.ts";
 
 export interface GateListItem {
   readonly gate: Gate;
@@ -25,7 +27,12 @@ export interface GateDetail {
   readonly justDecided?: boolean;
   /** Why the change will wait for the business's systems (gate_handoffs.ts), or null. */
   readonly waiting: string | null;
+  /** The tools an upstream change holds under the gate (approve_tool_definitions). */
+  readonly batch?: readonly BatchTool[];
 }
+
+/** The decision form's id: a batch's "Leave out" boxes, beside each tool, belong to it. */
+const DECISION_FORM = "decision";
 
 function _layout(title: string, email: string, main: Html): string {
   return authPage({
@@ -106,10 +113,12 @@ export function approvalPage(email: string, detail: GateDetail): string {
             .waiting}</p>
         </div>
       `}
-      ${_actionDetail(gate)}
+      ${detail.batch === undefined
+        ? _actionDetail(gate)
+        : _batchDetail(gate, detail.batch, detail.csrf !== null)}
       ${detail.csrf
         ? html`
-          <form method="post" action="/approvals/${gate.id}">
+          <form method="post" action="/approvals/${gate.id}" id="${DECISION_FORM}">
             <input type="hidden" name="csrf" value="${detail.csrf}">
             <p>Nothing happens until you decide. Approving does exactly what is written above,
             once; declining does nothing and tells the agent.</p>
@@ -190,6 +199,52 @@ function _actionDetail(gate: Gate): Html | string {
     `;
   }
   return "";
+}
+
+/**
+ * Every tool an upstream change holds, each with what would be served: the difference from the
+ * definition served now, or a new tool's whole definition, and whether its calls will need an
+ * approval. While the owner decides, each has a "Leave out" box of the decision form.
+ */
+function _batchDetail(gate: Gate, tools: readonly BatchTool[], deciding: boolean): Html {
+  if (gate.action.type !== "approve_tool_definitions") return html``;
+  const { upstream } = gate.action;
+  const tool = (item: BatchTool) => {
+    const before = item.previous === null ? "" : _pretty(item.previous);
+    return html`
+      <section class="batch-tool">
+        <h3><code>${upstream}__${item.tool}</code>: ${item.change === "new"
+          ? "a new tool"
+          : "a changed definition"}</h3>
+        <p>${item.gated
+          ? "Each call of it will need an owner's approval (the upstream's gated tools)."
+          : "Its calls will not need an owner's approval: agents with the scope call it directly."}</p>
+        ${item.leftOut
+          ? html`<p><strong>Left out of this approval:</strong> it stays held.</p>`
+          : ""}
+        <pre class="diff">${_diffLines(lineDiff(before, _pretty(item.definition)))}</pre>
+        ${deciding
+          ? html`
+            <label
+              class="choice"><input type="checkbox" name="leave_out" value="${item
+                .tool}" form="${DECISION_FORM}"${item.leftOut ? " checked" : ""}> Leave out ${item
+                .tool}</label>
+          `
+          : ""}
+      </section>
+    `;
+  };
+  return html`
+    <h2>The tools</h2>
+    <p>Upstream <code>${upstream}</code>, ${countOf(tools.length, "tool")} ${gate.status ===
+        "pending"
+      ? "waiting"
+      : "still held"}. A changed definition shows what changed, a new tool its whole
+    definition; removed lines are marked −, added lines +.${deciding
+      ? " Approving serves every tool not left out; a tool left out stays held until the upstream changes it again."
+      : ""}</p>
+    ${tools.map(tool)}
+  `;
 }
 
 /** One line of the <pre> each, marked, with no whitespace of the template between them. */

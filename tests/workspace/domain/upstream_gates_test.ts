@@ -6,6 +6,7 @@ Deno.test("a gated upstream call is made once on approval, and never once it exp
   const made: ApprovedGate[] = [];
   const upstreams: UpstreamCalls = {
     title: (upstream) => upstream === "tiny" ? "Tiny" : null,
+    gated: () => false,
     callApproved(gate, action) {
       made.push(gate);
       return Promise.resolve({
