@@ -39,8 +39,9 @@ const FIRST_LISTING_TRIES = 5;
 /** One upstream tool as a business sees it. */
 export interface ViewEntry {
   readonly tool: string;
-  /** The pinned definition, which is what is listed. */
+  /** The pinned definition, which is what is listed, and its hash. */
   readonly definition: UpstreamTool;
+  readonly hash: string;
   /** Set while the upstream lists a definition other than the pinned one. */
   readonly heldBy: string | null;
 }
@@ -86,10 +87,21 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
     return true;
   };
 
-  /** The listed tools a store can hold; the others are logged, once per process each. */
+  /**
+   * The listed tools a store can hold; the others are logged, once per process each. Measuring
+   * a definition is about as dear as storing it, so each listed tool's answer is kept with it
+   * (per length of business id, which the record's key holds) for as long as it is listed.
+   */
+  const problems = new WeakMap<LiveTool, Map<number, string | null>>();
   const storable = (live: LiveUpstream, businessId: string, listed: readonly LiveTool[]) =>
     listed.filter((tool) => {
-      const problem = upstreamPins.problem(businessId, live.config.name, tool.definition);
+      let known = problems.get(tool);
+      if (known === undefined) problems.set(tool, known = new Map());
+      let problem = known.get(businessId.length);
+      if (problem === undefined) {
+        problem = upstreamPins.problem(businessId, live.config.name, tool.definition);
+        known.set(businessId.length, problem);
+      }
       if (problem === null) return true;
       const name = tool.definition.name.slice(0, 200);
       const logged = `${live.config.name}\n${name}\n${tool.hash}`;
@@ -225,7 +237,11 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
     return gateId;
   };
 
-  const buildView = async (live: LiveUpstream, auth: WorkspaceAuth): Promise<View> => {
+  const buildView = async (
+    live: LiveUpstream,
+    auth: WorkspaceAuth,
+    known: View | undefined,
+  ): Promise<View> => {
     const generation = live.generation;
     const { businessId } = auth;
     const { name } = live.config;
@@ -240,36 +256,43 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
       records = await upstreamPins.read(businessId, name);
     }
     // Per listed tool: served as pinned, held (by a gate, or still to be asked), or not listed.
-    const served: (ViewEntry | { waiting: LiveTool; previous: UpstreamTool | null } | null)[] =
-      tools.map((tool) => {
-        const toolName = tool.definition.name;
-        const pin = records.pins.get(toolName)?.value;
-        if (pin?.hash === tool.hash) {
-          return { tool: toolName, definition: tool.definition, heldBy: null };
-        }
-        const previous = (pin?.definition as UpstreamTool | undefined) ?? null;
-        const hold = records.holds.get(toolName)?.value;
-        if (hold?.hash !== tool.hash) return { waiting: tool, previous };
-        // A new tool is not listed until approved; a changed one is listed as it was approved.
-        return previous === null
-          ? null
-          : { tool: toolName, definition: previous, heldBy: hold.gateId };
-      });
-    const waiting = served.filter((item) => item !== null && "waiting" in item);
+    type Waiting = { waiting: LiveTool; previous: ViewEntry | null };
+    const served: (ViewEntry | Waiting | null)[] = tools.map((tool) => {
+      const toolName = tool.definition.name;
+      const pin = records.pins.get(toolName)?.value;
+      if (pin?.hash === tool.hash) {
+        return { tool: toolName, definition: tool.definition, hash: tool.hash, heldBy: null };
+      }
+      const previous = pin === undefined ? null : {
+        tool: toolName,
+        definition: pin.definition as UpstreamTool,
+        hash: pin.hash,
+        heldBy: "",
+      };
+      const hold = records.holds.get(toolName)?.value;
+      if (hold?.hash !== tool.hash) return { waiting: tool, previous };
+      // A new tool is not listed until approved; a changed one is listed as it was approved.
+      return previous === null ? null : { ...previous, heldBy: hold.gateId };
+    });
+    const waiting = served.filter((item): item is Waiting => item !== null && "waiting" in item);
     const gateId = waiting.length === 0 ? null : await holdChanges(
       live,
       auth,
-      waiting.map((w) => ({ tool: w.waiting, previous: w.previous })),
+      waiting.map((w) => ({ tool: w.waiting, previous: w.previous?.definition ?? null })),
     );
     const entries: ViewEntry[] = [];
     for (const item of served) {
       if (item === null) continue;
       if (!("waiting" in item)) entries.push(item);
-      else if (item.previous !== null) {
-        entries.push({ tool: item.previous.name, definition: item.previous, heldBy: gateId ?? "" });
-      }
+      else if (item.previous !== null) entries.push({ ...item.previous, heldBy: gateId ?? "" });
     }
-    return { generation, readAt: now(), entries, serial: ++serial };
+    // The same entries as before keep their serial, so callers' tool lists stay as built.
+    const same = known !== undefined && known.entries.length === entries.length &&
+      known.entries.every((entry, i) =>
+        entry.tool === entries[i]!.tool && entry.hash === entries[i]!.hash &&
+        entry.heldBy === entries[i]!.heldBy
+      );
+    return { generation, readAt: now(), entries, serial: same ? known.serial : ++serial };
   };
 
   return {
@@ -281,7 +304,7 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
       }
       let pending = building.get(key);
       if (pending === undefined) {
-        pending = buildView(live, auth).catch((error: unknown) => {
+        pending = buildView(live, auth, known).catch((error: unknown) => {
           // One upstream's view costs only its own tools: the last one built, or none, for now.
           logEvent(log, {
             level: "error",
