@@ -160,7 +160,7 @@ async function _exercise(t: Deno.TestContext, label: string, store?: Store) {
       assert.equal((await owner.post(gateUrl, form)).status, 303);
       const names = await until("the approved tools served", async () => {
         // A cursor of a list that changed since is refused: the walk starts again.
-        const names = await ws.toolNames(token).catch(() => []);
+        const names = await ws.toolNames(token).catch((): string[] => []);
         return names.includes(`tiny__added${TOOLS - 1}`) ? names : undefined;
       }, 60_000);
       assert.equal(names.filter((name) => name.startsWith("tiny__")).length, TOOLS - 2 - 2);
