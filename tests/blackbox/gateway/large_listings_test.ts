@@ -191,3 +191,43 @@ Deno.test("10,000 upstream tools and definitions no store holds never fail a req
     await cluster.stop();
   }
 });
+
+Deno.test("a business's view of one upstream that cannot be stored costs only that upstream", async () => {
+  const broken = startTinyUpstream({ tools: [_tool("a")] });
+  const working = startTinyUpstream({ tools: [_tool("b")] });
+  // The store refuses every write of the first upstream's pins, as a failing disk would.
+  const refusing = (store: Store): Store => ({
+    ...store,
+    commit(checks, mutations) {
+      if (
+        mutations.some((m) => m.key.includes("broken") && String(m.key[2]).startsWith("upstream_"))
+      ) {
+        return Promise.reject(new Error("the disk refused the write"));
+      }
+      return store.commit(checks, mutations);
+    },
+  });
+  const ws = await startGatewayServer(
+    [{ name: "broken", url: broken.url }, { name: "working", url: working.url }],
+    {},
+    { wrapStore: refusing },
+  );
+  try {
+    const { token } = await ws.token(["app.access", "upstream.broken", "upstream.working"]);
+    const names = await ws.toolNames(token);
+    assert.ok(names.includes("list_workflows") && names.includes("working__b"), names.join());
+    assert.ok(!names.includes("broken__a"));
+    assert.equal((await ws.call(token, "working__b", {})).status, 200);
+    assert.ok(
+      ws.server.logs.some((line) =>
+        line.includes("could not be read or pinned") && line.includes('"upstream":"broken"') &&
+        line.includes("the disk refused the write")
+      ),
+      ws.server.logs.join("\n"),
+    );
+  } finally {
+    await ws.close();
+    await broken.close();
+    await working.close();
+  }
+});
