@@ -13,16 +13,11 @@
  * a view that cannot be built costs only that upstream, never the caller's request.
  */
 import { BoundedMap } from "../bounded_map.ts";
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
-import { commitGroups, type CommitPart } from "../store/commit_groups.ts";
-import type { AtomicCheck } from "../store/store.ts";
-import { operatorEntry } from "../workspace/domain/audit.ts";
-import type { WorkspaceServices } from "../workspace/domain/services.ts";
-import { type FirstListing, firstListingPending } from "../workspace/domain/upstream_pins.ts";
+import { describeError, logEvent } from "../http/request_log.ts";
+import { firstListingPending } from "../workspace/domain/upstream_pins.ts";
 import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
-import { servedToolName } from "../config/upstreams.ts";
-import { countOf } from "../count_words.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
+import { holdChanges, pinFirstListing, type PinningDeps } from "./upstream_pinning.ts";
 import type { LiveTool, LiveUpstream } from "./upstream_set.ts";
 
 /** How long a business's pins, as read, stand for this process (another replica may approve). */
@@ -31,10 +26,6 @@ const PINS_FRESH_MS = 2_000;
 const CACHED_VIEWS = 1_000;
 /** Definitions no store can hold, already logged (once per process each). */
 const LOGGED_LEFT_OUT = 10_000;
-/** How long one process may take to ask for an approval before another may ask instead. */
-const ASKING_LEASE_MS = 60_000;
-/** Tries at pinning a first listing that other processes keep pinning too. */
-const FIRST_LISTING_TRIES = 5;
 
 /** One upstream tool as a business sees it. */
 export interface ViewEntry {
@@ -54,11 +45,8 @@ export interface View {
   readonly serial: number;
 }
 
-export interface UpstreamViewsDeps {
-  readonly services: WorkspaceServices;
-  readonly log: LogSink;
-  readonly now: () => number;
-}
+/** What a view reads and writes with: the workspace's records, the log, the clock. */
+export type UpstreamViewsDeps = PinningDeps;
 
 export interface UpstreamViews {
   /** The caller's business's view of the upstream; an empty one when it cannot be built. */
@@ -67,25 +55,13 @@ export interface UpstreamViews {
 
 export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
   const { services, log, now } = deps;
-  const { store, upstreamPins } = services.workspace;
+  const { upstreamPins } = services.workspace;
   // Bounded as every cache of keys others choose (a business per sign-up): a view forgotten is
   // only built again.
   const views = new BoundedMap<string, View>(CACHED_VIEWS);
   const building = new Map<string, Promise<View>>();
   const loggedLeftOut = new BoundedMap<string, true>(LOGGED_LEFT_OUT);
   let serial = 0;
-
-  /** The parts in bounded commits, each also checking `also`; false when one check failed. */
-  const commitAll = async (parts: readonly CommitPart[], also: readonly AtomicCheck[] = []) => {
-    for (const group of commitGroups(parts)) {
-      const ok = await store.commit(
-        [...also, ...group.flatMap((part) => part.checks)],
-        group.flatMap((part) => part.mutations),
-      );
-      if (!ok) return false;
-    }
-    return true;
-  };
 
   /**
    * The listed tools a store can hold; the others are logged, once per process each. Measuring
@@ -118,125 +94,6 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
       return false;
     });
 
-  /**
-   * Pins the first listing the business meets, in bounded commits: a mark says it is under way
-   * (so a process stopped half-way, or another replica, carries on with the same meaning) and
-   * each commit checks it unchanged; the last one marks it done, with the audit entry.
-   */
-  const pinFirstListing = async (
-    live: LiveUpstream,
-    businessId: string,
-    tools: readonly LiveTool[],
-    leftOut: number,
-  ) => {
-    const { name, title } = live.config;
-    const key = upstreamPins.firstKey(businessId, name);
-    for (let tries = 0; tries < FIRST_LISTING_TRIES; tries++) {
-      const records = await upstreamPins.read(businessId, name);
-      if (!firstListingPending(records)) return;
-      let first = records.first;
-      if (first === null) {
-        const started: FirstListing = { done: false, startedAt: now() };
-        await store.commit([{ key, version: null }], [{ type: "set", key, value: started }]);
-        first = await store.get<FirstListing>(key);
-        if (first === null || first.value.done) continue;
-      }
-      const mark = { key, version: first.version };
-      const missing = tools.filter((tool) => !records.pins.has(tool.definition.name));
-      const pinned = await commitAll(
-        missing.map((tool) => ({
-          checks: [{
-            key: upstreamPins.pinKey(businessId, name, tool.definition.name),
-            version: null,
-          }],
-          mutations: [upstreamPins.pin(businessId, name, {
-            definition: tool.definition,
-            hash: tool.hash,
-            pinnedAt: now(),
-            approvedBy: null,
-          })],
-        })),
-        [mark],
-      );
-      if (!pinned) continue;
-      const done: FirstListing = { ...first.value, done: true };
-      const summary = `Pinned the definitions of the ${countOf(tools.length, "tool")} ${title} ` +
-        `listed first` + (leftOut > 0 ? `; left out ${leftOut} no store can hold` : "");
-      if (
-        await store.commit([mark], [
-          { type: "set", key, value: done },
-          services.audit.entry(operatorEntry(businessId, null, "pin_upstream_tools", summary)),
-        ])
-      ) return;
-    }
-    throw new Error(`the first listing of ${name} kept changing under other processes`);
-  };
-
-  /**
-   * Holds every tool that changed or appeared at once under one gate, mailed to the owners once.
-   * One process asks: a short lease keeps replicas (and this one) from asking twice for the same
-   * change; the others serve the changed tools as held meanwhile. Returns the gate, or null.
-   */
-  const holdChanges = async (
-    live: LiveUpstream,
-    auth: WorkspaceAuth,
-    waiting: readonly { tool: LiveTool; previous: UpstreamTool | null }[],
-  ): Promise<string | null> => {
-    const { name, title } = live.config;
-    const { businessId } = auth;
-    const lease = upstreamPins.askingKey(businessId, name);
-    const leased = await store.commit([{ key: lease, version: null }], [
-      { type: "set", key: lease, value: now(), expireIn: ASKING_LEASE_MS },
-    ]);
-    if (!leased) return null;
-    const changed = waiting.filter((w) => w.previous !== null).length;
-    const requested = await services.gates.request({
-      businessId,
-      accountId: auth.accountId,
-      clientId: auth.clientId,
-      clientName: auth.clientName,
-      tool: servedToolName(name, "*"),
-      scope: `upstream.${name}`,
-      action: {
-        type: "approve_tool_definitions",
-        upstream: name,
-        changed,
-        new: waiting.length - changed,
-      },
-    });
-    if (!requested.ok) {
-      await store.delete(lease);
-      return null;
-    }
-    const gateId = requested.gate.id;
-    await commitAll(waiting.map(({ tool, previous }) => ({
-      checks: [],
-      mutations: [upstreamPins.hold(businessId, name, tool.definition.name, {
-        hash: tool.hash,
-        change: previous === null ? "new" : "changed",
-        gateId,
-        seenAt: now(),
-        definition: tool.definition,
-      })],
-    })));
-    const events = await services.events.record(businessId, [{
-      type: "upstream.definition_changed",
-      data: { businessId, upstream: name, changed, new: waiting.length - changed, gateId },
-    }]);
-    await store.commit(events.checks, [...events.mutations, { type: "delete", key: lease }]);
-    services.events.dispatch();
-    logEvent(log, {
-      level: "warn",
-      message: "upstream changed or added tools: held until an owner approves them",
-      upstream: name,
-      changed,
-      new: waiting.length - changed,
-      gateId,
-      title,
-    });
-    return gateId;
-  };
-
   const buildView = async (
     live: LiveUpstream,
     auth: WorkspaceAuth,
@@ -249,7 +106,7 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
     const tools = storable(live, businessId, listed);
     let records = await upstreamPins.read(businessId, name);
     if (firstListingPending(records) && tools.length > 0) {
-      await pinFirstListing(live, businessId, tools, listed.length - tools.length);
+      await pinFirstListing(deps, live, businessId, tools, listed.length - tools.length);
       records = await upstreamPins.read(businessId, name);
     }
     if (await services.definitionBatches.serveApproved(businessId, name, records) > 0) {
@@ -276,6 +133,7 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
     });
     const waiting = served.filter((item): item is Waiting => item !== null && "waiting" in item);
     const gateId = waiting.length === 0 ? null : await holdChanges(
+      deps,
       live,
       auth,
       waiting.map((w) => ({ tool: w.waiting, previous: w.previous?.definition ?? null })),

@@ -4,7 +4,7 @@
  */
 import { encodeKey } from "./key_codec.ts";
 import { recordBytes, STORE_LIMITS } from "./limits.ts";
-import type { AtomicCheck, Mutation } from "./store.ts";
+import type { AtomicCheck, Mutation, Store } from "./store.ts";
 
 export interface CommitPart {
   readonly checks: readonly AtomicCheck[];
@@ -54,4 +54,25 @@ function _sizeOf(part: CommitPart) {
     keyBytes += size.key;
   }
   return { checks: part.checks.length, writes: part.mutations.length, bytes, keyBytes };
+}
+
+/**
+ * Commits `parts` group by group, each commit also checking `also`; stops at the first commit
+ * whose checks fail. Returns how many parts were committed.
+ */
+export async function commitInGroups(
+  store: Store,
+  parts: readonly CommitPart[],
+  also: readonly AtomicCheck[] = [],
+): Promise<number> {
+  let committed = 0;
+  for (const group of commitGroups(parts)) {
+    const ok = await store.commit(
+      [...also, ...group.flatMap((part) => part.checks)],
+      group.flatMap((part) => part.mutations),
+    );
+    if (!ok) break;
+    committed += group.length;
+  }
+  return committed;
 }

@@ -7,7 +7,7 @@
  * as read, so running it twice, or on two replicas at once, pins nothing twice.
  */
 import { BoundedMap } from "../../bounded_map.ts";
-import { commitGroups } from "../../store/commit_groups.ts";
+import { commitInGroups } from "../../store/commit_groups.ts";
 import type { Entry, Store } from "../../store/store.ts";
 import type { UpstreamCalls } from "./gate_actions.ts";
 import type { Gate } from "./gates.ts";
@@ -73,7 +73,6 @@ export function createDefinitionBatches(deps: DefinitionBatchesDeps): Definition
     held: readonly Entry<UpstreamHold>[],
     approvedBy: string | null,
   ) => {
-    let pinned = 0;
     const parts = held.map((hold) => ({
       checks: [{ key: hold.key, version: hold.version }],
       mutations: [
@@ -86,15 +85,8 @@ export function createDefinitionBatches(deps: DefinitionBatchesDeps): Definition
         { type: "delete" as const, key: hold.key },
       ],
     }));
-    for (const group of commitGroups(parts)) {
-      const ok = await store.commit(
-        group.flatMap((part) => part.checks),
-        group.flatMap((part) => part.mutations),
-      );
-      // A hold changed meanwhile (the upstream changed the tool again): the next look decides.
-      if (ok) pinned += group.length;
-    }
-    return pinned;
+    // A hold changed meanwhile (the upstream changed the tool again): the next look decides.
+    return await commitInGroups(store, parts);
   };
 
   return {
@@ -121,16 +113,7 @@ export function createDefinitionBatches(deps: DefinitionBatchesDeps): Definition
           pins.hold(gate.businessId, found.upstream, tool, { ...hold.value, leftOut: true }),
         ],
       }));
-      let marked = 0;
-      for (const group of commitGroups(parts)) {
-        if (
-          await store.commit(
-            group.flatMap((part) => part.checks),
-            group.flatMap((part) => part.mutations),
-          )
-        ) marked += group.length;
-      }
-      return marked;
+      return await commitInGroups(store, parts);
     },
 
     async serveApproved(businessId, upstream, records) {

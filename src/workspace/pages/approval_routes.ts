@@ -24,7 +24,7 @@ const DecisionFormSchema = v.object({
  * An upstream change's approval names the tools left out: up to 10,000 names of at most 64
  * characters, where every other form of ours is a few short fields.
  */
-const MAX_DECISION_FORM_BYTES = 1024 * 1024;
+const MAX_BATCH_FORM_BYTES = 1024 * 1024;
 
 const _csrfPurpose = (gateId: string) => `approval:${gateId}`;
 
@@ -148,9 +148,13 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         );
       }),
       POST: signedIn(async (request, session) => {
-        const form = await readFormWithLists(request, ["leave_out"], MAX_DECISION_FORM_BYTES);
-        const parsed = v.safeParse(DecisionFormSchema, form.fields);
         const found = await visibleGate(request, session);
+        const form = await readFormWithLists(
+          request,
+          ["leave_out"],
+          found?.gate.action.type === "approve_tool_definitions" ? MAX_BATCH_FORM_BYTES : undefined,
+        );
+        const parsed = v.safeParse(DecisionFormSchema, form.fields);
         if (!found) return notFound(session);
         const { gate } = found;
         const email = session.account.email;
