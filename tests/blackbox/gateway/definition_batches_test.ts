@@ -2,6 +2,8 @@
 // each owner once, on a page that lists every tool with its definition (and whether its calls
 // will need an approval); the owner approves all of them, or leaves some out.
 import assert from "node:assert/strict";
+import { canonicalSha256 } from "../../../src/canonical_json.ts";
+import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.ts";
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
@@ -112,6 +114,43 @@ Deno.test("an upstream change of 151 tools is one approval per owner, approved w
       const asked = (await outbox.read()).filter((m) => m.subject.startsWith("Approval needed"));
       assert.equal(asked.length, 2 + 2, "and the gated call's approval, once per owner");
     });
+  } finally {
+    await ws.close();
+    await upstream.close();
+  }
+});
+
+Deno.test("a first listing a process stopped half-way is finished as a first listing, not held", async () => {
+  const tools = Array.from({ length: 300 }, (_, i) => _tool(`n${i}`));
+  const upstream = startTinyUpstream({ tools });
+  const ws = await startGatewayServer([{ name: "tiny", title: "Tiny", url: upstream.url }]);
+  try {
+    // What a process wrote before it stopped: the mark, and the first 100 pins.
+    const pins = createUpstreamPins(ws.server.store);
+    await ws.server.store.set(pins.firstKey(ws.businessId, "tiny"), { done: false, startedAt: 1 });
+    await ws.server.store.commit(
+      [],
+      tools.slice(0, 100).map((tool) =>
+        pins.pin(ws.businessId, "tiny", {
+          definition: tool.definition,
+          hash: canonicalSha256(tool.definition),
+          pinnedAt: 1,
+          approvedBy: null,
+        })
+      ),
+    );
+    const { token } = await ws.token(["app.access", "upstream.tiny"]);
+    const names = (await ws.toolNames(token)).filter((name) => name.startsWith("tiny__"));
+    assert.equal(names.length, 300);
+    assert.deepEqual(
+      await ws.server.store.get(pins.firstKey(ws.businessId, "tiny")).then((e) => e?.value),
+      {
+        done: true,
+        startedAt: 1,
+      },
+    );
+    const audit = (await ws.audit()).filter((e) => e.action !== "pin_upstream_tools");
+    assert.deepEqual(audit, [], "no approval asked");
   } finally {
     await ws.close();
     await upstream.close();
