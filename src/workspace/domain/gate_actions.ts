@@ -87,8 +87,9 @@ export const GateActionSchema = v.variant("type", [
     new: Count(1_000_000),
   }),
   /**
-   * One tool's changed or new definition, carried whole: gates of earlier releases, still
-   * decided as they were asked; none is asked any more (a definition past 32 KiB could not be).
+   * One tool's changed or new definition, carried whole with the one it replaces: gates of
+   * earlier releases, still decided as they were asked. None is asked any more: one gate per
+   * tool mailed the owners once per tool, and two large definitions made a gate no store holds.
    */
   v.object({
     type: v.literal("approve_tool_definition"),

@@ -5,6 +5,7 @@ import { button, facts, notice, onDemand } from "../../ui/components.ts";
 import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
 import { canonicalJson } from "../../canonical_json.ts";
 import { countOf } from "../../count_words.ts";
+import { servedToolName } from "../../config/upstreams.ts";
 import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
 import type { Gate } from "../domain/gates.ts";
 import type { BatchTool } from "../domain/definition_batches.ts";
@@ -213,7 +214,7 @@ function _batchDetail(gate: Gate, tools: readonly BatchTool[], deciding: boolean
     const before = item.previous === null ? "" : _pretty(item.previous);
     return html`
       <section class="batch-tool">
-        <h3><code>${upstream}__${item.tool}</code>: ${item.change === "new"
+        <h3><code>${servedToolName(upstream, item.tool)}</code>: ${item.change === "new"
           ? "a new tool"
           : "a changed definition"}</h3>
         <p>${item.gated
