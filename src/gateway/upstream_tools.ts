@@ -65,7 +65,7 @@ export function createUpstreamTools(
   deps: UpstreamToolsDeps,
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
-  const { viewOf } = createUpstreamViews({ services, log, now });
+  const views = createUpstreamViews({ services, log, now });
   // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
   // only built again.
   const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
@@ -182,9 +182,12 @@ export function createUpstreamTools(
   };
 
   return {
-    /** Resolves once every audit entry of a call answered so far is stored (or logged). */
+    /**
+     * Resolves once every audit entry of a call answered so far is stored (or logged), and every
+     * view being built is done.
+     */
     async settle() {
-      await Promise.all(unsettled);
+      await Promise.all([...unsettled, views.settle()]);
     },
     async forCaller(auth) {
       const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
@@ -198,7 +201,7 @@ export function createUpstreamTools(
         ),
       );
       const parts = await Promise.all(
-        serving.map(async (live) => ({ live, view: await viewOf(live, auth) })),
+        serving.map(async (live) => ({ live, view: await views.viewOf(live, auth) })),
       );
       const stamp = `${auth.businessId}\n${auth.role}\n${
         parts.map((p) => p.view.serial).join(",")

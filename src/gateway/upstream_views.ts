@@ -51,6 +51,8 @@ export type UpstreamViewsDeps = PinningDeps;
 export interface UpstreamViews {
   /** The caller's business's view of the upstream; an empty one when it cannot be built. */
   viewOf(live: LiveUpstream, auth: WorkspaceAuth): Promise<View>;
+  /** Resolves once every view being built is done (shutdown). */
+  settle(): Promise<void>;
 }
 
 export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
@@ -153,37 +155,50 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
     return { generation, readAt: now(), entries, serial: same ? known.serial : ++serial };
   };
 
+  /** Builds the view again (once at a time per business and upstream), and keeps it. */
+  const rebuild = (key: string, live: LiveUpstream, auth: WorkspaceAuth, known?: View) => {
+    let pending = building.get(key);
+    if (pending === undefined) {
+      pending = buildView(live, auth, known).catch((error: unknown) => {
+        // One upstream's view costs only its own tools: the last one built, or none, for now.
+        logEvent(log, {
+          level: "error",
+          message: "upstream tools of a business could not be read or pinned: left out for now",
+          upstream: live.config.name,
+          businessId: auth.businessId,
+          ...describeError(error),
+        });
+        const view: View = {
+          generation: live.generation,
+          readAt: now(),
+          entries: known?.entries ?? [],
+          serial: known?.serial ?? ++serial,
+        };
+        return view;
+      }).then((view) => {
+        views.set(key, view);
+        return view;
+      }).finally(() => building.delete(key));
+      building.set(key, pending);
+    }
+    return pending;
+  };
+
   return {
     async viewOf(live, auth) {
       const key = `${auth.businessId}\n${live.config.name}`;
       const known = views.get(key);
-      if (known && known.generation === live.generation && now() - known.readAt < PINS_FRESH_MS) {
-        return known;
+      if (known === undefined || known.generation !== live.generation) {
+        return await rebuild(key, live, auth, known);
       }
-      let pending = building.get(key);
-      if (pending === undefined) {
-        pending = buildView(live, auth, known).catch((error: unknown) => {
-          // One upstream's view costs only its own tools: the last one built, or none, for now.
-          logEvent(log, {
-            level: "error",
-            message: "upstream tools of a business could not be read or pinned: left out for now",
-            upstream: live.config.name,
-            businessId: auth.businessId,
-            ...describeError(error),
-          });
-          const view: View = {
-            generation: live.generation,
-            readAt: now(),
-            entries: known?.entries ?? [],
-            serial: known?.serial ?? ++serial,
-          };
-          return view;
-        }).finally(() => building.delete(key));
-        building.set(key, pending);
-      }
-      const view = await pending;
-      views.set(key, view);
-      return view;
+      // The same listing: only the business's records may have changed since (an approval on
+      // another replica). The view as built serves while they are read again, so no request
+      // waits for a read of 10,000 pins.
+      if (now() - known.readAt >= PINS_FRESH_MS) void rebuild(key, live, auth, known);
+      return known;
+    },
+    async settle() {
+      await Promise.all(building.values());
     },
   };
 }
