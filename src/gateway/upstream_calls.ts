@@ -32,6 +32,7 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
       const listed = live.tools.get(tool);
       return listed === undefined ? "unlisted" : { hash: listed.hash };
     },
+    gated: (upstream, tool) => upstreams.get(upstream)?.config.gated.has(tool) ?? false,
     async callApproved(gate: ApprovedGate, action): Promise<AfterApproval> {
       const live = upstreams.get(action.upstream)!;
       const caller = {

@@ -1,12 +1,8 @@
 /**
  * The upstreams' tools as one caller of the workspace sees them, and what calling them does.
  *
- * Per business, each upstream tool is served in its pinned definition (workspace/domain/
- * upstream_pins.ts): the first listing a business meets is pinned as it is; a definition that
- * changes afterwards keeps being listed as pinned but cannot be called, and a tool that appears
- * afterwards is not listed, until an owner approves it on the approval page (a gate, mailed to
- * the owners, audited, announced as an event). A tool the upstream stops listing is not listed;
- * its pin stays, so it comes back as it was unless it changed.
+ * Per business, each upstream tool is served in its pinned definition (upstream_views.ts); a
+ * tool held for an owner's approval is listed as pinned, and its calls refused with the link.
  *
  * A direct call goes through the upstream's own rate limit (per account and client), reaches
  * the upstream with none of the agent's credentials, and is one audit entry: who, which agent,
@@ -20,11 +16,9 @@ import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_lim
 import type { ToolDescription } from "../mcp/messages.ts";
 import { ToolError } from "../mcp/tool.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
-import { type NewAuditEntry, operatorEntry } from "../workspace/domain/audit.ts";
+import type { NewAuditEntry } from "../workspace/domain/audit.ts";
 import type { GateAction } from "../workspace/domain/gate_actions.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
-import type { UpstreamHold } from "../workspace/domain/upstream_pins.ts";
-import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
 import {
   type CallerTools,
   pendingApproval,
@@ -36,16 +30,15 @@ import {
 import { canonicalSha256 } from "../canonical_json.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
 import { callSummary, identity, serves } from "./upstream_calls.ts";
-import type { LiveTool, LiveUpstream, UpstreamSet } from "./upstream_set.ts";
+import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
+import { createUpstreamViews, type ViewEntry } from "./upstream_views.ts";
 import { MAX_SERVED_TOOL_NAME, servedToolName, type UpstreamConfig } from "../config/upstreams.ts";
 import { TOOL_NAME } from "../mcp/registry.ts";
 import { countOf } from "../count_words.ts";
 
-/** How long a business's pins, as read, stand for this process (another replica may approve). */
-const PINS_FRESH_MS = 2_000;
 /** How long an owner has to approve a gated upstream call; later, it is not made. */
 const GATED_CALL_LIFETIME_MS = 24 * 60 * 60 * 1000;
-/** Business views of an upstream, and callers' tool lists, kept at once. */
+/** Callers' tool lists kept at once. */
 const CACHED_VIEWS = 1_000;
 /** How long a tools/list waits for an upstream's first listing before leaving it out. */
 const FIRST_LISTING_WAIT_MS = 5_000;
@@ -63,23 +56,6 @@ export interface UpstreamToolsDeps {
   readonly now: () => number;
 }
 
-/** One upstream tool as a business sees it. */
-interface ViewEntry {
-  readonly tool: string;
-  /** The pinned definition, which is what is listed. */
-  readonly definition: UpstreamTool;
-  /** Set while the upstream lists a definition other than the pinned one. */
-  readonly heldBy: string | null;
-}
-
-interface View {
-  readonly generation: number;
-  readonly readAt: number;
-  readonly entries: readonly ViewEntry[];
-  /** Changes with every rebuilt view (in the caller's stamp). */
-  readonly serial: number;
-}
-
 const PENDING_JSON_SCHEMA = (() => {
   const { $schema: _dialect, ...schema } = toJsonSchema(PendingApprovalSchema);
   return schema;
@@ -89,13 +65,10 @@ export function createUpstreamTools(
   deps: UpstreamToolsDeps,
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
-  const { store, upstreamPins } = services.workspace;
-  // Bounded as every cache of keys others choose (a business per sign-up): a view or a list
-  // forgotten is only built again.
-  const views = new BoundedMap<string, View>(CACHED_VIEWS);
-  const building = new Map<string, Promise<View>>();
+  const views = createUpstreamViews({ services, log, now });
+  // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
+  // only built again.
   const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
-  let serial = 0;
   // A call's audit entry is committed as its answer goes out, not before: the upstream acted
   // whatever our store does, so waiting would only delay the answer (by a whole commit on a
   // disk store). Entries of concurrent calls share a commit (AuditLog.append); one that cannot
@@ -125,132 +98,6 @@ export function createUpstreamTools(
 
   const scopeOf = (upstream: UpstreamConfig, tool: string) =>
     upstream.toolScopes.get(tool) ?? `upstream.${upstream.name}`;
-
-  // The records that pin what a business first met, in one commit with an audit entry.
-  const pinFirstListing = async (live: LiveUpstream, businessId: string, listed: LiveTool[]) => {
-    const { name, title } = live.config;
-    const pins = listed.map((tool) => ({
-      definition: tool.definition,
-      hash: tool.hash,
-      pinnedAt: now(),
-      approvedBy: null,
-    }));
-    return await store.commit(
-      pins.map((pin) => ({
-        key: upstreamPins.pinKey(businessId, name, pin.definition.name),
-        version: null,
-      })),
-      [
-        ...pins.map((pin) => upstreamPins.pin(businessId, name, pin)),
-        services.audit.entry(operatorEntry(
-          businessId,
-          null,
-          "pin_upstream_tools",
-          `Pinned the definitions of the ${countOf(pins.length, "tool")} ${title} listed first`,
-        )),
-      ],
-    );
-  };
-
-  // A changed or new definition waits for an owner: one gate per definition, with its event.
-  const hold = async (
-    live: LiveUpstream,
-    auth: WorkspaceAuth,
-    tool: LiveTool,
-    previous: UpstreamTool | null,
-    existing: UpstreamHold | undefined,
-  ): Promise<string | null> => {
-    if (existing?.hash === tool.hash) return existing.gateId;
-    const { name, title } = live.config;
-    const change = previous === null ? "new" : "changed";
-    const requested = await services.gates.request({
-      businessId: auth.businessId,
-      accountId: auth.accountId,
-      clientId: auth.clientId,
-      clientName: auth.clientName,
-      tool: servedToolName(name, tool.definition.name),
-      scope: scopeOf(live.config, tool.definition.name),
-      action: {
-        type: "approve_tool_definition",
-        upstream: name,
-        tool: tool.definition.name,
-        change,
-        definition: tool.definition,
-        hash: tool.hash,
-        previous,
-      },
-    });
-    if (!requested.ok) return null;
-    const gateId = requested.gate.id;
-    const record: UpstreamHold = { hash: tool.hash, change, gateId, seenAt: now() };
-    const events = await services.events.record(auth.businessId, [{
-      type: "upstream.definition_changed",
-      data: {
-        businessId: auth.businessId,
-        upstream: name,
-        tool: tool.definition.name,
-        change,
-        sha256: tool.hash,
-        gateId,
-      },
-    }]);
-    const key = upstreamPins.holdKey(auth.businessId, name, tool.definition.name);
-    await store.commit(events.checks, [{ type: "set", key, value: record }, ...events.mutations]);
-    services.events.dispatch();
-    logEvent(log, {
-      level: "warn",
-      message: change === "new"
-        ? "upstream added a tool: held until an owner approves it"
-        : "upstream changed a tool's definition: held until an owner approves it",
-      upstream: name,
-      tool: tool.definition.name,
-      gateId,
-      title,
-    });
-    return gateId;
-  };
-
-  const buildView = async (live: LiveUpstream, auth: WorkspaceAuth): Promise<View> => {
-    const generation = live.generation;
-    const listed = [...(live.tools?.values() ?? [])];
-    const { businessId } = auth;
-    let { pins, holds } = await upstreamPins.read(businessId, live.config.name);
-    if (pins.size === 0 && listed.length > 0) {
-      await pinFirstListing(live, businessId, listed);
-      ({ pins, holds } = await upstreamPins.read(businessId, live.config.name));
-    }
-    const entries: ViewEntry[] = [];
-    for (const tool of listed) {
-      const pin = pins.get(tool.definition.name)?.value;
-      if (pin?.hash === tool.hash) {
-        entries.push({ tool: tool.definition.name, definition: tool.definition, heldBy: null });
-        continue;
-      }
-      const previous = (pin?.definition as UpstreamTool | undefined) ?? null;
-      const gateId = await hold(live, auth, tool, previous, holds.get(tool.definition.name)?.value);
-      // A new tool is not listed until approved; a changed one is listed as it was approved.
-      if (previous !== null) {
-        entries.push({ tool: previous.name, definition: previous, heldBy: gateId ?? "" });
-      }
-    }
-    return { generation, readAt: now(), entries, serial: ++serial };
-  };
-
-  const viewOf = async (live: LiveUpstream, auth: WorkspaceAuth): Promise<View> => {
-    const key = `${auth.businessId}\n${live.config.name}`;
-    const known = views.get(key);
-    if (known && known.generation === live.generation && now() - known.readAt < PINS_FRESH_MS) {
-      return known;
-    }
-    let pending = building.get(key);
-    if (pending === undefined) {
-      pending = buildView(live, auth).finally(() => building.delete(key));
-      building.set(key, pending);
-    }
-    const view = await pending;
-    views.set(key, view);
-    return view;
-  };
 
   const toolOf = (live: LiveUpstream, entry: ViewEntry): UpstreamWorkspaceTool => {
     const upstream = live.config;
@@ -285,7 +132,7 @@ export function createUpstreamTools(
             argumentsSha256: canonicalSha256(args),
             expiresAt: now() + GATED_CALL_LIFETIME_MS,
             // The pinned definition served (not held): only under it is the call made.
-            definitionSha256: canonicalSha256(entry.definition),
+            definitionSha256: entry.hash,
           };
           const requested = await services.gates.request({
             businessId: auth.businessId,
@@ -337,9 +184,12 @@ export function createUpstreamTools(
   };
 
   return {
-    /** Resolves once every audit entry of a call answered so far is stored (or logged). */
+    /**
+     * Resolves once every audit entry of a call answered so far is stored (or logged), and every
+     * view being built is done.
+     */
     async settle() {
-      await Promise.all(unsettled);
+      await Promise.all([...unsettled, views.settle()]);
     },
     async forCaller(auth) {
       const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
@@ -353,7 +203,7 @@ export function createUpstreamTools(
         ),
       );
       const parts = await Promise.all(
-        serving.map(async (live) => ({ live, view: await viewOf(live, auth) })),
+        serving.map(async (live) => ({ live, view: await views.viewOf(live, auth) })),
       );
       const stamp = `${auth.businessId}\n${auth.role}\n${
         parts.map((p) => p.view.serial).join(",")

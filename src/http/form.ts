@@ -34,13 +34,14 @@ export async function readForm(request: Request): Promise<Record<string, string>
 export async function readFormWithLists<M extends string>(
   request: Request,
   multi: readonly M[],
+  maxBytes: number = MAX_FORM_BYTES,
 ): Promise<{ fields: Record<string, string>; lists: Record<M, string[]> }> {
   const fields: Record<string, string> = Object.create(null);
   const lists = Object.fromEntries(multi.map((name) => [name, [] as string[]])) as Record<
     M,
     string[]
   >;
-  for (const [name, value] of await readFormParams(request, MAX_FORM_BYTES)) {
+  for (const [name, value] of await readFormParams(request, maxBytes)) {
     if ((multi as readonly string[]).includes(name)) lists[name as M].push(value);
     else if (Object.hasOwn(fields, name)) {
       throw new HttpError(400, `Cannot read form: field "${name}" is repeated`);

@@ -99,7 +99,11 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     accounts: deps.accounts,
     clientName,
   });
-  const approvals = createApprovalRoutes({ ...deps, gates: workspace.gates });
+  const approvals = createApprovalRoutes({
+    ...deps,
+    gates: workspace.gates,
+    definitionBatches: workspace.definitionBatches,
+  });
   const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
   const connect = deps.connect;
   const people = createAccountRoutes({

@@ -21,6 +21,12 @@ export const STORE_LIMITS = {
   depth: 100,
   /** Writes (sets and deletes) in one commit. */
   commitWrites: 1000,
+  /** Checks in one commit. */
+  commitChecks: 100,
+  /** The keys and values of one commit's writes, as KV measures them ("Total mutation size"). */
+  commitBytes: 819_200,
+  /** The keys of one commit's writes ("Total key size"). */
+  commitKeyBytes: 81_920,
 } as const;
 
 /** Whether arrays and objects nest in `value` more than `levels` deep; without recursion. */
@@ -35,6 +41,14 @@ export function nestsDeeperThan(value: unknown, levels: number): boolean {
   return false;
 }
 
+/** A record's key and its value's size as KV keeps it (beside an expiry, bounded by a double). */
+export function recordBytes(key: Key, value: unknown): { key: number; value: number } {
+  return {
+    key: encodeKey(key).length,
+    value: serialize({ v: value, exp: Number.MAX_VALUE }).length,
+  };
+}
+
 /** Why a store would refuse this record, in words; null when every store takes it. */
 export function recordProblem(key: Key, value: unknown): string | null {
   const keyBytes = encodeKey(key).length;
@@ -44,8 +58,7 @@ export function recordProblem(key: Key, value: unknown): string | null {
   if (nestsDeeperThan(value, STORE_LIMITS.depth)) {
     return `the value nests more than ${STORE_LIMITS.depth} levels deep, more than a store takes`;
   }
-  // Measured as KV keeps it: beside an expiry, which a double's 9 bytes bound.
-  const valueBytes = serialize({ v: value, exp: Number.MAX_VALUE }).length;
+  const valueBytes = recordBytes(key, value).value;
   if (valueBytes > STORE_LIMITS.valueBytes) {
     return `the value is ${valueBytes} bytes stored, more than a store takes ` +
       `(${STORE_LIMITS.valueBytes})`;

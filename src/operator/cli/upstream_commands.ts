@@ -9,20 +9,23 @@ import { servedToolName } from "../../config/upstreams.ts";
 import type { UpstreamConfig, UpstreamsConfig } from "../../config/upstreams.ts";
 import { loadUpstreams, UpstreamsFileError } from "../../gateway/upstreams_file.ts";
 import { newVaultKey } from "../../gateway/connect/vault.ts";
-import { createUpstreamPins, type UpstreamPins } from "../../workspace/domain/upstream_pins.ts";
+import {
+  createUpstreamPins,
+  firstListingPending,
+  type PinRecords,
+  type UpstreamPins,
+} from "../../workspace/domain/upstream_pins.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
 import { forgetRegistration, resealConnections } from "./upstream_connections.ts";
 import { heldProblem, unlistedNames } from "../../gateway/unlisted_names.ts";
 
 import { type AdminDeps, AdminError, command, IdSchema, type Runnable } from "./command.ts";
 
-type PinRecords = Awaited<ReturnType<UpstreamPins["read"]>>;
-
 export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
   upstreams: command({
     usage: "upstreams",
     summary:
-      "Connect to each upstream of VESTIBULE_UPSTREAMS now and show whether it answers (or why not; held when the file names a tool it does not list, each with the nearest listed tool: the gateway then serves none of its tools), the protocol revision, and its tools as served (<upstream>__<tool>) with their scope, gated or hidden, and per business the pinned definition's state: pinned, changed or new (held by a gate), or unpinned (pinned at the business's first listing). Never a header's or an environment variable's value.",
+      "Connect to each upstream of VESTIBULE_UPSTREAMS now and show whether it answers (or why not; held when the file names a tool it does not list, each with the nearest listed tool: the gateway then serves none of its tools), the protocol revision, and its tools as served (<upstream>__<tool>) with their scope, gated or hidden, and per business the pinned definition's state: pinned, changed or new (held by a gate), unpinned (pinned at the business's first listing), or left out (no store can hold its definition, and why). Never a header's or an environment variable's value.",
     options: v.strictObject({}),
     async run(_options, deps) {
       const probes = await probeUpstreams(await readUpstreams(deps));
@@ -104,7 +107,7 @@ async function _describe(probe: Probe, all: readonly Business[], pins: UpstreamP
     ownerOnly: upstream.ownerOnly,
     // A per-person upstream lists only with someone's token: its tools are not probed.
     tools: probe.reached && !("signIn" in probe)
-      ? probe.tools.map((tool) => _describeTool(upstream, tool, businesses, records))
+      ? probe.tools.map((tool) => _describeTool(upstream, tool, businesses, records, pins))
       : [],
   };
 }
@@ -125,6 +128,7 @@ function _describeTool(
   tool: LiveTool,
   businesses: readonly Business[],
   records: ReadonlyMap<string, PinRecords>,
+  pins: UpstreamPins,
 ) {
   const name = tool.definition.name;
   const hidden = upstream.hidden.has(name);
@@ -137,7 +141,7 @@ function _describeTool(
     // A hidden tool is never listed, so never pinned.
     ...(hidden ? {} : {
       businesses: businesses.map((business) =>
-        _pinState(business, tool, records.get(business.id)!)
+        _pinState(business, upstream.name, tool, records.get(business.id)!, pins.problem)
       ),
     }),
   };
@@ -145,13 +149,24 @@ function _describeTool(
 
 /**
  * How the gateway serves a listed tool in one business: `pinned` as approved; `changed` (listed
- * as pinned, calls refused) or `new` (not listed) until an owner approves the gate; `unpinned`
- * before the business's first listing, which pins everything as it is.
+ * as pinned, calls refused) or `new` (not listed) until an owner approves the gate (`leftOut`
+ * when an owner left it out of one); `unpinned` before the business's first listing, which pins
+ * everything as it is; `left out` when no store can hold its definition (`problem` says why).
  */
-function _pinState(business: Business, tool: LiveTool, { pins, holds }: PinRecords) {
+function _pinState(
+  business: Business,
+  upstream: string,
+  tool: LiveTool,
+  records: PinRecords,
+  problemOf: UpstreamPins["problem"],
+) {
   const name = tool.definition.name;
-  const pin = pins.get(name)?.value;
-  const state = pins.size === 0
+  const problem = problemOf(business.id, upstream, tool.definition);
+  if (problem !== null) {
+    return { businessId: business.id, business: business.name, state: "left out", problem };
+  }
+  const pin = records.pins.get(name)?.value;
+  const state = firstListingPending(records)
     ? "unpinned"
     : pin?.hash === tool.hash
     ? "pinned"
@@ -162,11 +177,13 @@ function _pinState(business: Business, tool: LiveTool, { pins, holds }: PinRecor
     return { businessId: business.id, business: business.name, state };
   }
   // A hold of another definition is stale: the gateway opens a new gate when it meets this one.
-  const hold = holds.get(name)?.value;
+  const hold = records.holds.get(name)?.value;
+  const current = hold?.hash === tool.hash ? hold : undefined;
   return {
     businessId: business.id,
     business: business.name,
     state,
-    gateId: hold?.hash === tool.hash ? hold.gateId : null,
+    gateId: current?.gateId ?? null,
+    ...(current?.leftOut ? { leftOut: true } : {}),
   };
 }

@@ -80,7 +80,23 @@ export const GateActionSchema = v.variant("type", [
      */
     definitionSha256: v.optional(v.string()),
   }),
-  /** Serving an upstream tool whose definition changed, or that appeared, since it was pinned. */
+  /**
+   * Serving what an upstream changed at once: the tools held under this gate (their holds name
+   * it, upstream_pins.ts), each changed or new since the business pinned its tools. The owner
+   * approves them all or leaves some out; the definitions stay in the holds, never in the gate.
+   */
+  v.object({
+    type: v.literal("approve_tool_definitions"),
+    upstream: v.string(),
+    /** How many changed and new tools the change held when it was asked. */
+    changed: Count(1_000_000),
+    new: Count(1_000_000),
+  }),
+  /**
+   * One tool's changed or new definition, carried whole with the one it replaces: gates of
+   * earlier releases, still decided as they were asked. None is asked any more: one gate per
+   * tool mailed the owners once per tool, and two large definitions made a gate no store holds.
+   */
   v.object({
     type: v.literal("approve_tool_definition"),
     upstream: v.string(),
@@ -126,6 +142,8 @@ export interface UpstreamCalls {
     upstream: string,
     tool: string,
   ): { readonly hash: string } | "hidden" | "unlisted" | "unknown";
+  /** Whether each call of the upstream's tool needs an owner's approval (its `gated` list). */
+  gated(upstream: string, tool: string): boolean;
   /** Makes an approved call, once, and says how it went. */
   callApproved(
     gate: ApprovedGate,
@@ -163,6 +181,7 @@ export interface AfterApproval {
 export const NO_UPSTREAM_CALLS: UpstreamCalls = Object.freeze({
   title: () => null,
   listed: () => "unlisted",
+  gated: () => false,
   callApproved: () => Promise.reject(new Error("no upstream is configured")),
 });
 

@@ -54,6 +54,7 @@ const HANDOFFS: { readonly [T in GateAction["type"]]: _Handoff<T> | null } = {
   change_billing: null,
   call_upstream: null,
   approve_tool_definition: null,
+  approve_tool_definitions: null,
 };
 
 const _UNTIL =

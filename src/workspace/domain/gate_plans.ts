@@ -17,7 +17,7 @@ import {
 import { NO_SUBSCRIPTION } from "./workspace.ts";
 import { recordInvitation, roleWithArticle } from "./invitations.ts";
 import { planCallUpstream } from "./upstream_call_plan.ts";
-import { planApproveToolDefinition } from "./tool_definition_plan.ts";
+import { planApproveToolDefinition, planApproveToolDefinitions } from "./tool_definition_plan.ts";
 
 import {
   type ActionOf,
@@ -87,6 +87,7 @@ const PLANNERS: { readonly [T in GateAction["type"]]: Planner<T> } = {
   change_billing: _planChangeBilling,
   call_upstream: planCallUpstream,
   approve_tool_definition: planApproveToolDefinition,
+  approve_tool_definitions: planApproveToolDefinitions,
 };
 
 async function _planStartWorkflow(

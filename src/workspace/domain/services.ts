@@ -11,6 +11,7 @@ import { type ConnectionTests, createConnectionTests } from "./connection_tests.
 import { type Conversations, createConversations } from "./conversations.ts";
 import { NO_UPSTREAM_CALLS, type UpstreamCalls } from "./gate_actions.ts";
 import { createGates, type Gates } from "./gates.ts";
+import { createDefinitionBatches, type DefinitionBatches } from "./definition_batches.ts";
 import { createWorkspace, type Workspace } from "./workspace.ts";
 
 export interface WorkspaceServicesDeps {
@@ -31,6 +32,8 @@ export interface WorkspaceServices {
   readonly workspace: Workspace;
   readonly audit: AuditLog;
   readonly gates: Gates;
+  /** Upstream tool changes held under one gate each (definition_batches.ts). */
+  readonly definitionBatches: DefinitionBatches;
   readonly connectionTests: ConnectionTests;
   readonly conversations: Conversations;
   readonly mailer: MailOutbox;
@@ -42,21 +45,30 @@ export function createWorkspaceServices(deps: WorkspaceServicesDeps): WorkspaceS
   const events = deps.events ?? NO_EVENTS;
   const workspace = createWorkspace(store);
   const audit = createAuditLog(store, now);
+  const upstreams = deps.upstreams ?? NO_UPSTREAM_CALLS;
+  const gates = createGates({
+    store,
+    now,
+    accounts,
+    workspace,
+    audit,
+    mailer,
+    events,
+    authUrl: deps.authUrl,
+    upstreams,
+  });
   return {
     accounts,
     now,
     workspace,
     audit,
-    gates: createGates({
+    gates,
+    definitionBatches: createDefinitionBatches({
       store,
+      pins: workspace.upstreamPins,
+      upstreams,
+      gate: gates.get,
       now,
-      accounts,
-      workspace,
-      audit,
-      mailer,
-      events,
-      authUrl: deps.authUrl,
-      upstreams: deps.upstreams ?? NO_UPSTREAM_CALLS,
     }),
     connectionTests: createConnectionTests(store, now),
     conversations: createConversations(store, now),

@@ -1,4 +1,5 @@
-/** How an approved upstream tool definition is applied (gate_plans.ts holds the planners). */
+/** How approved upstream tool definitions are applied (gate_plans.ts holds the planners). */
+import { countOf } from "../../count_words.ts";
 import {
   type ActionOf,
   type Approval,
@@ -52,5 +53,59 @@ export async function planApproveToolDefinition(
       },
     },
     outcome: words,
+  };
+}
+
+/**
+ * What an upstream changed at once, as one approval: asked, it names how many tools; decided, the
+ * tools still held under the gate and not left out are served. Their pins are written by the
+ * gateway's next look at the business's tools (definition_batches.ts `serveApproved`), in
+ * commits of a bounded size, since a batch may hold more than one commit takes.
+ */
+export async function planApproveToolDefinitions(
+  deps: PlanDeps,
+  businessId: string,
+  action: ActionOf<"approve_tool_definitions">,
+  approval: Approval,
+): Promise<Plan> {
+  const title = deps.upstreams.title(action.upstream, businessId) ?? action.upstream;
+  const event = (data: Record<string, unknown>) => ({
+    type: "upstream.definition_approved",
+    data: { upstream: action.upstream, ...data },
+  });
+  // Asked: the summary counts what the change held.
+  if (approval.gateId === "") {
+    const kinds = [
+      action.changed > 0 ? countOf(action.changed, "changed tool definition") : "",
+      action.new > 0 ? countOf(action.new, "new tool") : "",
+    ].filter((words) => words !== "").join(" and ");
+    return {
+      ok: true,
+      checks: [],
+      mutations: [],
+      event: event({}),
+      outcome: `Serve ${kinds} of ${title}`,
+    };
+  }
+  const { holds } = await deps.workspace.upstreamPins.read(businessId, action.upstream);
+  const mine = [...holds.values()].filter((hold) => hold.value.gateId === approval.gateId);
+  const served = mine.filter((hold) => hold.value.leftOut !== true).length;
+  const leftOut = mine.length - served;
+  if (served === 0) {
+    return {
+      ok: false,
+      reason: mine.length === 0
+        ? `${title} changed each of these tools again since; each change waits for its own approval`
+        : "every tool was left out",
+      checks: [],
+    };
+  }
+  return {
+    ok: true,
+    checks: [],
+    mutations: [],
+    event: event({ tools: served, leftOut }),
+    outcome: `Serve ${countOf(served, "tool")} of ${title} as it lists them now` +
+      (leftOut > 0 ? `; ${leftOut} left out stay held` : ""),
   };
 }

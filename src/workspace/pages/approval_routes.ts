@@ -4,7 +4,7 @@
  * what their own agents asked for; anyone else sees nothing. Deciding twice changes nothing twice.
  */
 import * as v from "valibot";
-import { readForm } from "../../http/form.ts";
+import { readFormWithLists } from "../../http/form.ts";
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { htmlResponse } from "../../http/responses.ts";
@@ -12,6 +12,7 @@ import type { MethodHandlers } from "../../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
 import { type Gate, readableBy } from "../domain/gate_record.ts";
 import type { Gates } from "../domain/gates.ts";
+import type { DefinitionBatches } from "../domain/definition_batches.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
 import { html } from "../../ui/html.ts";
 
@@ -19,6 +20,12 @@ const DecisionFormSchema = v.object({
   csrf: v.optional(v.string(), ""),
   decision: v.optional(v.picklist(["approve", "decline"], "decision must be approve or decline")),
 });
+
+/**
+ * An upstream change's approval names the tools left out: up to 10,000 names of at most 64
+ * characters, where every other form of ours is a few short fields.
+ */
+const MAX_BATCH_FORM_BYTES = 1024 * 1024;
 
 const _csrfPurpose = (gateId: string) => `approval:${gateId}`;
 
@@ -30,6 +37,7 @@ export interface ApprovalRoutesDeps {
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly gates: Gates;
+  readonly definitionBatches: DefinitionBatches;
 }
 
 /** The approval pages of {auth_url} (auth_site.ts maps the paths). */
@@ -43,7 +51,7 @@ export interface ApprovalRoutes {
 }
 
 export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
-  const { sessions, accounts, gates } = deps;
+  const { sessions, accounts, gates, definitionBatches } = deps;
 
   /** Signed in, or sent to sign in and back here. */
   const signedIn = (handler: (request: Request, session: Session) => Promise<Response>) =>
@@ -86,10 +94,13 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     notice?: string,
     justDecided = false,
   ) => {
-    const [business, requester, decider] = await Promise.all([
+    const [business, requester, decider, batch] = await Promise.all([
       accounts.getBusiness(gate.businessId),
       accounts.getAccount(gate.requestedBy),
       gate.decidedBy ? accounts.getAccount(gate.decidedBy) : Promise.resolve(null),
+      gate.action.type === "approve_tool_definitions"
+        ? definitionBatches.read(gate)
+        : Promise.resolve(undefined),
     ]);
     return approvalPage(session.account.email, {
       gate,
@@ -104,6 +115,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       waiting: gates.waiting(gate),
       refusal: await gates.refusal(gate),
       result: await gates.result(gate),
+      ...(batch === undefined ? {} : { batch }),
     });
   };
 
@@ -145,8 +157,13 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         );
       }),
       POST: signedIn(async (request, session) => {
-        const parsed = v.safeParse(DecisionFormSchema, await readForm(request));
         const found = await visibleGate(request, session);
+        const form = await readFormWithLists(
+          request,
+          ["leave_out"],
+          found?.gate.action.type === "approve_tool_definitions" ? MAX_BATCH_FORM_BYTES : undefined,
+        );
+        const parsed = v.safeParse(DecisionFormSchema, form.fields);
         if (!found) return notFound(session);
         const { gate } = found;
         const email = session.account.email;
@@ -169,6 +186,10 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
             approvalErrorPage(email, "Request refused", "Press Approve or Decline."),
             400,
           );
+        }
+        // An owner approving an upstream change may leave some of its tools out first.
+        if (decision === "approve" && found.role === "owner" && form.lists.leave_out.length > 0) {
+          await definitionBatches.leaveOut(gate, new Set(form.lists.leave_out));
         }
         const result = await gates.decide(gate.id, session.account.id, decision);
         switch (result.kind) {

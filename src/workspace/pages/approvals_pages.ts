@@ -4,8 +4,11 @@ import { authPage, moment } from "../../ui/auth_pages.ts";
 import { button, facts, notice, onDemand } from "../../ui/components.ts";
 import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
 import { canonicalJson } from "../../canonical_json.ts";
+import { countOf } from "../../count_words.ts";
+import { servedToolName } from "../../config/upstreams.ts";
 import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
 import type { Gate } from "../domain/gate_record.ts";
+import type { BatchTool } from "../domain/definition_batches.ts";
 
 /** How much of an upstream's answer the page shows (the agent reads it whole). */
 const PAGE_RESULT_CHARS = 20_000;
@@ -32,7 +35,12 @@ export interface GateDetail {
   readonly refusal: string | null;
   /** What an approved upstream call answered, or null. */
   readonly result: Readonly<Record<string, unknown>> | null;
+  /** The tools an upstream change holds under the gate (approve_tool_definitions). */
+  readonly batch?: readonly BatchTool[];
 }
+
+/** The decision form's id: a batch's "Leave out" boxes, beside each tool, belong to it. */
+const DECISION_FORM = "decision";
 
 function _layout(title: string, email: string, main: Html): string {
   return authPage({
@@ -120,10 +128,12 @@ export function approvalPage(email: string, detail: GateDetail): string {
             .waiting}</p>
         </div>
       `}
-      ${_actionDetail(gate, detail.result)}
+      ${detail.batch === undefined
+        ? _actionDetail(gate, detail.result)
+        : _batchDetail(gate, detail.batch, detail.csrf !== null)}
       ${detail.csrf
         ? html`
-          <form method="post" action="/approvals/${gate.id}">
+          <form method="post" action="/approvals/${gate.id}" id="${DECISION_FORM}">
             <input type="hidden" name="csrf" value="${detail.csrf}">
             <p>Nothing happens until you decide. Approving does exactly what is written above,
             once; declining does nothing and tells the agent.</p>
@@ -225,6 +235,52 @@ function _answer(result: Readonly<Record<string, unknown>>): Html {
     <p id="result-cut">The answer is ${text.length} characters long; its first ${PAGE_RESULT_CHARS}
     are shown. The agent reads it whole with <code>get_approval</code>.</p>
     <pre>${text.slice(0, PAGE_RESULT_CHARS)}</pre>
+  `;
+}
+
+/**
+ * Every tool an upstream change holds, each with what would be served: the difference from the
+ * definition served now, or a new tool's whole definition, and whether its calls will need an
+ * approval. While the owner decides, each has a "Leave out" box of the decision form.
+ */
+function _batchDetail(gate: Gate, tools: readonly BatchTool[], deciding: boolean): Html {
+  if (gate.action.type !== "approve_tool_definitions") return html``;
+  const { upstream } = gate.action;
+  const tool = (item: BatchTool) => {
+    const before = item.previous === null ? "" : _pretty(item.previous);
+    return html`
+      <section class="batch-tool">
+        <h3><code>${servedToolName(upstream, item.tool)}</code>: ${item.change === "new"
+          ? "a new tool"
+          : "a changed definition"}</h3>
+        <p>${item.gated
+          ? "Each call of it will need an owner's approval (the upstream's gated tools)."
+          : "Its calls will not need an owner's approval: agents with the scope call it directly."}</p>
+        ${item.leftOut
+          ? html`<p><strong>Left out of this approval:</strong> it stays held.</p>`
+          : ""}
+        <pre class="diff">${_diffLines(lineDiff(before, _pretty(item.definition)))}</pre>
+        ${deciding
+          ? html`
+            <label
+              class="choice"><input type="checkbox" name="leave_out" value="${item
+                .tool}" form="${DECISION_FORM}"${item.leftOut ? " checked" : ""}> Leave out ${item
+                .tool}</label>
+          `
+          : ""}
+      </section>
+    `;
+  };
+  return html`
+    <h2>The tools</h2>
+    <p>Upstream <code>${upstream}</code>, ${countOf(tools.length, "tool")} ${gate.status ===
+        "pending"
+      ? "waiting"
+      : "still held"}. A changed definition shows what changed, a new tool its whole
+    definition; removed lines are marked −, added lines +.${deciding
+      ? " Approving serves every tool not left out; a tool left out stays held until the upstream changes it again."
+      : ""}</p>
+    ${tools.map(tool)}
   `;
 }
 

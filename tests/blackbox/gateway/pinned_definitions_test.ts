@@ -124,11 +124,11 @@ Deno.test("a changed or new upstream tool is served as an owner approved it, per
       assert.deepEqual(Object.keys(add.inputSchema.properties), ["a", "b"]);
     });
 
-    await t.step("the gate asks for approve_tool_definition, mailed and announced", async () => {
+    await t.step("the gate asks for approve_tool_definitions, mailed and announced", async () => {
       const gateId = gateUrl.split("/").at(-1)!;
       const gate = (await call("get_approval", { gateId })).structuredContent;
       assert.equal(gate.status, "pending");
-      assert.equal(gate.summary, "Serve the changed definition of the tool add of Tiny");
+      assert.equal(gate.summary, "Serve 1 changed tool definition of Tiny");
       const mails = await until("the owner's mail", async () => {
         const found = (await outbox.read()).filter((m) => m.link === gateUrl);
         return found.length > 0 ? found : undefined;
@@ -140,22 +140,16 @@ Deno.test("a changed or new upstream tool is served as an owner approved it, per
       );
       const [changed] = events("upstream.definition_changed");
       assert.deepEqual(
-        { ...changed!.data, sha256: undefined },
-        {
-          businessId: ws.businessId,
-          upstream: "tiny",
-          tool: "add",
-          change: "changed",
-          sha256: undefined,
-          gateId,
-        },
+        changed!.data,
+        { businessId: ws.businessId, upstream: "tiny", changed: 1, new: 0, gateId },
       );
     });
 
     await t.step("the approval page shows the removed and added lines", async () => {
       const page = await owner!.get(gateUrl);
       assert.equal(page.status, 200);
-      assert.ok(page.text.includes("What changed"));
+      assert.ok(page.text.includes("<code>tiny__add</code>: a changed definition"));
+      assert.ok(page.text.includes("Its calls will not need an owner&#39;s approval"));
       const lines = [
         "<del>−   &quot;description&quot;: &quot;Adds two numbers.&quot;,</del>",
         "<ins>+   &quot;description&quot;: &quot;Adds two numbers, and keeps a copy of them.&quot;,</ins>",
@@ -194,23 +188,23 @@ Deno.test("a changed or new upstream tool is served as an owner approved it, per
       );
       const { data } = events("upstream.definition_approved")[0]!;
       assert.deepEqual(
-        [data.upstream, data.tool, data.change, data.gateId, data.decidedBy],
-        ["tiny", "add", "changed", gateUrl.split("/").at(-1), ws.ownerId],
+        [data.upstream, data.tools, data.leftOut, data.gateId, data.decidedBy],
+        ["tiny", 1, 0, gateUrl.split("/").at(-1), ws.ownerId],
       );
     });
 
     await t.step("a new tool is not listed until approved", async () => {
       await change([CHANGED_ADD, MULTIPLY]);
       const gateId = await until("the new tool's gate", async () => {
-        const found = events("upstream.definition_changed").find((e) => e.data.tool === "multiply");
+        const found = events("upstream.definition_changed").find((e) => e.data.new === 1);
         if (found === undefined) await listed(ws, token); // listing is what meets the new tool
         return found?.data.gateId as string | undefined;
       });
-      assert.equal(events("upstream.definition_changed").at(-1)!.data.change, "new");
+      assert.equal(events("upstream.definition_changed").at(-1)!.data.changed, 0);
       assert.ok(!(await listed(ws, token)).has("tiny__multiply"));
       await unknown("tiny__multiply");
       const url = `${ws.server.authUrl}/approvals/${gateId}`;
-      assert.ok((await owner!.get(url)).text.includes("The new tool&#39;s definition"));
+      assert.ok((await owner!.get(url)).text.includes("<code>tiny__multiply</code>: a new tool"));
       assert.equal((await approve(owner!, url)).status, 303);
       await until(
         "the approved new tool listed",
@@ -252,7 +246,7 @@ Deno.test("a changed or new upstream tool is served as an owner approved it, per
       await until("the first business's hold", async () => {
         await listed(ws, token);
         return events("upstream.definition_changed").find((e) =>
-          e.data.tool === "add" && e.data.gateId !== gateUrl.split("/").at(-1)
+          e.data.changed === 1 && e.data.gateId !== gateUrl.split("/").at(-1)
         );
       });
       const other = await ws.accounts.createAccountWithBusiness("boss@example.org", "Other Co");

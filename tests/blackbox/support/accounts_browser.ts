@@ -40,7 +40,8 @@ export class Browser {
     return await this.#send(url, { method: "GET" });
   }
 
-  async post(url: string, fields: Record<string, string>): Promise<Page> {
+  /** A form's fields; a URLSearchParams may repeat one (checkboxes). */
+  async post(url: string, fields: Record<string, string> | URLSearchParams): Promise<Page> {
     return await this.#send(url, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },

@@ -319,3 +319,30 @@ Deno.test("check --live and admin upstreams name each gated, hidden or scoped na
     await tiny.close();
   }
 });
+
+Deno.test("admin upstreams shows a definition no store can hold as left out, and why", async () => {
+  const huge: TinyTool = {
+    definition: { name: "huge", description: "h".repeat(70_000), inputSchema: { type: "object" } },
+    handler: () => ({ content: [] }),
+  };
+  const tiny = startTinyUpstream({ tools: [ECHO, huge] });
+  try {
+    await withUpstreamsFile([{ name: "tiny", url: tiny.url }], async (path) => {
+      await withStore(async (store) => {
+        const config = resolveConfig({ VESTIBULE_DATA: ":memory:", VESTIBULE_UPSTREAMS: path });
+        await createAccounts(store, Date.now).createAccountWithBusiness("a@example.com", "Co");
+        const result = await adminRunner(store, { config })("upstreams");
+        assert.equal(result.code, 0, result.err);
+        const [echo, left] = JSON.parse(result.out).upstreams[0].tools;
+        assert.equal(echo.businesses[0].state, "unpinned");
+        assert.equal(left.businesses[0].state, "left out");
+        assert.match(
+          left.businesses[0].problem,
+          /^the value is \d+ bytes stored, more than a store takes \(65536\)$/,
+        );
+      });
+    });
+  } finally {
+    await tiny.close();
+  }
+});

@@ -11,6 +11,7 @@ Deno.test("a gated upstream call is made once on approval, and never once it exp
   const upstreams: UpstreamCalls = {
     title: (upstream) => upstream === "tiny" ? "Tiny" : null,
     listed: () => listings.length > 1 ? listings.shift()! : listings[0] ?? { hash: PINNED },
+    gated: () => false,
     callApproved(gate, action) {
       made.push(gate);
       return Promise.resolve({
