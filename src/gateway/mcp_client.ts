@@ -59,6 +59,7 @@ export class UpstreamError extends Error {
       | "protocol"
       | "too_large"
       | "cancelled"
+      | "ended"
       | "unauthorized",
     message: string,
     /** With `unauthorized`: the upstream's WWW-Authenticate challenge, if it sent one. */

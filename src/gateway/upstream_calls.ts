@@ -72,6 +72,7 @@ const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
   protocol: "answered something that is not MCP",
   too_large: "answered too much",
   cancelled: "was cancelled by the agent",
+  ended: "was ended by Vestibule, not the agent (shutting down, or a deadline of its own)",
   unauthorized: "refused the sign-in",
   not_connected: "was not called: the person's own sign-in is missing or must be renewed",
 };
