@@ -1,5 +1,6 @@
-// The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript.
+// The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript needed.
 import { authPage, moment } from "../ui/auth_pages.ts";
+import { connectAgentSection, COPY_SCRIPT } from "./connect_agent.ts";
 import { button, facts, linkButton, notice, onDemand, table } from "../ui/components.ts";
 import { type Html, html } from "../ui/html.ts";
 import type { Account, Business, Role } from "./model.ts";
@@ -252,12 +253,25 @@ function _members(view: AccountBusinessView): Html {
   ], view.members);
 }
 
+/** Below the businesses: another business for owners; for a member it is not the way in. */
+function _otherBusinesses(businesses: readonly AccountBusinessView[]): Html {
+  if (businesses.length === 0) {
+    return html`<p class="muted">You are not a member of any business. Ask an owner to invite
+      you, or <a href="/sign-up">create a business</a>.</p>`;
+  }
+  return businesses.some((b) => b.role === "owner")
+    ? html`<p><a href="/sign-up">Add another business</a></p>`
+    : html``;
+}
+
 export function accountPage(options: {
   account: Account;
   signOutCsrf: string;
   revokeCsrf: string;
   businesses: readonly AccountBusinessView[];
-  /** The outcome of the form just sent. */
+  /** {api_url}: the agent connects to its MCP endpoint. */
+  apiUrl: string;
+  /** The outcome of the form just sent, or the welcome after a sign-up. */
   notice?: Html;
 }): string {
   const card = (view: AccountBusinessView) => {
@@ -287,18 +301,29 @@ export function accountPage(options: {
       </section>
     `;
   };
-  return _layout(
-    "Your account",
-    html`
+  const { businesses } = options;
+  return authPage({
+    title: "Your account",
+    main: html`
       ${options.notice ?? ""}
       ${facts([["E-mail", options.account.email]])}
+      ${businesses.length === 0 ? "" : connectAgentSection(options.apiUrl)}
       <h2>Businesses</h2>
-      ${options.businesses.length === 0
-        ? html`<p class="muted">You are not a member of any business.</p>`
-        : options.businesses.map(card)}
-      <p><a href="/sign-up">Add another business</a></p>
+      ${businesses.map(card)}
+      ${_otherBusinesses(businesses)}
     `,
-    { email: options.account.email, signOutCsrf: options.signOutCsrf },
+    signedIn: { email: options.account.email, signOutCsrf: options.signOutCsrf },
+    head: COPY_SCRIPT,
+  });
+}
+
+/** What /account says first after a sign-up created a business. */
+export function welcomeNotice(): Html {
+  return notice(
+    "success",
+    html`<p><strong>Welcome to Vestibule.</strong> Your business is ready. To let your agent
+      work with it, connect the agent as shown under "Connect your agent".</p>`,
+    "welcome",
   );
 }
 

@@ -22,7 +22,9 @@ import {
   signInPage,
   signOutPage,
   signUpPage,
+  welcomeNotice,
 } from "./pages.ts";
+import { OWN_SCRIPTS_CSP } from "../http/security_headers.ts";
 import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
 import type { Config } from "../config/config.ts";
 import type { EmailLinks, LinkRequestOutcome } from "./email_links.ts";
@@ -56,8 +58,11 @@ export type AccountBusinessSection = (
 ) => Promise<BusinessExtras>;
 
 export interface AccountRoutesDeps {
-  /** `authUrl` for redirects; the cookies' names and attributes follow its scheme. */
-  readonly config: Pick<Config, "authUrl">;
+  /**
+   * `authUrl` for redirects (the cookies' names and attributes follow it); `apiUrl` for the
+   * MCP address /account gives people for their agents.
+   */
+  readonly config: Pick<Config, "authUrl" | "apiUrl">;
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly emailLinks: EmailLinks;
@@ -189,9 +194,12 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
             : null,
           extras: await businessSection(business.id, role, session.account.id),
         }))),
+        apiUrl: config.apiUrl,
         ...(outcome === undefined ? {} : { notice: outcome }),
       }),
       status,
+      // The copy buttons' script file; nothing inline.
+      { "Content-Security-Policy": OWN_SCRIPTS_CSP },
     );
   };
 
@@ -319,9 +327,13 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         const previous = await sessions.current(request);
         if (previous) await sessions.end(previous);
         const cookie = await sessions.start(account.id);
-        return _redirect(`${config.authUrl}${safeReturnTo(record.returnTo)}`, {
-          "Set-Cookie": cookie,
-        });
+        const returnTo = safeReturnTo(record.returnTo);
+        // A new business is welcomed on /account with how to connect an agent to it; an
+        // interrupted authorization goes on where it was.
+        const next = record.kind === "sign_up" && returnTo === "/account"
+          ? "/account?welcome"
+          : returnTo;
+        return _redirect(`${config.authUrl}${next}`, { "Set-Cookie": cookie });
       }),
     },
 
@@ -354,7 +366,9 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       GET: _guard(async (request) => {
         const session = await sessions.current(request);
         if (!session) return _redirect(sessions.signInUrl("/account"));
-        return await showAccount(session);
+        // After a sign-up (the query only adds words: it changes nothing).
+        const welcome = new URL(request.url).searchParams.has("welcome");
+        return await showAccount(session, welcome ? welcomeNotice() : undefined);
       }),
       POST: _guard(async (request) => {
         const session = await sessions.current(request);

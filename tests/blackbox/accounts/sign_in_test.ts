@@ -47,7 +47,7 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       const [mail] = await outbox.read();
       const done = await followLink(browser, mail!.link);
       assert.equal(done.status, 303);
-      assert.equal(done.response.headers.get("Location"), `${auth}/account`);
+      assert.equal(done.response.headers.get("Location"), `${auth}/account?welcome`);
       const cookie = done.response.headers.getSetCookie().find((c) =>
         c.startsWith("vestibule_session=")
       );
