@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createAccounts } from "../src/accounts/accounts.ts";
+import { cookieName } from "../src/accounts/cookies.ts";
 import { createSessions, SESSION_LIFETIME_MS } from "../src/accounts/sessions.ts";
 import { resolveConfig } from "../src/config/config.ts";
 import { sha256 } from "../src/secrets.ts";
@@ -63,7 +64,7 @@ Deno.test("a session stored under hex SHA-256 (before version 2) still signs in 
       csrfSecret: "B".repeat(43),
       createdAt: clock.now(),
     }, { expireIn: lifetimeLeft });
-    const cookie = `${config.authUrl.startsWith("https") ? "__Host-" : ""}vestibule_session=${raw}`;
+    const cookie = `${cookieName(config, "vestibule_session")}=${raw}`;
     const request = new Request(`${config.authUrl}/account`, { headers: { Cookie: cookie } });
     assert.equal(await sessions.current(request), null, "the old key is not found as it is");
 

@@ -2,10 +2,14 @@ import type { Config } from "../config/config.ts";
 
 /**
  * Cookies of {auth_url}. On https the `__Host-` prefix pins them to this exact host
- * (Secure, Path=/, no Domain); plain http is only allowed on loopback (config.ts).
+ * (Secure, Path=/, no Domain); plain http is only allowed on loopback (config.ts), where the
+ * name carries the port instead: cookies ignore ports, so two instances on one machine (one the
+ * upstream of the other) would otherwise overwrite each other's session.
  */
 export function cookieName(config: Pick<Config, "authUrl">, base: string): string {
-  return _secure(config) ? `__Host-${base}` : base;
+  if (_secure(config)) return `__Host-${base}`;
+  const url = new URL(config.authUrl);
+  return `${base}_${url.port === "" ? "80" : url.port}`;
 }
 
 export function setCookie(

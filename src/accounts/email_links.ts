@@ -1,6 +1,7 @@
 import type { Config } from "../config/config.ts";
 import type { Limiters } from "../http/rate_limits.ts";
-import type { Store } from "../store/store.ts";
+import type { AtomicCheck, Entry, Mutation, Store } from "../store/store.ts";
+import { RETRY, retryCommit } from "../store/commit_retry.ts";
 import type { MailOutbox } from "../mail/mail_outbox.ts";
 import type { Mail } from "../mail/mailer.ts";
 import { composeMail } from "../mail/compose.ts";
@@ -20,6 +21,15 @@ export type LinkRecord =
     readonly returnTo: string;
   };
 
+/**
+ * A link being used: its record, and for a sign-up whether a later sign-up link for the same
+ * address and business name was sent since (only the newest one may create the business).
+ */
+export interface LinkUse {
+  readonly record: LinkRecord;
+  readonly superseded: boolean;
+}
+
 export type LinkRequestOutcome =
   | { readonly sent: true }
   | { readonly sent: false; readonly retryAfterSeconds: number };
@@ -37,12 +47,22 @@ export interface EmailLinks {
     request: { email: string; clientAddress: string; returnTo?: string },
   ): Promise<LinkRequestOutcome>;
   /** The live record of a link, without using it (the confirmation page). */
-  peek(token: string): Promise<LinkRecord | null>;
-  /** Uses the link: at most one caller ever gets the record, however many race. */
-  consume(token: string): Promise<LinkRecord | null>;
+  peek(token: string): Promise<LinkUse | null>;
+  /**
+   * Uses the link: at most one caller ever gets the record, however many race; whether it was
+   * superseded is read in the same commit.
+   */
+  consume(token: string): Promise<LinkUse | null>;
 }
 
 const _key = (digest: string) => ["accounts", "email_link", digest];
+/** The digest of the newest sign-up link for an address and a business name; lives as long. */
+const _newestKey = (email: string, businessName: string) => [
+  "accounts",
+  "sign_up_newest",
+  email.toLowerCase(),
+  businessName.trim().replace(/\s+/g, " ").toLowerCase(),
+];
 
 export function createEmailLinks(
   deps: {
@@ -83,13 +103,18 @@ export function createEmailLinks(
   const issue = async (token: string, record: LinkRecord, mail: Mail): Promise<void> => {
     const expiresAt = now() + LINK_LIFETIME_MS;
     const { delivery, mutations } = mailer.record(mail, { expiresAt });
-    await store.commit([], [
-      {
+    const digest = await hashSecret(token);
+    const newest: Mutation[] = record.kind === "sign_up"
+      ? [{
         type: "set",
-        key: _key(await hashSecret(token)),
-        value: record,
+        key: _newestKey(record.email, record.businessName),
+        value: digest,
         expireIn: LINK_LIFETIME_MS,
-      },
+      }]
+      : [];
+    await store.commit([], [
+      { type: "set", key: _key(digest), value: record, expireIn: LINK_LIFETIME_MS },
+      ...newest,
       ...mutations,
     ]);
     await mailer.dispatch(delivery);
@@ -99,6 +124,16 @@ export function createEmailLinks(
     /^[A-Za-z0-9_-]{43}$/.test(token)
       ? await store.get<LinkRecord>(_key(await hashSecret(token)))
       : null;
+
+  /** The newest sign-up link's entry for a sign-up record (null for sign-in links). */
+  const newestOf = (record: LinkRecord) =>
+    record.kind === "sign_up"
+      ? store.get<string>(_newestKey(record.email, record.businessName))
+      : Promise.resolve(null);
+
+  // A sign-up link whose newest entry expired names no later link: it is not superseded.
+  const supersededBy = (digest: string, newest: Entry<string> | null) =>
+    newest !== null && newest.value !== digest;
 
   return {
     async requestSignUp({ email, businessName, clientAddress, returnTo = "/account" }) {
@@ -130,16 +165,26 @@ export function createEmailLinks(
     },
 
     async peek(token) {
-      return (await lookup(token))?.value ?? null;
+      const entry = await lookup(token);
+      if (!entry) return null;
+      const newest = await newestOf(entry.value);
+      return { record: entry.value, superseded: supersededBy(String(entry.key.at(-1)), newest) };
     },
 
     async consume(token) {
-      const entry = await lookup(token);
-      if (!entry) return null;
-      const ok = await store.commit([{ key: entry.key, version: entry.version }], [
-        { type: "delete", key: entry.key },
-      ]);
-      return ok ? entry.value : null;
+      // Read again when a later sign-up link was sent meanwhile; gone means used.
+      return await retryCommit(async () => {
+        const entry = await lookup(token);
+        if (!entry) return null;
+        const newest = await newestOf(entry.value);
+        const checks: AtomicCheck[] = [{ key: entry.key, version: entry.version }];
+        if (entry.value.kind === "sign_up") {
+          const { email, businessName } = entry.value;
+          checks.push({ key: _newestKey(email, businessName), version: newest?.version ?? null });
+        }
+        if (!await store.commit(checks, [{ type: "delete", key: entry.key }])) return RETRY;
+        return { record: entry.value, superseded: supersededBy(String(entry.key.at(-1)), newest) };
+      });
     },
   };
 }

@@ -1,5 +1,7 @@
-// The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript.
+// The human pages of {auth_url} that belong to accounts: plain forms, no JavaScript needed.
 import { authPage, moment } from "../ui/auth_pages.ts";
+import { connectAgentSection, COPY_SCRIPT } from "./connect_agent.ts";
+import { businessLabels } from "./business_names.ts";
 import { button, facts, linkButton, notice, onDemand, table } from "../ui/components.ts";
 import { type Html, html } from "../ui/html.ts";
 import type { Account, Business, Role } from "./model.ts";
@@ -117,11 +119,21 @@ export function confirmLinkPage(options: {
   csrf: string;
   email: string;
   businessName?: string;
+  /** A sign-up link whose business the account already owns: it only signs in. */
+  existing?: Business;
 }): string {
-  const signUp = options.businessName !== undefined;
+  const { existing } = options;
+  const signUp = options.businessName !== undefined && existing === undefined;
   return _layout(
     signUp ? "Confirm your sign-up" : "Confirm sign-in",
     html`
+      ${existing === undefined ? "" : notice(
+        "info",
+        html`<p><strong>${existing.name}</strong> already exists for ${options.email} (created
+          ${moment(existing.createdAt)}): this link creates no other business. It signs you in,
+          and your account lists the business.</p>`,
+        "business-exists",
+      )}
       <p>${signUp
         ? html`Create the business <strong>${options.businessName}</strong> for
           <strong>${options.email}</strong> and sign in?`
@@ -144,6 +156,23 @@ export function deadLinkPage(): string {
         "This link has expired or has already been used. Links work once, within 15 minutes.",
       )}
       <p><a href="/sign-in">Ask for a new sign-in link</a> or <a href="/sign-up">sign up</a>.</p>
+    `,
+  );
+}
+
+/** A sign-up link after a later one for the same address and business name: only the newest creates. */
+export function supersededLinkPage(businessName: string): string {
+  return _layout(
+    "This link was replaced",
+    html`
+      ${notice(
+        "warning",
+        html`<p>A newer sign-up link for <strong>${businessName}</strong> was sent to this address
+          since, and only the newest one creates the business: this one creates nothing.</p>`,
+        "superseded",
+      )}
+      <p>Open the newest mail about ${businessName}, or <a href="/sign-up">sign up again</a>. If
+        you already created it, <a href="/sign-in">sign in</a>.</p>
     `,
   );
 }
@@ -252,20 +281,34 @@ function _members(view: AccountBusinessView): Html {
   ], view.members);
 }
 
+/** Below the businesses: another business for owners; for a member it is not the way in. */
+function _otherBusinesses(businesses: readonly AccountBusinessView[]): Html {
+  if (businesses.length === 0) {
+    return html`<p class="muted">You are not a member of any business. Ask an owner to invite
+      you, or <a href="/sign-up">create a business</a>.</p>`;
+  }
+  return businesses.some((b) => b.role === "owner")
+    ? html`<p><a href="/sign-up">Add another business</a></p>`
+    : html``;
+}
+
 export function accountPage(options: {
   account: Account;
   signOutCsrf: string;
   revokeCsrf: string;
   businesses: readonly AccountBusinessView[];
-  /** The outcome of the form just sent. */
+  /** {api_url}: the agent connects to its MCP endpoint. */
+  apiUrl: string;
+  /** The outcome of the form just sent, or the welcome after a sign-up. */
   notice?: Html;
 }): string {
+  const label = businessLabels(options.businesses.map((b) => b.business));
   const card = (view: AccountBusinessView) => {
     const { business, role, extras } = view;
     const owner = role === "owner";
     return html`
       <section class="card" aria-labelledby="business-${business.id}">
-        <h3 id="business-${business.id}">${business.name}</h3>
+        <h3 id="business-${business.id}">${label(business)}</h3>
         ${facts([["Your role", ROLE_WORDS[role]]])}
         ${extras.approvals === null
           ? ""
@@ -287,18 +330,29 @@ export function accountPage(options: {
       </section>
     `;
   };
-  return _layout(
-    "Your account",
-    html`
+  const { businesses } = options;
+  return authPage({
+    title: "Your account",
+    main: html`
       ${options.notice ?? ""}
       ${facts([["E-mail", options.account.email]])}
+      ${businesses.length === 0 ? "" : connectAgentSection(options.apiUrl)}
       <h2>Businesses</h2>
-      ${options.businesses.length === 0
-        ? html`<p class="muted">You are not a member of any business.</p>`
-        : options.businesses.map(card)}
-      <p><a href="/sign-up">Add another business</a></p>
+      ${businesses.map(card)}
+      ${_otherBusinesses(businesses)}
     `,
-    { email: options.account.email, signOutCsrf: options.signOutCsrf },
+    signedIn: { email: options.account.email, signOutCsrf: options.signOutCsrf },
+    head: COPY_SCRIPT,
+  });
+}
+
+/** What /account says first after a sign-up created a business. */
+export function welcomeNotice(): Html {
+  return notice(
+    "success",
+    html`<p><strong>Welcome to Vestibule.</strong> Your business is ready. To let your agent
+      work with it, connect the agent as shown under "Connect your agent".</p>`,
+    "welcome",
   );
 }
 

@@ -9,7 +9,7 @@ import { readForm } from "../http/form.ts";
 import type { ReturnDescriber, ReturnTargets } from "../ui/auth_pages.ts";
 import { notice } from "../ui/components.ts";
 import { type Html, html } from "../ui/html.ts";
-import type { Role, Session } from "./model.ts";
+import type { Account, Business, Role, Session } from "./model.ts";
 import {
   accountPage,
   type AuthorizedClientView,
@@ -22,10 +22,14 @@ import {
   signInPage,
   signOutPage,
   signUpPage,
+  supersededLinkPage,
+  welcomeNotice,
 } from "./pages.ts";
+import { OWN_SCRIPTS_CSP } from "../http/security_headers.ts";
 import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
 import type { Config } from "../config/config.ts";
-import type { EmailLinks, LinkRequestOutcome } from "./email_links.ts";
+import type { EmailLinks, LinkRequestOutcome, LinkUse } from "./email_links.ts";
+import { sameBusinessName } from "./business_names.ts";
 import type { Accounts, Sessions } from "./model.ts";
 import { safeReturnTo } from "./sessions.ts";
 import { minutesOf } from "../count_words.ts";
@@ -56,8 +60,11 @@ export type AccountBusinessSection = (
 ) => Promise<BusinessExtras>;
 
 export interface AccountRoutesDeps {
-  /** `authUrl` for redirects; the cookies' names and attributes follow its scheme. */
-  readonly config: Pick<Config, "authUrl">;
+  /**
+   * `authUrl` for redirects (the cookies' names and attributes follow it); `apiUrl` for the
+   * MCP address /account gives people for their agents.
+   */
+  readonly config: Pick<Config, "authUrl" | "apiUrl">;
   readonly accounts: Accounts;
   readonly sessions: Sessions;
   readonly emailLinks: EmailLinks;
@@ -164,6 +171,29 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
     return targets.length === 0 ? {} : { "Content-Security-Policy": cspWithFormTargets(targets) };
   };
 
+  /**
+   * What a sign-up link may do: create its business; only sign in, when the account already
+   * owns a business of that name (the same sign-up twice); or nothing, when a later sign-up
+   * link for that address and name was sent (only the newest creates).
+   */
+  const signUpOutcome = async (use: LinkUse): Promise<
+    | { kind: "create" }
+    | { kind: "exists"; account: Account; business: Business }
+    | { kind: "superseded" }
+  > => {
+    const { record } = use;
+    if (record.kind !== "sign_up") return { kind: "create" };
+    const account = await accounts.findAccountByEmail(record.email);
+    const owned = account === null ? [] : await accounts.listBusinessesOf(account.id);
+    const same = owned.find(({ business, role }) =>
+      role === "owner" && sameBusinessName(business.name, record.businessName)
+    );
+    if (account !== null && same !== undefined) {
+      return { kind: "exists", account, business: same.business };
+    }
+    return use.superseded ? { kind: "superseded" } : { kind: "create" };
+  };
+
   const signOutFor = async (session: Session) => ({
     email: session.account.email,
     signOutCsrf: await sessions.csrfToken(session, "sign-out"),
@@ -189,9 +219,12 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
             : null,
           extras: await businessSection(business.id, role, session.account.id),
         }))),
+        apiUrl: config.apiUrl,
         ...(outcome === undefined ? {} : { notice: outcome }),
       }),
       status,
+      // The copy buttons' script file; nothing inline.
+      { "Content-Security-Policy": OWN_SCRIPTS_CSP },
     );
   };
 
@@ -284,10 +317,15 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       // GET only shows the button: prefetching scanners never use the link.
       GET: _guard(async (request) => {
         const token = new URL(request.url).searchParams.get("token") ?? "";
-        const record = await emailLinks.peek(token);
+        const use = await emailLinks.peek(token);
         // 410: the link worked once and never will again (used, expired, or never issued:
         // which one is not told).
-        if (!record) return _page(deadLinkPage(), 410);
+        if (!use) return _page(deadLinkPage(), 410);
+        const { record } = use;
+        const signUp = record.kind === "sign_up" ? await signUpOutcome(use) : null;
+        if (record.kind === "sign_up" && signUp?.kind === "superseded") {
+          return _page(supersededLinkPage(record.businessName), 410);
+        }
         return withCsrf(
           request,
           "sign-in-verify",
@@ -297,6 +335,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
               csrf: csrfToken,
               email: record.email,
               ...(record.kind === "sign_up" ? { businessName: record.businessName } : {}),
+              ...(signUp?.kind === "exists" ? { existing: signUp.business } : {}),
             }),
           200,
           await confirmationHeaders(record.returnTo),
@@ -309,19 +348,33 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         if (!(await csrf.verify(request, "sign-in-verify", parsed.output.csrf))) {
           return _page(errorPage("Request refused", CSRF_FAILED), 403);
         }
-        const record = await emailLinks.consume(parsed.output.token);
-        if (!record) return _page(deadLinkPage(), 410);
-        const account = record.kind === "sign_up"
-          ? (await accounts.createAccountWithBusiness(record.email, record.businessName)).account
-          : await accounts.findAccountByEmail(record.email);
+        const use = await emailLinks.consume(parsed.output.token);
+        if (!use) return _page(deadLinkPage(), 410);
+        const { record } = use;
+        let account: Account | null;
+        let created = false;
+        if (record.kind === "sign_up") {
+          const outcome = await signUpOutcome(use);
+          if (outcome.kind === "superseded") {
+            return _page(supersededLinkPage(record.businessName), 410);
+          }
+          if (outcome.kind === "exists") account = outcome.account;
+          else {
+            account =
+              (await accounts.createAccountWithBusiness(record.email, record.businessName)).account;
+            created = true;
+          }
+        } else account = await accounts.findAccountByEmail(record.email);
         if (!account) return _page(deadLinkPage(), 400);
         // A fresh session id on every sign-in (no fixation); a previous session ends here.
         const previous = await sessions.current(request);
         if (previous) await sessions.end(previous);
         const cookie = await sessions.start(account.id);
-        return _redirect(`${config.authUrl}${safeReturnTo(record.returnTo)}`, {
-          "Set-Cookie": cookie,
-        });
+        const returnTo = safeReturnTo(record.returnTo);
+        // A new business is welcomed on /account with how to connect an agent to it; an
+        // interrupted authorization goes on where it was.
+        const next = created && returnTo === "/account" ? "/account?welcome" : returnTo;
+        return _redirect(`${config.authUrl}${next}`, { "Set-Cookie": cookie });
       }),
     },
 
@@ -354,7 +407,9 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       GET: _guard(async (request) => {
         const session = await sessions.current(request);
         if (!session) return _redirect(sessions.signInUrl("/account"));
-        return await showAccount(session);
+        // After a sign-up (the query only adds words: it changes nothing).
+        const welcome = new URL(request.url).searchParams.has("welcome");
+        return await showAccount(session, welcome ? welcomeNotice() : undefined);
       }),
       POST: _guard(async (request) => {
         const session = await sessions.current(request);

@@ -27,6 +27,15 @@ export function cspWithFormTargets(targets: readonly string[]): string {
 }
 
 /**
+ * A page that loads our own script files (progressive enhancement, e.g. the copy buttons of
+ * /account): `script-src 'self'`, never inline code or handlers.
+ */
+export const OWN_SCRIPTS_CSP = HTML_SECURITY_HEADERS["Content-Security-Policy"]!.replace(
+  "default-src 'none';",
+  "default-src 'none'; script-src 'self';",
+);
+
+/**
  * The public documents need even less: no forms, no images, only the stylesheet.
  * CSP `default-src 'none'` plus exactly that (issue 2, HTTP behaviour).
  */

@@ -60,9 +60,12 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
       if (hit && hit.until > now()) return hit.result;
       cache.delete(clientId);
 
-      const problem = _clientIdProblem(clientId, config.cimdAllowLoopback);
+      const problem = _clientIdProblem(clientId);
       if (problem) return { ok: false, description: `client_id ${problem}` };
       const url = new URL(clientId);
+      if (!config.cimdAllowLoopback && isLoopbackHost(url.hostname)) {
+        return { ok: false, description: _loopbackDocument(clientId) };
+      }
       if (!budget.take(url.origin).allowed) {
         return { ok: false, description: `Too many metadata document fetches from ${url.origin}` };
       }
@@ -78,7 +81,9 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
         const { host, kind } = refusal;
         return {
           ok: false,
-          description: kind === "unresolved"
+          description: kind === "loopback"
+            ? _loopbackDocument(clientId)
+            : kind === "unresolved"
             ? `The client_id host ${host} does not resolve`
             : `The client_id host ${host} resolves to a ${kind} address, which is not fetched`,
         };
@@ -150,11 +155,12 @@ function _validate(clientId: string, json: unknown, scopes: ScopeCatalogue): Doc
   return parsed;
 }
 
-function _clientIdProblem(clientId: string, allowLoopback: boolean): string | null {
+function _clientIdProblem(clientId: string): string | null {
   if (clientId.length > 2000) return "is too long";
   if (!URL.canParse(clientId) || /[\s#]/.test(clientId)) return "is not a valid URL";
   const url = new URL(clientId);
-  const loopbackHttp = allowLoopback && url.protocol === "http:" && isLoopbackHost(url.hostname);
+  // Loopback http without the setting is refused after these checks, in words of its own.
+  const loopbackHttp = url.protocol === "http:" && isLoopbackHost(url.hostname);
   if (url.protocol !== "https:" && !loopbackHttp) return "must be an https URL";
   if (url.username !== "" || url.password !== "") return "must not contain userinfo";
   if (url.pathname === "/" || url.pathname === "") return "must have a path";
@@ -162,6 +168,19 @@ function _clientIdProblem(clientId: string, allowLoopback: boolean): string | nu
     return "must not contain dot segments";
   }
   return null;
+}
+
+/**
+ * A document on the application's own machine: why it is not read, and the ways on, for the
+ * person who meets it and whoever runs this server (two instances on one machine, docs/gateway.md).
+ */
+function _loopbackDocument(clientId: string): string {
+  return `The application names itself by a client metadata document on its own computer ` +
+    `(${clientId}, a loopback address), which this server does not read: such documents must ` +
+    `be at a public https address. An application on the same machine can register with this ` +
+    `server instead (a Vestibule on a loopback address does); to try two servers on one ` +
+    `machine, whoever runs this one can allow loopback documents with ` +
+    `VESTIBULE_CIMD_ALLOW_LOOPBACK=on.`;
 }
 
 /** Honours no-store / no-cache / max-age, within [0, 24 h]; five minutes when silent. */

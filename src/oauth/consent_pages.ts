@@ -1,4 +1,5 @@
 // The authorization server's pages: business choice, consent and errors. No JavaScript.
+import { businessLabels } from "../accounts/business_names.ts";
 import type { Business, Role } from "../accounts/model.ts";
 import { cspWithFormTargets } from "../http/security_headers.ts";
 import { authPage } from "../ui/auth_pages.ts";
@@ -67,6 +68,8 @@ export function chooseBusinessPage(options: {
   action: string;
   businesses: readonly { business: Business; role: Role }[];
 }): string {
+  // Two businesses of one name are told apart (created when, short id).
+  const label = businessLabels(options.businesses.map((b) => b.business));
   return _layout(
     "Choose a business",
     html`
@@ -83,7 +86,7 @@ export function chooseBusinessPage(options: {
                 .id}" ${i ===
                   0
                 ? "checked"
-                : ""} required> <span>${business.name} <small>(${role})</small></span></label></p>
+                : ""} required> <span>${label(business)} <small>(${role})</small></span></label></p>
             `
           )}
         </fieldset>

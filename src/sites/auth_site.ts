@@ -23,7 +23,7 @@ import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import type { SigningKeys } from "../oauth/signing_keys.ts";
 import type { Store } from "../store/store.ts";
 import { createOnboardingRoutes } from "../onboarding/routes.ts";
-import { stylesheetHandler } from "../ui/stylesheet.ts";
+import { assetHandler, loadCopyScript } from "../ui/stylesheet.ts";
 import { createWorkspaceAccountSection } from "../workspace/pages/account_section.ts";
 import { createApprovalRoutes } from "../workspace/pages/approval_routes.ts";
 import { createAuditRoutes } from "../workspace/pages/audit_routes.ts";
@@ -138,7 +138,8 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
   });
   const metadata = withCors(cors.open, { GET: oauth.metadata });
   return {
-    "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
+    "/assets/style.css": { GET: assetHandler(deps.stylesheet) },
+    "/assets/copy.js": { GET: assetHandler(await loadCopyScript()) },
 
     // Onboarding, no credentials: the MCP endpoint, and the connection guide as text and page.
     "/mcp": mcpRoute(onboarding.mcp, cors.mcp, deps.mcpMetrics),

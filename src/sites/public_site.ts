@@ -12,7 +12,7 @@ import { type StaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { HEALTH } from "../content/health.ts";
 import { loadPublicAssets } from "../content/public_assets.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
-import { stylesheetHandler } from "../ui/stylesheet.ts";
+import { assetHandler } from "../ui/stylesheet.ts";
 import { createSiteLayout } from "../content/layout.ts";
 import { withMcpNearMiss } from "../mcp/near_miss.ts";
 import { htmlErrorAnswers } from "../ui/error_pages.ts";
@@ -39,7 +39,7 @@ export async function createPublicSite(deps: PublicSiteDeps): Promise<Handler> {
     },
   });
   return createRouter({
-    "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
+    "/assets/style.css": { GET: assetHandler(deps.stylesheet) },
     "/health": _open({ GET: () => Promise.resolve(health.clone()) }),
     "/llms.txt": _document(site.llms),
     "/": _document(site.index.html, HTML_HEADERS),

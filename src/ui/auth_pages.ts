@@ -1,5 +1,6 @@
 // The frame of every human page on {auth_url} (accounts, consent, approvals), and how those
-// pages write a moment. No JavaScript; readable without the stylesheet.
+// pages write a moment. No JavaScript is needed (a page may add its own script file as an
+// enhancement); readable without the stylesheet.
 import { button } from "./components.ts";
 import { type Html, html, page } from "./html.ts";
 
@@ -10,6 +11,8 @@ export interface AuthPageOptions {
   readonly links?: readonly { readonly href: string; readonly label: string }[];
   /** Who is signed in; with a CSRF token, the header carries the sign-out form. */
   readonly signedIn?: { readonly email: string; readonly signOutCsrf?: string };
+  /** Extra elements for the head: a page's own script file (its CSP must allow it). */
+  readonly head?: Html;
 }
 
 /**
@@ -45,6 +48,7 @@ export function authPage(options: AuthPageOptions): string {
     `;
   return page({
     title: `${options.title} · Vestibule`,
+    ...(options.head === undefined ? {} : { head: options.head }),
     body: html`
       <header>
         <p><a href="/account">Vestibule</a>${links}</p>

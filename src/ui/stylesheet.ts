@@ -7,7 +7,17 @@ export async function loadStylesheet(): Promise<StaticAsset> {
   return await createStaticAsset(css, "text/css; charset=utf-8");
 }
 
-export function stylesheetHandler(asset: StaticAsset): Handler {
+/**
+ * The copy buttons' script, served at /assets/copy.js on {auth_url}; a page that loads it says
+ * so in its CSP (OWN_SCRIPTS_CSP) and works without it.
+ */
+export async function loadCopyScript(): Promise<StaticAsset> {
+  const js = await Deno.readTextFile(new URL("../../static/scripts/copy.js", import.meta.url));
+  return await createStaticAsset(js, "text/javascript; charset=utf-8");
+}
+
+/** Serves a page asset (the stylesheet, a script), cached briefly by browsers. */
+export function assetHandler(asset: StaticAsset): Handler {
   return (request) =>
     Promise.resolve(serveStaticAsset(request, asset, { cacheControl: "public, max-age=300" }));
 }

@@ -51,7 +51,7 @@ Deno.test("session ids are stored hashed and expire after 14 days", async () => 
   const { clock, store, sessions, account, withCookie } = await setup("http://127.0.0.1:8001");
   try {
     const cookie = await sessions.start(account.id);
-    assert.match(cookie, /^vestibule_session=/);
+    assert.match(cookie, /^vestibule_session_8001=/, "the port tells instances apart");
     assert.doesNotMatch(cookie, /Secure/);
     const raw = cookie.split(";")[0]!.split("=")[1]!;
     const keys: string[] = [];

@@ -1,9 +1,10 @@
 // Every human page the other browser tests do not walk through, in Chromium at a desktop and a
 // phone width, checked by axe-core and for fitting the screen (page_check.ts): the public site,
 // the connection guide, sign-in and its dead ends, approvals as owner and member with the
-// owner's confirmation, the account page of both, sign-out, and the error pages.
+// owner's confirmation, the account page of both (with "Connect your agent" and its copy
+// button), sign-out, and the error pages.
 import assert from "node:assert/strict";
-import { type BrowserContext, chromium } from "npm:playwright-core@^1.56.0";
+import { type BrowserContext, chromium, type Page } from "npm:playwright-core@^1.56.0";
 import { tempOutbox } from "../blackbox/support/accounts_browser.ts";
 import type { Browser } from "../blackbox/support/accounts_browser.ts";
 import { signIn, startWorkspaceServer } from "../blackbox/support/workspace_support.ts";
@@ -56,12 +57,22 @@ Deno.test({
     /** A browser context signed in with the cookies of a black-box sign-in, or signed out. */
     const person = async (signedIn: Browser | null): Promise<BrowserContext> => {
       const context = await browser.newContext();
+      // The copy buttons of /account write to the clipboard; the test reads it back.
+      await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: auth });
       if (signedIn !== null) {
         await context.addCookies(
           [...signedIn.cookies].map(([name, value]) => ({ name, value, url: auth })),
         );
       }
       return context;
+    };
+    /** "Connect your agent": the script the CSP allows shows the copy button, which copies. */
+    const copiesTheMcpAddress = async (page: Page) => {
+      const mcpUrl = `${ws.server.apiUrl}/api/mcp`;
+      assert.equal(await page.locator("#mcp-url").innerText(), mcpUrl);
+      await page.getByRole("button", { name: "Copy the MCP address" }).click();
+      assert.equal(await page.locator("#copy-status").innerText(), "Copied: the MCP address.");
+      assert.equal(await page.evaluate("navigator.clipboard.readText()"), mcpUrl);
     };
     try {
       const anonymous = await (await person(null)).newPage();
@@ -122,6 +133,7 @@ Deno.test({
           await checkPage(page, "52-approval-confirmed");
           await page.goto(`${auth}/account`);
           await checkPage(page, "53-account-owner");
+          await copiesTheMcpAddress(page);
           await page.getByRole("link", { name: "Audit log" }).first().click();
           await page.waitForLoadState();
           assert.equal(new URL(page.url()).pathname, "/account/audit");
@@ -137,6 +149,7 @@ Deno.test({
         await checkPage(page, "55-approval-member");
         await page.goto(`${auth}/account`);
         await checkPage(page, "56-account-member");
+        await copiesTheMcpAddress(page);
       });
     } finally {
       await browser.close();

@@ -4,6 +4,13 @@
  * dynamic registration made once per upstream and kept, its secret sealed. A kept registration
  * whose secret no longer opens (the key file lost its key) is made again: the next person to
  * connect does it, and nobody is locked out.
+ *
+ * Our document is offered only where the server can read it. On a loopback {auth_url} it is an
+ * address on this machine: a server elsewhere cannot fetch it, and one on this machine refuses it
+ * unless its operator allowed loopback documents (VESTIBULE_CIMD_ALLOW_LOOPBACK, the SSRF boundary
+ * of src/oauth/cimd.ts). So a loopback Vestibule registers wherever the server offers
+ * registration, and offers its document only with that setting on itself (its operator says this
+ * machine's instances read each other's documents) or when the server offers nothing else.
  */
 import { isLoopbackHost } from "../../config/values.ts";
 import type { PersonAuth, UpstreamConfig } from "../../config/upstreams.ts";
@@ -59,6 +66,8 @@ export function createUpstreamClients(deps: UpstreamClientsDeps): UpstreamClient
   const { store, now, log, records, redirectUri } = deps;
   const http: OAuthClientDeps = { ...(deps.fetch ? { fetch: deps.fetch } : {}), now };
   const discovered = new Map<string, { until: number; value: Promise<DiscoveryResult> }>();
+  const documentReadable = deps.allowLoopback ||
+    !isLoopbackHost(new URL(deps.clientDocumentUrl).hostname);
 
   const discover = (upstream: UpstreamConfig): Promise<DiscoveryResult> => {
     const known = discovered.get(upstream.name);
@@ -100,7 +109,10 @@ export function createUpstreamClients(deps: UpstreamClientsDeps): UpstreamClient
         },
       };
     }
-    if (server.clientIdMetadataDocumentSupported) {
+    if (
+      server.clientIdMetadataDocumentSupported &&
+      (documentReadable || server.registrationEndpoint === null)
+    ) {
       return {
         ok: true,
         client: { clientId: deps.clientDocumentUrl, authMethod: "none", source: "document" },

@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { readFormWithLists } from "../../http/form.ts";
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
+import { businessLabels } from "../../accounts/business_names.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
@@ -133,11 +134,12 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     list: {
       GET: signedIn(async (_request, session) => {
         const memberships = await accounts.listBusinessesOf(session.account.id);
+        const label = businessLabels(memberships.map((m) => m.business));
         const items = [];
         for (const { business, role } of memberships) {
           for (const gate of await gates.list(business.id, { limit: 50 })) {
             if (!readableBy(gate, { accountId: session.account.id, role })) continue;
-            items.push({ gate, businessName: business.name, canDecide: role === "owner" });
+            items.push({ gate, businessName: label(business), canDecide: role === "owner" });
           }
         }
         items.sort((a, b) => b.gate.createdAt - a.gate.createdAt);

@@ -80,7 +80,7 @@ Deno.test("https origins get __Host- cookies with Secure through the whole sign-
       form: { csrf: field(confirm.text, "csrf"), token: field(confirm.text, "token") },
     });
     assert.equal(done.status, 303);
-    assert.equal(done.location, "https://auth.example.test/account");
+    assert.equal(done.location, "https://auth.example.test/account?welcome");
     const [session] = done.setCookies;
     assert.match(
       session!,

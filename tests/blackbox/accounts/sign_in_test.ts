@@ -47,9 +47,9 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       const [mail] = await outbox.read();
       const done = await followLink(browser, mail!.link);
       assert.equal(done.status, 303);
-      assert.equal(done.response.headers.get("Location"), `${auth}/account`);
+      assert.equal(done.response.headers.get("Location"), `${auth}/account?welcome`);
       const cookie = done.response.headers.getSetCookie().find((c) =>
-        c.startsWith("vestibule_session=")
+        c.startsWith(`vestibule_session_${new URL(auth).port}=`)
       );
       assert.ok(cookie, "session cookie set");
       assert.match(cookie, /; Path=\/(;|$)/);
@@ -205,7 +205,7 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
       assert.equal(out.status, 303);
       assert.match(
         out.response.headers.getSetCookie().join("\n"),
-        /vestibule_session=; .*Max-Age=0/,
+        /vestibule_session_\d+=; .*Max-Age=0/,
       );
       const replay = new Browser();
       for (const [k, v] of stolen) replay.cookies.set(k, v);

@@ -1,7 +1,9 @@
 // A second Vestibule as the upstream: an MCP server with its own OAuth authorization server,
 // which accepts client metadata documents. The first Vestibule connects to it with its own
 // document ({auth_url}/connections/client.json), the person signs in at the second one (mailed
-// link, consent form), and the agent's calls of its workspace tools go through the first.
+// link, consent form), and the agent's calls of its workspace tools go through the first. Both
+// are on loopback, so both allow loopback documents (without that the first registers instead:
+// vestibule_behind_vestibule_test.ts).
 import assert from "node:assert/strict";
 import { tempOutbox } from "../support/accounts_browser.ts";
 import { startGatewayServer, until } from "../support/gateway_support.ts";
@@ -24,7 +26,11 @@ Deno.test("a Vestibule connects a person to another Vestibule with its client me
       url: `${upstream.server.apiUrl}/api/mcp`,
       auth: "person",
     }],
-    { VESTIBULE_UPSTREAM_KEY_FILE: keyFile, VESTIBULE_MAIL: outbox.env },
+    {
+      VESTIBULE_UPSTREAM_KEY_FILE: keyFile,
+      VESTIBULE_MAIL: outbox.env,
+      VESTIBULE_CIMD_ALLOW_LOOPBACK: "on",
+    },
   );
   try {
     const { token } = await ws.token(["app.access", "upstream.other"]);

@@ -57,7 +57,7 @@ Deno.test("sign-up and sign-in by mail through a real SMTP server with STARTTLS 
       assert.doesNotMatch(html, /<style|<link|<img|<script/i);
       const done = await followLink(browser, link);
       assert.equal(done.status, 303);
-      assert.equal(done.response.headers.get("Location"), `${auth}/account`);
+      assert.equal(done.response.headers.get("Location"), `${auth}/account?welcome`);
     });
 
     await t.step("the sign-in mail arrives and its link signs in", async () => {

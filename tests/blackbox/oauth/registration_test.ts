@@ -326,7 +326,7 @@ Deno.test("client ID metadata documents", async (t) => {
       const { params } = await authorizeParams(client);
       const page = await new Browser().get(authorizeUrl(strict, params));
       assert.equal(page.status, 400);
-      assert.match(page.text, /must be an https URL/);
+      assert.match(page.text, /a loopback address\), which this server does not read/);
       assert.equal(docs.fetches.get("/good"), before);
     });
   } finally {
