@@ -100,16 +100,31 @@ export function sumOf(result: { structuredContent?: unknown; isError?: unknown }
   return (result.structuredContent as { sum?: unknown } | undefined)?.sum;
 }
 
-/** What each consent of a journey showed: the first grants no upstream scope, each step-up names its own. */
-export function assertConsents(consents: readonly ConsentSeen[]): void {
+/** A space-delimited scope as a sorted list, to compare sets. */
+export function scopeSet(scope: string | null | undefined): string[] {
+  return (scope ?? "").split(" ").filter((s) => s !== "").sort();
+}
+
+/**
+ * What each consent of a journey showed: the first grants no upstream scope, each step-up names
+ * its own, starts it ticked and lists what is held as kept. `added` is what the client adds to
+ * a step-up by itself (the v2 client adds offline_access when registered for refresh tokens).
+ */
+export function assertConsents(
+  consents: readonly ConsentSeen[],
+  added: readonly string[] = [],
+): void {
   assert.equal(consents.length, 3, consents.map((c) => c.requested).join(" | "));
   const [first, alpha, beta] = consents as [ConsentSeen, ConsentSeen, ConsentSeen];
   assert.deepEqual(first.ticked, ["app.access"]);
   assert.deepEqual(first.kept, []);
-  assert.deepEqual(alpha.ticked, ["upstream.alpha"]);
+  assert.deepEqual([...alpha.ticked].sort(), ["upstream.alpha", ...added].sort());
   assert.deepEqual(alpha.kept, ["app.access"]);
   assert.ok(alpha.page.includes("<code>upstream.alpha</code>: use the tools of Alpha"));
   assert.deepEqual(beta.ticked, ["upstream.beta"]);
-  assert.deepEqual(beta.kept, ["app.access", "upstream.alpha"]);
+  assert.deepEqual(
+    [...beta.kept].sort(),
+    ["app.access", "upstream.alpha", ...added].sort(),
+  );
   assert.ok(beta.page.includes("<code>upstream.beta</code>: use the tools of Beta"));
 }
