@@ -60,9 +60,9 @@ Deno.test({
     const writer = child.stdin.getWriter();
     const send = (message: unknown) =>
       writer.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
-    // deno-lint-ignore no-explicit-any
-    const reply = (id: number) =>
-      waitFor(`the answer to ${id}`, () => lines.find((m) => m.id === id) as any);
+    // deno-lint-ignore no-explicit-any -- JSON-RPC answers the test picks apart
+    const reply = (id: number): Promise<any> =>
+      waitFor(`the answer to ${id}`, () => lines.find((m) => m.id === id));
     const consentAt = async (n: number) => {
       const url = await authorizationUrl(n);
       const back = await j.consentAsPresented(url);
