@@ -83,7 +83,7 @@ export interface McpAccess<A, T> {
    */
   authenticate(request: Request, context: RequestContext): Promise<McpCaller<A> | Response>;
   /** For tools/call: undefined when the caller may call `tool`, else the refusal (403 step-up). */
-  mayCall?(tool: T, auth: A): Response | undefined;
+  mayCall?(tool: T, auth: A): Response | undefined | Promise<Response | undefined>;
 }
 
 export interface McpCaller<A> {
@@ -269,7 +269,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       if (method === "tools/call") {
         const name = decoded.request.params?.["name"];
         tool = typeof name === "string" ? callers.find(name) : undefined;
-        const refusal = tool && access.mayCall?.(tool, auth);
+        const refusal = tool && await access.mayCall?.(tool, auth);
         if (refusal) return refusal;
         if (tool && isForwarded(tool)) {
           call = forwarded.start(caller.rateKey, decoded.request.id, request, context);

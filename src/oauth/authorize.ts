@@ -17,6 +17,7 @@ import {
   consentPage,
   consentPageCsp,
 } from "./consent_pages.ts";
+import { heldScopes } from "./grants.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import type { ScopeCatalogue } from "./scopes.ts";
 import type { ReturnDescriber } from "../ui/auth_pages.ts";
@@ -122,6 +123,7 @@ export function createAuthorizeEndpoint(deps: AuthorizeDeps): Handler {
         business: only.business,
         role: only.role,
         scopes: deps.scopes,
+        held: await heldScopes(deps.store, session.account.id, only.business.id, txn.clientId),
       })
       : chooseBusinessPage({ txn, txnId, csrf, action: OAUTH_PATHS.consent, businesses });
     return htmlResponse(body, {

@@ -12,6 +12,7 @@ import { type AuthorizeDeps, CONSENT_CSRF_PURPOSE } from "./authorize.ts";
 import { issueCode } from "./codes.ts";
 import { holdConsent } from "./consent_continuation.ts";
 import { authorizationErrorPage, consentPage, consentPageCsp } from "./consent_pages.ts";
+import { heldScopes } from "./grants.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import { chooseBusiness, consumeTransaction, findTransaction } from "./transactions.ts";
 
@@ -70,6 +71,7 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
           business,
           role: membership.role,
           scopes: deps.scopes,
+          held: await heldScopes(deps.store, session.account.id, chosen, txn.clientId),
         }),
         {
           headers: { ...NO_STORE, "Content-Security-Policy": consentPageCsp(txn.redirectUri) },
@@ -106,7 +108,10 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
     if (membership.role !== "owner" && ownerOnly !== undefined) {
       return refuse(403, "Request refused", `Only an owner can grant "${ownerOnly}".`);
     }
-    if (granted.length === 0) {
+    // A step-up adds to what the client holds (the exchange merges them): Allow with nothing
+    // new ticked still renews that; with nothing held either, nothing was granted.
+    const held = await heldScopes(deps.store, session.account.id, txn.businessId, txn.clientId);
+    if (granted.length === 0 && held.length === 0) {
       return back({ error: "access_denied", error_description: "No permission was granted" });
     }
     const binding = {

@@ -104,18 +104,25 @@ export function consentPage(options: {
   business: Business;
   role: Role;
   scopes: ScopeCatalogue;
+  /** What the client's current grant in this business holds; empty on a first consent. */
+  held: readonly string[];
 }): string {
   const { txn, role } = options;
   const business = options.business.name;
   const catalogue = options.scopes;
   const blocked = (scope: string) => role !== "owner" && catalogue.ownerOnly(scope);
-  const scopeRows = txn.scopes.map((scope) => {
+  // A step-up: the client already holds a grant here. What it holds is kept (listed apart);
+  // what it asks for anew starts ticked, since it asked and the person sees each meaning.
+  const kept = options.held.filter((scope) => !blocked(scope));
+  const stepUp = kept.length > 0;
+  const asked = txn.scopes.filter((scope) => !kept.includes(scope));
+  const scopeRows = asked.map((scope) => {
     const id = `scope-${scope.replaceAll(".", "-")}`;
-    // Least privilege: only the scope every client starts with is ticked; the human ticks
-    // anything more (a form posted as shown grants app.access alone).
+    // Least privilege on a first consent: only the scope every client starts with is ticked;
+    // the human ticks anything more (a form posted as shown grants app.access alone).
     const state = blocked(scope)
       ? "disabled"
-      : DEFAULT_SCOPES.includes(scope as Scope)
+      : stepUp || DEFAULT_SCOPES.includes(scope as Scope)
       ? "checked"
       : "";
     const marks = _marks(catalogue, scope);
@@ -131,7 +138,7 @@ export function consentPage(options: {
       </li>
     `;
   });
-  const ownerOnly = txn.scopes.filter(blocked);
+  const ownerOnly = asked.filter(blocked);
   // A member cannot grant these however often the application asks: say so once, plainly,
   // so nobody goes round the loop of asking again.
   const ownerOnlyNotice = ownerOnly.length === 0 ? "" : html`
@@ -143,23 +150,48 @@ export function consentPage(options: {
     ask an owner of ${business} to connect it.</p>
     </div>
   `;
+  const keptList = stepUp
+    ? html`
+      <section id="already-granted">
+        <h2>It already has</h2>
+        <p>You allowed this earlier; it keeps it. To take access away, use your account page.</p>
+        <ul class="scopes">${kept.map((scope) =>
+          html`<li><code>${scope}</code>: ${catalogue.meaning(scope)}${
+            _marks(catalogue, scope)
+          }</li>`
+        )}</ul>
+      </section>
+    `
+    : "";
+  const askedList = asked.length === 0
+    ? html`<p id="nothing-new">It asks for nothing more than it already has.</p>`
+    : html`
+      <fieldset>
+        <legend>${stepUp ? "It now also asks to" : "The application asks to"}</legend>
+        <ul class="scopes">${scopeRows}</ul>
+      </fieldset>
+    `;
+  const guidance = stepUp
+    ? html`<p>Each new permission starts ticked because the application asked for it: untick
+      any you do not want to allow, or deny. Money, access changes and installations still need
+      an owner's separate approval.</p>`
+    : html`<p>Apart from <code>app.access</code>, nothing starts ticked: tick only what you want
+      to allow. Money, access changes and installations still need an owner's separate
+      approval.</p>`;
   return _layout(
-    `Allow access to ${business}?`,
+    stepUp ? `Allow more access to ${business}?` : `Allow access to ${business}?`,
     html`
       ${_clientFacts(txn)}
       <p>Business: <strong id="business-name">${business}</strong> (you are ${role === "owner"
         ? "an owner"
         : "a member"})</p>
+      ${keptList}
       <form method="post" action="${options.action}">
         <input type="hidden" name="txn" value="${options.txnId}">
         <input type="hidden" name="csrf" value="${options.csrf}">
         ${ownerOnlyNotice}
-        <fieldset>
-          <legend>The application asks to</legend>
-          <ul class="scopes">${scopeRows}</ul>
-        </fieldset>
-        <p>Apart from <code>app.access</code>, nothing starts ticked: tick only what you want to
-        allow. Money, access changes and installations still need an owner's separate approval.</p>
+        ${askedList}
+        ${guidance}
         <div class="actions">
           ${button("Allow", { kind: "primary", name: "decision", value: "allow" })}
           ${button("Deny", { kind: "secondary", name: "decision", value: "deny" })}

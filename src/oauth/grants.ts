@@ -3,9 +3,9 @@
  * (`gid`); revoking the grant kills every token of it within one verification.
  *
  * One account, business and client hold one grant: a new grant replaces the previous one in
- * the same commit (token_issuance.ts `prepareGrant`), so a step-up consent widens (or
- * narrows) what the client holds instead of adding a second grant, and the old tokens stop
- * working. This module keeps the records; issuing tokens for them is token_issuance.ts.
+ * the same commit (token_issuance.ts `prepareGrant`), so a step-up consent widens what the
+ * client holds (it keeps what was held) instead of adding a second grant, and the old tokens
+ * stop working. This module keeps the records; issuing tokens for them is token_issuance.ts.
  */
 import type { Key, Mutation, Store } from "../store/store.ts";
 import { LIFETIMES } from "./issuer.ts";
@@ -163,4 +163,18 @@ export async function listGrantsOfClient(store: Store, clientId: string): Promis
     else await store.delete(index.key);
   }
   return out;
+}
+
+/** The scopes an account's live grant(s) in a business hold for a client (a step-up keeps them). */
+export async function heldScopes(
+  store: Store,
+  accountId: string,
+  businessId: string,
+  clientId: string,
+): Promise<string[]> {
+  const held = new Set<string>();
+  for (const grant of await grantsOfAccount(store, accountId, businessId)) {
+    if (grant.clientId === clientId) { for (const scope of grant.scopes) held.add(scope); }
+  }
+  return [...held];
 }

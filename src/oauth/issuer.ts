@@ -29,6 +29,11 @@ export const LIFETIMES = Object.freeze({
   offlineTotal: 90 * 24 * 60 * 60 * 1000,
   /** The previous refresh token still gets the identical answer this long after rotation. */
   refreshRetryWindow: 30 * 1000,
+  /**
+   * A resource's step-up demand turns the grant's next refresh into a way back to the person
+   * (step_up.ts); clients refresh at once after the 403, so a minute is ample.
+   */
+  stepUp: 60 * 1000,
   /** Between the authorization request and the consent decision. */
   transaction: 15 * 60 * 1000,
   /** A dynamically registered client that never obtains a code is forgotten after this. */

@@ -15,6 +15,7 @@ import type { OAuthMetrics, RevokedBy } from "./oauth_metrics.ts";
 import { REFRESH_ANSWER_PURPOSE, refreshKey, type RefreshRecord } from "./refresh_tokens.ts";
 import { canonicalResource } from "./resource.ts";
 import type { ScopeCatalogue } from "./scopes.ts";
+import { takeStepUp } from "./step_up.ts";
 import { base64url, hashSecret, open, seal, sha256 } from "../secrets.ts";
 import { issueTokens, prepareGrant, type TokenResponse } from "./token_issuance.ts";
 import type { TokenSigner } from "./tokens.ts";
@@ -124,12 +125,14 @@ export async function exchangeCode(
       new OAuthError("invalid_grant", "The account is no longer a member of the business"),
     );
   }
-  const scopes = _grantableTo(deps.scopes, membership.role, bound.scopes);
-  if (scopes.length === 0) {
-    throw await burned(
-      new OAuthError("invalid_grant", "None of the consented scopes can still be granted"),
+  // A consent adds to what the client holds (a person removes access on /account): the new
+  // grant is the scopes held now plus those consented, as far as the role still allows.
+  const keep = (held: readonly string[]) =>
+    _grantableTo(
+      deps.scopes,
+      membership.role,
+      deps.scopes.supported.filter((s) => held.includes(s) || bound.scopes.includes(s)),
     );
-  }
 
   const openid = bound.scopes.includes("openid")
     ? {
@@ -145,12 +148,18 @@ export async function exchangeCode(
       businessId: bound.businessId,
       clientId: client.clientId,
       clientName: client.clientName ?? client.clientId,
-      scopes,
+      scopes: bound.scopes,
+      keep,
       resource: bound.resource,
       refreshable: client.grantTypes.includes("refresh_token"),
       authTime: bound.authTime,
       ...(openid ? { openid } : {}),
     });
+    if (prepared.grant.scopes.length === 0) {
+      throw await burned(
+        new OAuthError("invalid_grant", "None of the consented scopes can still be granted"),
+      );
+    }
     const used: CodeRecord = { state: "used", gid: prepared.grant.id };
     const ok = await store.commit([{ key, version: entry.version }, ...prepared.checks], [
       ...prepared.mutations,
@@ -236,6 +245,16 @@ export async function refreshGrant(
     const scopes = _grantableTo(deps.scopes, membership.role, requested);
     if (scopes.length === 0) {
       throw new OAuthError("invalid_scope", "None of the requested scopes can still be granted");
+    }
+    // The resource just demanded a scope of this grant that only the person can add.
+    const demanded = await takeStepUp(store, grant, now());
+    if (demanded.length > 0) {
+      throw new OAuthError(
+        "invalid_grant",
+        `The resource asked for ${
+          demanded.join(" ")
+        }, which this grant does not hold and no refresh can add: send the person an authorization request with the scopes the resource named. This refresh token was not used.`,
+      );
     }
 
     const at = now();

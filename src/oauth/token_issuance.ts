@@ -7,6 +7,7 @@ import type { AtomicCheck, Mutation, Store } from "../store/store.ts";
 import {
   endGrantMutations,
   grantEndsAt,
+  grantKey,
   grantMutations,
   type GrantRecord,
   grantsOfAccount,
@@ -91,6 +92,11 @@ export interface GrantInput {
   readonly clientId: string;
   readonly clientName: string;
   readonly scopes: readonly string[];
+  /**
+   * The grant's scopes from the scopes its predecessors held (in their order); without it,
+   * `scopes` alone. A step-up consent keeps what the client held (token_grants.ts).
+   */
+  readonly keep?: (held: readonly string[]) => readonly string[];
   readonly resource: string;
   readonly refreshable: boolean;
   readonly authTime: number;
@@ -108,35 +114,44 @@ export interface PreparedGrant {
 
 /**
  * A new grant and its first tokens, as writes the caller commits with its own checks. It
- * replaces whatever the account, business and client held before: the new consent's scopes
- * are the grant's scopes (wider or narrower), its lifetimes count from now, and the old
- * grant's access and refresh tokens die with its record.
+ * replaces whatever the account, business and client held before: its scopes are `keep`'s
+ * answer (or the input's), its lifetimes count from now, and the old grant's access and
+ * refresh tokens die with its record. The commit checks each replaced grant, so one revoked
+ * meanwhile (on /account) is not carried over.
  */
 export async function prepareGrant(
   deps: { store: Store; signer: TokenSigner; now: () => number },
   input: GrantInput,
 ): Promise<PreparedGrant> {
   const now = deps.now();
+  const latest = latestGrantKey(input.accountId, input.businessId, input.clientId);
+  const seen = await deps.store.get<string>(latest);
+  const mutations: Mutation[] = [];
+  const checks: AtomicCheck[] = [{ key: latest, version: seen?.version ?? null }];
+  const held: string[] = [];
+  // Every live grant of the three, not only the latest: grants made before this rule held.
+  for (const old of await grantsOfAccount(deps.store, input.accountId, input.businessId)) {
+    if (old.clientId !== input.clientId) continue;
+    const entry = await deps.store.get<GrantRecord>(grantKey(old.id));
+    if (!entry) continue;
+    mutations.push(...endGrantMutations(entry.value));
+    checks.push({ key: entry.key, version: entry.version });
+    held.push(...entry.value.scopes.filter((s) => !held.includes(s)));
+  }
+  const scopes = input.keep ? input.keep(held) : input.scopes;
   const grant: GrantRecord = {
     id: randomSecret(16),
     accountId: input.accountId,
     businessId: input.businessId,
     clientId: input.clientId,
     clientName: input.clientName,
-    scopes: [...input.scopes],
+    scopes: [...scopes],
     resource: input.resource,
-    offline: input.scopes.includes("offline_access"),
+    offline: scopes.includes("offline_access"),
     refreshable: input.refreshable,
     createdAt: now,
     authTime: input.authTime,
   };
-  const latest = latestGrantKey(grant.accountId, grant.businessId, grant.clientId);
-  const seen = await deps.store.get<string>(latest);
-  const mutations: Mutation[] = [];
-  // Every live grant of the three, not only the latest: grants made before this rule held.
-  for (const old of await grantsOfAccount(deps.store, grant.accountId, grant.businessId)) {
-    if (old.clientId === grant.clientId) mutations.push(...endGrantMutations(old));
-  }
   mutations.push(...grantMutations(grant, now), {
     type: "set",
     key: latest,
@@ -151,10 +166,5 @@ export async function prepareGrant(
     ...(input.openid ? { openid: input.openid } : {}),
   });
   mutations.push(...issued.mutations);
-  return {
-    grant,
-    response: issued.response,
-    mutations,
-    checks: [{ key: latest, version: seen?.version ?? null }],
-  };
+  return { grant, response: issued.response, mutations, checks };
 }

@@ -9,70 +9,11 @@ import { runConnectionTest } from "./connection_check.ts";
 import assert from "node:assert/strict";
 import {
   Client,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
   StreamableHTTPClientTransport,
   UnauthorizedError,
 } from "npm:@modelcontextprotocol/client@2.4.0";
 import { consent, oauthFixture, ownerBrowser } from "../blackbox/support/oauth_helpers.ts";
-
-/** What a real agent keeps between runs, in memory; records where it would send the human. */
-class MemoryProvider implements OAuthClientProvider {
-  #client: StoredOAuthClientInformation | undefined;
-  #tokens: StoredOAuthTokens | undefined;
-  #discovery: OAuthDiscoveryState | undefined;
-  #verifier = "";
-  states: string[] = [];
-  authorizationUrls: URL[] = [];
-
-  constructor(readonly redirectUrl: string) {}
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "SDK v2 interop agent",
-      redirect_uris: [this.redirectUrl],
-      // No refresh_token grant: a step-up must come back to the human, not be refreshed away.
-      grant_types: ["authorization_code"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  state() {
-    const state = crypto.randomUUID();
-    this.states.push(state);
-    return state;
-  }
-  clientInformation() {
-    return this.#client;
-  }
-  saveClientInformation(info: StoredOAuthClientInformation) {
-    this.#client = info;
-  }
-  tokens() {
-    return this.#tokens;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.#tokens = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.#verifier = verifier;
-  }
-  codeVerifier() {
-    return this.#verifier;
-  }
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.#discovery = state;
-  }
-  discoveryState() {
-    return this.#discovery;
-  }
-}
+import { MemoryProvider2 as MemoryProvider } from "./memory_provider2.ts";
 
 const modes = [
   { name: "pinned to 2026-07-28", mode: { pin: "2026-07-28" } },

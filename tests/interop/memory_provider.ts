@@ -45,9 +45,14 @@ export class MemoryProvider implements OAuthClientProvider {
   saveTokens(tokens: OAuthTokens) {
     this.#tokens = tokens;
   }
-  /** The step-up workaround the connection guide gives: keep the client, drop the tokens. */
-  forgetTokens() {
-    this.#tokens = undefined;
+  /**
+   * The SDK calls this when the server says stored credentials are no longer valid (on
+   * `invalid_grant` from a refresh: "tokens"), then authorizes afresh.
+   */
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery") {
+    if (scope === "all" || scope === "client") this.#client = undefined;
+    if (scope === "all" || scope === "tokens") this.#tokens = undefined;
+    if (scope === "all" || scope === "verifier") this.#verifier = "";
   }
   redirectToAuthorization(url: URL) {
     this.authorizationUrls.push(url);

@@ -17,6 +17,7 @@ import { issuerOf } from "../../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
 import type { ScopeCatalogue } from "../../oauth/scopes.ts";
 import type { SigningKeys } from "../../oauth/signing_keys.ts";
+import { noteStepUp } from "../../oauth/step_up.ts";
 import { ProtectedResourceSchema } from "../../oauth/wire_schemas.ts";
 import type { Store } from "../../store/store.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
@@ -97,7 +98,15 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
         if (outcome.error !== null) return oauthErrorResponse(outcome.error);
         return tooManyRequests(outcome.retryAfterSeconds);
       },
-      mayCall: (tool, auth) => _checkToolScope(config, deps.scopes, tool, auth),
+      async mayCall(tool, auth) {
+        const refusal = _checkToolScope(config, deps.scopes, tool, auth);
+        // A step-up challenge: the grant's next refresh then sends the client to the person
+        // (oauth/step_up.ts). A plain 403 (a role consent cannot change) notes nothing.
+        if (refusal?.headers.has("WWW-Authenticate")) {
+          await noteStepUp(deps.store, auth.grantId, [tool.scope], now());
+        }
+        return refusal;
+      },
     },
     rateLimiter: deps.limiters.local("workspace"),
     serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },

@@ -210,17 +210,20 @@ Deno.test("authorization code flow", async (t) => {
     await t.step(
       "unticked scopes are not granted; the response reports the granted set",
       async () => {
-        const { code, verifier } = await obtainCode(owner, fx, client, {
+        // A client this account has not granted yet: a first consent (a step-up keeps more).
+        const first = await registerClient(fx);
+        const { code, verifier } = await obtainCode(owner, fx, first, {
           scope: "app.access members.read triggers.read",
         }, { scopes: ["app.access", "triggers.read"] });
-        const { json } = await exchange(fx, client, code, verifier);
+        const { json } = await exchange(fx, first, code, verifier);
         assert.equal(json.scope, "app.access triggers.read");
       },
     );
 
     await t.step("no scope requested: app.access is granted", async () => {
-      const { code, verifier } = await obtainCode(owner, fx, client, { scope: "" });
-      const { json } = await exchange(fx, client, code, verifier);
+      const first = await registerClient(fx);
+      const { code, verifier } = await obtainCode(owner, fx, first, { scope: "" });
+      const { json } = await exchange(fx, first, code, verifier);
       assert.equal(json.scope, "app.access");
     });
 
@@ -360,7 +363,7 @@ Deno.test("business selection and member consent", async (t) => {
           csrf: hiddenField(choice.text, "csrf"),
           business: north,
         });
-        assert.match(page.text, /Allow access to North Shop\?/);
+        assert.match(page.text, /Allow more access to North Shop\?/);
         const answer = await owner.post(consentUrl, {
           txn: hiddenField(page.text, "txn"),
           csrf: hiddenField(page.text, "csrf"),
