@@ -139,6 +139,12 @@ Deno.test("SIGHUP reloads the upstreams file: good files apply, a bad one is ref
         const sum = await call("added__add", { a: 1, b: 2 });
         assert.deepEqual(sum.result.structuredContent, { sum: 3 }, JSON.stringify(sum));
         assert.ok(failed(await call("gone__ping")));
+        // The consent page and the metadata offer the scopes of the file as reloaded.
+        const metadata = await (await fetch(
+          `${config.authUrl}/.well-known/oauth-authorization-server/api/auth`,
+        )).json();
+        assert.ok(metadata.scopes_supported.includes("upstream.added"));
+        assert.ok(!metadata.scopes_supported.includes("upstream.gone"));
         // The pin of the first listing survived: the new child's changed definition is held.
         const held = await call("changed__ping");
         assert.equal(held.result.isError, true, JSON.stringify(held));
@@ -170,7 +176,10 @@ Deno.test("SIGHUP reloads the upstreams file: good files apply, a bad one is ref
       stopped = true;
       assert.equal(code, 0, stderr);
       // One line per refused file, and SIGHUP never ended the process.
-      assert.equal(stdout.split("\n").filter((l) => l.includes("upstreams file refused")).length, 1);
+      assert.equal(
+        stdout.split("\n").filter((l) => l.includes("upstreams file refused")).length,
+        1,
+      );
     } finally {
       if (!stopped) await server.stop();
     }
