@@ -112,7 +112,7 @@ export function staticAssetHandler(asset: StaticAsset, options: ServeOptions): H
 }
 
 /**
- * A JSON document's handler, built again (once) when `source()` returns another value than it
+ * A JSON document's handler, built again when `source()` returns another value than it
  * was built for: documents that name the upstreams' scopes, which a reload may change.
  */
 export async function followingJsonHandler(
@@ -125,13 +125,9 @@ export async function followingJsonHandler(
     const asset = await createStaticAsset(JSON.stringify(document()), "application/json");
     return { from, handler: staticAssetHandler(asset, options) };
   };
-  let built = build();
+  let current = await build();
   return async (request, context) => {
-    let current = await built;
-    if (current.from !== source()) {
-      built = build();
-      current = await built;
-    }
+    if (current.from !== source()) current = await build();
     return await current.handler(request, context);
   };
 }
