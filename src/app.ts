@@ -20,6 +20,7 @@ import { createUpstreamsReload } from "./gateway/upstreams_reload.ts";
 import { createUpstreamTools } from "./gateway/upstream_tools.ts";
 import { type Connections, createConnections } from "./gateway/connect/connections.ts";
 import { createPersonalUpstream } from "./gateway/connect/personal_upstream.ts";
+import { discoverUpstream } from "./gateway/connect/discovery.ts";
 import { loadVault, missingKeyFile } from "./gateway/connect/vault.ts";
 import { type ConnectRoutes, createConnectRoutes } from "./gateway/connect/routes.ts";
 import { issuerOf } from "./oauth/issuer.ts";
@@ -198,6 +199,11 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
           connect: (upstream, fetch) => createMcpClient(upstream, { log, now, fetch, ids }),
           fetch: upstreamFetch,
           metrics: metrics?.gateway,
+          discover: (url) =>
+            discoverUpstream(url, {
+              allowLoopback: config.cimdAllowLoopback,
+              ...(deps.fetch ? { fetch: deps.fetch } : {}),
+            }),
         });
         personal.set(live, live);
         return live;

@@ -119,7 +119,8 @@ export function serve(
       (request, info) => {
         connection.inFlight++;
         info.completed.then(answered, answered);
-        const answer = handler(request, new _LazyContext(request, peer, config.trustProxy));
+        const context = new _LazyContext(request, peer, config.trustProxy, connection.signal);
+        const answer = handler(request, context);
         if (BODILESS_METHODS.has(request.method)) {
           pool.busy(connection);
           return answer.then(send);
@@ -189,8 +190,8 @@ class _Connection extends PooledConnection {
   inFlight = 0;
   /** The engine is done with it (the peer closed, or it was aborted). */
   done = false;
-  override close(): void {
-    if (!this.done) this.#abort.abort();
+  override close(why: string): void {
+    if (!this.done) this.#abort.abort(why);
   }
 }
 
@@ -274,7 +275,7 @@ function _plainServe(config: ServeConfig, handler: Handler): RunningServer {
     Deno.serve(
       { hostname: address.hostname, port: address.port, onListen: () => {} },
       (request, info) =>
-        handler(request, new _LazyContext(request, info.remoteAddr, config.trustProxy)),
+        handler(request, new _LazyContext(request, info.remoteAddr, config.trustProxy, undefined)),
     )
   );
   return {
@@ -296,14 +297,21 @@ function _plainServe(config: ServeConfig, handler: Handler): RunningServer {
  */
 class _LazyContext {
   route: string | undefined = undefined;
+  readonly ended: AbortSignal | undefined;
   #address: string | undefined;
   readonly #request: Request;
   readonly #peer: Deno.Addr;
   readonly #trustProxy: boolean;
-  constructor(request: Request, peer: Deno.Addr, trustProxy: boolean) {
+  constructor(
+    request: Request,
+    peer: Deno.Addr,
+    trustProxy: boolean,
+    ended: AbortSignal | undefined,
+  ) {
     this.#request = request;
     this.#peer = peer;
     this.#trustProxy = trustProxy;
+    this.ended = ended;
   }
   get clientAddress(): string {
     return this.#address ??= clientAddress(this.#request, this.#peer, this.#trustProxy);

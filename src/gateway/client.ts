@@ -4,6 +4,7 @@
 // maps tools/list and tools/call onto the transport (Streamable HTTP or a stdio child).
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
+import { CallEnded } from "../mcp/forwarded_calls.ts";
 import { DISCOVER_PROBE_MS, handshake, modernMeta } from "./handshake.ts";
 import { createHttpChannel, type UpstreamFetch } from "./http_transport.ts";
 import {
@@ -190,9 +191,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     const controller = new AbortController();
     const stop = () =>
       controller.abort(
-        deadline.signal.aborted
-          ? deadline.signal.reason
-          : new UpstreamError("cancelled", `The call to ${title} was cancelled`),
+        deadline.signal.aborted ? deadline.signal.reason : _ended(title, signal?.reason),
       );
     const sources = signal === undefined ? [deadline.signal] : [deadline.signal, signal];
     for (const source of sources) {
@@ -295,6 +294,13 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       await channel.close();
     },
   };
+}
+
+/** The caller's signal ended the call: the agent cancelled it, or the server itself ended it. */
+function _ended(title: string, reason: unknown): UpstreamError {
+  return reason instanceof CallEnded && reason.by === "server"
+    ? new UpstreamError("ended", `The call to ${title} was ended by Vestibule: ${reason.message}`)
+    : new UpstreamError("cancelled", `The call to ${title} was cancelled`);
 }
 
 function _timeout(upstream: UpstreamConfig): UpstreamError {

@@ -59,6 +59,7 @@ export class UpstreamError extends Error {
       | "protocol"
       | "too_large"
       | "cancelled"
+      | "ended"
       | "unauthorized"
       | "insufficient_scope",
     message: string,

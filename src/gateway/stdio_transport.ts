@@ -1,7 +1,8 @@
 // The upstream client's stdio transport: a child process speaking newline-delimited JSON-RPC
 // (MCP "stdio"), many requests at once matched by id. The child gets only the environment the
-// operator wrote; its stderr becomes warn lines; when it exits, what was pending fails and the
-// next use starts it again after a back-off that doubles (1 s … 30 s) until a child answers.
+// operator wrote; its stderr becomes log lines, within a budget per upstream; when it exits, what
+// was pending fails and the next use starts it again after a back-off that doubles (1 s … 30 s)
+// until a child answers.
 import { logEvent, type LogSink } from "../http/request_log.ts";
 import { JSONRPC_VERSION } from "../mcp/messages.ts";
 import { UpstreamError } from "./mcp_client.ts";
@@ -33,6 +34,12 @@ const RESTART_BACKOFF_MS = { first: 1_000, max: 30_000 } as const;
 const EXIT_GRACE_MS = 500;
 /** Longest stderr line logged, in characters. */
 const STDERR_LINE_CHARS = 500;
+/**
+ * Stderr lines logged per upstream in each window; the rest are only counted, and the count is
+ * logged when the next window starts or the child exits. A child that floods its stderr (or
+ * prints what it was given) fills at most this much of the log.
+ */
+const STDERR_BUDGET = { lines: 100, windowMs: 60_000 } as const;
 /** Bytes kept of each end of an overlong stdout line, to find its id. */
 const ID_WINDOW = 256;
 
@@ -49,6 +56,8 @@ interface Child {
   /** Settles when the process has exited and both its outputs are read to the end. */
   readonly done: Promise<void>;
   exited: boolean;
+  /** Whether it has answered a request: what it wrote before is its banner (info, not warn). */
+  answered: boolean;
 }
 
 export function createStdioChannel(
@@ -64,6 +73,8 @@ export function createStdioChannel(
   /** Exits since a child last answered, and when the last one happened. */
   let failures = 0;
   let lastExit = 0;
+  /** The stderr budget's window: when it started, lines logged and dropped in it. */
+  const stderr = { since: -Infinity, logged: 0, dropped: 0 };
 
   const spawn = (): Child => {
     let process: Deno.ChildProcess;
@@ -96,14 +107,15 @@ export function createStdioChannel(
         overlong: (head, tail) => onOverlong(current, head, tail),
       }),
       _lines(process.stderr, STDERR_LINE_CHARS * 4, {
-        line: (text) => logStderr(text),
-        overlong: (head) => logStderr(head),
+        line: (text) => logStderr(current, text),
+        overlong: (head) => logStderr(current, `${head}…`),
       }),
     ]);
     const done = Promise.all([process.status, reading]).then(async ([status]) => {
       current.exited = true;
       failures++;
       lastExit = deps.now();
+      reportDropped();
       const how = status.signal === null ? `code ${status.code}` : `signal ${status.signal}`;
       logEvent(deps.log, {
         level: "warn",
@@ -119,13 +131,36 @@ export function createStdioChannel(
       pending.clear();
       await stdin.close().catch(() => {});
     });
-    const current: Child = { process, stdin, pending, done, exited: false };
+    const current: Child = { process, stdin, pending, done, exited: false, answered: false };
     return current;
   };
 
-  const logStderr = (text: string) => {
+  const logStderr = (from: Child, text: string) => {
+    const now = deps.now();
+    if (now - stderr.since >= STDERR_BUDGET.windowMs) {
+      reportDropped();
+      Object.assign(stderr, { since: now, logged: 0 });
+    }
+    if (stderr.logged >= STDERR_BUDGET.lines) {
+      stderr.dropped++;
+      return;
+    }
+    stderr.logged++;
     const line = text.length > STDERR_LINE_CHARS ? `${text.slice(0, STDERR_LINE_CHARS)}…` : text;
-    logEvent(deps.log, { level: "warn", message: "upstream stderr", upstream: name, line });
+    const level = from.answered ? "warn" : "info";
+    logEvent(deps.log, { level, message: "upstream stderr", upstream: name, line });
+  };
+
+  const reportDropped = () => {
+    if (stderr.dropped === 0) return;
+    logEvent(deps.log, {
+      level: "warn",
+      message: "upstream stderr lines dropped",
+      upstream: name,
+      dropped: stderr.dropped,
+      budget: `${STDERR_BUDGET.lines} lines a minute`,
+    });
+    stderr.dropped = 0;
   };
 
   const write = async (target: Child, message: string) => {
@@ -142,6 +177,7 @@ export function createStdioChannel(
     switch (message.kind) {
       case "response": {
         failures = 0;
+        from.answered = true;
         const entry = typeof message.id === "number" ? from.pending.get(message.id) : undefined;
         // Anything else answers a request already abandoned (cancelled, timed out).
         if (entry === undefined) return;

@@ -83,6 +83,7 @@ const OUTCOME_WORDS: Readonly<Record<CallRecord["outcome"], string>> = {
   protocol: "answered something that is not MCP",
   too_large: "answered too much",
   cancelled: "was cancelled by the agent",
+  ended: "was ended by Vestibule, not the agent (shutting down, or a deadline of its own)",
   unauthorized: "refused the sign-in",
   insufficient_scope: "refused: the sign-in lacks a permission the call needs",
   not_connected: "was not called: the person's own sign-in is missing or must be renewed",
@@ -95,6 +96,7 @@ const MAY_HAVE_ACTED: ReadonlySet<CallRecord["outcome"]> = new Set([
   "protocol",
   "too_large",
   "cancelled",
+  "ended",
 ]);
 
 /**

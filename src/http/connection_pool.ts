@@ -27,8 +27,8 @@ export abstract class PooledConnection {
   /** The waiting connections, in the order they started waiting (a list through them). */
   poolPrevious: PooledConnection | null = null;
   poolNext: PooledConnection | null = null;
-  /** Closes the connection; the pool has already forgotten it. */
-  abstract close(): void;
+  /** Closes the connection, for the reason in words; the pool has already forgotten it. */
+  abstract close(why: string): void;
 }
 
 /**
@@ -95,7 +95,7 @@ export class ConnectionPool<C extends PooledConnection> {
   /** Closes the connection that has waited longest; false when none is waiting. */
   closeOldestWaiting(): boolean {
     if (this.#oldest === null) return false;
-    this.#close(this.#oldest);
+    this.#close(this.#oldest, "room was needed for a new connection");
     return true;
   }
 
@@ -104,7 +104,10 @@ export class ConnectionPool<C extends PooledConnection> {
     const now = this.#now();
     for (const connection of this.#open) {
       if (connection.poolState !== "busy" && connection.poolDeadline <= now) {
-        this.#close(connection);
+        this.#close(
+          connection,
+          "the request was not read and answered within VESTIBULE_READ_TIMEOUT",
+        );
       }
     }
   }
@@ -116,7 +119,7 @@ export class ConnectionPool<C extends PooledConnection> {
 
   /** Shutdown, once the grace period is over: closes every connection, in flight or not. */
   closeAll(): void {
-    for (const connection of this.#open) this.#close(connection);
+    for (const connection of this.#open) this.#close(connection, "the server is shutting down");
   }
 
   /** Into the waiting state, at the end of the waiting list. */
@@ -141,8 +144,8 @@ export class ConnectionPool<C extends PooledConnection> {
     connection.poolPrevious = connection.poolNext = null;
   }
 
-  #close(connection: C): void {
+  #close(connection: C, why: string): void {
     this.release(connection);
-    connection.close();
+    connection.close(why);
   }
 }

@@ -8,6 +8,12 @@ export interface RequestContext {
    * costs no allocation. Unset when no route matched.
    */
   route?: string | undefined;
+  /**
+   * Aborted, its reason in words, when the server itself closes the request's connection (its
+   * read deadline, or shutdown past its grace) rather than the client; absent where the server
+   * cannot tell.
+   */
+  readonly ended?: AbortSignal | undefined;
 }
 
 export type Handler = (request: Request, context: RequestContext) => Promise<Response>;

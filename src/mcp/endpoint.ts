@@ -4,8 +4,8 @@
 // caller's rate limit, media types and body cap, the revision negotiated from its metadata
 // (negotiation.ts), for tools/call whether this caller may call that tool (`McpAccess.mayCall`),
 // then the pure dispatcher; its outcome leaves as JSON or as SSE. A forwarded tool's call can be
-// cancelled: by `notifications/cancelled` (2025 revisions) or by the caller going away (every
-// revision; 2026-07-28 "Cancellation": closing the stream is the signal).
+// cancelled (forwarded_calls.ts), and one that outlasts half of VESTIBULE_READ_TIMEOUT is answered
+// as an event stream, kept alive, so that the server's own deadline never cuts it.
 import type { Config } from "../config/config.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/cors.ts";
@@ -24,16 +24,11 @@ import { StoreUnavailableError } from "../store/store.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, DISPATCHED_METHODS, type Outcome, type ServerInfo } from "./dispatch.ts";
 import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
-import type {
-  CacheScope,
-  JsonRpcNotification,
-  JsonRpcRequest,
-  RequestId,
-  RpcError,
-} from "./messages.ts";
+import type { CacheScope, JsonRpcRequest, RequestId, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
-import { createSseEncoder, encodeSseEvent } from "./sse.ts";
+import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
+import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
 import { countOf } from "../count_words.ts";
@@ -45,6 +40,8 @@ import { countOf } from "../count_words.ts";
  * (`max-age=300`).
  */
 const CATALOGUE_TTL_MS = 5 * 60 * 1000;
+/** How often an event stream that has nothing to send says it is alive (a comment). */
+const KEEPALIVE_MS = 15_000;
 
 export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   /** Catalogue order is listing order. */
@@ -56,8 +53,11 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly catalogue?: (auth: A) => ToolRegistry<A, T> | Promise<ToolRegistry<A, T>>;
   /** The `ttlMs` caching hint of tools/list and server/discover; five minutes by default. */
   readonly catalogueTtlMs?: number;
-  /** Page size, and JSON or SSE answers. */
-  readonly config: Pick<Config, "mcpPageSize" | "mcpResponse">;
+  /**
+   * Page size, JSON or SSE answers, and the read timeout (a request not answered within it is
+   * closed by the server: src/http/connection_pool.ts).
+   */
+  readonly config: Pick<Config, "mcpPageSize" | "mcpResponse" | "readTimeoutMs">;
   /** 16 KiB on onboarding (spec §8). */
   readonly maxBodyBytes: number;
   /** Who is asking, and what they may call. */
@@ -129,15 +129,10 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     log: options.log,
   });
   const alwaysSse = config.mcpResponse === "sse";
-  // Forwarded calls in flight, by caller and request id, for notifications/cancelled.
-  const inFlight = new Map<string, AbortController>();
-  const cancel = (rateKey: string, notification: JsonRpcNotification) => {
-    if (notification.method !== "notifications/cancelled") return;
-    const id = notification.params?.["requestId"];
-    if (typeof id === "string" || typeof id === "number") {
-      inFlight.get(_callKey(rateKey, id))?.abort();
-    }
-  };
+  const forwarded = createForwardedCalls();
+  // A forwarded call not answered by then is answered as an event stream: the read timeout
+  // closes a request whose answer has not started, and the upstream's own timeout may be longer.
+  const jsonWindowMs = config.readTimeoutMs / 2;
 
   // A JSON-RPC error the endpoint answers itself, counted.
   const fail = (status: number, error: RpcError, headers?: HeaderMap): Response => {
@@ -179,6 +174,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
         open = false;
       }
     };
+    const keepAlive = setInterval(() => void send(SSE_KEEPALIVE), KEEPALIVE_MS);
     // run() turns tool failures into JSON-RPC errors itself, but for a store outage; anything
     // else escaping it is a bug, which ends the stream rather than the process.
     outcome.run(send).then((reply) => {
@@ -197,6 +193,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
         ...describeError(error),
       });
     }).finally(() => {
+      clearInterval(keepAlive);
       if (open) writer.close().catch(() => {});
     });
     return new Response(sse.readable, { headers: SSE_HEADERS });
@@ -251,7 +248,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     const negotiated = negotiate(request.headers, decoded);
     if (!negotiated.ok) return fail(400, negotiated.error);
     if (decoded.kind !== "request") {
-      if (decoded.kind === "notification") cancel(caller.rateKey, decoded.notification);
+      if (decoded.kind === "notification") forwarded.notify(caller.rateKey, decoded.notification);
       return new Response(null, { status: 202 });
     }
     const { version } = negotiated;
@@ -259,7 +256,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     let callers = registry;
     let tool: T | undefined;
     let outcome: Outcome;
-    let key: string | undefined;
+    let call: ForwardedCall | undefined;
     try {
       // Only where tools depend on the caller: a fixed catalogue costs no await.
       if (catalogue && (method === "tools/list" || method === "tools/call")) {
@@ -275,40 +272,58 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
         const refusal = tool && access.mayCall?.(tool, auth);
         if (refusal) return refusal;
         if (tool && isForwarded(tool)) {
-          const controller = new AbortController();
-          key = _callKey(caller.rateKey, decoded.request.id);
-          inFlight.set(key, controller);
-          signal = AbortSignal.any([request.signal, controller.signal]);
+          call = forwarded.start(caller.rateKey, decoded.request.id, request, context);
+          signal = call.signal;
         }
       }
-      outcome = await dispatcher.dispatch(decoded.request, {
+      const dispatched = dispatcher.dispatch(decoded.request, {
         auth,
         version,
         registry: callers,
         signal,
       });
+      outcome = call === undefined
+        ? await dispatched
+        : await _within(dispatched, jsonWindowMs) ?? _later(dispatched);
     } catch (error) {
-      if (key !== undefined) inFlight.delete(key);
+      call?.done();
       return unavailable(decoded.request, error);
     }
-    if (key === undefined) return respond(outcome, decoded.request, isModern(version));
+    if (call === undefined) return respond(outcome, decoded.request, isModern(version));
     if (outcome.kind === "reply") {
-      inFlight.delete(key);
+      call.done();
       return respond(outcome, decoded.request, isModern(version));
     }
-    const done = key;
     const { run } = outcome;
+    const ended = call;
     const tracked: Outcome = {
       kind: "stream",
-      run: (send) => run(send).finally(() => inFlight.delete(done)),
+      run: (send) => run(send).finally(() => ended.done()),
     };
     return respond(tracked, decoded.request, isModern(version));
   };
 }
 
-/** One caller's request ids are theirs alone: another caller cannot cancel them. */
-function _callKey(rateKey: string, id: RequestId): string {
-  return `${rateKey}\n${typeof id}:${id}`;
+/** The outcome when it comes within `ms`, else null (it is still on its way). */
+async function _within(outcome: Promise<Outcome>, ms: number): Promise<Outcome | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ms));
+  try {
+    return await Promise.race([outcome, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** An outcome still on its way, as a stream: its response goes out when it comes. */
+function _later(outcome: Promise<Outcome>): Outcome {
+  return {
+    kind: "stream",
+    run: async (send) => {
+      const ready = await outcome;
+      return ready.kind === "reply" ? ready : await ready.run(send);
+    },
+  };
 }
 
 /** A caller over its rate limit: 429 with Retry-After and a JSON-RPC error (id not read yet). */

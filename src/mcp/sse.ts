@@ -6,12 +6,19 @@ export function encodeSseEvent(message: string): string {
   return `event: message\ndata: ${message}\n\n`;
 }
 
-/** JSON-RPC messages (JSON text) -> event-stream bytes, one event per message. */
+/**
+ * A comment (WHATWG HTML §9.2.6): no event, but bytes on the wire, so that the idle timeouts of
+ * clients and proxies do not close a stream whose answer is still on its way.
+ */
+export const SSE_KEEPALIVE = ":\n\n";
+
+/** JSON-RPC messages (JSON text) -> event-stream bytes, one event per message; or a keep-alive. */
 export function createSseEncoder(): TransformStream<string, Uint8Array> {
   const encoder = new TextEncoder();
   return new TransformStream({
     transform(message, controller) {
-      controller.enqueue(encoder.encode(encodeSseEvent(message)));
+      const text = message === SSE_KEEPALIVE ? message : encodeSseEvent(message);
+      controller.enqueue(encoder.encode(text));
     },
   });
 }

@@ -63,7 +63,8 @@ function _classifyV4(address: string): AddressKind {
   if (a === 127) return "loopback";
   const blocked = a === 0 || a === 10 || (a === 100 && b >= 64 && b <= 127) ||
     (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 0 && (c === 0 || c === 2)) || (a === 192 && b === 168) ||
+    (a === 192 && b === 0 && (c === 0 || c === 2)) || (a === 192 && b === 88 && c === 99) ||
+    (a === 192 && b === 168) ||
     (a === 198 && (b === 18 || b === 19)) || (a === 198 && b === 51 && c === 100) ||
     (a === 203 && b === 0 && c === 113) || a >= 224;
   return blocked ? "private" : "public";
@@ -72,16 +73,17 @@ function _classifyV4(address: string): AddressKind {
 function _classifyV6(address: string): AddressKind {
   const groups = _expandV6(address.split("%")[0]!);
   if (groups === null) return "private";
-  if (groups.every((g) => g === 0)) return "private";
   if (groups.slice(0, 7).every((g) => g === 0) && groups[7] === 1) return "loopback";
   const embedding = _classifyEmbedding(groups);
   if (embedding !== null) return embedding;
-  const first = groups[0];
-  if ((first & 0xfe00) === 0xfc00) return "private"; // fc00::/7 unique local
-  if ((first & 0xffc0) === 0xfe80) return "private"; // fe80::/10 link-local
-  if ((first & 0xff00) === 0xff00) return "private"; // multicast
-  if (first === 0x2001 && groups[1] === 0x0db8) return "private"; // documentation
-  if (first === 0x0100 && groups.slice(1, 4).every((g) => g === 0)) return "private"; // discard
+  // Default deny: only global unicast (2000::/3, RFC 4291 §2.4) is public, less the ranges
+  // of IANA's special-purpose registry inside it that are not globally reachable. Anything
+  // else (site-local fec0::/10, unique local, link-local, multicast, unassigned) is not.
+  const [g0, g1] = groups;
+  if ((g0 & 0xe000) !== 0x2000) return "private";
+  if (g0 === 0x2001 && g1 <= 0x01ff) return "private"; // 2001::/23 IETF protocol assignments
+  if (g0 === 0x2001 && g1 === 0x0db8) return "private"; // 2001:db8::/32 documentation
+  if (g0 === 0x3fff && g1 <= 0x0fff) return "private"; // 3fff::/20 documentation (RFC 9637)
   return "public";
 }
 
@@ -93,7 +95,8 @@ function _classifyEmbedding(groups: Groups): AddressKind | null {
   const [g0, g1, g2, g3, g4, g5, g6, g7] = groups;
   const v4 = (hi: number, lo: number) =>
     _classifyV4(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-  const zeroTo96 = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
+  const zeroTo64 = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0;
+  const zeroTo96 = zeroTo64 && g4 === 0;
   // ::ffff:0:0/96 IPv4-mapped (RFC 4291 §2.5.5.2); 64:ff9b::/96 NAT64 (RFC 6052 §2.1).
   if (zeroTo96 && g5 === 0xffff) return v4(g6, g7);
   if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) {
@@ -104,7 +107,10 @@ function _classifyEmbedding(groups: Groups): AddressKind | null {
   if (g0 === 0x64 && g1 === 0xff9b && g2 === 1) return "private";
   // ::/96 IPv4-compatible (RFC 4291 §2.5.5.1): deprecated and no longer routed, so a public
   // IPv4 address does not make it public.
-  if (zeroTo96 && g5 === 0) return v4(g6, g7) === "loopback" ? "loopback" : "private";
+  // ::ffff:0:0:0/96 IPv4-translated (RFC 2765 §2.1, dropped by RFC 6145): the same.
+  if ((zeroTo96 && g5 === 0) || (zeroTo64 && g4 === 0xffff && g5 === 0)) {
+    return v4(g6, g7) === "loopback" ? "loopback" : "private";
+  }
   // 2002::/16 6to4 (RFC 3056 §2): the IPv4 address is bits 16–47.
   if (g0 === 0x2002) return v4(g1, g2);
   // 2001::/32 Teredo (RFC 4380 §4): the server's IPv4 address is bits 32–63, the client's

@@ -18,7 +18,7 @@ export const ONBOARDING_MAX_BODY_BYTES = 16 * 1024;
 export interface OnboardingRoutesDeps {
   readonly config: Pick<
     Config,
-    "baseUrl" | "authUrl" | "apiUrl" | "mcpPageSize" | "mcpResponse"
+    "baseUrl" | "authUrl" | "apiUrl" | "mcpPageSize" | "mcpResponse" | "readTimeoutMs"
   >;
   readonly now: () => number;
   readonly log: LogSink;

@@ -140,7 +140,7 @@ export function createServiceMetrics(deps: {
   };
   const upstreamCalls = new Counter(
     "vestibule_upstream_calls_total",
-    "Calls of upstream MCP servers' tools, by upstream (a name from VESTIBULE_UPSTREAMS) and outcome (ok, tool_error, unreachable, timeout, protocol, too_large, cancelled).",
+    "Calls of upstream MCP servers' tools, by upstream (a name from VESTIBULE_UPSTREAMS) and outcome (ok, tool_error, unreachable, timeout, protocol, too_large, cancelled, ended).",
   );
   const upstreamDuration = new Histogram(
     "vestibule_upstream_call_duration_seconds",

@@ -44,6 +44,7 @@ export interface AuthSiteDeps {
     | "apiUrl"
     | "mcpPageSize"
     | "mcpResponse"
+    | "readTimeoutMs"
     | "cimdAllowLoopback"
   >;
   readonly store: Store;

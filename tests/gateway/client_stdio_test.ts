@@ -180,3 +180,115 @@ Deno.test("a stdio child that exits fails its calls and is started again on next
     await Deno.remove(script);
   }
 });
+
+/**
+ * A stdio child that prints a banner and waits until it is logged (a flag file the test's log
+ * writes), then on "flood" prints 100,000 lines (about 14 MB) to stderr before it answers.
+ */
+const NOISY_CHILD = `
+const [flag] = Deno.args;
+const encoder = new TextEncoder();
+const err = (text) => Deno.stderr.writeSync(encoder.encode(text));
+err("noisy server 1.0\\nlistening on stdio\\n");
+for (;;) {
+  try {
+    Deno.statSync(flag);
+    break;
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+const write = (message) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(message) + "\\n"));
+let buffer = "";
+for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf("\\n")) !== -1) {
+    const message = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    const reply = (result) => write({ jsonrpc: "2.0", id: message.id, result });
+    if (message.id === undefined) continue;
+    if (message.method === "initialize") {
+      reply({ protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "n", version: "0" } });
+    } else if (message.params?.name === "flood") {
+      err("z".repeat(1_000) + "\\n");
+      for (let block = 0; block < 100; block++) {
+        let text = "";
+        for (let i = 0; i < 1_000; i++) text += "noise " + (block * 1_000 + i) + " " + "y".repeat(130) + "\\n";
+        err(text);
+      }
+      reply({ content: [{ type: "text", text: "flooded" }] });
+    } else if (message.params?.name === "exit") {
+      Deno.exit(0);
+    } else {
+      reply({ tools: [] });
+    }
+  }
+}
+`;
+
+Deno.test("a stdio child's stderr is logged within a budget, its banner at info", async () => {
+  const dir = await Deno.makeTempDir();
+  const script = `${dir}/noisy.js`;
+  const flag = `${dir}/banner-logged`;
+  await Deno.writeTextFile(script, NOISY_CHILD);
+  const logged: Record<string, unknown>[] = [];
+  let clock = 1_000_000;
+  const client = createMcpClient(
+    upstreamConfig({
+      kind: "stdio",
+      command: Deno.execPath(),
+      args: ["run", "--no-lock", `--allow-read=${dir}`, script, flag],
+      env: { NO_COLOR: "1" },
+      cwd: null,
+    }, { name: "noisy", title: "Noisy" }),
+    {
+      log: (line) => {
+        const entry = JSON.parse(line);
+        logged.push(entry);
+        if (entry.line === "listening on stdio") Deno.writeTextFileSync(flag, "");
+      },
+      now: () => clock,
+      sleep: (ms) => {
+        clock += ms;
+        return Promise.resolve();
+      },
+    },
+  );
+  const stderrOf = () => logged.filter((entry) => entry.message === "upstream stderr");
+  try {
+    assert.deepEqual((await client.callTool("flood", {})).content, [
+      { type: "text", text: "flooded" },
+    ]);
+    // Its exit reads its stderr to the end.
+    await assert.rejects(client.callTool("exit", {}));
+    const lines = stderrOf();
+    assert.equal(lines.length, 100, "100 lines a minute per upstream");
+    assert.deepEqual(
+      lines.slice(0, 2).map((entry) => [entry.level, entry.line]),
+      [["info", "noisy server 1.0"], ["info", "listening on stdio"]],
+      "what it printed before it answered is its banner",
+    );
+    assert.deepEqual(
+      [lines[2]!.level, lines[2]!.line],
+      ["warn", `${"z".repeat(500)}…`],
+      "a long line is cut",
+    );
+    assert.equal(lines[3]!.line, `noise 0 ${"y".repeat(130)}`);
+    const dropped = logged.filter((entry) => entry.message === "upstream stderr lines dropped");
+    assert.deepEqual(dropped.map((entry) => [entry.level, entry.upstream, entry.dropped]), [
+      ["warn", "noisy", 100_003 - 100],
+    ]);
+    const exit = logged.findIndex((entry) => entry.message === "upstream process exited");
+    assert.ok(logged.indexOf(dropped[0]!) < exit, "the count comes before the exit");
+
+    // A minute later the next child's lines are logged again.
+    clock += 60_000;
+    await Deno.remove(flag);
+    await client.callTool("flood", {});
+    assert.equal(stderrOf()[100]!.line, "noisy server 1.0");
+  } finally {
+    await client.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

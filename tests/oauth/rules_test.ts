@@ -138,6 +138,40 @@ Deno.test("address classification judges IPv6 forms by the IPv4 addresses they e
   }
 });
 
+Deno.test("address classification counts only global unicast IPv6 as public", async (t) => {
+  const cases: [address: string, kind: string, why: string][] = [
+    ["::ffff:0:10.0.0.1", "private", "IPv4-translated of a private address"],
+    ["::ffff:0:169.254.169.254", "private", "IPv4-translated of the metadata address"],
+    ["::ffff:0:8.8.8.8", "private", "IPv4-translated is obsolete, never public"],
+    ["::ffff:0:127.0.0.1", "loopback", "IPv4-translated of loopback"],
+    ["fec0::1", "private", "site-local"],
+    ["feff:ffff::1", "private", "site-local, its last address"],
+    ["fe80::1%eth0", "private", "link-local with a zone"],
+    ["ff02::1", "private", "multicast"],
+    ["100::1", "private", "discard-only"],
+    ["4000::1", "private", "unassigned, outside 2000::/3"],
+    ["5f00::1", "private", "SRv6 SIDs"],
+    ["1fff:ffff::1", "private", "just below 2000::/3"],
+    ["2001:db8::1", "private", "documentation"],
+    ["3fff::1", "private", "documentation (RFC 9637)"],
+    ["3fff:fff::1", "private", "documentation, its last /32"],
+    ["2001:2::1", "private", "benchmarking"],
+    ["2001:10::1", "private", "ORCHID"],
+    ["2001:1ff::1", "private", "IETF protocol assignments, last /32"],
+    ["64:ff9b:2::1", "private", "next to NAT64, unassigned"],
+    ["2000::1", "public", "first of global unicast"],
+    ["2001:200::1", "public", "just past 2001::/23"],
+    ["2001:4860:4860::8888", "public", "a public resolver"],
+    ["2A00:1450:4001::1", "public", "upper case"],
+    ["3fff:1000::1", "public", "just past 3fff::/20"],
+    ["192.88.99.1", "private", "6to4 relay anycast (deprecated)"],
+    ["2002:c058:6301::", "private", "6to4 of the relay anycast address"],
+  ];
+  for (const [address, kind, why] of cases) {
+    await t.step(`${address} (${why})`, () => assert.equal(classifyAddress(address), kind));
+  }
+});
+
 Deno.test("scope parsing keeps catalogue order and names the unknown", () => {
   assert.deepEqual(SPEC_SCOPES.parse("members.read  app.access app.access"), {
     ok: true,

@@ -393,6 +393,18 @@ const ServerMetadataSchema = v.looseObject({
 });
 
 /**
+ * The sign-in of the MCP server at `url` from nothing: its own challenge, then discovery, with
+ * http on a loopback upstream allowed (the operator put it there).
+ */
+export async function discoverUpstream(url: string, deps: DiscoveryDeps): Promise<Discovery> {
+  const challenge = await fetchChallenge(url, deps.fetch ?? fetch);
+  return await discoverAuthorization(url, challenge, {
+    ...deps,
+    allowLoopback: deps.allowLoopback || isLoopbackHost(new URL(url).hostname),
+  });
+}
+
+/**
  * The upstream's own challenge, from an unauthenticated request (MCP authorization: a client
  * learns where to sign in from the 401): null when it has none to give.
  */

@@ -7,6 +7,9 @@
  * Its tools are known once someone has connected: each connection's first session lists them,
  * and the listing is stored (`["upstream_listing", name]`), so every replica serves the same
  * tools, pinned per business like any upstream's.
+ *
+ * At start it says where its people sign in, or why they cannot (unreachable, no OAuth): that
+ * is all there is to learn of it before someone connects.
  */
 import { BoundedMap } from "../../bounded_map.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
@@ -27,6 +30,7 @@ import {
 } from "../upstream_set.ts";
 import type { Connections } from "./connections.ts";
 import type { TokenLookup } from "./reconnects.ts";
+import type { Discovery } from "./discovery.ts";
 import { heldProblem, logUnlisted } from "../unlisted_names.ts";
 
 export interface PersonalUpstreamDeps {
@@ -38,6 +42,8 @@ export interface PersonalUpstreamDeps {
   readonly connect: (upstream: UpstreamConfig, fetch: UpstreamFetch) => McpClient;
   readonly fetch: UpstreamFetch;
   readonly metrics?: GatewayMetrics | undefined;
+  /** Where the people of the upstream at `url` sign in, found from nothing (discoverUpstream). */
+  readonly discover: (url: string) => Promise<Discovery>;
 }
 
 /** How long the stored listing, as read, stands for this process. */
@@ -70,6 +76,7 @@ export function createPersonalUpstream(
   let reading: Promise<void> | null = null;
   let generation = 0;
   const sessions = new BoundedMap<string, Session>(SESSIONS);
+  const checked = _checkSignIn(config, deps);
 
   const adopt = (listed: readonly UpstreamTool[]) => {
     const { tools: next, unlisted } = liveTools(config, listed);
@@ -218,6 +225,31 @@ export function createPersonalUpstream(
     async close() {
       // Sessions end with the process; each DELETE would be a request per connection.
       await Promise.all([...sessions.values()].map((s) => s.client.close().catch(() => {})));
+      await checked;
     },
   };
+}
+
+/** One line saying where the upstream's people sign in, or why they cannot now. */
+async function _checkSignIn(config: UpstreamConfig, deps: PersonalUpstreamDeps): Promise<void> {
+  if (config.transport.kind !== "http") return;
+  const found = await deps.discover(config.transport.url).catch((error: Error) => ({
+    ok: false as const,
+    problem: error.message,
+  }));
+  if (found.ok) {
+    logEvent(deps.log, {
+      level: "info",
+      message: "each person signs in to the upstream at its authorization server",
+      upstream: config.name,
+      issuer: found.value.server.issuer,
+    });
+  } else {
+    logEvent(deps.log, {
+      level: "warn",
+      message: "upstream's sign-in cannot be found: no one can connect to it until it can",
+      upstream: config.name,
+      problem: found.problem,
+    });
+  }
 }

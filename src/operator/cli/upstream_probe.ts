@@ -4,8 +4,7 @@
 import { canonicalSha256 } from "../../canonical_json.ts";
 import { createMcpClient } from "../../gateway/client.ts";
 import type { McpClient } from "../../gateway/mcp_client.ts";
-import { discoverAuthorization, fetchChallenge } from "../../gateway/connect/discovery.ts";
-import { isLoopbackHost } from "../../config/values.ts";
+import { discoverUpstream } from "../../gateway/connect/discovery.ts";
 import type { LiveTool } from "../../gateway/upstream_set.ts";
 import type { UpstreamConfig, UpstreamsConfig } from "../../config/upstreams.ts";
 
@@ -42,9 +41,7 @@ export function probeUpstreams(
     // Listing needs a person's token: what can be checked is where they would sign in.
     if (upstream.auth !== null && upstream.transport.kind === "http") {
       const { url } = upstream.transport;
-      const found = await discoverAuthorization(url, await fetchChallenge(url), {
-        allowLoopback: isLoopbackHost(new URL(url).hostname),
-      });
+      const found = await discoverUpstream(url, { allowLoopback: false });
       return found.ok
         ? { upstream, reached: true, signIn: { issuer: found.value.server.issuer } }
         : { upstream, reached: false, problem: found.problem };

@@ -34,6 +34,7 @@ export interface WorkspaceRoutesDeps {
     | "apiUrl"
     | "mcpPageSize"
     | "mcpResponse"
+    | "readTimeoutMs"
     | "workspaceMaxBody"
   >;
   /** The grants and the signing keys behind the access tokens. */

@@ -31,7 +31,7 @@ Deno.test("an upstream change of 151 tools is one approval per owner, approved w
   const upstream = startTinyUpstream({ answer: "sse", tools: [echo, ADD_TOOL] });
   const outbox = await tempOutbox();
   const ws = await startGatewayServer(
-    [{ name: "tiny", title: "Tiny", url: upstream.url, gated: ["n7"] }],
+    [{ name: "tiny", title: "Tiny", url: upstream.url, gated: ["add"] }],
     { VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off" },
   );
   await ws.accounts.addMember(ws.businessId, "second@example.com", "owner");
@@ -55,11 +55,17 @@ Deno.test("an upstream change of 151 tools is one approval per owner, approved w
     await t.step("the change is one gate, and each owner is mailed once", async () => {
       next = [changedAdd, ...Array.from({ length: ADDED }, (_, i) => _tool(`n${i}`))];
       await call("tiny__echo");
-      const refused = await until("the changed add held", async () => {
-        const { result } = await call("tiny__add", { a: 1, b: 2 });
-        return result.isError === true ? result : undefined;
+      // Listing the tools builds the business's view, which holds the change (add is gated: a
+      // call of it would ask for an approval of its own).
+      const mailed = await until("the change held", async () => {
+        await ws.toolNames(token);
+        return (await outbox.read()).find((m) => m.subject.startsWith("Approval needed"));
       });
-      gateUrl = (refused.content[0].text as string).match(/approves the change at (\S+)$/)![1]!;
+      gateUrl = mailed.link;
+      const { result: refused } = await call("tiny__add", { a: 1, b: 2 });
+      assert.equal(refused.isError, true);
+      assert.match(refused.content[0].text, /approves the change at (\S+)$/);
+      assert.ok((refused.content[0].text as string).endsWith(gateUrl));
       const asked = (await outbox.read()).filter((m) => m.subject.startsWith("Approval needed"));
       assert.deepEqual(asked.map((m) => [m.to, m.link]).sort(), [
         ["owner@example.com", gateUrl],
@@ -87,14 +93,14 @@ Deno.test("an upstream change of 151 tools is one approval per owner, approved w
       assert.ok(of("n8").includes(": a new tool"));
       assert.ok(of("n8").includes("<ins>+   &quot;description&quot;: &quot;Tool n8.&quot;,</ins>"));
       assert.ok(of("n8").includes("Its calls will not need an owner&#39;s approval"));
-      assert.ok(of("n7").includes("Each call of it will need an owner&#39;s approval"));
+      assert.ok(of("add").includes("Each call of it will need an owner&#39;s approval"));
 
       const form = new URLSearchParams({
         csrf: hiddenField(page.text, "csrf"),
         decision: "approve",
       });
       form.append("leave_out", "n0");
-      form.append("leave_out", "add");
+      form.append("leave_out", "n7");
       assert.equal((await owner.post(gateUrl, form)).status, 303);
       const decided = await owner.get(`${gateUrl}?decided`);
       assert.ok(
@@ -107,10 +113,10 @@ Deno.test("an upstream change of 151 tools is one approval per owner, approved w
         const names = await ws.toolNames(token).catch((): string[] => []);
         return names.includes("tiny__n149") ? names : undefined;
       });
-      assert.ok(!names.includes("tiny__n0"));
+      assert.ok(!names.includes("tiny__n0") && !names.includes("tiny__n7"));
       assert.deepEqual((await call("tiny__n1")).result.content, [{ type: "text", text: "n1" }]);
-      assert.equal((await call("tiny__n7")).result.structuredContent.status, "pending");
-      assert.equal((await call("tiny__add", { a: 1, b: 2 })).result.isError, true);
+      const add = await call("tiny__add", { a: 1, b: 2 });
+      assert.equal(add.result.structuredContent.status, "pending", "the changed add, gated");
       const asked = (await outbox.read()).filter((m) => m.subject.startsWith("Approval needed"));
       assert.equal(asked.length, 2 + 2, "and the gated call's approval, once per owner");
     });

@@ -61,7 +61,7 @@ async function _exercise(t: Deno.TestContext, label: string, store?: Store) {
   });
   const outbox = await tempOutbox();
   const ws = await startGatewayServer(
-    [{ name: "tiny", title: "Tiny", url: upstream.url, gated: [`added${TOOLS - 1}`] }],
+    [{ name: "tiny", title: "Tiny", url: upstream.url }],
     { VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off" },
     store === undefined ? {} : { store },
   );
@@ -149,7 +149,7 @@ async function _exercise(t: Deno.TestContext, label: string, store?: Store) {
       const last = page.text.indexOf(`<code>tiny__added${TOOLS - 1}</code>: a new tool`);
       assert.ok(last > 0);
       assert.ok(
-        page.text.slice(last).includes("Each call of it will need an owner&#39;s approval"),
+        page.text.slice(last).includes("Its calls will not need an owner&#39;s approval"),
       );
       const left = [`added${TOOLS - ADDED}`, `added${TOOLS - ADDED + 1}`];
       const form = new URLSearchParams({

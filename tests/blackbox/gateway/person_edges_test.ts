@@ -79,6 +79,17 @@ async function gatewayFor(url: string) {
   };
 }
 
+/** The start-up line about `crm`'s sign-in, once logged. */
+function signInLine(ws: GatewayServer) {
+  return until(
+    "the start-up line about crm's sign-in",
+    () =>
+      ws.server.logs.map((line) => JSON.parse(line)).find((entry) =>
+        entry.upstream === "crm" && (entry.issuer !== undefined || /sign-in/.test(entry.message))
+      ),
+  );
+}
+
 /** Follows the connect link of `crm` signed in (nothing connected: it starts connecting). */
 async function pressConnect(ws: GatewayServer, browser: Awaited<ReturnType<typeof signIn>>) {
   return await browser.get(connectPageUrl(ws));
@@ -124,6 +135,7 @@ Deno.test("connecting is refused when the authorization server's metadata names 
   );
   const gateway = await gatewayFor(`${upstream.origin}/mcp`);
   try {
+    assert.match((await signInLine(gateway.ws)).problem, /names the issuer .*\/b, not /);
     const refused = await pressConnect(gateway.ws, gateway.browser);
     assert.equal(refused.status, 502, refused.text);
     assert.equal(refused.response.headers.get("Location"), null);
@@ -134,8 +146,12 @@ Deno.test("connecting is refused when the authorization server's metadata names 
         new URL(server.origin).host
       } names the issuer ${server.origin}/b, not ${server.origin}/a, so it is not used.`,
     );
-    // Only its metadata was read: no registration, never its authorization endpoint.
-    assert.deepEqual(server.requested, ["/.well-known/oauth-authorization-server/a"]);
+    // Only its metadata was read (at start-up, then for the link): no registration, never its
+    // authorization endpoint.
+    assert.deepEqual(server.requested, [
+      "/.well-known/oauth-authorization-server/a",
+      "/.well-known/oauth-authorization-server/a",
+    ]);
     await assertNothingStored(gateway.ws);
   } finally {
     await gateway.close();
@@ -251,4 +267,55 @@ Deno.test("start-up refuses, in one line, a per-person upstream without a key fi
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("start-up logs, for each per-person upstream, where its people sign in or why no one can", async (t) => {
+  await t.step("one that is unreachable", async () => {
+    const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (closed.addr as Deno.NetAddr).port;
+    closed.close();
+    const gateway = await gatewayFor(`http://127.0.0.1:${port}/mcp`);
+    try {
+      const line = await signInLine(gateway.ws);
+      assert.equal(line.level, "warn");
+      assert.equal(
+        line.message,
+        "upstream's sign-in cannot be found: no one can connect to it until it can",
+      );
+      assert.match(
+        line.problem,
+        new RegExp(`^The protected-resource metadata at 127\\.0\\.0\\.1:${port} `),
+      );
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  await t.step("one that offers no OAuth", async () => {
+    const upstream = fakeServer(() => new Response(null, { status: 404 }));
+    const gateway = await gatewayFor(`${upstream.origin}/mcp`);
+    try {
+      const line = await signInLine(gateway.ws);
+      assert.equal(line.level, "warn");
+      assert.equal(
+        line.problem,
+        `No protected-resource metadata for ${upstream.origin}/mcp at ` +
+          `${upstream.origin}/.well-known/oauth-protected-resource/mcp or ` +
+          `${upstream.origin}/.well-known/oauth-protected-resource`,
+      );
+    } finally {
+      await gateway.close();
+      await upstream.close();
+    }
+  });
+
+  await t.step("one whose sign-in is found", async () => {
+    const setup = await startPersonUpstream();
+    try {
+      const line = await signInLine(setup.ws);
+      assert.deepEqual([line.level, line.issuer], ["info", setup.upstream.issuer]);
+    } finally {
+      await setup.close();
+    }
+  });
 });

@@ -26,7 +26,7 @@ import {
   startPersonUpstream,
   writeKeyFile,
 } from "../support/person_upstream_support.ts";
-import { PROTOCOL_VERSION } from "../support/workspace_support.ts";
+import { PROTOCOL_VERSION, rpcMessage } from "../support/workspace_support.ts";
 
 /** Seconds an upstream access token lives: the refresh comes a quarter of it before expiry. */
 const TTL_SECONDS = 4;
@@ -62,7 +62,7 @@ async function agent(
       }),
     });
     if (response.status !== 200) assert.fail(await response.text());
-    return (await response.json()).result;
+    return (await rpcMessage(response)).result;
   };
 }
 

@@ -116,6 +116,8 @@ export interface HostileUpstream {
   readonly url: string;
   /** JSON-RPC responses the client POSTed back (to requests the upstream sent it). */
   readonly responses: readonly Record<string, any>[];
+  /** JSON-RPC notifications the client sent it (notifications/cancelled …). */
+  readonly notifications: readonly Record<string, any>[];
   close(): Promise<void>;
 }
 
@@ -129,6 +131,7 @@ export function startHostileUpstream(
   answer: HostileAnswer,
 ): HostileUpstream {
   const responses: Record<string, any>[] = [];
+  const notifications: Record<string, any>[] = [];
   const json = (id: unknown, body: Record<string, unknown>) =>
     Response.json({ jsonrpc: "2.0", id, ...body });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
@@ -138,7 +141,10 @@ export function startHostileUpstream(
       responses.push(message);
       return new Response(null, { status: 202 });
     }
-    if (message.id === undefined) return new Response(null, { status: 202 });
+    if (message.id === undefined) {
+      notifications.push(message);
+      return new Response(null, { status: 202 });
+    }
     switch (message.method) {
       case "initialize":
         return json(message.id, {
@@ -159,6 +165,7 @@ export function startHostileUpstream(
   return {
     url: `http://127.0.0.1:${server.addr.port}/mcp`,
     responses,
+    notifications,
     close: () => server.shutdown(),
   };
 }

@@ -4,6 +4,7 @@ import { createAccounts } from "../../../src/accounts/accounts.ts";
 import type { Accounts } from "../../../src/accounts/model.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import { createWorkspace, type Workspace } from "../../../src/workspace/domain/workspace.ts";
+import { createSseDecoder } from "../../../src/mcp/sse.ts";
 import { type Browser, signInThroughForms, type tempOutbox } from "./accounts_browser.ts";
 import { startTestServer, type TestServer, type TestServerOptions } from "./harness.ts";
 
@@ -88,11 +89,25 @@ export async function startWorkspaceServer(
         method: "tools/call",
         params: { name, arguments: args },
       });
-      const message = response.status === 200 ? await response.json() : await response.text();
+      const message = response.status === 200 ? await rpcMessage(response) : await response.text();
       return { status: response.status, response, message };
     },
     close: () => server.close(),
   };
+}
+
+/**
+ * The JSON-RPC response of a 200: its JSON body, or the last message of its event stream (the
+ * server's choice for a call that takes long).
+ */
+export async function rpcMessage(response: Response): Promise<RpcResult> {
+  if (response.headers.get("Content-Type") !== "text/event-stream") return await response.json();
+  let last: string | undefined;
+  const events = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(
+    createSseDecoder(),
+  );
+  for await (const data of events) last = data;
+  return JSON.parse(last!);
 }
 
 /** A browser signed in as `email` through the sign-in form and the link mailed to `outbox`. */
