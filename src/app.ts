@@ -166,6 +166,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     const ids = createRequestIds();
     // Upstreams each person signs in to: their connections (tokens sealed with the vault's key)
     // and one live upstream each, which the set also builds for one discovered from its 401.
+    // Found through the set's live upstream by name, so one a reload stopped is forgotten with it.
     const personal = new WeakMap<LiveUpstream, ReturnType<typeof createPersonalUpstream>>();
     const personUpstream = (name: string) => {
       const config = gateway.get(name)?.config;
