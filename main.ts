@@ -4,7 +4,7 @@ import { readEnvironment, resolveConfig } from "./src/config/config.ts";
 import { checkGrantedPaths } from "./src/config/granted_paths.ts";
 import { placeholderProblem, placeholdersLeft } from "./src/content/placeholders.ts";
 import { checkServeConfig, configWarnings } from "./src/config/warnings.ts";
-import { logEvent } from "./src/http/request_log.ts";
+import { describeError, logEvent } from "./src/http/request_log.ts";
 import { describeMailTransport } from "./src/mail/transport.ts";
 import { serve, serveAdmin } from "./src/server.ts";
 import { StartupError } from "./src/startup_error.ts";
@@ -24,6 +24,10 @@ async function main(): Promise<number> {
   const stop = () => stopped.resolve();
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
+  // SIGHUP (systemctl reload) reads VESTIBULE_UPSTREAMS again; until the service is built, it is
+  // ignored rather than left to end the process, which is what a signal without a listener does.
+  let reload = () => {};
+  Deno.addSignalListener("SIGHUP", () => reload());
   let service, server, adminServer;
   try {
     const env = readEnvironment();
@@ -47,6 +51,12 @@ async function main(): Promise<number> {
     return 2;
   }
   const { config, sender } = service;
+  const running = service;
+  reload = () => {
+    running.reloadUpstreams().catch((error: unknown) =>
+      logEvent(log, { level: "error", message: "upstreams reload failed", ...describeError(error) })
+    );
+  };
   // Pending mail and events (left by a previous run, or waiting for their server) go out from here.
   void sender.start();
   logEvent(log, {
@@ -62,6 +72,7 @@ async function main(): Promise<number> {
   // log mailer writes the sign-in link these lines point to.
   if (config.demo) { for (const line of demoWelcome(config)) console.error(line); }
   await stopped.promise;
+  reload = () => {};
   // New connections are refused from here; requests in flight get VESTIBULE_SHUTDOWN_GRACE.
   logEvent(log, {
     level: "info",

@@ -12,11 +12,11 @@ import { maskDataUrl } from "./config/data_url.ts";
 import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
-import type { UpstreamsConfig } from "./config/upstreams.ts";
 import { createMcpClient, createRequestIds } from "./gateway/client.ts";
 import { createHttp1Fetch } from "./gateway/http1.ts";
 import { createUpstreamCalls } from "./gateway/upstream_calls.ts";
-import { createUpstreamSet, type UpstreamSet } from "./gateway/upstream_set.ts";
+import { createUpstreamSet, type LiveUpstream, type UpstreamSet } from "./gateway/upstream_set.ts";
+import { createUpstreamsReload } from "./gateway/upstreams_reload.ts";
 import { createUpstreamTools } from "./gateway/upstream_tools.ts";
 import { type Connections, createConnections } from "./gateway/connect/connections.ts";
 import { createPersonalUpstream } from "./gateway/connect/personal_upstream.ts";
@@ -77,10 +77,13 @@ export interface Service extends ProcessServices {
   /** The operator listener (VESTIBULE_ADMIN_LISTEN), or null when it is off. */
   readonly admin: Handler | null;
   readonly metrics: ServiceMetrics | undefined;
-  /** VESTIBULE_UPSTREAMS, read and checked; no upstream when it is unset. */
-  readonly upstreams: UpstreamsConfig;
   /** People's upstream connections; null without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly connections: Connections | null;
+  /**
+   * Reads VESTIBULE_UPSTREAMS again and serves what it says, or logs why it is refused and goes
+   * on as before (upstreams_reload.ts).
+   */
+  reloadUpstreams(): Promise<void>;
   /** Stops the sender (unsent mail stays in the outbox) and closes the store. */
   close(): Promise<void>;
 }
@@ -163,7 +166,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     const ids = createRequestIds();
     // Upstreams each person signs in to: their connections (tokens sealed with the vault's key)
     // and one live upstream each, which the set also builds for one discovered from its 401.
-    const personal = new Map<string, ReturnType<typeof createPersonalUpstream>>();
+    // Found through the set's live upstream by name, so one a reload stopped is forgotten with it.
+    const personal = new WeakMap<LiveUpstream, ReturnType<typeof createPersonalUpstream>>();
     const personUpstream = (name: string) => {
       const config = gateway.get(name)?.config;
       return config?.auth === null ? undefined : config;
@@ -202,7 +206,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
               ...(deps.fetch ? { fetch: deps.fetch } : {}),
             }),
         });
-        personal.set(upstream.name, live);
+        personal.set(live, live);
         return live;
       },
     });
@@ -214,7 +218,10 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       upstreams: () =>
         gateway.upstreams.map((live) => live.config).filter((upstream) => upstream.auth !== null),
       issuer: issuerOf(config),
-      learnTools: async (name, caller) => await personal.get(name)?.listWith(caller),
+      learnTools: async (name, caller) => {
+        const live = gateway.get(name);
+        return live === undefined ? undefined : await personal.get(live)?.listWith(caller);
+      },
       authUrl: config.authUrl,
     });
     metrics?.watchUpstreams(() =>
@@ -247,8 +254,14 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       handler,
       admin,
       metrics,
-      upstreams,
       connections,
+      reloadUpstreams: createUpstreamsReload({
+        file: config.upstreamsFile,
+        keyFile: config.upstreamKeyFile,
+        gateway,
+        scopes,
+        log,
+      }),
       async close() {
         await upstreamTools?.settle();
         await gateway.close();
@@ -301,7 +314,8 @@ async function _sites(
       upstreams: createUpstreamCalls(deps.gateway),
     }),
   };
-  const upstreamTools = deps.gateway.upstreams.length === 0 ? undefined : createUpstreamTools({
+  // With a file, even one naming no upstream: a reload may add some.
+  const upstreamTools = config.upstreamsFile === null ? undefined : createUpstreamTools({
     upstreams: deps.gateway,
     services: shared.workspace,
     rateLimited: config.rateLimits !== null,

@@ -1,7 +1,7 @@
 /**
- * The upstream MCP servers the operator declares in VESTIBULE_UPSTREAMS (a JSON file read once
- * at start-up): what the rest of the gateway is told about each, already checked and with the
- * secrets of its header files read.
+ * The upstream MCP servers the operator declares in VESTIBULE_UPSTREAMS (a JSON file read at
+ * start-up and on SIGHUP): what the rest of the gateway is told about each, already checked and
+ * with the secrets of its header files read.
  */
 
 export interface UpstreamsConfig {

@@ -72,10 +72,24 @@ export interface LiveUpstream {
 }
 
 export interface UpstreamSet {
+  /** In file order; a reload puts another list here. */
   readonly upstreams: readonly LiveUpstream[];
   get(name: string): LiveUpstream | undefined;
+  /**
+   * Serves a reloaded file's upstreams (already checked whole): an added one starts, a removed
+   * one stops (its child ended), a changed one stops and starts again; the others go on as they
+   * are. Resolves once the stopped ones are stopped.
+   */
+  replace(config: UpstreamsConfig): Promise<UpstreamChanges>;
   /** Stops the timers, ends the sessions and the children. */
   close(): Promise<void>;
+}
+
+/** What a reload changed, by upstream name. */
+export interface UpstreamChanges {
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  readonly changed: readonly string[];
 }
 
 /** What the gateway counts (src/operator/service_metrics.ts): names come from the file only. */
@@ -121,9 +135,11 @@ export function createUpstreamSet(config: UpstreamsConfig, deps: UpstreamSetDeps
     return deps.personal(upstream);
   };
   const discovered = (upstream: UpstreamConfig): boolean => {
+    // One a reload stopped or replaced since it listed is left as it is.
+    const at = upstreams.findIndex((live) => live.config === upstream);
+    if (at === -1) return false;
     const next = personal({ ...upstream, auth: { client: null, scopes: null } });
     if (next === null) return false;
-    const at = upstreams.findIndex((live) => live.config.name === upstream.name);
     void upstreams[at]!.close();
     upstreams[at] = next;
     byName.set(upstream.name, next);
@@ -134,18 +150,55 @@ export function createUpstreamSet(config: UpstreamsConfig, deps: UpstreamSetDeps
     });
     return true;
   };
-  const upstreams: ClosableUpstream[] = config.upstreams.map((upstream) =>
-    (upstream.auth === null ? null : personal(upstream)) ??
-      _live(upstream, deps, discovered)
-  );
-  const byName = new Map(upstreams.map((live) => [live.config.name, live]));
+  const start = (upstream: UpstreamConfig) =>
+    (upstream.auth === null ? null : personal(upstream)) ?? _live(upstream, deps, discovered);
+  // Each upstream's entry as the file says it (a discovered one's live config says otherwise).
+  let written = new Map(config.upstreams.map((upstream) => [upstream.name, upstream]));
+  let upstreams: ClosableUpstream[] = config.upstreams.map(start);
+  let byName = new Map(upstreams.map((live) => [live.config.name, live]));
   return {
-    upstreams,
+    get upstreams() {
+      return upstreams;
+    },
     get: (name) => byName.get(name),
+    async replace(next) {
+      const kept = new Set<string>();
+      const changed: string[] = [];
+      const added: string[] = [];
+      const following = next.upstreams.map((upstream) => {
+        const before = written.get(upstream.name);
+        const live = byName.get(upstream.name);
+        if (before === undefined || live === undefined) added.push(upstream.name);
+        else if (sameUpstream(before, upstream)) {
+          kept.add(upstream.name);
+          return live;
+        } else changed.push(upstream.name);
+        return start(upstream);
+      });
+      const stopping = upstreams.filter((live) => !kept.has(live.config.name));
+      const removed = stopping.map((live) => live.config.name)
+        .filter((name) => !changed.includes(name));
+      written = new Map(next.upstreams.map((upstream) => [upstream.name, upstream]));
+      upstreams = following;
+      byName = new Map(upstreams.map((live) => [live.config.name, live]));
+      await Promise.all(stopping.map((live) => live.close()));
+      return { added, removed, changed };
+    },
     async close() {
       await Promise.all(upstreams.map((live) => live.close()));
     },
   };
+}
+
+/** Whether two entries of the file say the same (secrets read from files included). */
+export function sameUpstream(a: UpstreamConfig, b: UpstreamConfig): boolean {
+  const plain = (_key: string, value: unknown) =>
+    value instanceof Set
+      ? [...value].sort()
+      : value instanceof Map
+      ? [...value].sort(([x], [y]) => x < y ? -1 : 1)
+      : value;
+  return JSON.stringify(a, plain) === JSON.stringify(b, plain);
 }
 
 function _live(

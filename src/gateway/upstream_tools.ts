@@ -85,13 +85,14 @@ export function createUpstreamTools(
     ).finally(() => unsettled.delete(appended));
     unsettled.add(appended);
   };
-  // Each upstream's own limit, per account and client.
-  const limiters = new Map<string, RateLimiter>();
+  // Each upstream's own limit, per account and client; a reload that changes an upstream starts
+  // its limit afresh.
+  const limiters = new WeakMap<UpstreamConfig, RateLimiter>();
   const limiterOf = (upstream: UpstreamConfig) => {
-    let limiter = limiters.get(upstream.name);
+    let limiter = limiters.get(upstream);
     if (limiter === undefined) {
       limiter = deps.rateLimited ? createRateLimiter({ ...upstream.rateLimit, now }) : UNLIMITED;
-      limiters.set(upstream.name, limiter);
+      limiters.set(upstream, limiter);
     }
     return limiter;
   };

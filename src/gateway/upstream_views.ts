@@ -184,9 +184,19 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
     return pending;
   };
 
+  // A reload puts a new live upstream in a changed one's place: its views start afresh, and the
+  // old one's age out of the cache.
+  const lives = new WeakMap<LiveUpstream, number>();
+  let lifeCount = 0;
+  const lifeOf = (live: LiveUpstream) => {
+    let life = lives.get(live);
+    if (life === undefined) lives.set(live, life = ++lifeCount);
+    return life;
+  };
+
   return {
     async viewOf(live, auth) {
-      const key = `${auth.businessId}\n${live.config.name}`;
+      const key = `${auth.businessId}\n${live.config.name}\n${lifeOf(live)}`;
       const known = views.get(key);
       if (known === undefined || known.generation !== live.generation) {
         return await rebuild(key, live, auth, known);

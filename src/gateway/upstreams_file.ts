@@ -1,8 +1,9 @@
 /**
- * Reads VESTIBULE_UPSTREAMS once at start-up: its shape (valibot), then what one field cannot
- * say alone (unique names, url or command, a tool both gated and hidden, scopes an upstream
- * may name), then the secrets of its header and environment files. Any problem stops start-up
- * with one line naming the file and the field, never a secret's text.
+ * Reads VESTIBULE_UPSTREAMS at start-up and on SIGHUP (upstreams_reload.ts): its shape (valibot),
+ * then what one field cannot say alone (unique names, url or command, a tool both gated and
+ * hidden, scopes an upstream may name), then the secrets of its header and environment files. Any
+ * problem stops start-up, or refuses the reload, with one line naming the file and the field,
+ * never a secret's text.
  */
 import * as v from "valibot";
 import { describeIssue } from "../issue_words.ts";

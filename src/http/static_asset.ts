@@ -110,3 +110,24 @@ export function staticAssetHandler(asset: StaticAsset, options: ServeOptions): H
     return Promise.resolve(response.clone());
   };
 }
+
+/**
+ * A JSON document's handler, built again when `source()` returns another value than it
+ * was built for: documents that name the upstreams' scopes, which a reload may change.
+ */
+export async function followingJsonHandler(
+  source: () => unknown,
+  document: () => unknown,
+  options: ServeOptions,
+): Promise<Handler> {
+  const build = async () => {
+    const from = source();
+    const asset = await createStaticAsset(JSON.stringify(document()), "application/json");
+    return { from, handler: staticAssetHandler(asset, options) };
+  };
+  let current = await build();
+  return async (request, context) => {
+    if (current.from !== source()) current = await build();
+    return await current.handler(request, context);
+  };
+}

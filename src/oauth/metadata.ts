@@ -6,7 +6,7 @@
 import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
 import type { Method, RouteTable } from "../http/router.ts";
-import { createStaticAsset, serveStaticAsset } from "../http/static_asset.ts";
+import { followingJsonHandler } from "../http/static_asset.ts";
 import { issuerOf, OAUTH_PATHS } from "./issuer.ts";
 import type { ScopeCatalogue } from "./scopes.ts";
 
@@ -59,19 +59,16 @@ export function metadataPaths(config: Pick<Config, "authUrl">): string[] {
   ];
 }
 
-/** The handler answering every metadata location. */
-export async function createMetadataHandler(
+/** The handler answering every metadata location; its scopes follow a reload's. */
+export function createMetadataHandler(
   config: Pick<Config, "authUrl">,
   scopes: ScopeCatalogue,
 ): Promise<Handler> {
-  const asset = await createStaticAsset(
-    JSON.stringify(metadataDocument(config, scopes)),
-    "application/json",
+  return followingJsonHandler(
+    () => scopes.supported,
+    () => metadataDocument(config, scopes),
+    { cacheControl: "public, max-age=300" },
   );
-  return (request) =>
-    Promise.resolve(
-      serveStaticAsset(request, asset, { cacheControl: "public, max-age=300" }),
-    );
 }
 
 /** The locations DESIGN.md lists, spelled out rather than derived, so that a drift shows. */

@@ -103,8 +103,42 @@ export interface ScopeCatalogue {
   parse(value: string): ScopeParse;
 }
 
+/** A service's catalogue, which learns the upstreams of a reloaded file (src/app.ts). */
+export interface LiveScopeCatalogue extends ScopeCatalogue {
+  /**
+   * From now on, the spec's scopes and those of `config`'s upstreams: an added upstream's scopes
+   * become known, a removed one's are no longer offered (tokens that hold them keep them).
+   */
+  learn(config: UpstreamsConfig): void;
+}
+
 /** Built once per service (src/app.ts) from its upstreams. */
-export function createScopeCatalogue(config: UpstreamsConfig): ScopeCatalogue {
+export function createScopeCatalogue(config: UpstreamsConfig): LiveScopeCatalogue {
+  let known = _known(config);
+  return {
+    get supported() {
+      return known.supported;
+    },
+    get resource() {
+      return known.resource;
+    },
+    meaning: (scope) => known.meanings.get(scope) ?? "",
+    ownerOnly: (scope) => known.ownerOnly.has(scope),
+    isScope: (value) => known.meanings.has(value),
+    parse(value) {
+      const { meanings, supported } = known;
+      const wanted = new Set<string>();
+      for (const part of value.split(" ")) if (part !== "") wanted.add(part);
+      for (const scope of wanted) if (!meanings.has(scope)) return { ok: false, unknown: scope };
+      return { ok: true, scopes: supported.filter((s) => wanted.has(s)) };
+    },
+    learn(next) {
+      known = _known(next);
+    },
+  };
+}
+
+function _known(config: UpstreamsConfig) {
   const meanings = new Map<string, string>(Object.entries(SCOPE_MEANINGS));
   const ownerOnly = new Set<string>(OWNER_ONLY_SCOPES);
   for (const upstream of config.upstreams) {
@@ -120,20 +154,8 @@ export function createScopeCatalogue(config: UpstreamsConfig): ScopeCatalogue {
     if (upstream.ownerOnly) { for (const scope of [own, ...words.keys()]) ownerOnly.add(scope); }
   }
   const supported = Object.freeze([...meanings.keys()]);
-  const isKnown = (value: string) => meanings.has(value);
-  return {
-    supported,
-    resource: Object.freeze(supported.filter((scope) => scope !== "offline_access")),
-    meaning: (scope) => meanings.get(scope) ?? "",
-    ownerOnly: (scope) => ownerOnly.has(scope),
-    isScope: isKnown,
-    parse(value) {
-      const wanted = new Set<string>();
-      for (const part of value.split(" ")) if (part !== "") wanted.add(part);
-      for (const scope of wanted) if (!isKnown(scope)) return { ok: false, unknown: scope };
-      return { ok: true, scopes: supported.filter((s) => wanted.has(s)) };
-    },
-  };
+  const resource = Object.freeze(supported.filter((scope) => scope !== "offline_access"));
+  return { meanings, ownerOnly, supported, resource };
 }
 
 /** The catalogue of a service without upstreams: the spec's scopes alone. */

@@ -311,3 +311,44 @@ Deno.test("an upstream that stops listing a gated tool (a rename) is held from t
     await set.close();
   }
 });
+
+Deno.test("a reloaded file keeps an unchanged upstream as it runs, restarts a changed one and stops a removed one", async () => {
+  const clients = new Map<string, FakeClient[]>();
+  const set = createUpstreamSet({
+    upstreams: [
+      { ...UPSTREAM, name: "kept", gated: new Set(["a", "b"]) },
+      { ...UPSTREAM, name: "changed" },
+      { ...UPSTREAM, name: "gone" },
+    ],
+  }, {
+    log: () => {},
+    now: Date.now,
+    connect: (upstream) => {
+      const client = new FakeClient();
+      clients.set(upstream.name, [...clients.get(upstream.name) ?? [], client]);
+      return client;
+    },
+  });
+  try {
+    const kept = set.get("kept")!;
+    // Equal entries read again: new objects, sets in another order.
+    const changes = await set.replace({
+      upstreams: [
+        { ...UPSTREAM, name: "added" },
+        { ...UPSTREAM, name: "changed", timeoutMs: 9_000 },
+        { ...UPSTREAM, name: "kept", gated: new Set(["b", "a"]) },
+      ],
+    });
+    assert.deepEqual(changes, { added: ["added"], removed: ["gone"], changed: ["changed"] });
+    assert.deepEqual(set.upstreams.map((live) => live.config.name), ["added", "changed", "kept"]);
+    assert.equal(set.get("kept"), kept, "untouched");
+    assert.equal(clients.get("kept")!.length, 1);
+    assert.equal(set.get("gone"), undefined);
+    assert.ok(clients.get("gone")![0]!.closed, "the removed one's client is closed");
+    const [before, after] = clients.get("changed")!;
+    assert.ok(before!.closed && !after!.closed, "the changed one runs a new client");
+    assert.equal(set.get("changed")!.config.timeoutMs, 9_000);
+  } finally {
+    await set.close();
+  }
+});

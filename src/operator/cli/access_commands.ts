@@ -45,7 +45,7 @@ function _describeGrant(grant: GrantRecord) {
     scopes: grant.scopes,
     resource: grant.resource,
     offline: grant.offline,
-    createdAt: new Date(grant.createdAt).toISOString(),
+    createdAt: grant.createdAt,
   };
 }
 

@@ -3,6 +3,7 @@
 import { AccountsError } from "../../accounts/accounts.ts";
 import { BackupError } from "../../store/backup.ts";
 import { StoreBusyError } from "../../store/store.ts";
+import { adminJson } from "./admin_output.ts";
 
 import {
   type AdminDeps,
@@ -60,7 +61,7 @@ export async function runAdminCommand(args: readonly string[], deps: AdminDeps):
   try {
     const result = await command.execute(parseOptions(rest, command.switches), deps);
     // A command that wrote its own output (export) returns nothing more to print.
-    if (result !== undefined) deps.out(JSON.stringify(result, null, 2));
+    if (result !== undefined) deps.out(adminJson(result));
     return 0;
   } catch (error) {
     if (error instanceof AdminUsageError) {

@@ -12,8 +12,8 @@ function _describeDelivery(d: Delivery) {
     message: d.label,
     state: d.state,
     attempts: d.attempts,
-    createdAt: new Date(d.createdAt).toISOString(),
-    ...(d.state === "pending" ? { nextAttemptAt: new Date(d.nextAttemptAt).toISOString() } : {}),
+    createdAt: d.createdAt,
+    ...(d.state === "pending" ? { nextAttemptAt: d.nextAttemptAt } : {}),
     ...(d.lastError === null ? {} : { lastError: d.lastError }),
   };
 }

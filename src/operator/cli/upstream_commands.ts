@@ -18,22 +18,27 @@ import {
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
 import { forgetRegistration, resealConnections } from "./upstream_connections.ts";
 import { heldProblem, unlistedNames } from "../../gateway/unlisted_names.ts";
+import { upstreamsTable } from "./upstreams_table.ts";
 
 import { type AdminDeps, AdminError, command, IdSchema, type Runnable } from "./command.ts";
 
 export const UPSTREAM_COMMANDS: Readonly<Record<string, Runnable>> = {
   upstreams: command({
-    usage: "upstreams",
+    usage: "upstreams [--json]",
     summary:
-      "Connect to each upstream of VESTIBULE_UPSTREAMS now and show whether it answers (or why not; held when the file names a tool it does not list, each with the nearest listed tool: the gateway then serves none of its tools), the protocol revision, and its tools as served (<upstream>__<tool>) with their scope, gated or hidden, and per business the pinned definition's state: pinned, changed or new (held by a gate), unpinned (pinned at the business's first listing), or left out (no store can hold its definition, and why). Never a header's or an environment variable's value.",
-    options: v.strictObject({}),
-    async run(_options, deps) {
+      "Connect to each upstream of VESTIBULE_UPSTREAMS now and show, as a table, each one's state, how many tools it lists, how many are gated, hidden, held for an owner's approval (in some business) or left out, and its last error; then each held or left-out tool by business. Held when the file names a tool it does not list (each with the nearest listed tool: the gateway then serves none of its tools). With --json, one JSON document: the transport, the protocol revision, and its tools as served (<upstream>__<tool>) with their scope, gated or hidden, and per business the pinned definition's state: pinned, changed or new (held by a gate), unpinned (pinned at the business's first listing), or left out (no store can hold its definition, and why). Never a header's or an environment variable's value.",
+    switches: ["json"],
+    options: v.strictObject({ json: v.optional(v.literal("on", "takes no value")) }),
+    async run({ json }, deps) {
       const probes = await probeUpstreams(await readUpstreams(deps));
       const businesses = await createAccounts(deps.store, deps.now).listBusinesses();
       const pins = createUpstreamPins(deps.store);
-      return {
-        upstreams: await Promise.all(probes.map((probe) => _describe(probe, businesses, pins))),
-      };
+      const upstreams = await Promise.all(
+        probes.map((probe) => _describe(probe, businesses, pins)),
+      );
+      if (json !== undefined) return { upstreams };
+      deps.out(upstreamsTable(upstreams));
+      return undefined;
     },
   }),
   "upstream-key": command({

@@ -10,7 +10,7 @@ import type { Config } from "../../config/config.ts";
 import type { Handler } from "../../http/handler.ts";
 import type { Limiters } from "../../http/rate_limits.ts";
 import type { LogSink } from "../../http/request_log.ts";
-import { createStaticAsset, staticAssetHandler } from "../../http/static_asset.ts";
+import { followingJsonHandler } from "../../http/static_asset.ts";
 import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
@@ -118,12 +118,13 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     log: deps.log,
     metrics: deps.mcpMetrics,
   });
-  const metadata = await createStaticAsset(
-    JSON.stringify(protectedResourceMetadata(config, deps.scopes)),
-    "application/json",
-  );
   return {
-    resourceMetadata: staticAssetHandler(metadata, { cacheControl: "public, max-age=300" }),
+    // Its scopes follow a reload's.
+    resourceMetadata: await followingJsonHandler(
+      () => deps.scopes.resource,
+      () => protectedResourceMetadata(config, deps.scopes),
+      { cacheControl: "public, max-age=300" },
+    ),
     mcp,
   };
 }

@@ -58,9 +58,9 @@ Deno.test("admin upstreams as a process: a changed pin over HTTP, a stdio child 
     }]);
 
     const flags = await taskFlags("admin", "src/operator/cli/cli.ts");
-    const admin = async (taskFlags: readonly string[]) => {
+    const admin = async (taskFlags: readonly string[], ...args: string[]) => {
       const output = await new Deno.Command(Deno.execPath(), {
-        args: ["run", ...taskFlags, "src/operator/cli/cli.ts", "upstreams"],
+        args: ["run", ...taskFlags, "src/operator/cli/cli.ts", "upstreams", ...args],
         cwd: dir,
         env: { NO_COLOR: "1", VESTIBULE_UPSTREAMS: "data/upstreams.json" },
         clearEnv: true,
@@ -76,10 +76,22 @@ Deno.test("admin upstreams as a process: a changed pin over HTTP, a stdio child 
       };
       assert.equal(result.code, 0, result.stderr);
       assert.ok(!(result.stdout + result.stderr).includes(SECRET));
-      return JSON.parse(result.stdout).upstreams;
+      return result.stdout;
     };
+    const described = async (taskFlags: readonly string[]) =>
+      JSON.parse(await admin(taskFlags, "--json")).upstreams;
 
-    const [http, stdio] = await admin(flags);
+    // For a person, a table on standard output; the changed pin below it.
+    const table = (await admin(flags)).split("\n");
+    assert.match(table[0]!, /^UPSTREAM +STATE +TOOLS +GATED +HIDDEN +HELD +LEFT OUT +LAST ERROR$/);
+    assert.match(table[1]!, /^tiny +answers +1 +0 +0 +1 +0 +-$/);
+    assert.match(table[2]!, /^memory +answers +\d+ +0 +0 +0 +0 +-$/);
+    assert.ok(
+      table.includes("  tiny__add  changed in Acme (no approval asked yet)"),
+      table.join("\n"),
+    );
+
+    const [http, stdio] = await described(flags);
     assert.deepEqual(
       [http.state, http.tools.map((t: { name: string }) => t.name)],
       ["answers", ["tiny__add"]],
@@ -89,7 +101,7 @@ Deno.test("admin upstreams as a process: a changed pin over HTTP, a stdio child 
     assert.ok(stdio.tools.length > 0);
 
     // Without --allow-run the child cannot start, and the reason says so.
-    const [, refused] = await admin(flags.filter((flag) => flag !== "--allow-run"));
+    const [, refused] = await described(flags.filter((flag) => flag !== "--allow-run"));
     assert.deepEqual([refused.state, refused.problem], [
       "not answering",
       "memory is unreachable: its command may not be run",

@@ -127,6 +127,8 @@ export async function startup(command: Deno.Command): Promise<StartupOutcome> {
 }
 
 export interface ServerProcess {
+  /** Its process id (for signals). */
+  readonly pid: number;
   /** Resolves with the first stdout line matching `pattern`; fails after 60 s rather than hang. */
   waitForLine(pattern: RegExp): Promise<string>;
   /** SIGTERM; resolves once it exited, with its exit code and everything it wrote. */
@@ -159,6 +161,7 @@ export async function startServerProcess(
     }
   })();
   const server: ServerProcess = {
+    pid: child.pid,
     waitForLine(pattern) {
       const found = new Promise<string>((resolve) => waiters.push({ pattern, resolve }));
       check();

@@ -86,7 +86,7 @@ Deno.test("admin upstreams shows who answers, each tool's marks and each busines
           ),
         );
 
-        const first = await run("upstreams");
+        const first = await run("upstreams", "--json");
         assert.equal(first.code, 0, first.err);
         for (const secret of [HEADER_SECRET, HEADER_VALUE]) {
           assert.ok(!first.out.includes(secret), `${secret} is in the output`);
@@ -128,7 +128,7 @@ Deno.test("admin upstreams shows who answers, each tool's marks and each busines
         const changedHash = canonicalSha256(ADD_CHANGED.definition);
         const hold = { hash: changedHash, change: "changed", gateId: "gate-1", seenAt: 2 };
         await store.set(pins.holdKey(pinned.business.id, "tiny", "add"), hold);
-        const after = JSON.parse((await run("upstreams")).out).upstreams[0];
+        const after = JSON.parse((await run("upstreams", "--json")).out).upstreams[0];
         const add = after.tools[0];
         const inPinned = (tool: { businesses: { business: string }[] }) =>
           tool.businesses.find((b) => b.business === "Pinned Co");
@@ -146,6 +146,26 @@ Deno.test("admin upstreams shows who answers, each tool's marks and each busines
           state: "new",
           gateId: null,
         });
+
+        // For a person, by default: a table, then each held tool by business.
+        const table = await run("upstreams");
+        assert.equal(table.code, 0, table.err);
+        assert.deepEqual(table.out.split("\n"), [
+          "UPSTREAM  STATE          TOOLS  GATED  HIDDEN  HELD  LEFT OUT  LAST ERROR",
+          "tiny      answers        4      1      1       2     0         -",
+          "gone      not answering  -      -      -       -     -         " +
+          "gone is unreachable: the connection was refused",
+          "",
+          "Held for an owner's approval:",
+          "  tiny__add  changed in Pinned Co (awaiting approval gate-1)",
+          "  tiny__added  new in Pinned Co (no approval asked yet)",
+        ]);
+        for (const secret of [HEADER_SECRET, HEADER_VALUE]) assert.ok(!table.out.includes(secret));
+        const valued = await run("upstreams", "--json=yes");
+        assert.deepEqual([valued.code, valued.err.split("\n")[0]], [
+          2,
+          "vestibule admin upstreams: --json: takes no value",
+        ]);
       });
     });
   } finally {
@@ -164,7 +184,7 @@ Deno.test("admin upstreams runs a stdio upstream and names its environment, neve
   await withUpstreamsFile(file, async (path) => {
     await withStore(async (store) => {
       const config = resolveConfig({ VESTIBULE_DATA: ":memory:", VESTIBULE_UPSTREAMS: path });
-      const result = await adminRunner(store, { config })("upstreams");
+      const result = await adminRunner(store, { config })("upstreams", "--json");
       assert.equal(result.code, 0, result.err);
       assert.ok(!result.out.includes(ENV_SECRET));
       const [memory] = JSON.parse(result.out).upstreams;
@@ -298,7 +318,7 @@ Deno.test("check --live and admin upstreams name each gated, hidden or scoped na
       }]);
       await withStore(async (store) => {
         const config = resolveConfig({ VESTIBULE_DATA: ":memory:", VESTIBULE_UPSTREAMS: path });
-        const result = await adminRunner(store, { config })("upstreams");
+        const result = await adminRunner(store, { config })("upstreams", "--json");
         assert.equal(result.code, 0, result.err);
         const [held] = JSON.parse(result.out).upstreams;
         assert.equal(held.state, "held");
@@ -312,6 +332,10 @@ Deno.test("check --live and admin upstreams name each gated, hidden or scoped na
           { setting: "gated", name: "ecoh", nearest: "echo" },
           { setting: "hidden", name: "internl", nearest: "internal" },
           { setting: "scopes", name: "ad", nearest: "add" },
+        ]);
+        const table = (await adminRunner(store, { config })("upstreams")).out.split("\n");
+        assert.deepEqual(table.slice(1), [
+          `tiny      held   3      0      0       0     0         ${held.problem}`,
         ]);
       });
     });
@@ -331,7 +355,7 @@ Deno.test("admin upstreams shows a definition no store can hold as left out, and
       await withStore(async (store) => {
         const config = resolveConfig({ VESTIBULE_DATA: ":memory:", VESTIBULE_UPSTREAMS: path });
         await createAccounts(store, Date.now).createAccountWithBusiness("a@example.com", "Co");
-        const result = await adminRunner(store, { config })("upstreams");
+        const result = await adminRunner(store, { config })("upstreams", "--json");
         assert.equal(result.code, 0, result.err);
         const [echo, left] = JSON.parse(result.out).upstreams[0].tools;
         assert.equal(echo.businesses[0].state, "unpinned");
@@ -340,6 +364,13 @@ Deno.test("admin upstreams shows a definition no store can hold as left out, and
           left.businesses[0].problem,
           /^the value is \d+ bytes stored, more than a store takes \(65536\)$/,
         );
+        const table = (await adminRunner(store, { config })("upstreams")).out.split("\n");
+        assert.match(table[1]!, /^tiny +answers +2 +0 +0 +0 +1 +-$/);
+        assert.deepEqual(table.slice(2), [
+          "",
+          "Left out (no store can hold the definition):",
+          `  tiny__huge  in Co: ${left.businesses[0].problem}`,
+        ]);
       });
     });
   } finally {
