@@ -13,6 +13,9 @@ import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_
 import { type Gate, readableBy } from "../domain/gate_record.ts";
 import type { Gates } from "../domain/gates.ts";
 import type { DefinitionBatches } from "../domain/definition_batches.ts";
+import type { Workspace } from "../domain/workspace.ts";
+import type { UpstreamPin } from "../domain/upstream_pins.ts";
+import { isUpstreamChange } from "../domain/gate_words.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
 import { html } from "../../ui/html.ts";
 
@@ -38,6 +41,8 @@ export interface ApprovalRoutesDeps {
   readonly sessions: Sessions;
   readonly gates: Gates;
   readonly definitionBatches: DefinitionBatches;
+  /** The business's records: an upstream tool's pinned definition, for its description. */
+  readonly workspace: Pick<Workspace, "store" | "upstreamPins">;
 }
 
 /** The approval pages of {auth_url} (auth_site.ts maps the paths). */
@@ -77,6 +82,31 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     return readableBy(gate, { accountId: session.account.id, role }) ? { gate, role } : null;
   };
 
+  /** An upstream tool's own description, as the business's pin holds it; null when none. */
+  const toolDescription = async (gate: Gate) => {
+    const { action } = gate;
+    if (action.type !== "call_upstream") return null;
+    const { store, upstreamPins } = deps.workspace;
+    const pin = await store.get<UpstreamPin>(
+      upstreamPins.pinKey(gate.businessId, action.upstream, action.tool),
+    );
+    const description = pin?.value.definition.description;
+    return typeof description === "string" && description !== "" ? description : null;
+  };
+
+  /** Who asked, in a list row's words: the person and agent, or the upstream that changed. */
+  const askedBy = async (gate: Gate, emails: Map<string, Promise<string>>) => {
+    if (isUpstreamChange(gate)) {
+      return `changed by ${gates.upstreamTitle(gate) ?? "an upstream"}, not asked by an agent`;
+    }
+    let email = emails.get(gate.requestedBy);
+    if (email === undefined) {
+      email = accounts.getAccount(gate.requestedBy).then((a) => a?.email ?? "a former member");
+      emails.set(gate.requestedBy, email);
+    }
+    return `asked by ${await email} through ${gate.clientName}`;
+  };
+
   const notFound = (session: Session) =>
     _page(
       approvalErrorPage(
@@ -94,19 +124,22 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     notice?: string,
     justDecided = false,
   ) => {
-    const [business, requester, decider, batch] = await Promise.all([
+    const [business, requester, decider, batch, description] = await Promise.all([
       accounts.getBusiness(gate.businessId),
       accounts.getAccount(gate.requestedBy),
       gate.decidedBy ? accounts.getAccount(gate.decidedBy) : Promise.resolve(null),
       gate.action.type === "approve_tool_definitions"
         ? definitionBatches.read(gate)
         : Promise.resolve(undefined),
+      toolDescription(gate),
     ]);
     return approvalPage(session.account.email, {
       gate,
       businessName: business?.name ?? gate.businessId,
       requesterEmail: requester?.email ?? "a former member",
       deciderEmail: decider?.email ?? null,
+      upstreamTitle: gates.upstreamTitle(gate),
+      toolDescription: description,
       csrf: canDecide && gate.status === "pending"
         ? await sessions.csrfToken(session, _csrfPurpose(gate.id))
         : null,
@@ -134,10 +167,17 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       GET: signedIn(async (_request, session) => {
         const memberships = await accounts.listBusinessesOf(session.account.id);
         const items = [];
+        const emails = new Map<string, Promise<string>>();
         for (const { business, role } of memberships) {
           for (const gate of await gates.list(business.id, { limit: 50 })) {
             if (!readableBy(gate, { accountId: session.account.id, role })) continue;
-            items.push({ gate, businessName: business.name, canDecide: role === "owner" });
+            items.push({
+              gate,
+              businessName: business.name,
+              canDecide: role === "owner",
+              headline: gates.headline(gate),
+              askedBy: await askedBy(gate, emails),
+            });
           }
         }
         items.sort((a, b) => b.gate.createdAt - a.gate.createdAt);
