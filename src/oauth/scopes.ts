@@ -4,6 +4,15 @@
  * upstream MCP servers (VESTIBULE_UPSTREAMS) after them.
  */
 import type { UpstreamsConfig } from "../config/upstreams.ts";
+import type { WorkspaceToolChoice } from "../config/config.ts";
+
+/**
+ * What `app.access` opens when only the own tools every agent needs are served
+ * (VESTIBULE_WORKSPACE_TOOLS=gateway, src/workspace/mcp/catalogue.ts): the consent page says
+ * what is served, not the workflows and business data that are not.
+ */
+const GATEWAY_APP_ACCESS =
+  "read the business's name and the approvals asked for through its agents; create, restart and verify the agent connection test for the business";
 
 export const SCOPE_MEANINGS = Object.freeze(
   {
@@ -103,9 +112,13 @@ export interface ScopeCatalogue {
   parse(value: string): ScopeParse;
 }
 
-/** Built once per service (src/app.ts) from its upstreams. */
-export function createScopeCatalogue(config: UpstreamsConfig): ScopeCatalogue {
+/** Built once per service (src/app.ts) from its upstreams and the own tools it serves. */
+export function createScopeCatalogue(
+  config: UpstreamsConfig,
+  workspaceTools: WorkspaceToolChoice = "all",
+): ScopeCatalogue {
   const meanings = new Map<string, string>(Object.entries(SCOPE_MEANINGS));
+  if (workspaceTools === "gateway") meanings.set("app.access", GATEWAY_APP_ACCESS);
   const ownerOnly = new Set<string>(OWNER_ONLY_SCOPES);
   for (const upstream of config.upstreams) {
     const own = `upstream.${upstream.name}`;
