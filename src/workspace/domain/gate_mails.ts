@@ -108,10 +108,13 @@ export async function deliverDecision(
     subject: `${gate.failed ? "Approved, but failed" : verdict} in ${businessName}: ${
       _subjectPart(gateHeadline(gate, title))
     }`,
-    heading: `An owner ${verdict.toLowerCase()} what your agent "${gate.clientName}" asked ` +
-      `for in "${businessName}"`,
+    heading: isUpstreamChange(gate)
+      ? `An owner ${verdict.toLowerCase()} a change in "${businessName}": ` +
+        gateHeadline(gate, title)
+      : `An owner ${verdict.toLowerCase()} what your agent "${gate.clientName}" asked ` +
+        `for in "${businessName}"`,
     paragraphs: [
-      _sentence(`The request: ${gate.summary}`),
+      _sentence(`${isUpstreamChange(gate) ? "Approving would" : "The request"}: ${gate.summary}`),
       gate.status === "declined"
         ? "Nothing was changed."
         : gate.applied
@@ -119,7 +122,9 @@ export async function deliverDecision(
         : _sentence(gate.outcome ?? "Approved, but not applied"),
     ],
     action: { label: "See the approval", url: link },
-    reason: `You get this because your agent asked for this approval in "${businessName}" and ` +
+    reason: (isUpstreamChange(gate)
+      ? `You get this because your agent met this change in "${businessName}" and `
+      : `You get this because your agent asked for this approval in "${businessName}" and `) +
       `your approval e-mails are on (the notification settings of your agents' tools).`,
     origin: deps.authUrl,
   }));

@@ -155,7 +155,9 @@ export function approvalPage(email: string, detail: GateDetail): string {
           <form method="post" action="/approvals/${gate.id}" id="${DECISION_FORM}">
             <input type="hidden" name="csrf" value="${detail.csrf}">
             <p>Nothing happens until you decide. Approving does exactly what is written above,
-            once; declining does nothing and tells the agent.</p>
+            once; ${isUpstreamChange(gate)
+              ? "declining serves none of these tools: they stay held"
+              : "declining does nothing and tells the agent"}.</p>
             <div class="actions">
               ${button("Approve", { kind: "primary", name: "decision", value: "approve" })}
               ${button("Decline", { kind: "destructive", name: "decision", value: "decline" })}

@@ -100,6 +100,10 @@ Deno.test("an upstream change is announced as the upstream's; declined, the tool
       const text = refused.content[0].text as string;
       assert.match(text, /^The tool quote of Acme billing is unavailable: /);
       assert.ok(!text.includes("/approvals/"), text);
+      const decision = (await outbox.read()).find((m) => m.subject.startsWith("Declined in "))!;
+      assert.match(decision.subject, /^Declined in .+: Acme billing changed the tool quote$/);
+      assert.match(decision.text, /^An owner declined a change in ".+": Acme billing changed/);
+      assert.ok(!decision.text.includes("asked for"), decision.text);
       const audit = await ws.audit();
       assert.ok(
         audit.some((e) => e.summary === "Owner declined: Acme billing changed the tool quote"),
