@@ -63,6 +63,16 @@ export function isUpstreamChange(gate: Gate): boolean {
 }
 
 /**
+ * Who asked, as a list row says it: the person and the agent, or for an upstream change the
+ * upstream (whose listing an agent only met).
+ */
+export function askedByWords(gate: Gate, email: string, title: string | null): string {
+  return isUpstreamChange(gate)
+    ? `changed by ${title ?? "an upstream"}, not asked by an agent`
+    : `asked by ${email} through ${gate.clientName}`;
+}
+
+/**
  * The decision's audit line: the owner approved or declined, naming what (the headline), and
  * what came of an approval that was not applied.
  */

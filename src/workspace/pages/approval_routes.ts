@@ -15,7 +15,7 @@ import type { Gates } from "../domain/gates.ts";
 import type { DefinitionBatches } from "../domain/definition_batches.ts";
 import type { Workspace } from "../domain/workspace.ts";
 import type { UpstreamPin } from "../domain/upstream_pins.ts";
-import { isUpstreamChange } from "../domain/gate_words.ts";
+import { askedByWords } from "../domain/gate_words.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
 import { html } from "../../ui/html.ts";
 
@@ -94,17 +94,14 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     return typeof description === "string" && description !== "" ? description : null;
   };
 
-  /** Who asked, in a list row's words: the person and agent, or the upstream that changed. */
+  /** Who asked, in a list row's words (gate_words.ts), each account read once per list. */
   const askedBy = async (gate: Gate, emails: Map<string, Promise<string>>) => {
-    if (isUpstreamChange(gate)) {
-      return `changed by ${gates.upstreamTitle(gate) ?? "an upstream"}, not asked by an agent`;
-    }
     let email = emails.get(gate.requestedBy);
     if (email === undefined) {
       email = accounts.getAccount(gate.requestedBy).then((a) => a?.email ?? "a former member");
       emails.set(gate.requestedBy, email);
     }
-    return `asked by ${await email} through ${gate.clientName}`;
+    return askedByWords(gate, await email, gates.upstreamTitle(gate));
   };
 
   const notFound = (session: Session) =>

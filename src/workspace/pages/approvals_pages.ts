@@ -83,7 +83,8 @@ export function approvalsListPage(email: string, items: readonly GateListItem[])
     "Approvals",
     email,
     html`
-      <p>Agents prepare these; nothing in them happens until an owner of the business approves.</p>
+      <p>Agents prepare these, and upstreams that change their tools ask for them; nothing in them
+      happens until an owner of the business approves.</p>
       <h2>Waiting</h2>
       ${pending.length === 0
         ? html`<p class="muted">Nothing is waiting.</p>`

@@ -86,6 +86,15 @@ Deno.test("an upstream change is announced as the upstream's; declined, the tool
       assert.ok(row.includes("Acme billing changed the tool quote"), row);
       assert.ok(row.includes("changed by Acme billing, not asked by an agent"), row);
       assert.ok(!row.includes("asked by owner@example.com"), row);
+      const account = await owner.get(`${ws.server.authUrl}/account`);
+      const waiting = account.text.replace(/\s+/g, " ");
+      assert.ok(
+        waiting.includes(
+          `${new URL(gateUrl).pathname}">Acme billing changed the tool quote</a><br> ` +
+            '<span class="muted">changed by Acme billing, not asked by an agent, <time',
+        ),
+        waiting,
+      );
     });
 
     await t.step("declined, the agent reads that the tool is unavailable", async () => {
