@@ -9,7 +9,12 @@ import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
-import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
+import {
+  approvalErrorPage,
+  approvalPage,
+  approvalsListPage,
+  type GateListItem,
+} from "./approvals_pages.ts";
 import { type Gate, readableBy } from "../domain/gate_record.ts";
 import type { Gates } from "../domain/gates.ts";
 import type { DefinitionBatches } from "../domain/definition_batches.ts";
@@ -82,28 +87,6 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     return readableBy(gate, { accountId: session.account.id, role }) ? { gate, role } : null;
   };
 
-  /** An upstream tool's own description, as the business's pin holds it; null when none. */
-  const toolDescription = async (gate: Gate) => {
-    const { action } = gate;
-    if (action.type !== "call_upstream") return null;
-    const { store, upstreamPins } = deps.workspace;
-    const pin = await store.get<UpstreamPin>(
-      upstreamPins.pinKey(gate.businessId, action.upstream, action.tool),
-    );
-    const description = pin?.value.definition.description;
-    return typeof description === "string" && description !== "" ? description : null;
-  };
-
-  /** Who asked, in a list row's words (gate_words.ts), each account read once per list. */
-  const askedBy = async (gate: Gate, emails: Map<string, Promise<string>>) => {
-    let email = emails.get(gate.requestedBy);
-    if (email === undefined) {
-      email = accounts.getAccount(gate.requestedBy).then((a) => a?.email ?? "a former member");
-      emails.set(gate.requestedBy, email);
-    }
-    return askedByWords(gate, await email, gates.upstreamTitle(gate));
-  };
-
   const notFound = (session: Session) =>
     _page(
       approvalErrorPage(
@@ -128,7 +111,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       gate.action.type === "approve_tool_definitions"
         ? definitionBatches.read(gate)
         : Promise.resolve(undefined),
-      toolDescription(gate),
+      _toolDescription(deps.workspace, gate),
     ]);
     return approvalPage(session.account.email, {
       gate,
@@ -162,22 +145,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     },
     list: {
       GET: signedIn(async (_request, session) => {
-        const memberships = await accounts.listBusinessesOf(session.account.id);
-        const items = [];
-        const emails = new Map<string, Promise<string>>();
-        for (const { business, role } of memberships) {
-          for (const gate of await gates.list(business.id, { limit: 50 })) {
-            if (!readableBy(gate, { accountId: session.account.id, role })) continue;
-            items.push({
-              gate,
-              businessName: business.name,
-              canDecide: role === "owner",
-              headline: gates.headline(gate),
-              askedBy: await askedBy(gate, emails),
-            });
-          }
-        }
-        items.sort((a, b) => b.gate.createdAt - a.gate.createdAt);
+        const items = await _listItems(deps, session);
         return _page(approvalsListPage(session.account.email, items));
       }),
     },
@@ -257,4 +225,55 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       }),
     },
   };
+}
+
+/** An upstream tool's own description, as the business's pin holds it; null when none. */
+async function _toolDescription(
+  workspace: ApprovalRoutesDeps["workspace"],
+  gate: Gate,
+): Promise<string | null> {
+  const { action } = gate;
+  if (action.type !== "call_upstream") return null;
+  const pin = await workspace.store.get<UpstreamPin>(
+    workspace.upstreamPins.pinKey(gate.businessId, action.upstream, action.tool),
+  );
+  const description = pin?.value.definition.description;
+  return typeof description === "string" && description !== "" ? description : null;
+}
+
+/** Who asked, in a list row's words (gate_words.ts), each account read once per list. */
+async function _askedBy(
+  deps: Pick<ApprovalRoutesDeps, "accounts" | "gates">,
+  gate: Gate,
+  emails: Map<string, Promise<string>>,
+): Promise<string> {
+  let email = emails.get(gate.requestedBy);
+  if (email === undefined) {
+    email = deps.accounts.getAccount(gate.requestedBy).then((a) => a?.email ?? "a former member");
+    emails.set(gate.requestedBy, email);
+  }
+  return askedByWords(gate, await email, deps.gates.upstreamTitle(gate));
+}
+
+/** The gates the account reads in each of its businesses, newest first, as list rows. */
+async function _listItems(
+  deps: Pick<ApprovalRoutesDeps, "accounts" | "gates">,
+  session: Session,
+): Promise<GateListItem[]> {
+  const memberships = await deps.accounts.listBusinessesOf(session.account.id);
+  const items: GateListItem[] = [];
+  const emails = new Map<string, Promise<string>>();
+  for (const { business, role } of memberships) {
+    for (const gate of await deps.gates.list(business.id, { limit: 50 })) {
+      if (!readableBy(gate, { accountId: session.account.id, role })) continue;
+      items.push({
+        gate,
+        businessName: business.name,
+        canDecide: role === "owner",
+        headline: deps.gates.headline(gate),
+        askedBy: await _askedBy(deps, gate, emails),
+      });
+    }
+  }
+  return items.sort((a, b) => b.gate.createdAt - a.gate.createdAt);
 }
