@@ -157,7 +157,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     if (!services.events.delivers) {
       logEvent(log, { level: "warn", message: waitingActionsWarning() });
     }
-    const scopes = createScopeCatalogue(upstreams);
+    const scopes = createScopeCatalogue(upstreams, config.workspaceTools);
     // Each process keeps its own upstream sessions (and children); what they decide is stored.
     // HTTP upstreams go through one keep-alive HTTP/1.1 client: fetch costs about twice its CPU
     // per call (docs/benchmarks.md, Gateway).

@@ -24,3 +24,8 @@ export function canonicalJson(value: unknown): string {
 export function canonicalSha256(value: unknown): string {
   return createHash("sha256").update(canonicalJson(value)).digest("hex");
 }
+
+/** Members in a stable order, indented: the same value always reads the same (pages, mails). */
+export function prettyJson(value: unknown): string {
+  return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2);
+}

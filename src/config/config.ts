@@ -15,6 +15,10 @@ import {
   SwitchSchema,
 } from "./values.ts";
 
+/** Which of Vestibule's own workspace tools are served (VESTIBULE_WORKSPACE_TOOLS). */
+export const WORKSPACE_TOOL_CHOICES = ["all", "gateway"] as const;
+export type WorkspaceToolChoice = (typeof WORKSPACE_TOOL_CHOICES)[number];
+
 export interface WebhookConfig {
   readonly url: string;
   /** Read at start-up (src/events/webhook_target.ts): a `whsec_…` secret. */
@@ -60,6 +64,11 @@ export interface Config {
   readonly demo: boolean;
   /** Body cap of the workspace MCP endpoint, in bytes. */
   readonly workspaceMaxBody: number;
+  /**
+   * VESTIBULE_WORKSPACE_TOOLS: `all` of Vestibule's own workspace tools, or only those every
+   * agent needs beside the upstreams' (`gateway`, src/workspace/mcp/catalogue.ts).
+   */
+  readonly workspaceTools: WorkspaceToolChoice;
   /** Open connections per process; one more closes the one waiting longest for a request. */
   readonly maxConnections: number;
   /** A new connection's first request head, or a request's body and answer, within this many ms. */
@@ -149,6 +158,7 @@ const SCHEMAS = {
     v.minValue(1, "must be at least 1"),
     v.maxValue(1_000_000, "must be at most 1000000"),
   ),
+  workspaceTools: v.picklist(WORKSPACE_TOOL_CHOICES, "must be all or gateway"),
   readTimeoutMs: SecondsSchema,
   idleTimeoutMs: SecondsSchema,
   shutdownGraceMs: SecondsSchema,

@@ -36,6 +36,7 @@ export const SETTINGS = {
   cimdAllowLoopback: { env: "VESTIBULE_CIMD_ALLOW_LOOPBACK", default: "off" },
   demo: { env: "VESTIBULE_DEMO", default: "off" },
   workspaceMaxBody: { env: "VESTIBULE_WORKSPACE_MAX_BODY", default: "65536" },
+  workspaceTools: { env: "VESTIBULE_WORKSPACE_TOOLS", default: "all" },
   maxConnections: { env: "VESTIBULE_MAX_CONNECTIONS", default: "1000" },
   readTimeoutMs: { env: "VESTIBULE_READ_TIMEOUT", default: "10" },
   idleTimeoutMs: { env: "VESTIBULE_IDLE_TIMEOUT", default: "5" },

@@ -41,7 +41,8 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
         clientId: gate.clientId,
       };
       const record = await live.call(action.tool, action.arguments, identity(live.config, caller));
-      const summary = callSummary(live.config, action.tool, record, action.argumentsSha256);
+      // The approval shows the arguments (and their SHA-256, once): its outcome needs neither.
+      const summary = callSummary(live.config, action.tool, record, null);
       return {
         outcome: record.outcome === "ok" ? summary : _failed(live.config, summary, record),
         ended: record.outcome === "ok" ? "done" : "failed",
@@ -111,14 +112,18 @@ function _failed(upstream: UpstreamConfig, summary: string, record: CallRecord):
     `made again; the agent may call the tool again, which asks for a new approval`;
 }
 
-/** One audit line: the tool, how it ended, how long, and the arguments' SHA-256 (never them). */
+/**
+ * One audit line: the tool, how it ended, how long, and the arguments' SHA-256 (never them),
+ * unless null (an approved call's, whose approval shows them).
+ */
 export function callSummary(
   upstream: UpstreamConfig,
   tool: string,
   record: CallRecord,
-  argumentsSha256: string,
+  argumentsSha256: string | null,
 ): string {
   return `Called ${tool} of ${upstream.title}: ${
     OUTCOME_WORDS[record.outcome]
-  } (${record.outcome}) in ${record.durationMs} ms; arguments SHA-256 ${argumentsSha256}`;
+  } (${record.outcome}) in ${record.durationMs} ms` +
+    (argumentsSha256 === null ? "" : `; arguments SHA-256 ${argumentsSha256}`);
 }

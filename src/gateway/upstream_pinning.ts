@@ -112,6 +112,7 @@ export async function holdChanges(
       upstream: name,
       changed,
       new: waiting.length - changed,
+      ...(waiting.length === 1 ? { tool: waiting[0]!.tool.definition.name } : {}),
     },
   });
   if (!requested.ok) {

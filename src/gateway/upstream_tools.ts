@@ -109,12 +109,20 @@ export function createUpstreamTools(
     const definition = _served(entry.definition, name, scope, upstream, gated);
     const base = { name, definition, scope };
     if (entry.heldBy !== null) {
-      const link = entry.heldBy === ""
-        ? services.gates.approvalsUrl
-        : services.gates.approvalUrl(entry.heldBy);
+      const heldBy = entry.heldBy;
       return {
         ...base,
-        forward: () => {
+        async forward() {
+          // A decided gate is no way out: the change was declined (or left out of an approval).
+          const gate = heldBy === "" ? null : await services.gates.get(heldBy);
+          if (gate !== null && gate.status !== "pending") {
+            throw new ToolError(
+              `The tool ${entry.tool} of ${upstream.title} is unavailable: ${upstream.title} changed it and an owner did not approve the change. It can be called again once ${upstream.title} serves it as approved before, or an owner approves a later change`,
+            );
+          }
+          const link = gate === null
+            ? services.gates.approvalsUrl
+            : services.gates.approvalUrl(gate.id);
           throw new ToolError(
             `${upstream.title} changed the tool ${entry.tool} since an owner approved it; it cannot be called until an owner approves the change at ${link}`,
           );

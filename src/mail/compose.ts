@@ -14,6 +14,8 @@ export interface MailParts {
   /** The first line: what happened or is asked, which business, the cost where money is involved. */
   readonly heading: string;
   readonly paragraphs: readonly string[];
+  /** Text shown as written after the paragraphs (an upstream call's arguments): a <pre> in HTML. */
+  readonly preformatted?: string;
   /** The one thing to do; `url` becomes the mail's link. */
   readonly action: { readonly label: string; readonly url: string };
   /** Why this address gets this mail ("because you are an owner of …"). */
@@ -33,6 +35,7 @@ export function composeMail(parts: MailParts): Mail {
   const text = [
     parts.heading,
     ...parts.paragraphs,
+    ...(parts.preformatted === undefined ? [] : [parts.preformatted]),
     `${action.label}:\n${action.url}`,
     `-- \n${footer.join("\n")}`,
   ].join("\n\n") + "\n";
@@ -64,6 +67,11 @@ function _html(parts: MailParts): string {
                     style="padding:28px 28px 8px;${FONT};font-size:16px;line-height:1.5;color:#18181b">
     <h1 style="margin:0 0 16px;font-size:20px;line-height:1.3;font-weight:600">${parts.heading}</h1>
     ${parts.paragraphs.map(paragraph)}
+    ${parts.preformatted === undefined ? "" : html`
+      <pre
+        style="margin:0 0 16px;padding:12px;background:#f4f4f5;border-radius:6px;font-size:13px;white-space:pre-wrap;word-break:break-word">${parts
+          .preformatted}</pre>
+    `}
     ${href === null ? paragraph(`${parts.action.label}: ${parts.action.url}`) : html`
       <p style="margin:24px 0">
         <a href="${href}"

@@ -4,6 +4,15 @@
  * upstream MCP servers (VESTIBULE_UPSTREAMS) after them.
  */
 import type { UpstreamsConfig } from "../config/upstreams.ts";
+import type { WorkspaceToolChoice } from "../config/config.ts";
+
+/**
+ * What `app.access` opens when only the own tools every agent needs are served
+ * (VESTIBULE_WORKSPACE_TOOLS=gateway, src/workspace/mcp/catalogue.ts): the consent page says
+ * what is served, not the workflows and business data that are not.
+ */
+const GATEWAY_APP_ACCESS =
+  "read the business's name and the approvals asked for through its agents; create, restart and verify the agent connection test for the business";
 
 export const SCOPE_MEANINGS = Object.freeze(
   {
@@ -112,9 +121,12 @@ export interface LiveScopeCatalogue extends ScopeCatalogue {
   learn(config: UpstreamsConfig): void;
 }
 
-/** Built once per service (src/app.ts) from its upstreams. */
-export function createScopeCatalogue(config: UpstreamsConfig): LiveScopeCatalogue {
-  let known = _known(config);
+/** Built once per service (src/app.ts) from its upstreams and the own tools it serves. */
+export function createScopeCatalogue(
+  config: UpstreamsConfig,
+  workspaceTools: WorkspaceToolChoice = "all",
+): LiveScopeCatalogue {
+  let known = _known(config, workspaceTools);
   return {
     get supported() {
       return known.supported;
@@ -133,13 +145,14 @@ export function createScopeCatalogue(config: UpstreamsConfig): LiveScopeCatalogu
       return { ok: true, scopes: supported.filter((s) => wanted.has(s)) };
     },
     learn(next) {
-      known = _known(next);
+      known = _known(next, workspaceTools);
     },
   };
 }
 
-function _known(config: UpstreamsConfig) {
+function _known(config: UpstreamsConfig, workspaceTools: WorkspaceToolChoice) {
   const meanings = new Map<string, string>(Object.entries(SCOPE_MEANINGS));
+  if (workspaceTools === "gateway") meanings.set("app.access", GATEWAY_APP_ACCESS);
   const ownerOnly = new Set<string>(OWNER_ONLY_SCOPES);
   for (const upstream of config.upstreams) {
     const own = `upstream.${upstream.name}`;

@@ -104,6 +104,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     ...deps,
     gates: workspace.gates,
     definitionBatches: workspace.definitionBatches,
+    workspace: workspace.workspace,
   });
   const oauth = await createOAuthRoutes({ ...deps, upstreamSignIns: deps.connect?.signIns });
   const connect = deps.connect;

@@ -6,12 +6,15 @@
 // and the upstream was called exactly once.
 import assert from "node:assert/strict";
 import { chromium, type Page } from "npm:playwright-core@^1.56.0";
+import { tempOutbox } from "../blackbox/support/accounts_browser.ts";
+import { startGatewayServer } from "../blackbox/support/gateway_support.ts";
+import { signIn } from "../blackbox/support/workspace_support.ts";
 import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
 import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
 import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import type { Mail } from "../../src/mail/mailer.ts";
-import { startTinyUpstream } from "../../testkit/tiny_upstream.ts";
+import { startTinyUpstream, type TinyTool } from "../../testkit/tiny_upstream.ts";
 import { until, writeUpstreamsFile } from "../blackbox/support/gateway_support.ts";
 import { freePorts } from "../blackbox/support/harness.ts";
 import { oauthFixture } from "../blackbox/support/oauth_helpers.ts";
@@ -91,16 +94,15 @@ Deno.test({
         .structuredContent as Record<string, unknown>;
     const text = (locator: ReturnType<Page["locator"]>) => locator.innerText();
     /** The person opens the approval mail's link and reads the call before deciding. */
-    const openApproval = async (pending: Pending, args: string) => {
-      const asked = await mail(
-        /^Approval needed in Acme Outdoor: Call the tool add of Tiny once, with the arguments shown$/,
-      );
+    const openApproval = async (pending: Pending, args: string, headline: string) => {
+      const asked = await mail(new RegExp(`^Approval needed in Acme Outdoor: ${headline}$`));
       assert.equal(asked.link, pending.approvalUrl);
       await page.goto(asked.link);
       assert.equal(await text(page.locator("#gate-status")), "Waiting for an owner's decision");
       const body = await text(page.locator("main"));
       assert.match(body, /Call the tool add of Tiny once/);
-      assert.match(body, /Upstream tiny, tool add, with these arguments \(SHA-256 [0-9a-f]{64}\):/);
+      assert.match(body, /The tool add of Tiny/);
+      assert.match(body, /With these arguments:/);
       assert.equal(await text(page.locator("pre").first()), args);
     };
     try {
@@ -144,7 +146,7 @@ Deno.test({
       await t.step(
         "the approval page shows the call; Approve calls it once and shows the answer",
         async () => {
-          await openApproval(first, '{\n  "a": 40,\n  "b": 2\n}');
+          await openApproval(first, '{\n  "a": 40,\n  "b": 2\n}', "add — a 40, b 2");
           await shot("10-gateway-approval");
           await page.getByRole("button", { name: "Approve" }).click();
           await page.waitForLoadState();
@@ -153,7 +155,7 @@ Deno.test({
           const outcome = page.locator("dt:text-is('Outcome') + dd");
           assert.match(
             await text(outcome),
-            /^Called add of Tiny: answered \(ok\) in \d+ ms; arguments SHA-256 [0-9a-f]{64}$/,
+            /^Called add of Tiny: answered \(ok\) in \d+ ms$/,
           );
           assert.equal(
             await text(page.locator("h2:text-is('What the upstream answered') + pre")),
@@ -185,7 +187,7 @@ Deno.test({
           "the second approval mail",
           async () => (await mail(/^Approval needed/)).link === second.approvalUrl,
         );
-        await openApproval(second, '{\n  "a": 1,\n  "b": 1\n}');
+        await openApproval(second, '{\n  "a": 1,\n  "b": 1\n}', "add — a 1, b 1");
         await page.getByRole("button", { name: "Decline" }).click();
         await page.waitForLoadState();
         assert.equal(await text(page.locator("#gate-status")), "Declined");
@@ -199,6 +201,110 @@ Deno.test({
       await fx.close();
       await tiny.close();
       await Deno.remove(file);
+    }
+  },
+});
+
+const REFUND: TinyTool = {
+  definition: {
+    name: "refund_customer",
+    description: "Refunds an order to the card it was paid with.",
+    inputSchema: { type: "object" },
+  },
+  handler: () => ({ content: [{ type: "text", text: "refunded" }] }),
+};
+const QUOTE: TinyTool = {
+  definition: { name: "quote", description: "Quotes a price.", inputSchema: { type: "object" } },
+  handler: () => ({ content: [{ type: "text", text: "12.00" }] }),
+};
+
+Deno.test({
+  name: "an owner in Chromium tells three refunds apart, and reads an upstream's change as its own",
+  ignore: !available,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    let next: TinyTool[] | null = null;
+    const echo: TinyTool = {
+      definition: { name: "echo", inputSchema: { type: "object" } },
+      handler() {
+        if (next !== null) upstream.setTools([echo, REFUND, ...next], { notify: true });
+        next = null;
+        return { content: [{ type: "text", text: "ok" }] };
+      },
+    };
+    const upstream = startTinyUpstream({ answer: "sse", tools: [echo, REFUND, QUOTE] });
+    const outbox = await tempOutbox();
+    const ws = await startGatewayServer(
+      [{ name: "acme", title: "Acme billing", url: upstream.url, gated: ["refund_customer"] }],
+      { VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off" },
+    );
+    const { token } = await ws.token(["app.access", "upstream.acme"]);
+    const refunds = [
+      { order: 1042, amount: "120.00", currency: "USD" },
+      { order: 1043, amount: "7.50", currency: "EUR" },
+      { order: 2001, amount: "99.99", currency: "GBP" },
+    ];
+    for (const args of refunds) {
+      const { message } = await ws.call(token, "acme__refund_customer", args);
+      assert.equal(message.result.structuredContent.status, "pending");
+    }
+    const owner = await signIn(ws, outbox, "owner@example.com");
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    });
+    try {
+      const context = await browser.newContext();
+      await context.addCookies(
+        [...owner.cookies].map(([name, value]) => ({ name, value, url: ws.server.authUrl })),
+      );
+      const page = await context.newPage();
+
+      await t.step("the approvals list: three refunds, each row its link and values", async () => {
+        await page.goto(`${ws.server.authUrl}/approvals`);
+        const rows = page.locator("li.approval");
+        assert.equal(await rows.count(), 3);
+        for (const [i, args] of [...refunds].reverse().entries()) {
+          const row = rows.nth(i);
+          assert.match(
+            await row.innerText(),
+            new RegExp(
+              `^refund_customer — order ${args.order}, amount ${args.amount}, currency ${args.currency}\\n` +
+                "Acme Outdoor · asked by owner@example.com through .+ · Waiting for an owner's decision · ",
+            ),
+          );
+          assert.match(
+            await row.locator("a").getAttribute("href") ?? "",
+            /^\/approvals\/[0-9a-f-]{36}$/,
+          );
+        }
+        await checkPage(page, "12-approvals-three-refunds");
+      });
+
+      await t.step("a change batch reads as the upstream's, not an agent's request", async () => {
+        next = [{ ...QUOTE, definition: { ...QUOTE.definition, description: "Books a price." } }, {
+          ...QUOTE,
+          definition: { ...QUOTE.definition, name: "quote_again" },
+        }];
+        await ws.call(token, "acme__echo", {});
+        const asked = await until("the change's mail", async () => {
+          await ws.toolNames(token);
+          return (await outbox.read()).find((m) =>
+            m.subject.endsWith(": Acme billing changed or added 2 tools")
+          );
+        });
+        await page.goto(asked.link);
+        const facts = await page.locator("dl.facts").innerText();
+        assert.match(facts, /Changed by\s+Acme billing, an upstream: no agent asked for this/);
+        assert.doesNotMatch(facts, /Asked by/);
+        assert.equal(await page.locator("section.batch-tool").count(), 2);
+        await checkPage(page, "13-upstream-change-approval");
+      });
+    } finally {
+      await browser.close();
+      await ws.close();
+      await upstream.close();
     }
   },
 });

@@ -91,6 +91,8 @@ export const GateActionSchema = v.variant("type", [
     /** How many changed and new tools the change held when it was asked. */
     changed: Count(1_000_000),
     new: Count(1_000_000),
+    /** The tool's name when the change holds one tool (its announcement names it). */
+    tool: v.optional(v.string()),
   }),
   /**
    * One tool's changed or new definition, carried whole with the one it replaces: gates of

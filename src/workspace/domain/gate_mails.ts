@@ -7,6 +7,8 @@ import { composeMail } from "../../mail/compose.ts";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Store } from "../../store/store.ts";
 import type { Gate } from "./gate_record.ts";
+import { gateHeadline, isUpstreamChange } from "./gate_words.ts";
+import { prettyJson } from "../../canonical_json.ts";
 import { DEFAULT_NOTIFICATION_SETTINGS, type Workspace } from "./workspace.ts";
 
 export interface GateMailDeps {
@@ -17,16 +19,20 @@ export interface GateMailDeps {
   readonly authUrl: string;
 }
 
+/** How much of an upstream call's arguments a request mail shows (the page shows them whole). */
+const MAIL_ARGUMENT_CHARS = 4_000;
+
 /**
  * One mail per owner of the business, whatever their notification settings (those govern
  * decision notices; nothing happens here until an owner acts): what approving would do, which
- * agent asked for whom, and the approval page, which needs the owner signed in, so the link
- * carries no secret.
+ * agent asked for whom (or which upstream changed its tools), an upstream call's arguments, and
+ * the approval page, which needs the owner signed in, so the link carries no secret.
  */
 export async function approvalRequestMails(
   deps: GateMailDeps,
   gate: Gate,
   link: string,
+  title: string | null,
 ): Promise<ReturnType<MailOutbox["record"]>[]> {
   const [business, requester, members] = await Promise.all([
     deps.accounts.getBusiness(gate.businessId),
@@ -34,19 +40,33 @@ export async function approvalRequestMails(
     deps.accounts.listMembers(gate.businessId),
   ]);
   const businessName = business?.name ?? "your business";
+  const headline = gateHeadline(gate, title);
   const agent = requester
     ? `${requester.email}'s agent "${gate.clientName}"`
     : `The agent "${gate.clientName}"`;
+  const { action } = gate;
+  const heading = isUpstreamChange(gate)
+    ? `${headline} in "${businessName}": it waits for your approval`
+    : `${agent} asks for your approval in "${businessName}"`;
+  const paragraphs = [
+    ...(isUpstreamChange(gate)
+      ? [
+        "No agent asked for this: the upstream changed its tools. Until an owner approves, " +
+        "agents are served the definitions approved before; a changed tool cannot be called " +
+        "and a new one is not listed.",
+      ]
+      : []),
+    _sentence(`Approving would: ${gate.summary}`),
+    "Nothing happens unless an owner approves. Sign in to approve or decline.",
+    ...(action.type === "call_upstream" ? ["The arguments:"] : []),
+  ];
   return members.filter(({ role }) => role === "owner").map(({ account }) =>
     deps.mailer.record(composeMail({
       to: account.email,
-      // The approval's own words (its summary names the workflow or tool and the cost).
-      subject: `Approval needed in ${businessName}: ${_subjectPart(gate.summary)}`,
-      heading: `${agent} asks for your approval in "${businessName}"`,
-      paragraphs: [
-        _sentence(`Approving would: ${gate.summary}`),
-        `Nothing happens unless an owner approves. Sign in to approve or decline.`,
-      ],
+      subject: `Approval needed in ${businessName}: ${_subjectPart(headline)}`,
+      heading,
+      paragraphs,
+      ...(action.type === "call_upstream" ? { preformatted: _arguments(action.arguments) } : {}),
       action: { label: "Review the request", url: link },
       reason: `You get this because you are an owner of "${businessName}" on Vestibule, ` +
         `and every owner is asked.`,
@@ -55,11 +75,22 @@ export async function approvalRequestMails(
   );
 }
 
+/** The arguments as the approval page shows them, cut at MAIL_ARGUMENT_CHARS. */
+function _arguments(args: Readonly<Record<string, unknown>>): string {
+  const text = prettyJson(args);
+  return text.length <= MAIL_ARGUMENT_CHARS
+    ? text
+    : `${
+      text.slice(0, MAIL_ARGUMENT_CHARS)
+    }\n… (${text.length} characters: the approval page shows them whole)`;
+}
+
 /** Sends the decision to the requester as their notification settings say; returns what happened. */
 export async function deliverDecision(
   deps: GateMailDeps,
   gate: Gate,
   link: string,
+  title: string | null,
 ): Promise<string> {
   const settings =
     (await deps.workspace.notificationSettings.get(gate.businessId, gate.requestedBy))
@@ -75,12 +106,15 @@ export async function deliverDecision(
   const { delivery, mutations } = deps.mailer.record(composeMail({
     to: account.email,
     subject: `${gate.failed ? "Approved, but failed" : verdict} in ${businessName}: ${
-      _subjectPart(gate.summary)
+      _subjectPart(gateHeadline(gate, title))
     }`,
-    heading: `An owner ${verdict.toLowerCase()} what your agent "${gate.clientName}" asked ` +
-      `for in "${businessName}"`,
+    heading: isUpstreamChange(gate)
+      ? `An owner ${verdict.toLowerCase()} a change in "${businessName}": ` +
+        gateHeadline(gate, title)
+      : `An owner ${verdict.toLowerCase()} what your agent "${gate.clientName}" asked ` +
+        `for in "${businessName}"`,
     paragraphs: [
-      _sentence(`The request: ${gate.summary}`),
+      _sentence(`${isUpstreamChange(gate) ? "Approving would" : "The request"}: ${gate.summary}`),
       gate.status === "declined"
         ? "Nothing was changed."
         : gate.applied
@@ -88,7 +122,9 @@ export async function deliverDecision(
         : _sentence(gate.outcome ?? "Approved, but not applied"),
     ],
     action: { label: "See the approval", url: link },
-    reason: `You get this because your agent asked for this approval in "${businessName}" and ` +
+    reason: (isUpstreamChange(gate)
+      ? `You get this because your agent met this change in "${businessName}" and `
+      : `You get this because your agent asked for this approval in "${businessName}" and `) +
       `your approval e-mails are on (the notification settings of your agents' tools).`,
     origin: deps.authUrl,
   }));

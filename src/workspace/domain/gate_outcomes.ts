@@ -78,9 +78,10 @@ export async function deliverGate(
   deps: GateOutcomeDeps,
   gate: Gate,
   link: string,
+  title: string | null,
 ): Promise<Gate> {
   const { store, now } = deps;
-  const result = await deliverDecision(deps, gate, link);
+  const result = await deliverDecision(deps, gate, link, title);
   return await retryCommit(async () => {
     const key = gateKey(gate.id);
     const entry = await store.get<Gate>(key);

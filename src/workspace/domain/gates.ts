@@ -19,6 +19,7 @@ import { describeAction, planAction } from "./gate_plans.ts";
 import { readGateResult } from "./gate_results.ts";
 import { type Gate, gateKey, type GateView, gateView, pendingKey } from "./gate_record.ts";
 import type { Workspace } from "./workspace.ts";
+import { decisionWords, gateHeadline } from "./gate_words.ts";
 
 export interface GatesDeps {
   readonly store: Store;
@@ -58,6 +59,10 @@ export interface Gates {
   fullView(gate: Gate): Promise<GateView>;
   /** What an approved upstream call answered; null for other actions and while it runs. */
   result(gate: Gate): Promise<Readonly<Record<string, unknown>> | null>;
+  /** The gate in one line, as the approvals list and mail subjects show it (gate_words.ts). */
+  headline(gate: Gate): string;
+  /** The title of the upstream the gate is about, when it serves the business; else null. */
+  upstreamTitle(gate: Gate): string | null;
   /** Why the gate's change waits for the business's systems, or null (gate_handoffs.ts). */
   waiting(gate: Gate): string | null;
   /**
@@ -84,17 +89,23 @@ export function createGates(deps: GatesDeps): Gates {
   let sequence = 0;
   const approvalUrl = (gateId: string) => `${approvalsUrl}/${gateId}`;
 
-  const deliver = (gate: Gate) => deliverGate(deps, gate, approvalUrl(gate.id));
-
   const waiting = (gate: Gate) => waitingNotice(gate, deps.events.delivers);
 
   const view = (gate: Gate) => gateView(gate, approvalUrl(gate.id), waiting(gate));
+
+  const upstreamTitle = (gate: Gate) =>
+    "upstream" in gate.action ? deps.upstreams.title(gate.action.upstream, gate.businessId) : null;
+
+  const deliver = (gate: Gate) =>
+    deliverGate(deps, gate, approvalUrl(gate.id), upstreamTitle(gate));
 
   return {
     approvalsUrl,
     approvalUrl,
     waiting,
     view,
+    upstreamTitle,
+    headline: (gate) => gateHeadline(gate, upstreamTitle(gate)),
     result: (gate) => readGateResult(store, gate),
 
     async fullView(gate) {
@@ -133,7 +144,12 @@ export function createGates(deps: GatesDeps): Gates {
         lastDelivery: null,
       };
       // The owners' notices are recorded with the gate: a gate never exists unannounced.
-      const notices = await approvalRequestMails(deps, gate, approvalUrl(gate.id));
+      const notices = await approvalRequestMails(
+        deps,
+        gate,
+        approvalUrl(gate.id),
+        upstreamTitle(gate),
+      );
       await store.commit([{ key: gateKey(gate.id), version: null }], [
         { type: "set", key: gateKey(gate.id), value: gate },
         { type: "set", key: pendingKey(gate.id), value: gate.businessId },
@@ -222,7 +238,7 @@ export function createGates(deps: GatesDeps): Gates {
               actor: "human",
               clientId: gate.clientId,
               action: decision,
-              summary: outcome,
+              summary: decisionWords(decided, upstreamTitle(decided)),
               gateId,
             }),
           ],

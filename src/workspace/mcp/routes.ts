@@ -37,6 +37,7 @@ export interface WorkspaceRoutesDeps {
     | "mcpResponse"
     | "readTimeoutMs"
     | "workspaceMaxBody"
+    | "workspaceTools"
   >;
   /** The grants and the signing keys behind the access tokens. */
   readonly store: Store;
@@ -76,7 +77,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
   });
   // A workspace request, top to bottom: the bearer token (one verification per token at a time),
   // the caller's rate limit, the media types and body, the tool's scope, the dispatcher, the tool.
-  const tools = createWorkspaceTools(deps.services);
+  const tools = createWorkspaceTools(deps.services, config.workspaceTools);
   const mcp = createMcpEndpoint<WorkspaceAuth, AnyWorkspaceTool>({
     tools,
     ...(deps.upstreamTools

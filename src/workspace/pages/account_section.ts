@@ -8,6 +8,7 @@ import { moment } from "../../ui/auth_pages.ts";
 import { type Html, html } from "../../ui/html.ts";
 import type { ConnectionTests } from "../domain/connection_tests.ts";
 import type { Gates } from "../domain/gates.ts";
+import { askedByWords } from "../domain/gate_words.ts";
 
 /** How many of the newest gates are searched for pending ones, as /approvals does. */
 const GATES_SEARCHED = 100;
@@ -31,7 +32,7 @@ export type WorkspaceAccountSection = (
 
 export function createWorkspaceAccountSection(deps: {
   readonly connectionTests: ConnectionTests;
-  readonly gates: Pick<Gates, "list">;
+  readonly gates: Pick<Gates, "list" | "headline" | "upstreamTitle">;
   readonly accounts: Pick<Accounts, "getAccount">;
   /** The application's name as stored; null when nothing names it any more. */
   readonly clientName: (clientId: string) => Promise<string | null>;
@@ -68,9 +69,12 @@ export function createWorkspaceAccountSection(deps: {
       <ul class="pending-approvals">${pending.map((gate) =>
         html`
           <li>
-            <a href="/approvals/${gate.id}">${gate.summary}</a><br>
-            <span class="muted">asked by ${emails.get(gate.requestedBy)} through ${gate
-              .clientName}, ${moment(gate.createdAt)}</span>
+            <a href="/approvals/${gate.id}">${gates.headline(gate)}</a><br>
+            <span class="muted">${askedByWords(
+              gate,
+              emails.get(gate.requestedBy)!,
+              gates.upstreamTitle(gate),
+            )}, ${moment(gate.createdAt)}</span>
           </li>
         `
       )}</ul>

@@ -10,10 +10,18 @@ import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { businessLabels } from "../../accounts/business_names.ts";
 import { htmlResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
-import { approvalErrorPage, approvalPage, approvalsListPage } from "./approvals_pages.ts";
+import {
+  approvalErrorPage,
+  approvalPage,
+  approvalsListPage,
+  type GateListItem,
+} from "./approvals_pages.ts";
 import { type Gate, readableBy } from "../domain/gate_record.ts";
 import type { Gates } from "../domain/gates.ts";
 import type { DefinitionBatches } from "../domain/definition_batches.ts";
+import type { Workspace } from "../domain/workspace.ts";
+import type { UpstreamPin } from "../domain/upstream_pins.ts";
+import { askedByWords } from "../domain/gate_words.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
 import { html } from "../../ui/html.ts";
 
@@ -39,6 +47,8 @@ export interface ApprovalRoutesDeps {
   readonly sessions: Sessions;
   readonly gates: Gates;
   readonly definitionBatches: DefinitionBatches;
+  /** The business's records: an upstream tool's pinned definition, for its description. */
+  readonly workspace: Pick<Workspace, "store" | "upstreamPins">;
 }
 
 /** The approval pages of {auth_url} (auth_site.ts maps the paths). */
@@ -95,19 +105,22 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     notice?: string,
     justDecided = false,
   ) => {
-    const [business, requester, decider, batch] = await Promise.all([
+    const [business, requester, decider, batch, description] = await Promise.all([
       accounts.getBusiness(gate.businessId),
       accounts.getAccount(gate.requestedBy),
       gate.decidedBy ? accounts.getAccount(gate.decidedBy) : Promise.resolve(null),
       gate.action.type === "approve_tool_definitions"
         ? definitionBatches.read(gate)
         : Promise.resolve(undefined),
+      _toolDescription(deps.workspace, gate),
     ]);
     return approvalPage(session.account.email, {
       gate,
       businessName: business?.name ?? gate.businessId,
       requesterEmail: requester?.email ?? "a former member",
       deciderEmail: decider?.email ?? null,
+      upstreamTitle: gates.upstreamTitle(gate),
+      toolDescription: description,
       csrf: canDecide && gate.status === "pending"
         ? await sessions.csrfToken(session, _csrfPurpose(gate.id))
         : null,
@@ -133,16 +146,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     },
     list: {
       GET: signedIn(async (_request, session) => {
-        const memberships = await accounts.listBusinessesOf(session.account.id);
-        const label = businessLabels(memberships.map((m) => m.business));
-        const items = [];
-        for (const { business, role } of memberships) {
-          for (const gate of await gates.list(business.id, { limit: 50 })) {
-            if (!readableBy(gate, { accountId: session.account.id, role })) continue;
-            items.push({ gate, businessName: label(business), canDecide: role === "owner" });
-          }
-        }
-        items.sort((a, b) => b.gate.createdAt - a.gate.createdAt);
+        const items = await _listItems(deps, session);
         return _page(approvalsListPage(session.account.email, items));
       }),
     },
@@ -222,4 +226,57 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       }),
     },
   };
+}
+
+/** An upstream tool's own description, as the business's pin holds it; null when none. */
+async function _toolDescription(
+  workspace: ApprovalRoutesDeps["workspace"],
+  gate: Gate,
+): Promise<string | null> {
+  const { action } = gate;
+  if (action.type !== "call_upstream") return null;
+  const pin = await workspace.store.get<UpstreamPin>(
+    workspace.upstreamPins.pinKey(gate.businessId, action.upstream, action.tool),
+  );
+  const description = pin?.value.definition.description;
+  return typeof description === "string" && description !== "" ? description : null;
+}
+
+/** Who asked, in a list row's words (gate_words.ts), each account read once per list. */
+async function _askedBy(
+  deps: Pick<ApprovalRoutesDeps, "accounts" | "gates">,
+  gate: Gate,
+  emails: Map<string, Promise<string>>,
+): Promise<string> {
+  let email = emails.get(gate.requestedBy);
+  if (email === undefined) {
+    email = deps.accounts.getAccount(gate.requestedBy).then((a) => a?.email ?? "a former member");
+    emails.set(gate.requestedBy, email);
+  }
+  return askedByWords(gate, await email, deps.gates.upstreamTitle(gate));
+}
+
+/** The gates the account reads in each of its businesses, newest first, as list rows. */
+async function _listItems(
+  deps: Pick<ApprovalRoutesDeps, "accounts" | "gates">,
+  session: Session,
+): Promise<GateListItem[]> {
+  const memberships = await deps.accounts.listBusinessesOf(session.account.id);
+  // Businesses of the same name are told apart (accounts/business_names.ts).
+  const label = businessLabels(memberships.map((m) => m.business));
+  const items: GateListItem[] = [];
+  const emails = new Map<string, Promise<string>>();
+  for (const { business, role } of memberships) {
+    for (const gate of await deps.gates.list(business.id, { limit: 50 })) {
+      if (!readableBy(gate, { accountId: session.account.id, role })) continue;
+      items.push({
+        gate,
+        businessName: label(business),
+        canDecide: role === "owner",
+        headline: deps.gates.headline(gate),
+        askedBy: await _askedBy(deps, gate, emails),
+      });
+    }
+  }
+  return items.sort((a, b) => b.gate.createdAt - a.gate.createdAt);
 }

@@ -3,11 +3,12 @@
 import { authPage, moment } from "../../ui/auth_pages.ts";
 import { button, facts, notice, onDemand } from "../../ui/components.ts";
 import { escapeHtml, type Html, html, unsafeHtml } from "../../ui/html.ts";
-import { canonicalJson } from "../../canonical_json.ts";
+import { prettyJson } from "../../canonical_json.ts";
 import { countOf } from "../../count_words.ts";
 import { servedToolName } from "../../config/upstreams.ts";
 import { type DiffLine, lineDiff } from "../../ui/line_diff.ts";
 import type { Gate } from "../domain/gate_record.ts";
+import { isUpstreamChange } from "../domain/gate_words.ts";
 import type { BatchTool } from "../domain/definition_batches.ts";
 
 /** How much of an upstream's answer the page shows (the agent reads it whole). */
@@ -17,6 +18,10 @@ export interface GateListItem {
   readonly gate: Gate;
   readonly businessName: string;
   readonly canDecide: boolean;
+  /** The gate in one line, with an upstream call's arguments (gate_words.ts). */
+  readonly headline: string;
+  /** Who asked, through which agent; or which upstream changed its tools. */
+  readonly askedBy: string;
 }
 
 export interface GateDetail {
@@ -24,6 +29,10 @@ export interface GateDetail {
   readonly businessName: string;
   readonly requesterEmail: string;
   readonly deciderEmail: string | null;
+  /** The title of the upstream the gate is about; null when none (or it no longer serves). */
+  readonly upstreamTitle: string | null;
+  /** An upstream tool's own description, as pinned for the business; null when none. */
+  readonly toolDescription: string | null;
   /** The form's CSRF token when the viewer is an owner and the gate is pending. */
   readonly csrf: string | null;
   readonly notice?: string;
@@ -63,19 +72,19 @@ export function approvalsListPage(email: string, items: readonly GateListItem[])
   const decided = items.filter((i) => i.gate.status !== "pending");
   const row = (item: GateListItem) =>
     html`
-      <li>
-        <a href="/approvals/${item.gate.id}">${item.gate.summary}</a>
-        <br><small class="muted">${item.businessName} · asked by ${item.gate
-          .clientName} · ${_status(
-            item.gate,
-          )} · ${moment(item.gate.createdAt)}</small>
+      <li class="approval">
+        <a href="/approvals/${item.gate.id}">${item.headline}</a>
+        <br><small class="muted">${item.businessName} · ${item.askedBy} · ${_status(
+          item.gate,
+        )} · ${moment(item.gate.createdAt)}</small>
       </li>
     `;
   return _layout(
     "Approvals",
     email,
     html`
-      <p>Agents prepare these; nothing in them happens until an owner of the business approves.</p>
+      <p>Agents prepare these, and upstreams that change their tools ask for them; nothing in them
+      happens until an owner of the business approves.</p>
       <h2>Waiting</h2>
       ${pending.length === 0
         ? html`<p class="muted">Nothing is waiting.</p>`
@@ -90,6 +99,9 @@ export function approvalsListPage(email: string, items: readonly GateListItem[])
 
 export function approvalPage(email: string, detail: GateDetail): string {
   const { gate } = detail;
+  const title = detail.upstreamTitle ??
+    ("upstream" in gate.action ? gate.action.upstream : null);
+  const action = gate.action;
   return _layout(
     "Approval request",
     email,
@@ -99,14 +111,22 @@ export function approvalPage(email: string, detail: GateDetail): string {
       <p class="lead"><strong>${gate.summary}</strong></p>
       ${facts([
         ["Business", detail.businessName],
-        [
-          "Asked by",
-          html`${detail.requesterEmail}, through ${gate.clientName} ${
-            onDemand("client id", gate.clientId)
-          }`,
-        ],
+        isUpstreamChange(gate)
+          ? ["Changed by", html`${title}, an upstream: no agent asked for this`]
+          : [
+            "Asked by",
+            html`${detail.requesterEmail}, through ${gate.clientName} ${
+              onDemand("client id", gate.clientId)
+            }`,
+          ],
         ["Permission", html`<code>${gate.scope}</code> (tool <code>${gate.tool}</code>)`],
-        ["Asked at", moment(gate.createdAt)],
+        [isUpstreamChange(gate) ? "Seen at" : "Asked at", moment(gate.createdAt)],
+        [
+          "Expires",
+          action.type === "call_upstream" && gate.status === "pending"
+            ? html`${moment(action.expiresAt)}: approved later, the call is not made`
+            : null,
+        ],
         ["Status", html`<span id="gate-status">${_status(gate)}</span>`],
         ["Outcome", gate.outcome],
         [
@@ -129,14 +149,16 @@ export function approvalPage(email: string, detail: GateDetail): string {
         </div>
       `}
       ${detail.batch === undefined
-        ? _actionDetail(gate, detail.result)
-        : _batchDetail(gate, detail.batch, detail.csrf !== null)}
+        ? _actionDetail(gate, detail)
+        : _batchDetail(gate, title ?? "", detail.batch, detail.csrf !== null)}
       ${detail.csrf
         ? html`
           <form method="post" action="/approvals/${gate.id}" id="${DECISION_FORM}">
             <input type="hidden" name="csrf" value="${detail.csrf}">
             <p>Nothing happens until you decide. Approving does exactly what is written above,
-            once; declining does nothing and tells the agent.</p>
+            once; ${isUpstreamChange(gate)
+              ? "declining serves none of these tools: they stay held"
+              : "declining does nothing and tells the agent"}.</p>
             <div class="actions">
               ${button("Approve", { kind: "primary", name: "decision", value: "approve" })}
               ${button("Decline", { kind: "destructive", name: "decision", value: "decline" })}
@@ -193,28 +215,31 @@ function _confirmation(gate: Gate): Html {
 }
 
 /** What an upstream call or a tool definition approval is exactly, beyond its summary. */
-function _actionDetail(gate: Gate, result: GateDetail["result"]): Html | string {
+function _actionDetail(gate: Gate, detail: GateDetail): Html | string {
   const { action } = gate;
+  const title = detail.upstreamTitle ?? ("upstream" in action ? action.upstream : "");
   if (action.type === "call_upstream") {
     return html`
       <h2>The call</h2>
-      <p>Upstream <code>${action.upstream}</code>, tool <code>${action
-        .tool}</code>, with these arguments (SHA-256 <code>${action
-        .argumentsSha256}</code>):</p>
-      <pre>${_pretty(action.arguments)}</pre>
-      ${gate.status === "pending"
-        ? html`<p>Approved after ${moment(action.expiresAt)}, the call is not made.</p>`
-        : ""}
-      ${result === null ? "" : _answer(result)}
+      <p>The tool <code>${action.tool}</code> of ${title}${detail.toolDescription === null
+        ? "."
+        : html`, which its upstream describes so:`}</p>
+      ${detail.toolDescription === null
+        ? ""
+        : html`<blockquote id="tool-description">${detail.toolDescription}</blockquote>`}
+      <p>With these arguments:</p>
+      <pre>${prettyJson(action.arguments)}</pre>
+      ${onDemand("SHA-256 of the arguments", action.argumentsSha256)}
+      ${detail.result === null ? "" : _answer(detail.result)}
     `;
   }
   if (action.type === "approve_tool_definition") {
-    const before = action.previous === null ? "" : _pretty(action.previous);
-    const lines = lineDiff(before, _pretty(action.definition));
+    const before = action.previous === null ? "" : prettyJson(action.previous);
+    const lines = lineDiff(before, prettyJson(action.definition));
     return html`
       <h2>${action.change === "new" ? "The new tool's definition" : "What changed"}</h2>
-      <p>Upstream <code>${action.upstream}</code>, tool <code>${action
-        .tool}</code>. Removed lines are marked −, added lines +.</p>
+      <p>${title}, tool <code>${action.tool}</code>. Removed lines are marked −, added lines
+      +.</p>
       <pre class="diff">${_diffLines(lines)}</pre>
     `;
   }
@@ -223,7 +248,7 @@ function _actionDetail(gate: Gate, result: GateDetail["result"]): Html | string 
 
 /** What the upstream answered; past PAGE_RESULT_CHARS, its beginning and where the rest is. */
 function _answer(result: Readonly<Record<string, unknown>>): Html {
-  const text = _pretty(result);
+  const text = prettyJson(result);
   if (text.length <= PAGE_RESULT_CHARS) {
     return html`
       <h2>What the upstream answered</h2>
@@ -243,11 +268,16 @@ function _answer(result: Readonly<Record<string, unknown>>): Html {
  * definition served now, or a new tool's whole definition, and whether its calls will need an
  * approval. While the owner decides, each has a "Leave out" box of the decision form.
  */
-function _batchDetail(gate: Gate, tools: readonly BatchTool[], deciding: boolean): Html {
+function _batchDetail(
+  gate: Gate,
+  title: string,
+  tools: readonly BatchTool[],
+  deciding: boolean,
+): Html {
   if (gate.action.type !== "approve_tool_definitions") return html``;
   const { upstream } = gate.action;
   const tool = (item: BatchTool) => {
-    const before = item.previous === null ? "" : _pretty(item.previous);
+    const before = item.previous === null ? "" : prettyJson(item.previous);
     return html`
       <section class="batch-tool">
         <h3><code>${servedToolName(upstream, item.tool)}</code>: ${item.change === "new"
@@ -259,7 +289,7 @@ function _batchDetail(gate: Gate, tools: readonly BatchTool[], deciding: boolean
         ${item.leftOut
           ? html`<p><strong>Left out of this approval:</strong> it stays held.</p>`
           : ""}
-        <pre class="diff">${_diffLines(lineDiff(before, _pretty(item.definition)))}</pre>
+        <pre class="diff">${_diffLines(lineDiff(before, prettyJson(item.definition)))}</pre>
         ${deciding
           ? html`
             <label
@@ -273,7 +303,7 @@ function _batchDetail(gate: Gate, tools: readonly BatchTool[], deciding: boolean
   };
   return html`
     <h2>The tools</h2>
-    <p>Upstream <code>${upstream}</code>, ${countOf(tools.length, "tool")} ${gate.status ===
+    <p>${title}, ${countOf(tools.length, "tool")} ${gate.status ===
         "pending"
       ? "waiting"
       : "still held"}. A changed definition shows what changed, a new tool its whole
@@ -294,11 +324,6 @@ function _diffLines(lines: readonly DiffLine[]): Html {
       : `  ${escapeHtml(text)}`
   );
   return unsafeHtml(marked.join("\n"));
-}
-
-/** Members in a stable order, indented: the same value always reads the same. */
-function _pretty(value: unknown): string {
-  return JSON.stringify(JSON.parse(canonicalJson(value)), null, 2);
 }
 
 export function approvalErrorPage(email: string, title: string, message: string): string {

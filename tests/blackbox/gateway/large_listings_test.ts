@@ -133,9 +133,11 @@ async function _exercise(t: Deno.TestContext, label: string, store?: Store) {
           "owner@example.com",
           gateUrl,
         ]]);
+        // The upstream's change, not an agent's request; the body says what approving does.
+        assert.match(asked[0]!.subject, /: Tiny changed or added 151 tools$/);
         assert.match(
-          asked[0]!.subject,
-          /Serve 1 changed tool definition and 150 new tools of Tiny/,
+          asked[0]!.text,
+          /Approving would: Serve 1 changed tool definition and 150 new tools of Tiny\./,
         );
       },
     );

@@ -156,7 +156,7 @@ Deno.test("the MCP SDK client reaches upstream tools through OAuth, progress, ca
         assert.ok(page.includes("Call the tool get-sum of Everything once"), page);
         assert.ok(
           page.includes(
-            "Upstream <code>everything</code>, tool <code>get-sum</code>, with these arguments",
+            "The tool <code>get-sum</code> of Everything",
           ),
           page,
         );

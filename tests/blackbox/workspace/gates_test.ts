@@ -196,7 +196,7 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       const auditLink = `/account/audit?business=${b}`;
       assert.ok(page.text.includes(`href="${auditLink}">Audit log</a>`));
       const audit = await owner.get(`${authUrl}${auditLink}`);
-      assert.match(audit.text, /data-label="What">Start one run/);
+      assert.match(audit.text, /data-label="What">Owner approved: Start one run/);
       const memberPage = await member.get(`${authUrl}/account`);
       assert.ok(memberPage.text.includes('data-connection-status="verified"'));
       assert.ok(!memberPage.text.includes("Audit log"));
