@@ -223,6 +223,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       scopes,
       gateway,
       connect,
+      connections,
       ...services,
     });
     const admin = metrics === undefined ? null : createAdminSite({
@@ -268,6 +269,8 @@ type SiteDeps = ProcessServices & {
   readonly gateway: UpstreamSet;
   /** The pages of per-person upstream connections; none without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly connect: ConnectRoutes | undefined;
+  /** People's upstream connections; null without VESTIBULE_UPSTREAM_KEY_FILE. */
+  readonly connections: Connections | null;
 };
 
 /**

@@ -279,6 +279,9 @@ export function accountPage(options: {
         <h4>Members</h4>
         ${_members(view)}
         ${extras.connections}
+        <p class="actions">${
+          linkButton(`/account/servers?business=${business.id}`, "Servers and tools")
+        }</p>
         ${owner
           ? html`<p class="actions">${
             linkButton(`/account/audit?business=${business.id}`, "Audit log")

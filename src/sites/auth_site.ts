@@ -31,6 +31,10 @@ import { storedClientName } from "../oauth/clients.ts";
 import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import type { ConnectRoutes } from "../gateway/connect/routes.ts";
+import type { Connections } from "../gateway/connect/connections.ts";
+import type { UpstreamSet } from "../gateway/upstream_set.ts";
+import { createServerInventory } from "../gateway/servers/inventory.ts";
+import { createServersRoutes } from "../gateway/servers/routes.ts";
 import { html } from "../ui/html.ts";
 import { authPage } from "../ui/auth_pages.ts";
 import { htmlErrorAnswers } from "../ui/error_pages.ts";
@@ -64,6 +68,10 @@ export interface AuthSiteDeps {
   readonly scopes: ScopeCatalogue;
   /** People's connections to per-person upstreams; none without an upstream key file. */
   readonly connect?: ConnectRoutes | undefined;
+  /** The live upstreams, for the servers page; none when the site is built without them. */
+  readonly gateway?: Pick<UpstreamSet, "upstreams"> | undefined;
+  /** People's upstream connections, for the servers page; null without an upstream key file. */
+  readonly connections?: Connections | null | undefined;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
@@ -135,6 +143,15 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     audit: workspace.audit,
     clientName,
   });
+  const servers = createServersRoutes({
+    ...deps,
+    inventory: createServerInventory({
+      upstreams: () => deps.gateway?.upstreams ?? [],
+      pins: workspace.workspace.upstreamPins,
+      connections: deps.connections ?? null,
+    }),
+    connectable: (deps.connections ?? null) !== null,
+  });
   const metadata = withCors(cors.open, { GET: oauth.metadata });
   return {
     "/assets/style.css": { GET: stylesheetHandler(deps.stylesheet) },
@@ -152,6 +169,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/sign-out": people.signOut,
     "/account": people.account,
     "/account/audit": audit.page,
+    "/account/servers": servers.page,
     "/approvals": approvals.list,
     "/approvals/*": approvals.gate,
     ...(connect === undefined ? {} : {
