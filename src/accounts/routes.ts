@@ -107,6 +107,9 @@ const RevokeFormSchema = v.object({
   grant: v.optional(v.string(), ""),
 });
 
+/** The purpose of the owners' invitation form's token (workspace/pages/invite_routes.ts). */
+export const INVITE_CSRF_PURPOSE = "invite-member";
+
 const CSRF_FAILED = "This form has expired or did not come from this site. Please submit it again.";
 
 /** Pages carry one-time tokens and personal data: never cached. */
@@ -179,6 +182,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         account: session.account,
         ...(await signOutFor(session)),
         revokeCsrf: await sessions.csrfToken(session, "revoke"),
+        inviteCsrf: await sessions.csrfToken(session, INVITE_CSRF_PURPOSE),
         businesses: await Promise.all(memberships.map(async ({ business, role }) => ({
           business,
           role,

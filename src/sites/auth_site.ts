@@ -27,6 +27,7 @@ import { stylesheetHandler } from "../ui/stylesheet.ts";
 import { createWorkspaceAccountSection } from "../workspace/pages/account_section.ts";
 import { createApprovalRoutes } from "../workspace/pages/approval_routes.ts";
 import { createAuditRoutes } from "../workspace/pages/audit_routes.ts";
+import { createInviteRoutes } from "../workspace/pages/invite_routes.ts";
 import { storedClientName } from "../oauth/clients.ts";
 import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
@@ -143,6 +144,13 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     audit: workspace.audit,
     clientName,
   });
+  const invite = createInviteRoutes({
+    ...deps,
+    workspace: workspace.workspace,
+    mailer: workspace.mailer,
+    audit: workspace.audit,
+    authUrl: config.authUrl,
+  });
   const servers = createServersRoutes({
     ...deps,
     inventory: createServerInventory({
@@ -170,6 +178,7 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/account": people.account,
     "/account/audit": audit.page,
     "/account/servers": servers.page,
+    "/account/members": invite.members,
     "/approvals": approvals.list,
     "/approvals/*": approvals.gate,
     ...(connect === undefined ? {} : {
