@@ -35,6 +35,8 @@ export interface LinkFormPage {
   readonly error?: string;
   /** What is waiting behind the sign-in: the application asking, the approval, the connection. */
   readonly waiting?: Html | null;
+  /** The person just signed out (sign-out lands on the sign-in page). */
+  readonly signedOut?: boolean;
 }
 
 function _waiting(waiting: Html | null | undefined): Html | string {
@@ -73,6 +75,13 @@ export function signInPage(options: LinkFormPage): string {
   return _layout(
     "Sign in",
     html`
+      ${options.signedOut
+        ? notice(
+          "success",
+          "You are signed out. Sign in again here when you need to.",
+          "signed-out",
+        )
+        : ""}
       ${_waiting(options.waiting)}
       <p>There are no passwords: we send a one-time sign-in link to your e-mail address.</p>
       ${_error(options.error)}

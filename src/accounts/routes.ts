@@ -218,10 +218,12 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
     GET: _guard(async (request) => {
       const returnTo = returnToOf(request);
       const waiting = await waitingBehind(returnTo);
+      // Where sign-out lands: the page says it happened.
+      const signedOut = new URL(request.url).searchParams.has("signed_out");
       return withCsrf(
         request,
         form.purpose,
-        (token) => form.page({ csrf: token, returnTo, waiting }),
+        (token) => form.page({ csrf: token, returnTo, waiting, signedOut }),
       );
     }),
     POST: _guard(async (request, context) => {
@@ -348,7 +350,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         ) {
           return _page(errorPage("Request refused", CSRF_FAILED), 403);
         }
-        return _redirect(`${config.authUrl}/sign-in`, {
+        return _redirect(`${config.authUrl}/sign-in?signed_out`, {
           "Set-Cookie": await sessions.end(session),
         });
       }),
