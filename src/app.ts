@@ -210,6 +210,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       issuer: issuerOf(config),
       learnTools: async (name, caller) => await personal.get(name)?.listWith(caller),
       authUrl: config.authUrl,
+      log,
     });
     metrics?.watchUpstreams(() =>
       gateway.upstreams.map((live) => ({ name: live.config.name, up: live.state === "ready" }))
