@@ -77,8 +77,9 @@ export function createServerInventory(deps: ServerInventoryDeps): ServerInventor
       const pin = records.pins.get(name)?.value ?? null;
       const hold = records.holds.get(name)?.value ?? null;
       const live = listed.get(name);
-      const definition: ToolDefinition | null = (live?.definition as ToolDefinition) ??
-        pin?.definition ?? null;
+      // What agents are shown: the pinned definition, else the one listed (not yet pinned).
+      const definition: ToolDefinition | null = pin?.definition ??
+        (live?.definition as ToolDefinition | undefined) ?? null;
       return {
         name,
         title: _text(definition?.title) ?? _text(_object(definition?.annotations)?.title),

@@ -2,6 +2,7 @@
 // read each upstream's state and every tool's settings, pinned definition and held change;
 // members read which servers exist and whether they connected their own account. Read-only: the
 // operator's file decides the servers and their settings, the page says so.
+import { countOf } from "../../count_words.ts";
 import { authPage, moment } from "../../ui/auth_pages.ts";
 import { linkButton, notice, table } from "../../ui/components.ts";
 import { type Html, html } from "../../ui/html.ts";
@@ -37,7 +38,9 @@ function _state(row: UpstreamRow): Html {
     return say("starting", row.personal ? "no one connected it yet" : "not listed yet");
   }
   const held = row.tools.filter((tool) => tool.hold !== null && !tool.hold.leftOut).length;
-  return held === 0 ? say("up", "up") : say("held-changes", `up, ${held} held change(s)`);
+  return held === 0
+    ? say("up", "up")
+    : say("held-changes", `up; ${countOf(held, "change")} held for approval`);
 }
 
 /** The last error, in words, with what to do about it. */

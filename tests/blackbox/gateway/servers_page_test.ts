@@ -122,6 +122,7 @@ Deno.test("the servers page shows owners each upstream and its tools, and member
       assert.match(quoteRow, /Changed definition held for approval/);
       // The pinned definition is still the one agents see.
       assert.match(quoteRow, /Quotes a price\./);
+      assert.doesNotMatch(quoteRow, /in euros/);
       assert.equal((await owner.get(`${ws.server.authUrl}/approvals/${gate[1]}`)).status, 200);
     });
 
