@@ -93,7 +93,9 @@ function _definition(tool: ToolRow): Html | string {
   }
   if (!tool.listed && !tool.hidden) parts.push(html`<p class="muted">No longer listed.</p>`);
   if (tool.pin === null) {
-    if (!tool.hidden && tool.hold === null) parts.push(html`<p class="muted">Not pinned yet.</p>`);
+    if (!tool.hidden && tool.hold === null && tool.leftOut === null) {
+      parts.push(html`<p class="muted">Not pinned yet.</p>`);
+    }
   } else {
     parts.push(html`
       <details class="definition">

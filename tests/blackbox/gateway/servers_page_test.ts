@@ -1,13 +1,15 @@
 // The servers page (/account/servers), end to end: a real server in front of a tiny upstream, one
 // that never answers and one whose file names a tool it does not list. An owner reads each
 // upstream's state and every tool with its settings, pinned definition and held change; a member
-// reads only which servers exist; someone else's business is not found.
+// reads only which servers exist (and whether they connected a per-person one); someone else's
+// business is not found.
 import assert from "node:assert/strict";
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { freePort } from "../../../testkit/upstreams.ts";
 import { type Browser, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
 import { startGatewayServer, until } from "../support/gateway_support.ts";
+import { connect, personBrowser, startPersonUpstream } from "../support/person_upstream_support.ts";
 
 const tool = (name: string, description = `The ${name} tool.`): TinyTool => ({
   definition: { name, description, inputSchema: { type: "object" } },
@@ -160,5 +162,28 @@ Deno.test("the servers page shows owners each upstream and its tools, and member
     await ws.close();
     await shop.close();
     await misnamed.close();
+  }
+});
+
+Deno.test("the servers page says a per-person upstream needs connecting until the person connected it", async () => {
+  const setup = await startPersonUpstream();
+  const { ws } = setup;
+  try {
+    const url = `${ws.server.authUrl}/account/servers?business=${ws.businessId}`;
+    const owner = await personBrowser(setup);
+    const member = await personBrowser(setup, "member@example.com");
+    const before = (await owner.get(url)).text;
+    assert.match(sectionOf(before, "crm"), /data-state="needs-connecting"/);
+    assert.match(before, /Connect your Acme CRM account/);
+    assert.match((await member.get(url)).text, /data-upstream="crm" data-status="none"/);
+
+    assert.equal((await connect(setup, owner, "alice")).status, 200);
+    const after = (await owner.get(url)).text;
+    assert.doesNotMatch(sectionOf(after, "crm"), /needs-connecting/);
+    assert.match(after, /data-upstream="crm" data-status="connected">You connected your account/);
+    // Each person's own: the member still has not.
+    assert.match((await member.get(url)).text, /data-upstream="crm" data-status="none"/);
+  } finally {
+    await setup.close();
   }
 });
