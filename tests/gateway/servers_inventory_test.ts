@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { UpstreamConfig } from "../../src/config/upstreams.ts";
 import { canonicalSha256 } from "../../src/canonical_json.ts";
-import { createServerInventory } from "../../src/gateway/servers/inventory.ts";
+import { createServerInventory, TOOLS_SHOWN } from "../../src/gateway/servers/inventory.ts";
 import type { LiveTool, LiveUpstream } from "../../src/gateway/upstream_set.ts";
 import type { Entry } from "../../src/store/store.ts";
 import type {
@@ -143,4 +143,24 @@ Deno.test("the inventory shows each tool as agents are shown it, with its settin
 
   const [memberRow] = await inventory.of("b1", "a2", false);
   assert.deepEqual(memberRow!.tools, []);
+});
+
+Deno.test("the inventory shows at most TOOLS_SHOWN tools of an upstream, and says how many more", async () => {
+  const many = Array.from({ length: TOOLS_SHOWN + 7 }, (_, i) => definition(`t${i}`, "A tool."));
+  let measured = 0;
+  const inventory = createServerInventory({
+    upstreams: () => [live(config("big"), many)],
+    pins: {
+      read: () => Promise.resolve({ pins: new Map(), holds: new Map(), first: null }),
+      problem: () => {
+        measured++;
+        return null;
+      },
+    },
+    connections: null,
+  });
+  const [row] = await inventory.of("b1", "a1", true);
+  assert.equal(row!.tools.length, TOOLS_SHOWN);
+  assert.equal(row!.toolsNotShown, 7);
+  assert.equal(measured, TOOLS_SHOWN, "only the tools shown are measured");
 });

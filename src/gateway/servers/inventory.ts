@@ -49,9 +49,14 @@ export interface UpstreamRow {
   readonly personal: boolean;
   /** The viewer's own connection of a per-person upstream; null otherwise or when none. */
   readonly own: ConnectionView | null;
-  /** Its tools for an owner (hidden ones included, marked); empty for a member. */
+  /** Its tools for an owner (hidden ones included, marked), at most TOOLS_SHOWN; empty for a member. */
   readonly tools: readonly ToolRow[];
+  /** How many more it has than `tools` shows. */
+  readonly toolsNotShown: number;
 }
+
+/** Tools shown per upstream: an upstream may list 10,000, and a page of them all is megabytes. */
+export const TOOLS_SHOWN = 500;
 
 export interface ServerInventoryDeps {
   /** The live upstreams now. */
@@ -67,13 +72,14 @@ export interface ServerInventory {
 }
 
 export function createServerInventory(deps: ServerInventoryDeps): ServerInventory {
-  const toolsOf = async (live: LiveUpstream, businessId: string): Promise<ToolRow[]> => {
+  const toolsOf = async (live: LiveUpstream, businessId: string) => {
     const { config } = live;
     const records = await deps.pins.read(businessId, config.name);
     const listed = live.tools ?? new Map();
     // Listed tools in listing order, then pinned ones no longer listed, then hidden names.
     const names = [...new Set([...listed.keys(), ...records.pins.keys(), ...config.hidden])];
-    return names.map((name) => {
+    const notShown = Math.max(0, names.length - TOOLS_SHOWN);
+    const rows = names.slice(0, TOOLS_SHOWN).map((name): ToolRow => {
       const pin = records.pins.get(name)?.value ?? null;
       const hold = records.holds.get(name)?.value ?? null;
       const live = listed.get(name);
@@ -96,6 +102,7 @@ export function createServerInventory(deps: ServerInventoryDeps): ServerInventor
           : deps.pins.problem(businessId, config.name, live.definition as ToolDefinition),
       };
     });
+    return { rows, notShown };
   };
 
   const rowOf = async (
@@ -109,6 +116,7 @@ export function createServerInventory(deps: ServerInventoryDeps): ServerInventor
     const own = personal && deps.connections !== null
       ? await deps.connections.get(config.name, { businessId, accountId })
       : null;
+    const tools = owner ? await toolsOf(live, businessId) : { rows: [], notShown: 0 };
     return {
       name: config.name,
       title: config.title,
@@ -117,7 +125,8 @@ export function createServerInventory(deps: ServerInventoryDeps): ServerInventor
       problem: live.problem,
       personal,
       own,
-      tools: owner ? await toolsOf(live, businessId) : [],
+      tools: tools.rows,
+      toolsNotShown: tools.notShown,
     };
   };
 

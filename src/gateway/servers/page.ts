@@ -137,6 +137,10 @@ function _ownerSection(row: UpstreamRow, options: ServersPageOptions): Html {
         ? html`<p>${_connection(row, options.business.id, options.connectable)}</p>`
         : ""}
       ${_tools(row)}
+      ${row.toolsNotShown === 0 ? "" : html`<p class="muted" id="tools-not-shown-${row.name}">
+        ${countOf(row.toolsNotShown, "more tool")} not shown: this page shows the first
+        ${row.tools.length}. Held changes are all on <a href="/approvals">the approvals page</a>.
+      </p>`}
     </section>
   `;
 }
