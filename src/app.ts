@@ -223,6 +223,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
         return live === undefined ? undefined : await personal.get(live)?.listWith(caller);
       },
       authUrl: config.authUrl,
+      log,
     });
     metrics?.watchUpstreams(() =>
       gateway.upstreams.map((live) => ({ name: live.config.name, up: live.state === "ready" }))
@@ -236,6 +237,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       scopes,
       gateway,
       connect,
+      connections,
       ...services,
     });
     const admin = metrics === undefined ? null : createAdminSite({
@@ -287,6 +289,8 @@ type SiteDeps = ProcessServices & {
   readonly gateway: UpstreamSet;
   /** The pages of per-person upstream connections; none without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly connect: ConnectRoutes | undefined;
+  /** People's upstream connections; null without VESTIBULE_UPSTREAM_KEY_FILE. */
+  readonly connections: Connections | null;
 };
 
 /**

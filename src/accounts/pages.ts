@@ -37,6 +37,8 @@ export interface LinkFormPage {
   readonly error?: string;
   /** What is waiting behind the sign-in: the application asking, the approval, the connection. */
   readonly waiting?: Html | null;
+  /** The person just signed out (sign-out lands on the sign-in page). */
+  readonly signedOut?: boolean;
 }
 
 function _waiting(waiting: Html | null | undefined): Html | string {
@@ -75,6 +77,13 @@ export function signInPage(options: LinkFormPage): string {
   return _layout(
     "Sign in",
     html`
+      ${options.signedOut
+        ? notice(
+          "success",
+          "You are signed out. Sign in again here when you need to.",
+          "signed-out",
+        )
+        : ""}
       ${_waiting(options.waiting)}
       <p>There are no passwords: we send a one-time sign-in link to your e-mail address.</p>
       ${_error(options.error)}
@@ -270,15 +279,36 @@ function _agents(options: {
   }${othersTable}`;
 }
 
-function _members(view: AccountBusinessView): Html {
+function _members(view: AccountBusinessView, inviteCsrf: string): Html {
   if (view.members === null) {
-    return html`<p>You are a member of this business; its owners manage its members, approvals and
-      audit log.</p>`;
+    return html`<p>You are a member of this business; its owners manage its members and approvals,
+      and read everyone's audit log.</p>`;
   }
-  return table("People in this business", [
-    { label: "Person", cell: (m) => m.email },
-    { label: "Role", cell: (m) => ROLE_WORDS[m.role] },
-  ], view.members);
+  return html`${
+    table("People in this business", [
+      { label: "Person", cell: (m) => m.email },
+      { label: "Role", cell: (m) => ROLE_WORDS[m.role] },
+    ], view.members)
+  }${_inviteForm(view.business.id, inviteCsrf)}`;
+}
+
+/** An owner adds someone to the business; they are mailed the invitation (workspace's). */
+function _inviteForm(businessId: string, csrf: string): Html {
+  return html`
+    <form method="post" action="/account/members" class="invite">
+      <input type="hidden" name="csrf" value="${csrf}">
+      <input type="hidden" name="business" value="${businessId}">
+      <label for="invite-email-${businessId}">Invite someone by e-mail</label>
+      <input id="invite-email-${businessId}" name="email" type="email" autocomplete="off" required
+        maxlength="254">
+      <label for="invite-role-${businessId}">Role</label>
+      <select id="invite-role-${businessId}" name="role">
+        <option value="member" selected>Member: works with agents</option>
+        <option value="owner">Owner: also approves and manages members</option>
+      </select>
+      <div class="actions">${button("Send the invitation", { kind: "secondary" })}</div>
+    </form>
+  `;
 }
 
 /** Below the businesses: another business for owners; for a member it is not the way in. */
@@ -296,6 +326,8 @@ export function accountPage(options: {
   account: Account;
   signOutCsrf: string;
   revokeCsrf: string;
+  /** The owners' invitation form's token. */
+  inviteCsrf: string;
   businesses: readonly AccountBusinessView[];
   /** {api_url}: the agent connects to its MCP endpoint. */
   apiUrl: string;
@@ -320,13 +352,16 @@ export function accountPage(options: {
           revokeCsrf: options.revokeCsrf,
         })}
         <h4>Members</h4>
-        ${_members(view)}
+        ${_members(view, options.inviteCsrf)}
         ${extras.connections}
-        ${owner
-          ? html`<p class="actions">${
-            linkButton(`/account/audit?business=${business.id}`, "Audit log")
-          }</p>`
-          : ""}
+        <p class="actions">${linkButton(
+          `/account/servers?business=${business.id}`,
+          "Servers and tools",
+        )}</p>
+        <p class="actions">${linkButton(
+          `/account/audit?business=${business.id}`,
+          owner ? "Audit log" : "Your audit log",
+        )}</p>
       </section>
     `;
   };

@@ -114,6 +114,9 @@ const RevokeFormSchema = v.object({
   grant: v.optional(v.string(), ""),
 });
 
+/** The purpose of the owners' invitation form's token (workspace/pages/invite_routes.ts). */
+export const INVITE_CSRF_PURPOSE = "invite-member";
+
 const CSRF_FAILED = "This form has expired or did not come from this site. Please submit it again.";
 
 /** Pages carry one-time tokens and personal data: never cached. */
@@ -209,6 +212,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         account: session.account,
         ...(await signOutFor(session)),
         revokeCsrf: await sessions.csrfToken(session, "revoke"),
+        inviteCsrf: await sessions.csrfToken(session, INVITE_CSRF_PURPOSE),
         businesses: await Promise.all(memberships.map(async ({ business, role }) => ({
           business,
           role,
@@ -247,10 +251,12 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
     GET: _guard(async (request) => {
       const returnTo = returnToOf(request);
       const waiting = await waitingBehind(returnTo);
+      // Where sign-out lands: the page says it happened.
+      const signedOut = new URL(request.url).searchParams.has("signed_out");
       return withCsrf(
         request,
         form.purpose,
-        (token) => form.page({ csrf: token, returnTo, waiting }),
+        (token) => form.page({ csrf: token, returnTo, waiting, signedOut }),
       );
     }),
     POST: _guard(async (request, context) => {
@@ -397,7 +403,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         ) {
           return _page(errorPage("Request refused", CSRF_FAILED), 403);
         }
-        return _redirect(`${config.authUrl}/sign-in`, {
+        return _redirect(`${config.authUrl}/sign-in?signed_out`, {
           "Set-Cookie": await sessions.end(session),
         });
       }),

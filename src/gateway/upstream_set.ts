@@ -58,6 +58,8 @@ export interface LiveUpstream {
   readonly tools: ReadonlyMap<string, LiveTool> | null;
   /** Why the last listing or call failed, or why it is held, in words (no secrets); else null. */
   readonly problem: string | null;
+  /** When it stopped answering, while `down`; else null. */
+  readonly downSince: number | null;
   /** Goes up whenever `tools` or `state` changes (caches key on it). */
   readonly generation: number;
   /** Resolves once the first listing ended, or after `maxWaitMs`, whichever is first. */
@@ -213,6 +215,7 @@ function _live(
   let state: UpstreamState = "starting";
   let tools: ReadonlyMap<string, LiveTool> | null = null;
   let problem: string | null = null;
+  let downSince: number | null = null;
   let generation = 0;
   let listing: Promise<void> | null = null;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -236,6 +239,7 @@ function _live(
         problem: reason,
       });
       generation++;
+      downSince = now();
     }
     state = "down";
     problem = reason;
@@ -260,6 +264,7 @@ function _live(
       }
       tools = next;
       state = nextState;
+      downSince = null;
       problem = held;
       retryMs = retryMinMs;
       schedule(refreshMs);
@@ -289,6 +294,9 @@ function _live(
     },
     get problem() {
       return problem;
+    },
+    get downSince() {
+      return downSince;
     },
     get generation() {
       return generation;

@@ -27,10 +27,15 @@ import { assetHandler, loadCopyScript } from "../ui/stylesheet.ts";
 import { createWorkspaceAccountSection } from "../workspace/pages/account_section.ts";
 import { createApprovalRoutes } from "../workspace/pages/approval_routes.ts";
 import { createAuditRoutes } from "../workspace/pages/audit_routes.ts";
+import { createInviteRoutes } from "../workspace/pages/invite_routes.ts";
 import { storedClientName } from "../oauth/clients.ts";
 import { revokeGrantWithAudit } from "../workspace/domain/grant_revocation.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import type { ConnectRoutes } from "../gateway/connect/routes.ts";
+import type { Connections } from "../gateway/connect/connections.ts";
+import type { UpstreamSet } from "../gateway/upstream_set.ts";
+import { createServerInventory } from "../gateway/servers/inventory.ts";
+import { createServersRoutes } from "../gateway/servers/routes.ts";
 import { html } from "../ui/html.ts";
 import { authPage } from "../ui/auth_pages.ts";
 import { htmlErrorAnswers } from "../ui/error_pages.ts";
@@ -65,6 +70,10 @@ export interface AuthSiteDeps {
   readonly scopes: ScopeCatalogue;
   /** People's connections to per-person upstreams; none without an upstream key file. */
   readonly connect?: ConnectRoutes | undefined;
+  /** The live upstreams, for the servers page; none when the site is built without them. */
+  readonly gateway?: Pick<UpstreamSet, "upstreams"> | undefined;
+  /** People's upstream connections, for the servers page; null without an upstream key file. */
+  readonly connections?: Connections | null | undefined;
 }
 
 export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
@@ -137,6 +146,22 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     audit: workspace.audit,
     clientName,
   });
+  const invite = createInviteRoutes({
+    ...deps,
+    workspace: workspace.workspace,
+    mailer: workspace.mailer,
+    audit: workspace.audit,
+    authUrl: config.authUrl,
+  });
+  const servers = createServersRoutes({
+    ...deps,
+    inventory: createServerInventory({
+      upstreams: () => deps.gateway?.upstreams ?? [],
+      pins: workspace.workspace.upstreamPins,
+      connections: deps.connections ?? null,
+    }),
+    connectable: (deps.connections ?? null) !== null,
+  });
   const metadata = withCors(cors.open, { GET: oauth.metadata });
   return {
     "/assets/style.css": { GET: assetHandler(deps.stylesheet) },
@@ -155,6 +180,8 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     "/sign-out": people.signOut,
     "/account": people.account,
     "/account/audit": audit.page,
+    "/account/servers": servers.page,
+    "/account/members": invite.members,
     "/approvals": approvals.list,
     "/approvals/*": approvals.gate,
     ...(connect === undefined ? {} : {

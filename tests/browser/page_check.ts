@@ -49,3 +49,14 @@ export async function checkPage(page: Page, name: string): Promise<void> {
     assert.equal(overflow, null, `${name} at ${label} width is wider than the screen`);
   }
 }
+
+/** How many lines the label of each button reading `label` takes (a label that wraps: 2). */
+export async function buttonLines(page: Page, label: string): Promise<number[]> {
+  return await page.evaluate(`[...document.querySelectorAll(".button")]
+    .filter((b) => b.textContent.trim() === ${JSON.stringify(label)})
+    .map((b) => {
+      const style = getComputedStyle(b);
+      const inner = b.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
+      return Math.round(inner / parseFloat(style.lineHeight));
+    })`) as number[];
+}

@@ -2,14 +2,19 @@
 // phone width, checked by axe-core and for fitting the screen (page_check.ts): the public site,
 // the connection guide, sign-in and its dead ends, approvals as owner and member with the
 // owner's confirmation, the account page of both (with "Connect your agent" and its copy
-// button), sign-out, and the error pages.
+// button) with a busy audit log, the servers page of both, sign-out, and the error pages.
 import assert from "node:assert/strict";
 import { type BrowserContext, chromium, type Page } from "npm:playwright-core@^1.56.0";
 import { tempOutbox } from "../blackbox/support/accounts_browser.ts";
 import type { Browser } from "../blackbox/support/accounts_browser.ts";
-import { signIn, startWorkspaceServer } from "../blackbox/support/workspace_support.ts";
+import { signIn } from "../blackbox/support/workspace_support.ts";
+import { startGatewayServer, until } from "../blackbox/support/gateway_support.ts";
+import { issueGrant } from "../../testkit/issue_grant.ts";
+import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../testkit/tiny_upstream.ts";
+import { freePort } from "../../testkit/upstreams.ts";
+import { createAuditLog } from "../../src/workspace/domain/audit.ts";
 import { CHROMIUM, chromiumAvailable } from "./chromium.ts";
-import { checkPage } from "./page_check.ts";
+import { buttonLines, checkPage } from "./page_check.ts";
 
 const available = chromiumAvailable("the pages browser test");
 
@@ -21,8 +26,78 @@ Deno.test({
   sanitizeResources: false,
   fn: async (t) => {
     const outbox = await tempOutbox();
-    const ws = await startWorkspaceServer({ VESTIBULE_MAIL: outbox.env });
+    // An upstream whose tools are gated, hidden and changed (held), and one that is down.
+    const tool = (name: string, description: string): TinyTool => ({
+      definition: { name, description, inputSchema: { type: "object" } },
+      handler: () => ({ content: [{ type: "text", text: name }] }),
+    });
+    const tools = [
+      ADD_TOOL,
+      tool("refund_customer", "Refunds an order to the customer's card, in full or in part."),
+      tool("quote", "Quotes a price."),
+      tool("export_everything", "Exports every record."),
+    ];
+    const changeQuote: TinyTool = {
+      ...tool("change_quote", "Changes the quote tool."),
+      handler() {
+        shop.setTools([
+          ...tools.filter((t) => t.definition.name !== "quote"),
+          tool("quote", "Quotes a price, in euros, with tax."),
+          changeQuote,
+        ], { notify: true });
+        return { content: [{ type: "text", text: "changed" }] };
+      },
+    };
+    const shop = startTinyUpstream({ answer: "sse", tools: [...tools, changeQuote] });
+    const ws = await startGatewayServer([
+      {
+        name: "shop",
+        title: "Acme Shop",
+        url: shop.url,
+        gated: ["refund_customer"],
+        hidden: ["export_everything"],
+      },
+      { name: "ledger", title: "Ledger (down)", url: `http://127.0.0.1:${freePort()}/mcp` },
+    ], { VESTIBULE_MAIL: outbox.env });
     const { baseUrl: base, authUrl: auth } = ws.server;
+    const { token: shopToken } = await ws.token(["app.access", "upstream.shop"]);
+    await ws.toolNames(shopToken);
+    await ws.call(shopToken, "shop__change_quote");
+    await until(
+      "the changed quote held",
+      async () => (await ws.call(shopToken, "shop__quote")).message.result?.isError === true,
+    );
+    // A busy account and audit log: an agent with a long name and many permissions, long
+    // summaries and actions (the audit page once scrolled sideways on a phone, and "Revoke"
+    // wrapped at desktop width).
+    const longAgent = "Claude Desktop for the refunds and billing operations team (eu-west)";
+    await issueGrant({ config: ws.server.config, store: ws.server.store, now: Date.now }, {
+      accountId: ws.ownerId,
+      businessId: ws.businessId,
+      clientId: "https://agents.example.com/clients/refunds-and-billing-operations/metadata.json",
+      clientName: longAgent,
+      scopes: [
+        "app.access",
+        "workflows.run",
+        "skills.draft",
+        "billing.read",
+        "upstream.shop",
+        "records.write",
+      ],
+    });
+    const audit = createAuditLog(ws.server.store, Date.now);
+    for (let i = 0; i < 12; i++) {
+      await audit.append({
+        businessId: ws.businessId,
+        accountId: i % 2 === 0 ? ws.ownerId : ws.memberId,
+        actor: "agent",
+        clientId: "https://agents.example.com/clients/refunds-and-billing-operations/metadata.json",
+        action: i % 3 === 0 ? "approve_tool_definition_change_batch" : "shop__refund_customer",
+        summary: `called shop__refund_customer with {"order":"ORD-2026-000104${i}",` +
+          `"amount":"120.00","currency":"USD","reason":"damaged-on-arrival-replacement-sent"}`,
+        gateId: null,
+      });
+    }
     await ws.workspace.workflows.put(ws.businessId, {
       id: "wf-1",
       name: "Refund triage",
@@ -134,10 +209,19 @@ Deno.test({
           await page.goto(`${auth}/account`);
           await checkPage(page, "53-account-owner");
           await copiesTheMcpAddress(page);
+          const revokes = await buttonLines(page, "Revoke");
+          assert.deepEqual(revokes, [1, 1], "a Revoke button wraps at desktop width");
           await page.getByRole("link", { name: "Audit log" }).first().click();
           await page.waitForLoadState();
           assert.equal(new URL(page.url()).pathname, "/account/audit");
           await checkPage(page, "53-audit-log");
+          await page.goto(`${auth}/account`);
+          await page.getByRole("link", { name: "Servers and tools" }).first().click();
+          await page.waitForLoadState();
+          assert.equal(new URL(page.url()).pathname, "/account/servers");
+          assert.match(await page.locator("main").innerText(), /Acme Shop[\s\S]*refund_customer/);
+          await page.locator("details.definition summary").first().click();
+          await checkPage(page, "57-servers-owner");
           await page.goto(`${auth}/sign-out`);
           await checkPage(page, "54-sign-out");
         },
@@ -150,11 +234,20 @@ Deno.test({
         await page.goto(`${auth}/account`);
         await checkPage(page, "56-account-member");
         await copiesTheMcpAddress(page);
+        await page.getByRole("link", { name: "Your audit log" }).first().click();
+        await page.waitForLoadState();
+        await checkPage(page, "56-audit-log-member");
+        await page.goto(`${auth}/account`);
+        await page.getByRole("link", { name: "Servers and tools" }).first().click();
+        await page.waitForLoadState();
+        assert.match(await page.locator("main").innerText(), /Acme Shop/);
+        await checkPage(page, "58-servers-member");
       });
     } finally {
       await browser.close();
       await Deno.remove(userDataDir, { recursive: true });
       await ws.close();
+      await shop.close();
     }
   },
 });

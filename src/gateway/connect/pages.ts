@@ -2,7 +2,7 @@
 // that lists those connections. Plain HTML, no JavaScript, like every {auth_url} page.
 import type { Role } from "../../accounts/model.ts";
 import { authPage, moment } from "../../ui/auth_pages.ts";
-import { button, notice, table } from "../../ui/components.ts";
+import { button, linkButton, notice, table } from "../../ui/components.ts";
 import { type Html, html } from "../../ui/html.ts";
 import type { ConnectionView } from "./connection_store.ts";
 
@@ -55,7 +55,12 @@ export function connectPage(options: ConnectPageOptions): string {
     <input type="hidden" name="business" value="${options.businessId}">
     ${consent === null ? "" : html`<input type="hidden" name="consent" value="${consent}">`}
   `;
-  const connectLabel = connection === null ? "Connect" : "Connect again";
+  // Connected and nothing more wanted, the step the page is for is done: going back is the
+  // primary action, connecting anew the secondary one.
+  const done = connection?.status === "connected" && connection.wanted.length === 0;
+  const connectLabel = connection === null
+    ? `Connect your ${upstream.title} account`
+    : `Reconnect your ${upstream.title} account`;
   return authPage({
     title: `Your ${upstream.title} account`,
     signedIn: { email: options.email },
@@ -75,7 +80,11 @@ export function connectPage(options: ConnectPageOptions): string {
       <form method="post" action="/connections/${upstream.name}">
         ${hidden}
         <div class="actions">
-          ${button(`${connectLabel} your ${upstream.title} account`, {
+          ${done && consent === null
+            ? linkButton("/account", "Back to your account", "primary")
+            : ""}
+          ${button(connectLabel, {
+            kind: done ? "secondary" : "primary",
             name: "action",
             value: "connect",
           })}
@@ -93,8 +102,19 @@ export function connectPage(options: ConnectPageOptions): string {
           ${button("Disconnect", { kind: "destructive", name: "action", value: "disconnect" })}
         </form>
       `}
+      ${done && consent === null ? "" : html`<p><a href="/account">Back to your account</a></p>`}
     `,
   });
+}
+
+/**
+ * What the page says when the upstream's sign-in cannot be opened: what happened and who can
+ * mend it, in words; the protocol's details go to the log for the operator.
+ */
+export function signInUnavailable(title: string): string {
+  return `We could not open ${title}'s sign-in, so nothing changed: your account is as it was. ` +
+    `The problem lies between Vestibule and ${title}, not with your account. Try again later; ` +
+    `if it lasts, tell the operator of this Vestibule, who finds the details in its log.`;
 }
 
 /** A problem before any page of an upstream can be shown (unknown upstream, not a member…). */

@@ -171,6 +171,8 @@ export function createPersonalUpstream(
     get problem() {
       return held;
     },
+    // Each person's own sign-in answers or not: the upstream as a whole is never down.
+    downSince: null,
     get generation() {
       return generation;
     },

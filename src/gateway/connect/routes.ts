@@ -26,7 +26,8 @@ import type { Role } from "../../accounts/model.ts";
 import { serves } from "../upstream_calls.ts";
 import type { Caller } from "../upstream_set.ts";
 import type { Connections, Continuation } from "./connections.ts";
-import { connectErrorPage, connectionsSection, connectPage } from "./pages.ts";
+import { connectErrorPage, connectionsSection, connectPage, signInUnavailable } from "./pages.ts";
+import { logEvent, type LogSink } from "../../http/request_log.ts";
 
 export interface ConnectRoutesDeps {
   readonly store: Store;
@@ -40,6 +41,8 @@ export interface ConnectRoutesDeps {
   /** Lists the upstream's tools with a fresh connection (so everyone learns them). */
   readonly learnTools: (upstream: string, caller: Caller) => Promise<void>;
   readonly authUrl: string;
+  /** Where a connection that cannot start is told, with the upstream's own words. */
+  readonly log: LogSink;
 }
 
 export interface ConnectRoutes {
@@ -235,9 +238,15 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       : { kind: "consent", id: consent };
     const started = await connections.begin({ upstream, caller, sessionId: session.id, then });
     if (!started.ok) {
+      logEvent(deps.log, {
+        level: "warn",
+        message: "a person's connection to the upstream could not start",
+        upstream: upstream.name,
+        problem: started.problem,
+      });
       return await render(session, upstream, business, consent, {
         kind: "problem",
-        text: `Connecting is not possible right now: ${started.problem}.`,
+        text: signInUnavailable(upstream.title),
       }, 502);
     }
     return seeOther(started.url);

@@ -5,8 +5,6 @@ import { checkGrantedPaths } from "../../config/granted_paths.ts";
 import { ConfigError } from "../../config/settings.ts";
 import { refuseUnknownVariables } from "../../config/typo_hints.ts";
 import { checkServeConfig, configWarnings } from "../../config/warnings.ts";
-import { placeholderProblem, placeholdersLeft } from "../../content/placeholders.ts";
-import { TemplateError } from "../../content/templates.ts";
 import { checkMailTransport } from "../../mail/transport.ts";
 import { loadWebhookTarget, WebhookTargetError } from "../../events/webhook_target.ts";
 import type { UpstreamsConfig } from "../../config/upstreams.ts";
@@ -22,20 +20,10 @@ import { resourceMetadataUrl } from "../../workspace/mcp/bearer.ts";
 import { describeTransport, type Probe, probeUpstreams } from "./upstream_probe.ts";
 import { describeUnlisted, unlistedNames } from "../../gateway/unlisted_names.ts";
 import { countOf } from "../../count_words.ts";
+import { fault, type Finding, ok, warn } from "./findings.ts";
+import { placeholderChecks } from "./placeholder_checks.ts";
 
-export interface Finding {
-  readonly level: "ok" | "warn" | "fault";
-  readonly what: string;
-  readonly where: string;
-}
-
-export function formatFinding(f: Finding): string {
-  return `${f.level.padEnd(5)} ${f.what} (${f.where})`;
-}
-
-const ok = (what: string, where: string): Finding => ({ level: "ok", what, where });
-const warn = (what: string, where: string): Finding => ({ level: "warn", what, where });
-const fault = (what: string, where: string): Finding => ({ level: "fault", what, where });
+export { type Finding, formatFinding } from "./findings.ts";
 
 export interface OfflineDeps {
   readonly config: Config;
@@ -73,7 +61,7 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
     if (!(error instanceof ConfigError)) throw error;
     findings.push(fault(error.message, "permissions"));
   }
-  findings.push(...await _placeholderChecks(deps.staticDir));
+  findings.push(...await placeholderChecks(config.baseUrl, deps.staticDir));
   findings.push(...await _storeChecks(store));
   findings.push(await _mailCheck(config, deps.verifySmtp ?? _verifySmtp));
   if (config.adminTokenFile !== null) findings.push(await _adminTokenCheck(config.adminTokenFile));
@@ -82,19 +70,6 @@ export async function offlineChecks(deps: OfflineDeps): Promise<Finding[]> {
     findings.push(await _upstreamKeyCheck(config.upstreamKeyFile));
   }
   return findings;
-}
-
-/** Each page Vestibule ships for the operator to replace that is still as shipped. */
-async function _placeholderChecks(staticDir: URL | undefined): Promise<Finding[]> {
-  const where = "static/";
-  try {
-    const left = await placeholdersLeft(...(staticDir ? [staticDir] : []));
-    if (left.length === 0) return [ok("every shipped placeholder page has been written", where)];
-    return left.map((file) => fault(placeholderProblem(file), file));
-  } catch (error) {
-    if (!(error instanceof TemplateError)) throw error;
-    return [fault(`the server would refuse to start: ${error.message}`, where)];
-  }
 }
 
 /** The keys sealing people's upstream tokens, loaded as start-up loads them; never shown. */

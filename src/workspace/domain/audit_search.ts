@@ -150,12 +150,18 @@ export async function auditFacets(
   audit: Pick<AuditLog, "scan">,
   businessId: string,
   entries = AUDIT_FACET_ENTRIES,
+  /** Only this account's entries (a member's page); null: everyone's. */
+  accountId: string | null = null,
 ): Promise<{ clientIds: string[]; accountIds: string[]; actions: string[] }> {
   const clientIds = new Set<string>();
   const accountIds = new Set<string>();
   const actions = new Set<string>();
   let read = 0;
   for await (const { entry } of audit.scan(businessId)) {
+    if (accountId !== null && entry.accountId !== accountId) {
+      if (++read >= entries) break;
+      continue;
+    }
     if (entry.clientId !== null) clientIds.add(entry.clientId);
     if (entry.accountId !== null) accountIds.add(entry.accountId);
     actions.add(entry.action);

@@ -32,6 +32,8 @@ export interface AuditPageView {
   /** When the request stopped at its limit of entries read: the limit, and the link reading on. */
   readonly stopped: { readonly limit: number; readonly link: "Older" | "Newer" } | null;
   readonly filtered: boolean;
+  /** A member's page: only the entries of their own account, without the person filter. */
+  readonly ownOnly: boolean;
 }
 
 const ACTOR_WORDS: Readonly<Record<AuditEntry["actor"], string>> = {
@@ -121,16 +123,19 @@ export function auditPage(view: AuditPageView): string {
     </nav>
   `;
   return authPage({
-    title: `Audit log of ${business.name}`,
+    title: view.ownOnly ? `Your audit log in ${business.name}` : `Audit log of ${business.name}`,
     links: _pageLinks,
     signedIn: { email: view.email },
     main: html`
-      <p>Every change made through agents, approvals, revocations and the operator in
-      ${business.name}, newest first, ${AUDIT_PAGE_SIZE} to a page. Times are UTC.</p>
+      <p>${view.ownOnly
+        ? html`Every change made for you in ${business.name}: by your agents, your approvals and
+          revocations, and the operator. Its owners read everyone's.`
+        : html`Every change made through agents, approvals, revocations and the operator in
+          ${business.name}.`} Newest first, ${AUDIT_PAGE_SIZE} to a page. Times are UTC.</p>
       <form method="get" action="/account/audit" class="filters">
         <input type="hidden" name="business" value="${business.id}">
         ${_select("agent", "Agent", "All agents", fields.agent, view.agents)}
-        ${_select("person", "Person", "Everyone", fields.person, view.people)}
+        ${view.ownOnly ? "" : _select("person", "Person", "Everyone", fields.person, view.people)}
         ${_select(
           "action",
           "Action",

@@ -1,6 +1,7 @@
 /**
  * /account/audit?business=<id> on {auth_url}: a business's audit log for its owners, a page at
- * a time, filtered by agent, person, action and UTC days. Anyone else, members included, reads
+ * a time, filtered by agent, person, action and UTC days; for a member, only the entries of their
+ * own account (their agents' calls, their decisions), whatever the link asks. Anyone else reads
  * "not found", as on /approvals; signed-out visitors are sent to sign in and back.
  */
 import * as v from "valibot";
@@ -12,6 +13,7 @@ import type { MethodHandlers } from "../../http/router.ts";
 import type { AuditLog } from "../domain/audit.ts";
 import {
   afterUtcDay,
+  AUDIT_FACET_ENTRIES,
   AUDIT_SCAN_LIMIT,
   type AuditCursor,
   auditFacets,
@@ -49,7 +51,7 @@ const AuditQuerySchema = v.object({
   newer: _field("newer", 200),
 });
 
-const NOT_FOUND = "There is no such audit log among the businesses you own.";
+const NOT_FOUND = "There is no such audit log among your businesses.";
 
 function _day(name: "from" | "to", value: string): number | undefined {
   if (value === "") return undefined;
@@ -88,7 +90,9 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
     if (query.business === "") throw new HttpError(400, `"business" is required`);
     const membership = await accounts.getMembership(accountId, query.business);
     const business = await accounts.getBusiness(query.business);
-    if (membership?.role !== "owner" || business === null) throw new HttpError(404, NOT_FOUND);
+    if (membership === null || business === null) throw new HttpError(404, NOT_FOUND);
+    // A member reads their own account's entries only: the person filter is theirs, always.
+    const own = membership.role === "owner" ? null : accountId;
 
     const fromMs = _day("from", query.from);
     const toStart = _day("to", query.to);
@@ -97,7 +101,11 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
     }
     const filter: AuditFilter = {
       ...(query.agent === "" ? {} : { clientId: query.agent }),
-      ...(query.person === "" ? {} : { accountId: query.person }),
+      ...(own !== null
+        ? { accountId: own }
+        : query.person === ""
+        ? {}
+        : { accountId: query.person }),
       ...(query.action === "" ? {} : { action: query.action }),
       ...(fromMs === undefined ? {} : { fromMs }),
       ...(toStart === undefined ? {} : { untilMs: afterUtcDay(toStart) }),
@@ -105,7 +113,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
     const cursor = _cursor(query);
     const [page, facets] = await Promise.all([
       searchAudit(audit, business.id, filter, cursor),
-      auditFacets(audit, business.id),
+      auditFacets(audit, business.id, AUDIT_FACET_ENTRIES, own),
     ]);
 
     // Names for what the page shows and what the selects offer, each looked up once.
@@ -129,7 +137,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
 
     const fields: AuditFilterFields = {
       agent: query.agent,
-      person: query.person,
+      person: own === null ? query.person : "",
       action: query.action,
       from: query.from,
       to: query.to,
@@ -151,6 +159,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
           ? { limit: AUDIT_SCAN_LIMIT, link: cursor?.direction === "newer" ? "Newer" : "Older" }
           : null,
         filtered: Object.values(fields).some((value) => value !== ""),
+        ownOnly: own !== null,
       }),
       { headers: { "Cache-Control": "no-store" } },
     );

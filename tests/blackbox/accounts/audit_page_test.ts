@@ -164,10 +164,33 @@ Deno.test("the audit page pages and filters a business's log for its owners", as
       assert.match(missing.text, /&quot;business&quot; is required/);
     });
 
-    await t.step("a member, a stranger or an unknown business reads not found", async () => {
+    await t.step(
+      "a member reads only their own account's entries, whatever the link asks",
+      async () => {
+        const odd = all.filter((i) => i % 2 === 1);
+        for (const query of ["", `&person=${ownerAccount.id}`]) {
+          const page = await memberBrowser.get(url(query));
+          assert.equal(page.status, 200, page.text);
+          assert.match(page.text, /Your audit log in Audit Ltd/);
+          assert.doesNotMatch(page.text, /owner@example\.com/);
+          assert.doesNotMatch(page.text, /id="person"/);
+          const entries: number[] = [];
+          let next: string | null = url(query);
+          while (next !== null) {
+            const read: Page = await memberBrowser.get(
+              next.startsWith("/") ? `${auth}${next}` : next,
+            );
+            entries.push(...shown(read));
+            next = linkOf(read, "Older");
+          }
+          assert.deepEqual(entries, odd, query);
+        }
+      },
+    );
+
+    await t.step("a stranger or an unknown business reads not found", async () => {
       for (
         const [who, browser, target] of [
-          ["member", memberBrowser, url("")],
           ["stranger", stranger, url("")],
           ["unknown business", owner, `${auth}/account/audit?business=no-such-business`],
         ] as const

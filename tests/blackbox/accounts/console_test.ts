@@ -1,5 +1,6 @@
 // /account as the owner's console, over HTTP on the real server: agents by name (ids on demand),
-// the members for an owner, the empty states in words, the audit log linked for owners only.
+// the members for an owner, the empty states in words, the business's audit log linked for
+// owners and a member's own for members.
 import assert from "node:assert/strict";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import { signInThroughForms } from "../support/accounts_browser.ts";
@@ -63,7 +64,7 @@ Deno.test("/account is a console of each business: agents by name, members, appr
     );
 
     await t.step(
-      "a member sees their role, no member list, no approvals, no audit log",
+      "a member sees their role, no member list, no approvals, their own audit log",
       async () => {
         const page = await memberBrowser.get(`${auth}/account`);
         assert.equal(page.status, 200);
@@ -71,7 +72,10 @@ Deno.test("/account is a console of each business: agents by name, members, appr
         assert.match(page.text, /You are a member of this business/);
         assert.doesNotMatch(page.text, /People in this business/);
         assert.doesNotMatch(page.text, /Waiting for your approval/);
-        assert.doesNotMatch(page.text, /\/account\/audit/);
+        assert.ok(
+          page.text.includes(`href="/account/audit?business=${business.id}">Your audit log</a>`),
+        );
+        assert.doesNotMatch(page.text, /action="\/account\/members"/);
         assert.match(page.text, /No agent acts for you in this business/);
         assert.equal(member.role, "member");
       },

@@ -207,6 +207,15 @@ Deno.test("sign-up and sign-in through the forms", async (t) => {
         out.response.headers.getSetCookie().join("\n"),
         /vestibule_session_\d+=; .*Max-Age=0/,
       );
+      // It lands on the sign-in page, which says so.
+      const landed = await browser.get(new URL(out.response.headers.get("Location")!, auth).href);
+      assert.equal(landed.status, 200);
+      assert.match(landed.text, /id="signed-out"[^>]*><p>You are signed out\./);
+      assert.doesNotMatch(
+        (await browser.get(`${auth}/sign-in`)).text,
+        /signed out/,
+        "only after signing out",
+      );
       const replay = new Browser();
       for (const [k, v] of stolen) replay.cookies.set(k, v);
       const after = await replay.get(`${auth}/account`);

@@ -110,6 +110,22 @@ async function assertNothingStored(ws: GatewayServer) {
   }
 }
 
+/** The problems logged for connections that could not start, oldest first. */
+function startProblems(ws: GatewayServer): string[] {
+  return ws.server.logs.map((line) => JSON.parse(line)).filter((event) =>
+    event.message === "a person's connection to the upstream could not start"
+  ).map((event) => event.problem);
+}
+
+/** A refused connection's page: in a person's words, who can mend it, and the way back. */
+function assertPersonWords(page: string): void {
+  const notice = /id="notice"><p>([\s\S]*?)<\/p>/.exec(page)?.[1]?.replace(/\s+/g, " ");
+  assert.match(notice ?? "", /^We could not open Acme CRM&#39;s sign-in, so nothing changed/);
+  assert.match(notice!, /tell the operator of this Vestibule/);
+  assert.doesNotMatch(page, /metadata|issuer|protected-resource/i);
+  assert.match(page, /<a href="\/account">Back to your account<\/a>/);
+}
+
 Deno.test("connecting is refused when the authorization server's metadata names another issuer, and the person is never sent there", async () => {
   // The upstream names issuer A; the document at A's well-known URL says it is issuer B.
   const server = fakeServer((path, origin) => {
@@ -139,12 +155,13 @@ Deno.test("connecting is refused when the authorization server's metadata names 
     const refused = await pressConnect(gateway.ws, gateway.browser);
     assert.equal(refused.status, 502, refused.text);
     assert.equal(refused.response.headers.get("Location"), null);
-    const notice = /id="notice"><p>([\s\S]*?)<\/p>/.exec(refused.text)?.[1];
+    // The person reads what happened and who can mend it; the operator reads why in the log.
+    assertPersonWords(refused.text);
     assert.equal(
-      notice?.replace(/\s+/g, " "),
-      `Connecting is not possible right now: The authorization server metadata at ${
+      startProblems(gateway.ws).at(-1),
+      `The authorization server metadata at ${
         new URL(server.origin).host
-      } names the issuer ${server.origin}/b, not ${server.origin}/a, so it is not used.`,
+      } names the issuer ${server.origin}/b, not ${server.origin}/a, so it is not used`,
     );
     // Only its metadata was read (at start-up, then for the link): no registration, never its
     // authorization endpoint.
@@ -187,7 +204,8 @@ Deno.test("a challenge whose resource_metadata points at a private or metadata-s
         assert.equal(refused.response.headers.get("Location"), null);
         // The boundary's words, which only a refusal before fetching gives: a fetch of it
         // would have ended in a network error or the 5 s budget, worded "The … at … ".
-        assert.ok(refused.text.includes(`Connecting is not possible right now: ${c.why}.`));
+        assertPersonWords(refused.text);
+        assert.equal(startProblems(gateway.ws).at(-1), c.why);
         // Only the challenge was asked of the upstream (the listing and the connect button).
         assert.ok(upstream.requested.every((path) => path === "/mcp"), upstream.requested.join());
         await assertNothingStored(gateway.ws);
@@ -216,6 +234,17 @@ Deno.test("an upstream entry without auth whose server answers 401 with a resour
     const done = await connect(setup, owner, "alice");
     assert.equal(done.status, 200, done.text);
     assert.match(done.text, /Connected/);
+    // Once connected, going back is the primary action; connecting anew a secondary one.
+    const actions = /<div class="actions">([\s\S]*?)<\/div>/.exec(done.text)![1]!;
+    assert.match(
+      actions,
+      /^\s*<a class="button primary" href="\/account">Back to your account<\/a>/,
+    );
+    assert.match(
+      actions,
+      /class="button secondary"[^>]*>Reconnect your Acme CRM account<\/button>/,
+    );
+    assert.doesNotMatch(done.text, /Connect again/);
     const called = await until("a call that reaches the upstream", async () => {
       const called = await ws.call(token, "crm__whoami");
       return called.message.result?.isError === undefined && called;

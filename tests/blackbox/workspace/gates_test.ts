@@ -183,25 +183,31 @@ Deno.test("workspace gates: nothing changes until an owner approves, once", asyn
       assert.ok(list.text.includes("Refund triage"));
     });
 
-    await t.step("/account shows the connection test and, to owners, the audit log", async () => {
-      const setup = await ws.call(token, "get_agent_connection_setup");
-      const { attemptId } = setup.message.result.structuredContent;
-      await ws.call(token, "verify_agent_connection", { attemptId });
-      const page = await owner.get(`${authUrl}/account`);
-      assert.equal(page.status, 200);
-      assert.match(
-        page.text,
-        /<strong>test-client<\/strong><br>\s*<span class="muted"><span data-connection-status="verified">/,
-      );
-      const auditLink = `/account/audit?business=${b}`;
-      assert.ok(page.text.includes(`href="${auditLink}">Audit log</a>`));
-      const audit = await owner.get(`${authUrl}${auditLink}`);
-      assert.match(audit.text, /data-label="What">Owner approved: Start one run/);
-      const memberPage = await member.get(`${authUrl}/account`);
-      assert.ok(memberPage.text.includes('data-connection-status="verified"'));
-      assert.ok(!memberPage.text.includes("Audit log"));
-      assert.equal((await member.get(`${authUrl}${auditLink}`)).status, 404);
-    });
+    await t.step(
+      "/account shows the connection test and the audit log, a member's own",
+      async () => {
+        const setup = await ws.call(token, "get_agent_connection_setup");
+        const { attemptId } = setup.message.result.structuredContent;
+        await ws.call(token, "verify_agent_connection", { attemptId });
+        const page = await owner.get(`${authUrl}/account`);
+        assert.equal(page.status, 200);
+        assert.match(
+          page.text,
+          /<strong>test-client<\/strong><br>\s*<span class="muted"><span data-connection-status="verified">/,
+        );
+        const auditLink = `/account/audit?business=${b}`;
+        assert.ok(page.text.includes(`href="${auditLink}">Audit log</a>`));
+        const audit = await owner.get(`${authUrl}${auditLink}`);
+        assert.match(audit.text, /data-label="What">Owner approved: Start one run/);
+        const memberPage = await member.get(`${authUrl}/account`);
+        assert.ok(memberPage.text.includes('data-connection-status="verified"'));
+        // A member reads their own account's entries only: not the owner's run.
+        assert.ok(memberPage.text.includes(`href="${auditLink}">Your audit log</a>`));
+        const memberAudit = await member.get(`${authUrl}${auditLink}`);
+        assert.equal(memberAudit.status, 200);
+        assert.doesNotMatch(memberAudit.text, /Start one run/);
+      },
+    );
 
     await t.step("/account lists the approvals waiting for an owner, with links", async () => {
       const pending = await requestRun();

@@ -221,18 +221,34 @@ Deno.test("doctor: the upstream token key file, loaded as start-up loads it", as
   }
 });
 
-Deno.test("doctor: each shipped placeholder page is a fault naming its file", async () => {
+Deno.test("doctor: each shipped placeholder page is a fault on a public origin, a warning on loopback", async () => {
   await withStore(async (store) => {
     await createSigningKeys({ store, now: Date.now }).current();
-    const findings = await offlineChecks({ config, env: {}, store });
+    const files = [
+      "static/pages/index.json",
+      "static/legal/contact.html",
+      "static/legal/privacy.html",
+      "static/legal/terms.html",
+    ];
+    const shipped = `is Vestibule's shipped placeholder: write your own`;
+    const publicConfig = resolveConfig({
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_BASE_URL: "https://acme.example",
+      VESTIBULE_AUTH_URL: "https://auth.acme.example",
+      VESTIBULE_API_URL: "https://api.acme.example",
+      VESTIBULE_MAIL_LOG_PUBLIC: "on",
+    });
+    const served = await offlineChecks({ config: publicConfig, env: {}, store });
     assert.deepEqual(
-      faults(findings).map((f) => [f.what, f.where]),
-      [
-        "static/pages/index.json",
-        "static/legal/contact.html",
-        "static/legal/privacy.html",
-        "static/legal/terms.html",
-      ].map((file) => [`${file} is Vestibule's shipped placeholder: write your own`, file]),
+      faults(served).map((f) => [f.what, f.where]),
+      files.map((file) => [`${file} ${shipped}`, file]),
+    );
+    // The default origins are loopback: a fresh checkout's check has no fault for them.
+    const local = await offlineChecks({ config, env: {}, store });
+    assert.deepEqual(faults(local), []);
+    assert.deepEqual(
+      local.filter((f) => f.level === "warn").map((f) => [f.what, f.where]),
+      files.map((file) => [`${file} ${shipped} before serving a public origin`, file]),
     );
     const edited = await offlineChecks({ config, env: {}, store, staticDir });
     assert.ok(edited.some((f) => f.level === "ok" && f.where === "static/"));

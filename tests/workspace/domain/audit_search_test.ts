@@ -153,6 +153,12 @@ Deno.test("audit facets list the agents, people and actions of the newest entrie
       actions: ["create_record", "rename_business"],
     });
     assert.deepEqual((await auditFacets(audit, "b1", 1)).actions, ["create_record"]);
+    // A member's page: only their own entries' agents and actions.
+    assert.deepEqual(await auditFacets(audit, "b1", 1_000, "acc-0"), {
+      clientIds: ["even-client"],
+      accountIds: ["acc-0"],
+      actions: ["create_record", "rename_business"],
+    });
   } finally {
     await close();
   }
