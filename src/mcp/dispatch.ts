@@ -40,6 +40,16 @@ import {
   ToolError,
 } from "./tool.ts";
 import {
+  createTaskResult,
+  LEGACY_TASKS_CAPABILITY,
+  LEGACY_TASKS_VERSION,
+  MODERN_TASKS_CAPABILITY,
+  TASK_METHODS,
+  type TaskHost,
+  taskRequest,
+  wantsTask,
+} from "./tasks.ts";
+import {
   isModern,
   LEGACY_PROTOCOL_VERSIONS,
   MODERN_PROTOCOL_VERSION,
@@ -60,12 +70,14 @@ export interface CacheHints {
   readonly scope: CacheScope;
 }
 
-export interface DispatcherOptions {
+export interface DispatcherOptions<A> {
   readonly serverInfo: ServerInfo;
   /** Short guidance the client may show its model (`instructions` of initialize and discover). */
   readonly instructions: string;
   readonly cache: CacheHints;
   readonly log: LogSink;
+  /** Where a tool call may be answered with a task (tasks.ts); none: never. */
+  readonly tasks?: TaskHost<A> | undefined;
 }
 
 /** Writes one JSON-RPC message (JSON text) to a stream that is already open. */
@@ -112,21 +124,24 @@ export const DISPATCHED_METHODS: ReadonlySet<string> = new Set([
   "server/discover",
   "tools/list",
   "tools/call",
+  ...TASK_METHODS,
 ]);
 
 /** Methods of one era only: the handshake and ping are gone in 2026-07-28, discover is new. */
 const LEGACY_ONLY = new Set(["initialize", "ping"]);
 const MODERN_ONLY = new Set(["server/discover"]);
 
-export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
-  const { log } = options;
+export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
+  const { log, tasks } = options;
   const serverInfo = { ...options.serverInfo };
   const capabilities = { tools: { listChanged: false } };
-  // One initialize answer per legacy version, serialized once.
+  // One initialize answer per legacy version, serialized once; tasks only where they exist.
   const initializeResults = new Map(LEGACY_PROTOCOL_VERSIONS.map((version) => {
     const result: InitializeResult = {
       protocolVersion: version,
-      capabilities,
+      capabilities: tasks && version === LEGACY_TASKS_VERSION
+        ? { ...capabilities, tasks: LEGACY_TASKS_CAPABILITY }
+        : capabilities,
       serverInfo,
       instructions: options.instructions,
     };
@@ -142,7 +157,7 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
   const cacheHints = { ttlMs: options.cache.ttlMs, cacheScope: options.cache.scope };
   const discoverResult: DiscoverResult = modern({
     supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-    capabilities,
+    capabilities: tasks ? { ...capabilities, extensions: MODERN_TASKS_CAPABILITY } : capabilities,
     instructions: options.instructions,
     ...cacheHints,
   });
@@ -194,7 +209,7 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
   // Passed on as it came; in 2026-07-28 its own `_meta` keys stay beside ours.
   const forwardedReply = (
     request: JsonRpcRequest,
-    result: ForwardedResult,
+    result: Readonly<Record<string, unknown>>,
     version: ProtocolVersion,
   ): Reply => {
     if (!isModern(version)) return reply(encodeResult(request.id, JSON.stringify(result)));
@@ -204,12 +219,15 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
     return reply(encodeResult(request.id, JSON.stringify(body)));
   };
 
+  /** How a call's result is answered: as it is, or as the task it started (answerAsTask). */
+  type Answer = (result: Readonly<Record<string, unknown>>) => Reply | Promise<Reply>;
+
   const runForwarded = async (
     request: JsonRpcRequest,
     tool: ForwardedTool<A>,
     args: Readonly<Record<string, unknown>>,
     context: ToolCallContext<A>,
-    version: ProtocolVersion,
+    answer: Answer,
   ): Promise<Reply> => {
     let result: ForwardedResult;
     try {
@@ -218,7 +236,30 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
       if (!(error instanceof ToolError)) return errorReply(request, error);
       result = _errorResult(error.message);
     }
-    return forwardedReply(request, result, version);
+    return await answer(result);
+  };
+
+  // A task-capable call answered with a task when its result started one (a pending approval);
+  // 2025-11-25 asked for a task, so a call that started none is an error there, not a result.
+  const answerAsTask = (
+    request: JsonRpcRequest,
+    host: TaskHost<A>,
+    auth: A,
+    version: ProtocolVersion,
+    plain: Answer,
+  ): Answer =>
+  async (result) => {
+    const task = await host.taskOf(auth, result);
+    if (task !== null) {
+      const created = createTaskResult(host as TaskHost<unknown>, task, version);
+      return reply(
+        encodeResult(request.id, JSON.stringify(isModern(version) ? modern(created) : created)),
+      );
+    }
+    if (isModern(version)) return plain(result);
+    const content = result["content"] as readonly { type?: string; text?: string }[];
+    const text = content.find((block) => block.type === "text")?.text ?? "the call failed";
+    return errorReply(request, new JsonRpcError(INVALID_PARAMS, text));
   };
 
   const runTool = async (
@@ -226,7 +267,7 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
     tool: Tool<A, unknown, unknown>,
     args: unknown,
     context: ToolCallContext<A>,
-    version: ProtocolVersion,
+    answer: Answer,
   ): Promise<Reply> => {
     let result: CallToolResult;
     try {
@@ -251,7 +292,7 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
       if (!(error instanceof ToolError)) return errorReply(request, error);
       result = _errorResult(error.message);
     }
-    return toolResult(request, result, version);
+    return await answer(result);
   };
 
   const callTool = async (
@@ -264,16 +305,32 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
     if (tool === undefined) {
       throw new JsonRpcError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(name)}`);
     }
+    let answer: Answer = isForwarded(tool)
+      ? (result) => forwardedReply(request, result, version)
+      : (result) => toolResult(request, result as CallToolResult, version);
+    if (tasks !== undefined && wantsTask(request, version)) {
+      if (!isModern(version) && _taskSupport(tool) === undefined) {
+        throw new JsonRpcError(
+          METHOD_NOT_FOUND,
+          `The tool ${
+            JSON.stringify(name)
+          } cannot be called as a task (its execution.taskSupport is forbidden); call it without params.task`,
+        );
+      }
+      if (_taskSupport(tool) !== undefined) {
+        answer = answerAsTask(request, tasks, auth, version, answer);
+      }
+    }
     let run: (context: ToolCallContext<A>) => Promise<Reply>;
     if (isForwarded(tool)) {
-      run = (context) => runForwarded(request, tool, args, context, version);
+      run = (context) => runForwarded(request, tool, args, context, answer);
     } else {
       const parsed = v.safeParse(tool.input, args);
       if (!parsed.success) {
         const result = _errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
         return toolResult(request, result, version);
       }
-      run = (context) => runTool(request, tool, parsed.output, context, version);
+      run = (context) => runTool(request, tool, parsed.output, context, answer);
     }
     const token = _meta?.progressToken;
     if (token === undefined || !_reportsProgress(tool)) {
@@ -335,6 +392,20 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
       }
       case "tools/call":
         return callTool(request, _params(CallToolParamsSchema, request), context);
+      case "tasks/get":
+      case "tasks/update":
+      case "tasks/cancel":
+      case "tasks/result":
+      case "tasks/list": {
+        if (tasks === undefined) {
+          throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
+        }
+        return taskRequest(tasks, context.auth, request, version).then((result) =>
+          reply(
+            encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)),
+          )
+        );
+      }
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
     }
@@ -367,6 +438,12 @@ function _params<S extends v.GenericSchema>(schema: S, request: JsonRpcRequest):
     throw new JsonRpcError(INVALID_PARAMS, `Invalid params: ${issues}`);
   }
   return parsed.output;
+}
+
+/** Whether a call of the tool may be answered with a task (its listed execution.taskSupport). */
+function _taskSupport<A>(tool: AnyTool<A>): "optional" | undefined {
+  const support = isForwarded(tool) ? tool.definition.execution?.taskSupport : tool.taskSupport;
+  return support === "optional" ? support : undefined;
 }
 
 /** Forwarded tools may always report progress: the upstream decides. */

@@ -49,6 +49,8 @@ export interface Tool<A, I, O> {
    * as an event stream, so the notifications can go out before the result.
    */
   readonly reportsProgress?: boolean;
+  /** "optional": a call may be answered with a task (tasks.ts), listed as execution.taskSupport. */
+  readonly taskSupport?: "optional";
   readonly handler: (args: I, context: ToolCallContext<A>) => Promise<O>;
   /** Text content block rendering; JSON of the output by default. */
   readonly text?: (output: O) => string;
