@@ -45,6 +45,7 @@ import {
   LEGACY_TASKS_VERSION,
   MODERN_TASKS_CAPABILITY,
   TASK_METHODS,
+  type TaskEvent,
   type TaskHost,
   taskRequest,
   wantsTask,
@@ -78,6 +79,8 @@ export interface DispatcherOptions<A> {
   readonly log: LogSink;
   /** Where a tool call may be answered with a task (tasks.ts); none: never. */
   readonly tasks?: TaskHost<A> | undefined;
+  /** Told of each task created and each cancelled (the operator's metrics). */
+  readonly onTask?: ((event: TaskEvent) => void) | undefined;
 }
 
 /** Writes one JSON-RPC message (JSON text) to a stream that is already open. */
@@ -251,6 +254,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   async (result) => {
     const task = await host.taskOf(auth, result);
     if (task !== null) {
+      options.onTask?.("created");
       const created = createTaskResult(host as TaskHost<unknown>, task, version);
       return reply(
         encodeResult(request.id, JSON.stringify(isModern(version) ? modern(created) : created)),
@@ -400,11 +404,12 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
         if (tasks === undefined) {
           throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
         }
-        return taskRequest(tasks, context.auth, request, version).then((result) =>
-          reply(
+        return taskRequest(tasks, context.auth, request, version).then((result) => {
+          if (method === "tasks/cancel") options.onTask?.("cancelled");
+          return reply(
             encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)),
-          )
-        );
+          );
+        });
       }
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);

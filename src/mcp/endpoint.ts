@@ -31,7 +31,7 @@ import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
 import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
-import type { TaskHost } from "./tasks.ts";
+import type { TaskEvent, TaskHost } from "./tasks.ts";
 import { countOf } from "../count_words.ts";
 
 /**
@@ -107,6 +107,8 @@ export interface McpMetrics {
   request(method: string, tool: string | undefined): void;
   /** A JSON-RPC error answered, by its code. */
   error(code: number): void;
+  /** A tool call answered with a task, or a task cancelled (src/mcp/tasks.ts). */
+  task?(event: TaskEvent): void;
 }
 
 type HeaderMap = Readonly<Record<string, string>>;
@@ -131,6 +133,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     cache: { ttlMs: options.catalogueTtlMs ?? CATALOGUE_TTL_MS, scope: options.cacheScope },
     log: options.log,
     tasks: options.tasks,
+    onTask: metrics?.task,
   });
   const alwaysSse = config.mcpResponse === "sse";
   const forwarded = createForwardedCalls();

@@ -38,6 +38,10 @@ export interface TaskState {
   readonly result?: Result;
 }
 
+/** What the operator's metrics count of tasks (a bounded label). */
+export type TaskEvent = "created" | "cancelled";
+export const TASK_EVENTS: readonly TaskEvent[] = ["created", "cancelled"];
+
 export interface TaskHost<A> {
   /** The task a tool call's answer started, or null when the answer is final. */
   taskOf(auth: A, result: Result): Promise<TaskState | null>;

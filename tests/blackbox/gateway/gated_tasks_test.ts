@@ -9,6 +9,7 @@ import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
 import { type Browser, hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { rpcMessage, signIn, startWorkspaceServer } from "../support/workspace_support.ts";
 import { listed, writeUpstreamsFile } from "../support/gateway_support.ts";
+import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";
 
 const SCOPES = ["app.access", "upstream.tiny", "members.request"];
 const TASKS = "io.modelcontextprotocol/tasks";
@@ -51,6 +52,7 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
     VESTIBULE_UPSTREAMS: file,
     VESTIBULE_MAIL: outbox.env,
     VESTIBULE_RATE_LIMITS: "off",
+    ...adminEnv(),
   });
   const { token } = await ws.token(SCOPES);
   const { token: otherClient } = await ws.token(SCOPES, { clientId: "other-client" });
@@ -348,6 +350,59 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
       assert.equal(done.result.structuredContent.status, "approved");
       assert.equal(done.result.isError, undefined);
     });
+
+    await t.step("the operator's metrics count tasks created and cancelled", async () => {
+      const text = await scrape(ws.server.adminUrl);
+      const tasks = (event: string) =>
+        sample(text, `vestibule_mcp_tasks_total{endpoint="workspace",event="${event}"}`);
+      assert.equal(tasks("created"), 8);
+      assert.equal(tasks("cancelled"), 2);
+    });
+  } finally {
+    await ws.close();
+    await tiny.close();
+  }
+});
+
+Deno.test("an approval nobody decided in time ends its task: failed (2025-11-25), isError (2026)", async () => {
+  let clock = Date.now();
+  const tiny = startTinyUpstream({
+    tools: [{
+      definition: { name: "pay", description: "Pays.", inputSchema: { type: "object" } },
+      handler: () => ({ content: [{ type: "text", text: "paid" }] }),
+    }],
+  });
+  const file = await writeUpstreamsFile([
+    { name: "tiny", title: "Tiny", url: tiny.url, gated: ["pay"] },
+  ]);
+  const ws = await startWorkspaceServer({ VESTIBULE_UPSTREAMS: file }, { now: () => clock });
+  const post = async (token: string, method: string, params: Record<string, unknown>) =>
+    await rpcMessage(
+      await ws.post(token, { jsonrpc: "2.0", id: 1, method, params }, {
+        "MCP-Protocol-Version": "2025-11-25",
+      }),
+    );
+  try {
+    const { token } = await ws.token(SCOPES);
+    const created = await post(token, "tools/call", { name: "tiny__pay", arguments: {}, task: {} });
+    const { taskId, statusMessage } = created.result.task;
+    const deadline = new Date(clock + 24 * 60 * 60 * 1000).toISOString();
+    assert.ok(statusMessage.includes(`by ${deadline}`), statusMessage);
+    clock += 24 * 60 * 60 * 1000 + 1_000;
+    // A fresh token: the first one has long expired by now.
+    const { token: later } = await ws.token(SCOPES);
+    const failed = (await post(later, "tasks/get", { taskId })).result;
+    assert.equal(failed.status, "failed");
+    assert.match(failed.statusMessage, /approval expired and the call was not made/);
+    const response = await ws.post(later, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tasks/get",
+      params: { taskId, _meta: DECLARED },
+    }, { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tasks/get", "Mcp-Name": taskId });
+    const modern = (await rpcMessage(response)).result;
+    assert.equal(modern.status, "completed");
+    assert.equal(modern.result.isError, true);
   } finally {
     await ws.close();
     await tiny.close();
