@@ -8,8 +8,10 @@ import assert from "node:assert/strict";
 import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
 import { type Browser, hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { rpcMessage, signIn, startWorkspaceServer } from "../support/workspace_support.ts";
-import { listed, writeUpstreamsFile } from "../support/gateway_support.ts";
+import { listed, until, writeUpstreamsFile } from "../support/gateway_support.ts";
 import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";
+import { startTestReceiver } from "../support/webhook_receiver.ts";
+import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 
 const SCOPES = ["app.access", "upstream.tiny", "members.request"];
 const TASKS = "io.modelcontextprotocol/tasks";
@@ -45,10 +47,12 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
     }],
   });
   const outbox = await tempOutbox();
+  const receiver = await startTestReceiver();
   const file = await writeUpstreamsFile([
     { name: "tiny", title: "Tiny", url: tiny.url, gated: ["pay"] },
   ]);
   const ws = await startWorkspaceServer({
+    ...receiver.env,
     VESTIBULE_UPSTREAMS: file,
     VESTIBULE_MAIL: outbox.env,
     VESTIBULE_RATE_LIMITS: "off",
@@ -238,6 +242,22 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
       assert.ok(!paid.includes("B-2"));
       const again = await legacy(token, "tasks/cancel", { taskId: withdrawn });
       assert.match(again.error.message, /already ended \(cancelled\)/);
+      // Who withdrew what: the audit log and the approval.decided event.
+      const entry = (await createAuditLog(ws.server.store, Date.now).list(ws.businessId)).find((
+        e,
+      ) => e.gateId === withdrawn && e.action === "withdraw");
+      assert.equal(entry?.actor, "agent");
+      assert.equal(entry?.clientId, "test-client");
+      assert.match(entry?.summary ?? "", /^Withdrew the request for approval: /);
+      const event = await until(
+        "the withdrawal event",
+        () =>
+          receiver.accepted.find((e) =>
+            e.type === "approval.decided" && e.data.gateId === withdrawn
+          ),
+      );
+      assert.equal(event.data.decision, "withdrawn");
+      assert.equal(event.data.decidedBy, ws.ownerId);
     });
 
     await t.step("2025-11-25: bad input is refused in plain words", async () => {
@@ -361,6 +381,7 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
   } finally {
     await ws.close();
     await tiny.close();
+    await receiver.close();
   }
 });
 
