@@ -404,12 +404,11 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
         if (tasks === undefined) {
           throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
         }
-        return taskRequest(tasks, context.auth, request, version).then((result) => {
-          if (method === "tasks/cancel") options.onTask?.("cancelled");
-          return reply(
+        return taskRequest(tasks, context.auth, request, version, options.onTask).then((result) =>
+          reply(
             encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)),
-          );
-        });
+          )
+        );
       }
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);

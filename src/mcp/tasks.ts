@@ -113,6 +113,7 @@ export async function taskRequest<A>(
   auth: A,
   request: JsonRpcRequest,
   version: ProtocolVersion,
+  onTask?: (event: TaskEvent) => void,
 ): Promise<Result> {
   const { method } = request;
   const modern = isModern(version);
@@ -139,7 +140,10 @@ export async function taskRequest<A>(
   if (method === "tasks/cancel") {
     const before = await host.get(auth, taskId);
     if (before === null) throw _notFound(taskId);
+    // 2026-07-28 acknowledges a cancel however the task stands (tasks.md: cancelling is
+    // eventually consistent, the task may end otherwise); 2025-11-25 refuses one that ended.
     if (before.status !== "working") {
+      if (modern) return {};
       throw new JsonRpcError(
         INVALID_PARAMS,
         `Cannot cancel task ${taskId}: it has already ended (${
@@ -148,6 +152,7 @@ export async function taskRequest<A>(
       );
     }
     const after = await host.cancel(auth, taskId) ?? before;
+    if (after.status === "cancelled") onTask?.("cancelled");
     return modern ? {} : _legacyTask(host, after);
   }
   const task = await host.get(auth, taskId);

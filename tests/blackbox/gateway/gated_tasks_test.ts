@@ -323,6 +323,12 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
         content: [{ type: "text", text: "paid C-1" }],
         structuredContent: { paid: "C-1" },
       });
+      // A cancel after completion is acknowledged and changes nothing (idempotent in 2026).
+      const late = (await modern("tasks/cancel", { taskId })).message;
+      assert.deepEqual(Object.keys(late.result), ["resultType", "_meta"]);
+      assert.equal((await modern("tasks/get", { taskId })).message.result.status, "completed");
+      const foreign = await modern("tasks/cancel", { taskId: crypto.randomUUID() });
+      assert.equal(foreign.message.error.code, -32602);
 
       const declined = (await modern("tools/call", {
         name: "tiny__pay",
