@@ -273,12 +273,12 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
    * first (a bad one is -32602 and reaches no tool); undefined when it may not ask.
    */
   const urlElicitation = async (
+    hooks: UrlElicitations<A>,
     request: JsonRpcRequest,
     params: CallToolParams,
     auth: A,
     version: ProtocolVersion,
   ): Promise<((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined> => {
-    const hooks = elicitations!;
     const call = { name: params.name, arguments: params.arguments ?? {} };
     if (!isModern(version)) {
       return async (error) => {
@@ -295,8 +295,9 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
         throw new JsonRpcError(INVALID_PARAMS, `Invalid params: params.requestState ${problem}`);
       }
     }
-    if (retry.declined || !declaresUrlMode(params._meta?.[META.clientCapabilities])) return;
+    if (retry.declined) return;
     return async (error) => {
+      if (!declaresUrlMode(params._meta?.[META.clientCapabilities])) return null;
       const asked = modern({
         resultType: "input_required",
         inputRequests: connectInputRequests(error),
@@ -318,7 +319,8 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     }
     let run: (context: ToolCallContext<A>) => Promise<Reply>;
     if (isForwarded(tool)) {
-      const elicit = elicitations && await urlElicitation(request, params, auth, version);
+      const elicit = elicitations &&
+        await urlElicitation(elicitations, request, params, auth, version);
       run = (context) => runForwarded(request, tool, args, context, version, elicit);
     } else {
       const parsed = v.safeParse(tool.input, args);

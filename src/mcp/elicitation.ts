@@ -50,6 +50,8 @@ const _RetrySchema = v.object({
   ),
 });
 
+const NO_RETRY = Object.freeze({ state: undefined, declined: false });
+
 /**
  * A 2026-07-28 retry's `requestState` (undefined: not a retry), and whether the person declined
  * or dismissed our ask (then they are not asked again in the same breath). Throws -32602.
@@ -57,6 +59,9 @@ const _RetrySchema = v.object({
 export function retryOf(
   params: Readonly<Record<string, unknown>>,
 ): { readonly state: string | undefined; readonly declined: boolean } {
+  if (params["requestState"] === undefined && params["inputResponses"] === undefined) {
+    return NO_RETRY;
+  }
   const parsed = v.safeParse(_RetrySchema, {
     requestState: params["requestState"],
     inputResponses: params["inputResponses"],
