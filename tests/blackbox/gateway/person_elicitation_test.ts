@@ -14,6 +14,7 @@ import {
 } from "../support/person_upstream_support.ts";
 import { until } from "../support/gateway_support.ts";
 import { INITIALIZE, MODERN_META } from "../support/mcp_helpers.ts";
+import { Browser } from "../support/accounts_browser.ts";
 
 // The 2026-07-28 shapes, as ../shared/spec/mcp-2026-07-28/schema.ts has them (InputRequiredResult,
 // ElicitRequest with ElicitRequestURLParams, ElicitResult, CallToolRequestParams).
@@ -147,6 +148,16 @@ Deno.test("2025-11-25: a client that declared URL elicitation at initialize gets
     const altered = await owner.get(alter(elicitation.url));
     assert.equal(altered.status, 403);
 
+    // Signed out, it leads to the sign-in first, keeping the binding for the check after it.
+    const signedOut = await new Browser().get(elicitation.url);
+    assert.equal(signedOut.status, 303);
+    const signIn = new URL(signedOut.response.headers.get("Location")!);
+    assert.equal(signIn.pathname, "/sign-in");
+    assert.equal(
+      signIn.searchParams.get("return_to"),
+      elicitation.url.slice(ws.server.authUrl.length),
+    );
+
     // Its own person follows it to the upstream's sign-in, and the call then works.
     const member = await personBrowser(setup, "member@example.com");
     const done = await connect(setup, member, "bob", elicitation.url);
@@ -230,6 +241,7 @@ Deno.test("2026-07-28: input_required with a URL elicitation; the retry asks aga
     const refusals: [string, Omit<CallToolRequestParams, "_meta">, RegExp][] = [
       [member.token, { ...echo, requestState: tampered }, /not one this server issued/],
       [member.token, { ...echo, requestState: "not-a-state" }, /not one this server issued/],
+      [member.token, { ...echo, requestState: 42 as unknown as string }, /must be a string/],
       [
         member.token,
         { name: "crm__echo", arguments: { text: "other" }, requestState: second.state },
