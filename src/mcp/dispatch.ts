@@ -12,7 +12,16 @@ import {
   JsonRpcError,
   METHOD_NOT_FOUND,
   rpcError,
+  URL_ELICITATION_REQUIRED,
 } from "./errors.ts";
+import {
+  connectInputRequests,
+  declaresUrlMode,
+  retryOf,
+  urlElicitationData,
+  UrlElicitationRequired,
+  type UrlElicitations,
+} from "./elicitation.ts";
 import { describeIssues } from "../issue_words.ts";
 import {
   type CacheScope,
@@ -60,12 +69,14 @@ export interface CacheHints {
   readonly scope: CacheScope;
 }
 
-export interface DispatcherOptions {
+export interface DispatcherOptions<A> {
   readonly serverInfo: ServerInfo;
   /** Short guidance the client may show its model (`instructions` of initialize and discover). */
   readonly instructions: string;
   readonly cache: CacheHints;
   readonly log: LogSink;
+  /** Where tools may ask the person to open a page (URL-mode elicitation). */
+  readonly elicitations?: UrlElicitations<A> | undefined;
 }
 
 /** Writes one JSON-RPC message (JSON text) to a stream that is already open. */
@@ -118,8 +129,8 @@ export const DISPATCHED_METHODS: ReadonlySet<string> = new Set([
 const LEGACY_ONLY = new Set(["initialize", "ping"]);
 const MODERN_ONLY = new Set(["server/discover"]);
 
-export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
-  const { log } = options;
+export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
+  const { log, elicitations } = options;
   const serverInfo = { ...options.serverInfo };
   const capabilities = { tools: { listChanged: false } };
   // One initialize answer per legacy version, serialized once.
@@ -210,12 +221,15 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
     args: Readonly<Record<string, unknown>>,
     context: ToolCallContext<A>,
     version: ProtocolVersion,
+    elicit: ((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined,
   ): Promise<Reply> => {
     let result: ForwardedResult;
     try {
       result = await tool.forward(args, context);
     } catch (error) {
       if (!(error instanceof ToolError)) return errorReply(request, error);
+      const asked = error instanceof UrlElicitationRequired && await elicit?.(error);
+      if (asked) return asked;
       result = _errorResult(error.message);
     }
     return forwardedReply(request, result, version);
@@ -254,6 +268,45 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
     return toolResult(request, result, version);
   };
 
+  /**
+   * How a forwarded call may ask for a page visit, redeeming a 2026-07-28 retry's requestState
+   * first (a bad one is -32602 and reaches no tool); undefined when it may not ask.
+   */
+  const urlElicitation = async (
+    hooks: UrlElicitations<A>,
+    request: JsonRpcRequest,
+    params: CallToolParams,
+    auth: A,
+    version: ProtocolVersion,
+  ): Promise<((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined> => {
+    const call = { name: params.name, arguments: params.arguments ?? {} };
+    if (!isModern(version)) {
+      return async (error) => {
+        if (!await hooks.declared(auth)) return null;
+        const data = urlElicitationData(error);
+        const body = rpcError(request.id, URL_ELICITATION_REQUIRED, error.prompt, data);
+        return { kind: "reply", body: encodeMessage(body), errorCode: URL_ELICITATION_REQUIRED };
+      };
+    }
+    const retry = retryOf(params);
+    if (retry.state !== undefined) {
+      const problem = await hooks.redeem(auth, call, retry.state);
+      if (problem !== null) {
+        throw new JsonRpcError(INVALID_PARAMS, `Invalid params: params.requestState ${problem}`);
+      }
+    }
+    if (retry.declined) return;
+    return async (error) => {
+      if (!declaresUrlMode(params._meta?.[META.clientCapabilities])) return null;
+      const asked = modern({
+        resultType: "input_required",
+        inputRequests: connectInputRequests(error),
+        requestState: await hooks.issue(auth, call),
+      });
+      return reply(encodeResult(request.id, JSON.stringify(asked)));
+    };
+  };
+
   const callTool = async (
     request: JsonRpcRequest,
     params: CallToolParams,
@@ -266,7 +319,9 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
     }
     let run: (context: ToolCallContext<A>) => Promise<Reply>;
     if (isForwarded(tool)) {
-      run = (context) => runForwarded(request, tool, args, context, version);
+      const elicit = elicitations &&
+        await urlElicitation(elicitations, request, params, auth, version);
+      run = (context) => runForwarded(request, tool, args, context, version, elicit);
     } else {
       const parsed = v.safeParse(tool.input, args);
       if (!parsed.success) {
@@ -309,8 +364,16 @@ export function createDispatcher<A>(options: DispatcherOptions): Dispatcher<A> {
     switch (method) {
       case "initialize": {
         const params = _params(InitializeParamsSchema, request);
-        const result = initializeResults.get(negotiateVersion(params.protocolVersion))!;
-        return reply(encodeResult(request.id, result));
+        const result = reply(
+          encodeResult(
+            request.id,
+            initializeResults.get(negotiateVersion(params.protocolVersion))!,
+          ),
+        );
+        if (elicitations === undefined) return result;
+        // The workspace keeps no session: what the client declared is kept for its later calls.
+        return elicitations.remember(context.auth, declaresUrlMode(params.capabilities))
+          .then(() => result);
       }
       case "ping":
         if (request.params !== undefined) _params(ParamsSchema, request);

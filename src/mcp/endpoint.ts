@@ -29,6 +29,7 @@ import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
 import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
+import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
 import { countOf } from "../count_words.ts";
@@ -73,6 +74,8 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly cacheScope: CacheScope;
   readonly log: LogSink;
   readonly metrics?: McpMetrics | undefined;
+  /** Where a tool may ask the person to open a page (elicitation.ts); nobody is asked without. */
+  readonly elicitations?: UrlElicitations<A> | undefined;
 }
 
 /** Who may use an endpoint: asked before anything of the message is read, then per tool. */
@@ -127,6 +130,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     instructions: options.instructions,
     cache: { ttlMs: options.catalogueTtlMs ?? CATALOGUE_TTL_MS, scope: options.cacheScope },
     log: options.log,
+    elicitations: options.elicitations,
   });
   const alwaysSse = config.mcpResponse === "sse";
   const forwarded = createForwardedCalls();
