@@ -22,6 +22,10 @@ import { type Connections, createConnections } from "./gateway/connect/connectio
 import { createPersonalUpstream } from "./gateway/connect/personal_upstream.ts";
 import { discoverUpstream } from "./gateway/connect/discovery.ts";
 import { loadVault, missingKeyFile } from "./gateway/connect/vault.ts";
+import { createConnectLinks } from "./gateway/connect/connect_links.ts";
+import type { UrlElicitations } from "./mcp/elicitation.ts";
+import type { WorkspaceAuth } from "./workspace/mcp/bearer.ts";
+import { createWorkspaceElicitations } from "./workspace/mcp/elicitations.ts";
 import { type ConnectRoutes, createConnectRoutes } from "./gateway/connect/routes.ts";
 import { issuerOf } from "./oauth/issuer.ts";
 import { createAuditLog } from "./workspace/domain/audit.ts";
@@ -172,6 +176,9 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       const config = gateway.get(name)?.config;
       return config?.auth === null ? undefined : config;
     };
+    // An agent's link to connect names its person; its retry's state names the call (URL
+    // elicitation): both sealed with the vault's key, so every replica reads them.
+    const links = vault === null ? null : createConnectLinks({ vault, now });
     const connections = vault === null ? null : createConnections({
       store,
       now,
@@ -191,7 +198,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       now,
       connect: (upstream) => createMcpClient(upstream, { log, now, fetch: upstreamFetch, ids }),
       metrics: metrics?.gateway,
-      personal: connections === null ? undefined : (upstream) => {
+      personal: connections === null || links === null ? undefined : (upstream) => {
         const live = createPersonalUpstream(upstream, {
           store,
           log,
@@ -200,6 +207,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
           connect: (upstream, fetch) => createMcpClient(upstream, { log, now, fetch, ids }),
           fetch: upstreamFetch,
           metrics: metrics?.gateway,
+          links,
           discover: (url) =>
             discoverUpstream(url, {
               allowLoopback: config.cimdAllowLoopback,
@@ -210,7 +218,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
         return live;
       },
     });
-    const connect = connections === null ? undefined : createConnectRoutes({
+    const connect = connections === null || links === null ? undefined : createConnectRoutes({
       store,
       accounts: services.accounts,
       sessions: services.sessions,
@@ -224,6 +232,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       },
       authUrl: config.authUrl,
       log,
+      links,
     });
     metrics?.watchUpstreams(() =>
       gateway.upstreams.map((live) => ({ name: live.config.name, up: live.state === "ready" }))
@@ -238,6 +247,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       gateway,
       connect,
       connections,
+      elicitations: vault === null ? undefined : createWorkspaceElicitations({ store, vault, now }),
       ...services,
     });
     const admin = metrics === undefined ? null : createAdminSite({
@@ -291,6 +301,8 @@ type SiteDeps = ProcessServices & {
   readonly connect: ConnectRoutes | undefined;
   /** People's upstream connections; null without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly connections: Connections | null;
+  /** URL elicitation of the workspace; none without VESTIBULE_UPSTREAM_KEY_FILE. */
+  readonly elicitations: UrlElicitations<WorkspaceAuth> | undefined;
 };
 
 /**

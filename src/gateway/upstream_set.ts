@@ -49,6 +49,12 @@ export interface CallRecord {
   readonly result: UpstreamResult;
   readonly outcome: CallOutcome;
   readonly durationMs: number;
+  /**
+   * The person must (re)connect their own account first: the link bound to them and what to
+   * ask them, for a client that declared URL elicitation (the result says the same with the
+   * plain link).
+   */
+  readonly connect?: { readonly url: string; readonly prompt: string };
 }
 
 export interface LiveUpstream {

@@ -14,6 +14,7 @@ import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
 import type { ToolDescription } from "../mcp/messages.ts";
 import { ToolError } from "../mcp/tool.ts";
+import { UrlElicitationRequired } from "../mcp/elicitation.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import type { NewAuditEntry } from "../workspace/domain/audit.ts";
 import type { GateAction } from "../workspace/domain/gate_actions.ts";
@@ -180,6 +181,12 @@ export function createUpstreamTools(
           summary: callSummary(upstream, entry.tool, record, argumentsSha256),
           gateId: null,
         });
+        // The person must connect first: a client that declared URL elicitation is asked in the
+        // protocol's words (mcp/elicitation.ts), any other gets this result's text, as always.
+        if (record.connect) {
+          const [text] = record.result.content as readonly { readonly text: string }[];
+          throw new UrlElicitationRequired(text!.text, record.connect.url, record.connect.prompt);
+        }
         return record.result;
       },
     };

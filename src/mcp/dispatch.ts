@@ -12,7 +12,16 @@ import {
   JsonRpcError,
   METHOD_NOT_FOUND,
   rpcError,
+  URL_ELICITATION_REQUIRED,
 } from "./errors.ts";
+import {
+  connectInputRequests,
+  declaresUrlMode,
+  retryOf,
+  urlElicitationData,
+  UrlElicitationRequired,
+  type UrlElicitations,
+} from "./elicitation.ts";
 import { describeIssues } from "../issue_words.ts";
 import {
   type CacheScope,
@@ -26,12 +35,12 @@ import {
   ListToolsParamsSchema,
   META,
   ParamsSchema,
-  type ProgressNotification,
-  type ProgressToken,
+  progressNotification,
 } from "./messages.ts";
 import type { ToolPage, ToolRegistry } from "./registry.ts";
 import {
   type AnyTool,
+  errorResult,
   type ForwardedResult,
   type ForwardedTool,
   isForwarded,
@@ -40,15 +49,15 @@ import {
   ToolError,
 } from "./tool.ts";
 import {
-  createTaskResult,
+  answersWithTask,
   LEGACY_TASKS_CAPABILITY,
   LEGACY_TASKS_VERSION,
   MODERN_TASKS_CAPABILITY,
   TASK_METHODS,
+  taskAnswer,
   type TaskEvent,
   type TaskHost,
   taskRequest,
-  wantsTask,
 } from "./tasks.ts";
 import {
   isModern,
@@ -81,6 +90,8 @@ export interface DispatcherOptions<A> {
   readonly tasks?: TaskHost<A> | undefined;
   /** Told of each task created and each cancelled (the operator's metrics). */
   readonly onTask?: ((event: TaskEvent) => void) | undefined;
+  /** Where tools may ask the person to open a page (URL-mode elicitation). */
+  readonly elicitations?: UrlElicitations<A> | undefined;
 }
 
 /** Writes one JSON-RPC message (JSON text) to a stream that is already open. */
@@ -135,7 +146,7 @@ const LEGACY_ONLY = new Set(["initialize", "ping"]);
 const MODERN_ONLY = new Set(["server/discover"]);
 
 export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
-  const { log, tasks } = options;
+  const { log, tasks, elicitations } = options;
   const serverInfo = { ...options.serverInfo };
   const capabilities = { tools: { listChanged: false } };
   // One initialize answer per legacy version, serialized once; tasks only where they exist.
@@ -231,19 +242,21 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     args: Readonly<Record<string, unknown>>,
     context: ToolCallContext<A>,
     answer: Answer,
+    elicit: ((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined,
   ): Promise<Reply> => {
     let result: ForwardedResult;
     try {
       result = await tool.forward(args, context);
     } catch (error) {
       if (!(error instanceof ToolError)) return errorReply(request, error);
-      result = _errorResult(error.message);
+      const asked = error instanceof UrlElicitationRequired && await elicit?.(error);
+      if (asked) return asked;
+      result = errorResult(error.message);
     }
     return await answer(result);
   };
 
-  // A task-capable call answered with a task when its result started one (a pending approval);
-  // 2025-11-25 asked for a task, so a call that started none is an error there, not a result.
+  // A task-capable call answered with the task its result started (tasks.ts taskAnswer).
   const answerAsTask = (
     request: JsonRpcRequest,
     host: TaskHost<A>,
@@ -252,18 +265,10 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     plain: Answer,
   ): Answer =>
   async (result) => {
-    const task = await host.taskOf(auth, result);
-    if (task !== null) {
-      options.onTask?.("created");
-      const created = createTaskResult(host as TaskHost<unknown>, task, version);
-      return reply(
-        encodeResult(request.id, JSON.stringify(isModern(version) ? modern(created) : created)),
-      );
-    }
-    if (isModern(version)) return plain(result);
-    const content = result["content"] as readonly { type?: string; text?: string }[];
-    const text = content.find((block) => block.type === "text")?.text ?? "the call failed";
-    return errorReply(request, new JsonRpcError(INVALID_PARAMS, text));
+    const created = await taskAnswer(host, auth, result, version, options.onTask);
+    if (created === null) return plain(result);
+    const body = isModern(version) ? modern(created) : created;
+    return reply(encodeResult(request.id, JSON.stringify(body)));
   };
 
   const runTool = async (
@@ -294,9 +299,48 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       };
     } catch (error) {
       if (!(error instanceof ToolError)) return errorReply(request, error);
-      result = _errorResult(error.message);
+      result = errorResult(error.message);
     }
     return await answer(result);
+  };
+
+  /**
+   * How a forwarded call may ask for a page visit, redeeming a 2026-07-28 retry's requestState
+   * first (a bad one is -32602 and reaches no tool); undefined when it may not ask.
+   */
+  const urlElicitation = async (
+    hooks: UrlElicitations<A>,
+    request: JsonRpcRequest,
+    params: CallToolParams,
+    auth: A,
+    version: ProtocolVersion,
+  ): Promise<((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined> => {
+    const call = { name: params.name, arguments: params.arguments ?? {} };
+    if (!isModern(version)) {
+      return async (error) => {
+        if (!await hooks.declared(auth)) return null;
+        const data = urlElicitationData(error);
+        const body = rpcError(request.id, URL_ELICITATION_REQUIRED, error.prompt, data);
+        return { kind: "reply", body: encodeMessage(body), errorCode: URL_ELICITATION_REQUIRED };
+      };
+    }
+    const retry = retryOf(params);
+    if (retry.state !== undefined) {
+      const problem = await hooks.redeem(auth, call, retry.state);
+      if (problem !== null) {
+        throw new JsonRpcError(INVALID_PARAMS, `Invalid params: params.requestState ${problem}`);
+      }
+    }
+    if (retry.declined) return;
+    return async (error) => {
+      if (!declaresUrlMode(params._meta?.[META.clientCapabilities])) return null;
+      const asked = modern({
+        resultType: "input_required",
+        inputRequests: connectInputRequests(error),
+        requestState: await hooks.issue(auth, call),
+      });
+      return reply(encodeResult(request.id, JSON.stringify(asked)));
+    };
   };
 
   const callTool = async (
@@ -312,26 +356,18 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     let answer: Answer = isForwarded(tool)
       ? (result) => forwardedReply(request, result, version)
       : (result) => toolResult(request, result as CallToolResult, version);
-    if (tasks !== undefined && wantsTask(request, version)) {
-      if (!isModern(version) && _taskSupport(tool) === undefined) {
-        throw new JsonRpcError(
-          METHOD_NOT_FOUND,
-          `The tool ${
-            JSON.stringify(name)
-          } cannot be called as a task (its execution.taskSupport is forbidden); call it without params.task`,
-        );
-      }
-      if (_taskSupport(tool) !== undefined) {
-        answer = answerAsTask(request, tasks, auth, version, answer);
-      }
+    if (tasks !== undefined && answersWithTask(request, version, tool)) {
+      answer = answerAsTask(request, tasks, auth, version, answer);
     }
     let run: (context: ToolCallContext<A>) => Promise<Reply>;
     if (isForwarded(tool)) {
-      run = (context) => runForwarded(request, tool, args, context, answer);
+      const elicit = elicitations &&
+        await urlElicitation(elicitations, request, params, auth, version);
+      run = (context) => runForwarded(request, tool, args, context, answer, elicit);
     } else {
       const parsed = v.safeParse(tool.input, args);
       if (!parsed.success) {
-        const result = _errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
+        const result = errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
         return toolResult(request, result, version);
       }
       run = (context) => runTool(request, tool, parsed.output, context, answer);
@@ -347,7 +383,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
           auth,
           signal,
           progress: (progress, total, message) =>
-            send(encodeMessage(_progress(token, progress, total, message))),
+            send(encodeMessage(progressNotification(token, progress, total, message))),
         }),
     };
   };
@@ -370,8 +406,16 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     switch (method) {
       case "initialize": {
         const params = _params(InitializeParamsSchema, request);
-        const result = initializeResults.get(negotiateVersion(params.protocolVersion))!;
-        return reply(encodeResult(request.id, result));
+        const result = reply(
+          encodeResult(
+            request.id,
+            initializeResults.get(negotiateVersion(params.protocolVersion))!,
+          ),
+        );
+        if (elicitations === undefined) return result;
+        // The workspace keeps no session: what the client declared is kept for its later calls.
+        return elicitations.remember(context.auth, declaresUrlMode(params.capabilities))
+          .then(() => result);
       }
       case "ping":
         if (request.params !== undefined) _params(ParamsSchema, request);
@@ -444,35 +488,7 @@ function _params<S extends v.GenericSchema>(schema: S, request: JsonRpcRequest):
   return parsed.output;
 }
 
-/** Whether a call of the tool may be answered with a task (its listed execution.taskSupport). */
-function _taskSupport<A>(tool: AnyTool<A>): "optional" | undefined {
-  const support = isForwarded(tool) ? tool.definition.execution?.taskSupport : tool.taskSupport;
-  return support === "optional" ? support : undefined;
-}
-
 /** Forwarded tools may always report progress: the upstream decides. */
 function _reportsProgress<A>(tool: AnyTool<A>): boolean {
   return isForwarded(tool) || tool.reportsProgress === true;
-}
-
-function _errorResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text }], isError: true };
-}
-
-function _progress(
-  progressToken: ProgressToken,
-  progress: number,
-  total: number | undefined,
-  message: string | undefined,
-): ProgressNotification {
-  return {
-    jsonrpc: "2.0",
-    method: "notifications/progress",
-    params: {
-      progressToken,
-      progress,
-      ...(total === undefined ? {} : { total }),
-      ...(message === undefined ? {} : { message }),
-    },
-  };
 }

@@ -29,6 +29,7 @@ import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
 import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
+import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
 import type { TaskEvent, TaskHost } from "./tasks.ts";
@@ -76,6 +77,8 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly metrics?: McpMetrics | undefined;
   /** Where a tool call may be answered with a task (src/mcp/tasks.ts); none: never. */
   readonly tasks?: TaskHost<A> | undefined;
+  /** Where a tool may ask the person to open a page (elicitation.ts); nobody is asked without. */
+  readonly elicitations?: UrlElicitations<A> | undefined;
 }
 
 /** Who may use an endpoint: asked before anything of the message is read, then per tool. */
@@ -134,6 +137,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     log: options.log,
     tasks: options.tasks,
     onTask: metrics?.task,
+    elicitations: options.elicitations,
   });
   const alwaysSse = config.mcpResponse === "sse";
   const forwarded = createForwardedCalls();

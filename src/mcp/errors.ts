@@ -46,3 +46,5 @@ export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
  * (`requiredCapabilities`).
  */
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+/** MCP 2025-11-25: the request needs the person to open a URL first (URLElicitationRequiredError). */
+export const URL_ELICITATION_REQUIRED = -32042;

@@ -332,3 +332,22 @@ export type JsonRpcMessage =
   | JsonRpcResultResponse
   | RpcError
   | ProgressNotification;
+
+/** A progress notification for the caller's token (MCP "Progress"). */
+export function progressNotification(
+  progressToken: ProgressToken,
+  progress: number,
+  total: number | undefined,
+  message: string | undefined,
+): ProgressNotification {
+  return {
+    jsonrpc: "2.0",
+    method: "notifications/progress",
+    params: {
+      progressToken,
+      progress,
+      ...(total === undefined ? {} : { total }),
+      ...(message === undefined ? {} : { message }),
+    },
+  };
+}

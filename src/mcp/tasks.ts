@@ -14,6 +14,7 @@ import {
 import { describeIssues } from "../issue_words.ts";
 import { type JsonRpcRequest, META } from "./messages.ts";
 import { isModern, type ProtocolVersion } from "./versions.ts";
+import { type AnyTool, isForwarded } from "./tool.ts";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** 2025-11-25: the key of `_meta` that ties a message to its task. */
@@ -56,8 +57,54 @@ export interface TaskHost<A> {
   readonly pollIntervalMs: number;
 }
 
-/** Whether a tools/call asks for (2025-11-25) or accepts (2026-07-28) a task as its answer. */
-export function wantsTask(request: JsonRpcRequest, version: ProtocolVersion): boolean {
+/**
+ * Whether a tools/call of `tool` is answered with a task when it starts one: the client asked
+ * for a task (2025-11-25; -32601 for a tool that cannot be one) or accepts one (2026-07-28), and
+ * the tool may create one.
+ */
+export function answersWithTask<A>(
+  request: JsonRpcRequest,
+  version: ProtocolVersion,
+  tool: AnyTool<A>,
+): boolean {
+  if (!_wantsTask(request, version)) return false;
+  const support = isForwarded(tool) ? tool.definition.execution?.taskSupport : tool.taskSupport;
+  if (support === "optional") return true;
+  if (isModern(version)) return false;
+  throw new JsonRpcError(
+    METHOD_NOT_FOUND,
+    `The tool ${
+      JSON.stringify(tool.name)
+    } cannot be called as a task (its execution.taskSupport is forbidden); call it without params.task`,
+  );
+}
+
+/**
+ * What a task-capable call's result becomes: the CreateTaskResult of the task it started, or null
+ * to answer the result as it is (2026-07-28). In 2025-11-25 the client asked for a task, so a call
+ * that started none (its arguments refused, say) is -32602 with the result's text.
+ */
+export async function taskAnswer<A>(
+  host: TaskHost<A>,
+  auth: A,
+  result: Result,
+  version: ProtocolVersion,
+  onTask?: (event: TaskEvent) => void,
+): Promise<Result | null> {
+  const task = await host.taskOf(auth, result);
+  if (task !== null) {
+    onTask?.("created");
+    return isModern(version)
+      ? { resultType: "task", ..._modernTask(host, task) }
+      : { task: _legacyTask(host, task) };
+  }
+  if (isModern(version)) return null;
+  const content = result["content"] as readonly { type?: string; text?: string }[];
+  const text = content.find((block) => block.type === "text")?.text ?? "the call failed";
+  throw new JsonRpcError(INVALID_PARAMS, text);
+}
+
+function _wantsTask(request: JsonRpcRequest, version: ProtocolVersion): boolean {
   if (isModern(version)) return _declaresTasks(request);
   if (version !== LEGACY_TASKS_VERSION || request.params?.["task"] === undefined) return false;
   const parsed = v.safeParse(TaskParamSchema, request.params["task"]);
@@ -92,17 +139,6 @@ export const TASK_METHODS: ReadonlySet<string> = new Set([
 ]);
 const MODERN_METHODS = new Set(["tasks/get", "tasks/update", "tasks/cancel"]);
 const LEGACY_METHODS = new Set(["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"]);
-
-/** A tools/call answered with a task: CreateTaskResult of the revision. */
-export function createTaskResult(
-  host: TaskHost<unknown>,
-  task: TaskState,
-  version: ProtocolVersion,
-): Result {
-  return isModern(version)
-    ? { resultType: "task", ..._modernTask(host, task) }
-    : { task: _legacyTask(host, task) };
-}
 
 /**
  * Answers a tasks/* request: the result object (the dispatcher adds what every result of the
@@ -218,7 +254,7 @@ function _wireStatus(task: TaskState, version: ProtocolVersion): string {
   return isModern(version) ? "completed" : "failed";
 }
 
-function _modernTask(host: TaskHost<unknown>, task: TaskState): Result {
+function _modernTask<A>(host: TaskHost<A>, task: TaskState): Result {
   return {
     taskId: task.taskId,
     status: _wireStatus(task, "2026-07-28"),
@@ -230,7 +266,7 @@ function _modernTask(host: TaskHost<unknown>, task: TaskState): Result {
   };
 }
 
-function _legacyTask(host: TaskHost<unknown>, task: TaskState): Result {
+function _legacyTask<A>(host: TaskHost<A>, task: TaskState): Result {
   return {
     taskId: task.taskId,
     status: _wireStatus(task, LEGACY_TASKS_VERSION),

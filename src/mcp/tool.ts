@@ -33,6 +33,13 @@ export class ToolError extends Error {
   override name = "ToolError";
 }
 
+/** A tools/call result that reports a failure the caller can act on. */
+export function errorResult(
+  text: string,
+): { content: { type: "text"; text: string }[]; isError: true } {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
 export interface Tool<A, I, O> {
   readonly name: string;
   readonly title: string;

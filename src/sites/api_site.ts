@@ -25,6 +25,7 @@ export interface ApiSiteDeps {
   readonly limiters: Limiters;
   readonly scopes: WorkspaceRoutesDeps["scopes"];
   readonly upstreamTools?: WorkspaceRoutesDeps["upstreamTools"];
+  readonly elicitations?: WorkspaceRoutesDeps["elicitations"];
 }
 
 export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {

@@ -81,7 +81,8 @@ Deno.test({
       );
     /** The person allows every scope they may tick; the agent finishes with the code. */
     const consentInBrowser = async () => {
-      assert.match(await page.locator("h1").innerText(), /Allow access to Acme Outdoor\?/);
+      // A first consent, or a step-up ("Allow more access") that keeps what the agent holds.
+      assert.match(await page.locator("h1").innerText(), /Allow (more )?access to Acme Outdoor\?/);
       for (const box of await page.locator("input[name=scope]:not([disabled])").all()) {
         await box.check();
       }

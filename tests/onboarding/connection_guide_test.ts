@@ -63,8 +63,10 @@ Deno.test("connection guide: more scopes come from a new authorization request, 
   assert.ok(stepUp, "a step answers the insufficient_scope challenge");
   assert.match(stepUp.title, /new authorization request, never a refresh/);
   assert.match(stepUp.text, /send a new authorization request .* with scope set to that list/);
-  // The official SDK's pitfall, named with its workaround.
+  // A refresh cannot step up: the official SDK's way through it, and the pitfall without it.
+  assert.match(stepUp.text, /refresh right after that 403 is refused with invalid_grant/);
   assert.match(stepUp.text, /SDK 1\.32\.2/);
+  assert.match(stepUp.text, /invalidateCredentials method that drops the stored tokens/);
   assert.match(stepUp.text, /"Server returned 403 after trying upscoping"/);
   assert.match(stepUp.text, /forget the stored tokens .* call auth\(provider, \{ serverUrl: /);
   assert.ok(renderGuideText(guide).includes(stepUp.text), "in /llms.txt and the tool's text");

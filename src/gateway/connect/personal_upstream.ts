@@ -30,6 +30,7 @@ import {
 } from "../upstream_set.ts";
 import type { Connections } from "./connections.ts";
 import type { TokenLookup } from "./reconnects.ts";
+import type { ConnectLinks } from "./connect_links.ts";
 import type { Discovery } from "./discovery.ts";
 import { heldProblem, logUnlisted } from "../unlisted_names.ts";
 
@@ -42,6 +43,8 @@ export interface PersonalUpstreamDeps {
   readonly connect: (upstream: UpstreamConfig, fetch: UpstreamFetch) => McpClient;
   readonly fetch: UpstreamFetch;
   readonly metrics?: GatewayMetrics | undefined;
+  /** Binds the link a URL elicitation carries to the person (connect_links.ts). */
+  readonly links: ConnectLinks;
   /** Where the people of the upstream at `url` sign in, found from nothing (discoverUpstream). */
   readonly discover: (url: string) => Promise<Discovery>;
 }
@@ -151,10 +154,24 @@ export function createPersonalUpstream(
     deps.metrics?.call(config.name, record.outcome, durationMs / 1000);
     return { ...record, durationMs };
   };
-  const refused = (lookup: Exclude<TokenLookup, { ok: true }>): Omit<CallRecord, "durationMs"> => ({
-    result: { content: [{ type: "text", text: lookup.message }], isError: true },
-    outcome: lookup.reason === "unavailable" ? "unreachable" : "not_connected",
-  });
+  const refused = async (
+    lookup: Exclude<TokenLookup, { ok: true }>,
+    caller: Caller,
+  ): Promise<Omit<CallRecord, "durationMs">> => {
+    const result = { content: [{ type: "text", text: lookup.message }], isError: true };
+    if (lookup.reason === "unavailable") return { result, outcome: "unreachable" };
+    const link = connections.connectUrl(config.name, caller.businessId);
+    return {
+      result,
+      outcome: "not_connected",
+      connect: {
+        url: await deps.links.bound(link, config.name, caller),
+        prompt: lookup.reason === "not_connected"
+          ? `Connect your ${config.title} account so that your agent can use ${config.title} as you.`
+          : `Reconnect your ${config.title} account: its sign-in could no longer be renewed.`,
+      },
+    };
+  };
   const failed = (error: UpstreamError, kind: CallOutcome = error.kind) => ({
     result: { content: [{ type: "text", text: error.message }], isError: true },
     outcome: kind,
@@ -198,7 +215,7 @@ export function createPersonalUpstream(
         });
       }
       let lookup = await connections.accessToken(config, caller);
-      if (!lookup.ok) return ended(started, refused(lookup));
+      if (!lookup.ok) return ended(started, await refused(lookup, caller));
       const session = sessionOf(caller, lookup.token);
       // One renewal when the upstream refuses the token; a second refusal ends the connection
       // (needs reconnect): never a loop on 401.
@@ -219,7 +236,7 @@ export function createPersonalUpstream(
           lookup = attempt === 0
             ? await connections.rejected(config, caller, lookup.token)
             : await connections.refused(config, caller, "it refused a freshly renewed token");
-          if (!lookup.ok) return ended(started, refused(lookup));
+          if (!lookup.ok) return ended(started, await refused(lookup, caller));
           session.token = lookup.token;
         }
       }

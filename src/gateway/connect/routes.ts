@@ -28,6 +28,7 @@ import type { Caller } from "../upstream_set.ts";
 import type { Connections, Continuation } from "./connections.ts";
 import { connectErrorPage, connectionsSection, connectPage, signInUnavailable } from "./pages.ts";
 import { logEvent, type LogSink } from "../../http/request_log.ts";
+import { BOUND_PARAM, type ConnectLinks } from "./connect_links.ts";
 
 export interface ConnectRoutesDeps {
   readonly store: Store;
@@ -40,6 +41,8 @@ export interface ConnectRoutesDeps {
   readonly issuer: string;
   /** Lists the upstream's tools with a fresh connection (so everyone learns them). */
   readonly learnTools: (upstream: string, caller: Caller) => Promise<void>;
+  /** Checks the binding of an elicitation's link (connect_links.ts). */
+  readonly links: ConnectLinks;
   readonly authUrl: string;
   /** Where a connection that cannot start is told, with the upstream's own words. */
   readonly log: LogSink;
@@ -252,6 +255,28 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
     return seeOther(started.url);
   };
 
+  // An agent's URL elicitation sends its own person here (MCP "URL Mode Elicitation",
+  // Phishing): anyone else signed in is refused before anything starts, in plain words.
+  const notTheirs = async (request: Request, session: Session, params: URLSearchParams) => {
+    const binding = params.get(BOUND_PARAM);
+    const businessId = params.get("business");
+    if (binding === null || businessId === null) return null;
+    const name = new URL(request.url).pathname.slice("/connections/".length);
+    const caller = { businessId, accountId: session.account.id };
+    const checked = await deps.links.check(name, caller, binding);
+    if (checked === "ok") return null;
+    return _page(
+      connectErrorPage(
+        session.account.email,
+        checked === "expired" ? "Link expired" : "Not your link",
+        checked === "expired"
+          ? "This link to connect an account has expired. Ask your agent to call the tool again: it gets a new link."
+          : "This link was made for another person's agent: only the person whose agent asked can connect their account with it. If you are that person, sign out and sign in as yourself; if your own agent needs the service, ask it to call the tool again.",
+      ),
+      403,
+    );
+  };
+
   // The link (from /account, or in an agent's tool error) starts connecting at once when there
   // is nothing connected yet, or the connection must be made again (it needs reconnecting, or
   // the upstream wants more scopes): a GET that only leads to the upstream's own sign-in (the
@@ -259,6 +284,8 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   // consent, the step with "Skip for now".
   const show = signedIn(async (request, session) => {
     const params = new URL(request.url).searchParams;
+    const refused = await notTheirs(request, session, params);
+    if (refused) return refused;
     const found = await subject(request, session, params.get("business"));
     if (!found.ok) return found.response;
     const { upstream, business } = found;

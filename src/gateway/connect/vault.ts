@@ -161,3 +161,16 @@ export function missingKeyFile(
     '"person", and each person\'s tokens are kept encrypted with its key (make one with ' +
     "deno task admin upstream-key)";
 }
+
+/** A box as one URL-safe string (`key id.iv.data`, each base64url), for links and opaque state. */
+export function sealedText(sealed: Sealed): string {
+  return `${sealed.k}.${sealed.iv}.${sealed.data}`;
+}
+
+/** The box of a sealedText, or null when the text cannot be one. */
+export function parseSealed(text: string): Sealed | null {
+  const parts = text.split(".");
+  if (parts.length !== 3 || !parts.every((part) => /^[A-Za-z0-9_-]+$/.test(part))) return null;
+  const [k, iv, data] = parts as [string, string, string];
+  return { k, iv, data };
+}

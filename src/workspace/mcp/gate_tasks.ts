@@ -6,6 +6,7 @@
  * business: anyone else, an owner of the same business included, finds no such task.
  */
 import type { TaskHost, TaskState } from "../../mcp/tasks.ts";
+import { errorResult } from "../../mcp/tool.ts";
 import type { WorkspaceAuth } from "./bearer.ts";
 import type { Gate } from "../domain/gate_record.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
@@ -35,7 +36,7 @@ export function createGateTasks(
       status: "refused",
       statusMessage: message,
       lastUpdatedAt: at,
-      result: { content: [{ type: "text", text: message }], isError: true },
+      result: errorResult(message),
     });
     const expiresAt = "expiresAt" in gate.action ? gate.action.expiresAt : null;
     switch (gate.status) {
@@ -85,7 +86,7 @@ export function createGateTasks(
         ...base,
         status: "completed",
         statusMessage: outcome,
-        result: { content: [{ type: "text", text: outcome }], isError: true },
+        result: errorResult(outcome),
       };
     }
     const view = await gates.fullView(gate);

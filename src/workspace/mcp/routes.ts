@@ -11,6 +11,7 @@ import type { Handler } from "../../http/handler.ts";
 import type { Limiters } from "../../http/rate_limits.ts";
 import type { LogSink } from "../../http/request_log.ts";
 import { followingJsonHandler } from "../../http/static_asset.ts";
+import type { UrlElicitations } from "../../mcp/elicitation.ts";
 import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
@@ -52,6 +53,8 @@ export interface WorkspaceRoutesDeps {
   readonly scopes: ScopeCatalogue;
   /** The upstream MCP servers' tools (VESTIBULE_UPSTREAMS); none when left out. */
   readonly upstreamTools?: UpstreamTools | undefined;
+  /** URL elicitation (elicitations.ts): only where people connect their own upstream accounts. */
+  readonly elicitations?: UrlElicitations<WorkspaceAuth> | undefined;
 }
 
 export interface WorkspaceRoutes {
@@ -120,6 +123,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
     log: deps.log,
     metrics: deps.mcpMetrics,
     tasks: createGateTasks(deps.services, now),
+    elicitations: deps.elicitations,
   });
   return {
     // Its scopes follow a reload's.

@@ -248,7 +248,7 @@ Deno.test("public website on {base_url}", async (t) => {
         ),
         "how to get more scopes",
       );
-      assert.ok(code.some((c) => c.includes("after trying upscoping")), "the SDK pitfall");
+      assert.ok(code.some((c) => c.includes("invalidateCredentials(")), "the SDK's way to step up");
     });
 
     await t.step(
