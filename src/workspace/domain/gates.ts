@@ -76,7 +76,7 @@ export interface Gates {
   /** A business's gates, newest first. */
   list(businessId: string, options?: { readonly limit?: number }): Promise<Gate[]>;
   decide(gateId: string, accountId: string, decision: "approve" | "decline"): Promise<DecideResult>;
-  /** Delivers an existing decision again; null when the gate is still pending. */
+  /** Delivers an existing decision again; null when there is none (pending, or withdrawn). */
   redeliver(gate: Gate): Promise<Gate | null>;
   /**
    * The asking agent takes its pending request back (tasks/cancel): the gate becomes
@@ -261,7 +261,7 @@ export function createGates(deps: GatesDeps): Gates {
     },
 
     async redeliver(gate) {
-      if (gate.status === "pending") return null;
+      if (gate.status === "pending" || gate.status === "withdrawn") return null;
       return await deliver(gate);
     },
 

@@ -13,7 +13,7 @@ import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";
 import { startTestReceiver } from "../support/webhook_receiver.ts";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 
-const SCOPES = ["app.access", "upstream.tiny", "members.request"];
+const SCOPES = ["app.access", "upstream.tiny", "members.request", "gates.redeliver"];
 const TASKS = "io.modelcontextprotocol/tasks";
 const DECLARED = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -249,6 +249,13 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
       assert.equal(entry?.actor, "agent");
       assert.equal(entry?.clientId, "test-client");
       assert.match(entry?.summary ?? "", /^Withdrew the request for approval: /);
+      // No decision to deliver: a withdrawal mails nobody "Declined".
+      const redelivered = await legacy(token, "tools/call", {
+        name: "redeliver_decision",
+        arguments: { gateId: withdrawn },
+      });
+      assert.equal(redelivered.result.isError, true);
+      assert.match(redelivered.result.content[0].text, /was withdrawn by the agent that asked/);
       const event = await until(
         "the withdrawal event",
         () =>
