@@ -9,7 +9,6 @@
  * which tool, the SHA-256 of the canonical arguments, how it ended and how long it took. A gated
  * call is a gate bound to the caller, the tool and those arguments; approved, it is made once.
  */
-import { toJsonSchema } from "@valibot/to-json-schema";
 import { BoundedMap } from "../bounded_map.ts";
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
@@ -23,7 +22,6 @@ import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import {
   type CallerTools,
   pendingApproval,
-  PendingApprovalSchema,
   SCOPE_META_KEY,
   type UpstreamTools,
   type UpstreamWorkspaceTool,
@@ -56,11 +54,6 @@ export interface UpstreamToolsDeps {
   readonly log: LogSink;
   readonly now: () => number;
 }
-
-const PENDING_JSON_SCHEMA = (() => {
-  const { $schema: _dialect, ...schema } = toJsonSchema(PendingApprovalSchema);
-  return schema;
-})();
 
 export function createUpstreamTools(
   deps: UpstreamToolsDeps,
@@ -254,7 +247,7 @@ export function createUpstreamTools(
 
 /**
  * The definition listed in the workspace: the pinned one, renamed with the upstream's prefix,
- * its scope said in the description and `_meta`; a gated tool's answer is the pending approval.
+ * its scope said in the description and `_meta`; a gated tool may answer with a task.
  */
 function _served(
   definition: UpstreamTool,
@@ -267,12 +260,16 @@ function _served(
   const note = gated
     ? `Each call needs an owner's approval: it returns a pending approval (approvalUrl); read the result with get_approval. Requires scope ${scope}.`
     : `Requires scope ${scope}.`;
-  const { outputSchema: _answer, ...rest } = definition;
+  // A gated call answers either the pending approval or, through a task, the upstream's own
+  // result: no outputSchema fits both, so none is listed. Tasks of a tool that is not gated are
+  // not relayed: its own execution.taskSupport is not passed on.
+  const { execution: _tasks, ...listed } = definition;
+  const { outputSchema: _answer, ...rest } = listed;
   return {
-    ...(gated ? rest : definition),
+    ...(gated ? rest : listed),
     name,
     description: `${own}${note}`,
-    ...(gated ? { outputSchema: PENDING_JSON_SCHEMA } : {}),
+    ...(gated ? { execution: { taskSupport: "optional" } } : {}),
     _meta: { ...definition._meta, [SCOPE_META_KEY]: scope, [UPSTREAM_META_KEY]: upstream.name },
   } as ToolDescription;
 }

@@ -35,12 +35,12 @@ import {
   ListToolsParamsSchema,
   META,
   ParamsSchema,
-  type ProgressNotification,
-  type ProgressToken,
+  progressNotification,
 } from "./messages.ts";
 import type { ToolPage, ToolRegistry } from "./registry.ts";
 import {
   type AnyTool,
+  errorResult,
   type ForwardedResult,
   type ForwardedTool,
   isForwarded,
@@ -48,6 +48,17 @@ import {
   type ToolCallContext,
   ToolError,
 } from "./tool.ts";
+import {
+  answersWithTask,
+  LEGACY_TASKS_CAPABILITY,
+  LEGACY_TASKS_VERSION,
+  MODERN_TASKS_CAPABILITY,
+  TASK_METHODS,
+  taskAnswer,
+  type TaskEvent,
+  type TaskHost,
+  taskRequest,
+} from "./tasks.ts";
 import {
   isModern,
   LEGACY_PROTOCOL_VERSIONS,
@@ -75,6 +86,10 @@ export interface DispatcherOptions<A> {
   readonly instructions: string;
   readonly cache: CacheHints;
   readonly log: LogSink;
+  /** Where a tool call may be answered with a task (tasks.ts); none: never. */
+  readonly tasks?: TaskHost<A> | undefined;
+  /** Told of each task created and each cancelled (the operator's metrics). */
+  readonly onTask?: ((event: TaskEvent) => void) | undefined;
   /** Where tools may ask the person to open a page (URL-mode elicitation). */
   readonly elicitations?: UrlElicitations<A> | undefined;
 }
@@ -123,6 +138,7 @@ export const DISPATCHED_METHODS: ReadonlySet<string> = new Set([
   "server/discover",
   "tools/list",
   "tools/call",
+  ...TASK_METHODS,
 ]);
 
 /** Methods of one era only: the handshake and ping are gone in 2026-07-28, discover is new. */
@@ -130,14 +146,16 @@ const LEGACY_ONLY = new Set(["initialize", "ping"]);
 const MODERN_ONLY = new Set(["server/discover"]);
 
 export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A> {
-  const { log, elicitations } = options;
+  const { log, tasks, elicitations } = options;
   const serverInfo = { ...options.serverInfo };
   const capabilities = { tools: { listChanged: false } };
-  // One initialize answer per legacy version, serialized once.
+  // One initialize answer per legacy version, serialized once; tasks only where they exist.
   const initializeResults = new Map(LEGACY_PROTOCOL_VERSIONS.map((version) => {
     const result: InitializeResult = {
       protocolVersion: version,
-      capabilities,
+      capabilities: tasks && version === LEGACY_TASKS_VERSION
+        ? { ...capabilities, tasks: LEGACY_TASKS_CAPABILITY }
+        : capabilities,
       serverInfo,
       instructions: options.instructions,
     };
@@ -153,7 +171,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   const cacheHints = { ttlMs: options.cache.ttlMs, cacheScope: options.cache.scope };
   const discoverResult: DiscoverResult = modern({
     supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
-    capabilities,
+    capabilities: tasks ? { ...capabilities, extensions: MODERN_TASKS_CAPABILITY } : capabilities,
     instructions: options.instructions,
     ...cacheHints,
   });
@@ -205,7 +223,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
   // Passed on as it came; in 2026-07-28 its own `_meta` keys stay beside ours.
   const forwardedReply = (
     request: JsonRpcRequest,
-    result: ForwardedResult,
+    result: Readonly<Record<string, unknown>>,
     version: ProtocolVersion,
   ): Reply => {
     if (!isModern(version)) return reply(encodeResult(request.id, JSON.stringify(result)));
@@ -215,12 +233,15 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     return reply(encodeResult(request.id, JSON.stringify(body)));
   };
 
+  /** How a call's result is answered: as it is, or as the task it started (answerAsTask). */
+  type Answer = (result: Readonly<Record<string, unknown>>) => Reply | Promise<Reply>;
+
   const runForwarded = async (
     request: JsonRpcRequest,
     tool: ForwardedTool<A>,
     args: Readonly<Record<string, unknown>>,
     context: ToolCallContext<A>,
-    version: ProtocolVersion,
+    answer: Answer,
     elicit: ((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined,
   ): Promise<Reply> => {
     let result: ForwardedResult;
@@ -230,9 +251,24 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       if (!(error instanceof ToolError)) return errorReply(request, error);
       const asked = error instanceof UrlElicitationRequired && await elicit?.(error);
       if (asked) return asked;
-      result = _errorResult(error.message);
+      result = errorResult(error.message);
     }
-    return forwardedReply(request, result, version);
+    return await answer(result);
+  };
+
+  // A task-capable call answered with the task its result started (tasks.ts taskAnswer).
+  const answerAsTask = (
+    request: JsonRpcRequest,
+    host: TaskHost<A>,
+    auth: A,
+    version: ProtocolVersion,
+    plain: Answer,
+  ): Answer =>
+  async (result) => {
+    const created = await taskAnswer(host, auth, result, version, options.onTask);
+    if (created === null) return plain(result);
+    const body = isModern(version) ? modern(created) : created;
+    return reply(encodeResult(request.id, JSON.stringify(body)));
   };
 
   const runTool = async (
@@ -240,7 +276,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     tool: Tool<A, unknown, unknown>,
     args: unknown,
     context: ToolCallContext<A>,
-    version: ProtocolVersion,
+    answer: Answer,
   ): Promise<Reply> => {
     let result: CallToolResult;
     try {
@@ -263,9 +299,9 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       };
     } catch (error) {
       if (!(error instanceof ToolError)) return errorReply(request, error);
-      result = _errorResult(error.message);
+      result = errorResult(error.message);
     }
-    return toolResult(request, result, version);
+    return await answer(result);
   };
 
   /**
@@ -317,18 +353,24 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     if (tool === undefined) {
       throw new JsonRpcError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(name)}`);
     }
+    let answer: Answer = isForwarded(tool)
+      ? (result) => forwardedReply(request, result, version)
+      : (result) => toolResult(request, result as CallToolResult, version);
+    if (tasks !== undefined && answersWithTask(request, version, tool)) {
+      answer = answerAsTask(request, tasks, auth, version, answer);
+    }
     let run: (context: ToolCallContext<A>) => Promise<Reply>;
     if (isForwarded(tool)) {
       const elicit = elicitations &&
         await urlElicitation(elicitations, request, params, auth, version);
-      run = (context) => runForwarded(request, tool, args, context, version, elicit);
+      run = (context) => runForwarded(request, tool, args, context, answer, elicit);
     } else {
       const parsed = v.safeParse(tool.input, args);
       if (!parsed.success) {
-        const result = _errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
+        const result = errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
         return toolResult(request, result, version);
       }
-      run = (context) => runTool(request, tool, parsed.output, context, version);
+      run = (context) => runTool(request, tool, parsed.output, context, answer);
     }
     const token = _meta?.progressToken;
     if (token === undefined || !_reportsProgress(tool)) {
@@ -341,7 +383,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
           auth,
           signal,
           progress: (progress, total, message) =>
-            send(encodeMessage(_progress(token, progress, total, message))),
+            send(encodeMessage(progressNotification(token, progress, total, message))),
         }),
     };
   };
@@ -398,6 +440,20 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       }
       case "tools/call":
         return callTool(request, _params(CallToolParamsSchema, request), context);
+      case "tasks/get":
+      case "tasks/update":
+      case "tasks/cancel":
+      case "tasks/result":
+      case "tasks/list": {
+        if (tasks === undefined) {
+          throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
+        }
+        return taskRequest(tasks, context.auth, request, version, options.onTask).then((result) =>
+          reply(
+            encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)),
+          )
+        );
+      }
       default:
         throw new JsonRpcError(METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
     }
@@ -435,26 +491,4 @@ function _params<S extends v.GenericSchema>(schema: S, request: JsonRpcRequest):
 /** Forwarded tools may always report progress: the upstream decides. */
 function _reportsProgress<A>(tool: AnyTool<A>): boolean {
   return isForwarded(tool) || tool.reportsProgress === true;
-}
-
-function _errorResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text }], isError: true };
-}
-
-function _progress(
-  progressToken: ProgressToken,
-  progress: number,
-  total: number | undefined,
-  message: string | undefined,
-): ProgressNotification {
-  return {
-    jsonrpc: "2.0",
-    method: "notifications/progress",
-    params: {
-      progressToken,
-      progress,
-      ...(total === undefined ? {} : { total }),
-      ...(message === undefined ? {} : { message }),
-    },
-  };
 }

@@ -32,6 +32,7 @@ import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
 import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
+import type { TaskEvent, TaskHost } from "./tasks.ts";
 import { countOf } from "../count_words.ts";
 
 /**
@@ -74,6 +75,8 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly cacheScope: CacheScope;
   readonly log: LogSink;
   readonly metrics?: McpMetrics | undefined;
+  /** Where a tool call may be answered with a task (src/mcp/tasks.ts); none: never. */
+  readonly tasks?: TaskHost<A> | undefined;
   /** Where a tool may ask the person to open a page (elicitation.ts); nobody is asked without. */
   readonly elicitations?: UrlElicitations<A> | undefined;
 }
@@ -107,6 +110,8 @@ export interface McpMetrics {
   request(method: string, tool: string | undefined): void;
   /** A JSON-RPC error answered, by its code. */
   error(code: number): void;
+  /** A tool call answered with a task, or a task cancelled (src/mcp/tasks.ts). */
+  task?(event: TaskEvent): void;
 }
 
 type HeaderMap = Readonly<Record<string, string>>;
@@ -130,6 +135,8 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     instructions: options.instructions,
     cache: { ttlMs: options.catalogueTtlMs ?? CATALOGUE_TTL_MS, scope: options.cacheScope },
     log: options.log,
+    tasks: options.tasks,
+    onTask: metrics?.task,
     elicitations: options.elicitations,
   });
   const alwaysSse = config.mcpResponse === "sse";

@@ -41,5 +41,10 @@ export const TRANSPORT_ERROR = -32000;
 export const HEADER_MISMATCH = -32020;
 /** MCP 2026-07-28: the request's protocol version is not one this server speaks. */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+/**
+ * MCP 2026-07-28: the request needs a client capability it did not declare; `data` names it
+ * (`requiredCapabilities`).
+ */
+export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 /** MCP 2025-11-25: the request needs the person to open a URL first (URLElicitationRequiredError). */
 export const URL_ELICITATION_REQUIRED = -32042;

@@ -164,6 +164,10 @@ export type InitializeRequest = v.InferOutput<typeof InitializeRequestSchema>;
 
 const ServerCapabilitiesSchema = v.object({
   tools: v.optional(v.object({ listChanged: v.optional(v.boolean()) })),
+  /** 2025-11-25: tasks (src/mcp/tasks.ts). */
+  tasks: v.optional(v.record(v.string(), v.unknown())),
+  /** 2026-07-28: the extensions the server supports, by identifier. */
+  extensions: v.optional(v.record(v.string(), v.record(v.string(), v.unknown()))),
 });
 
 export const InitializeResultSchema = v.object({
@@ -211,6 +215,10 @@ export const ToolSchema = v.object({
   inputSchema: ObjectJsonSchemaSchema,
   outputSchema: v.optional(ObjectJsonSchemaSchema),
   annotations: v.optional(ToolAnnotationsSchema),
+  /** 2025-11-25: whether a call may be answered with a task (absent: it may not). */
+  execution: v.optional(v.object({
+    taskSupport: v.optional(v.picklist(["forbidden", "optional", "required"])),
+  })),
   _meta: v.optional(v.record(v.string(), v.unknown())),
 });
 export type ToolDescription = v.InferOutput<typeof ToolSchema>;
@@ -324,3 +332,22 @@ export type JsonRpcMessage =
   | JsonRpcResultResponse
   | RpcError
   | ProgressNotification;
+
+/** A progress notification for the caller's token (MCP "Progress"). */
+export function progressNotification(
+  progressToken: ProgressToken,
+  progress: number,
+  total: number | undefined,
+  message: string | undefined,
+): ProgressNotification {
+  return {
+    jsonrpc: "2.0",
+    method: "notifications/progress",
+    params: {
+      progressToken,
+      progress,
+      ...(total === undefined ? {} : { total }),
+      ...(message === undefined ? {} : { message }),
+    },
+  };
+}

@@ -35,8 +35,13 @@ export type Negotiation =
 
 type Message = Exclude<Decoded, { kind: "invalid" }>;
 
-/** Methods whose `params.name` the `Mcp-Name` header mirrors (the only one this server has). */
-const NAMED_METHODS = new Set(["tools/call"]);
+/** The param each method's `Mcp-Name` header mirrors (tasks.md "Routing Headers": the task id). */
+const NAMED_METHODS: ReadonlyMap<string, string> = new Map([
+  ["tools/call", "name"],
+  ["tasks/get", "taskId"],
+  ["tasks/update", "taskId"],
+  ["tasks/cancel", "taskId"],
+]);
 
 export function negotiate(headers: MetadataHeaders, message: Message): Negotiation {
   const request = message.kind === "request" ? message.request : undefined;
@@ -109,18 +114,19 @@ export function negotiate(headers: MetadataHeaders, message: Message): Negotiati
         }`,
     );
   }
-  const name = request.params?.["name"];
-  if (NAMED_METHODS.has(request.method) && typeof name === "string") {
+  const named = NAMED_METHODS.get(request.method);
+  const name = named === undefined ? undefined : request.params?.[named];
+  if (typeof name === "string") {
     const raw = _trim(headers.get("Mcp-Name"));
     const decoded = raw === undefined ? undefined : decodeHeaderValue(raw);
     if (decoded !== name) {
       return _mismatch(
         id,
         raw === undefined
-          ? `the Mcp-Name header is missing; it must repeat params.name ${JSON.stringify(name)}`
+          ? `the Mcp-Name header is missing; it must repeat params.${named} ${JSON.stringify(name)}`
           : decoded === undefined
           ? `Mcp-Name ${JSON.stringify(raw)} is not valid =?base64?…?= encoding`
-          : `Mcp-Name ${JSON.stringify(decoded)} does not match params.name ${
+          : `Mcp-Name ${JSON.stringify(decoded)} does not match params.${named} ${
             JSON.stringify(name)
           }`,
       );

@@ -91,6 +91,7 @@ export function describeTool<A>(tool: AnyTool<A>): ToolDescription {
     inputSchema: objectJsonSchema(tool.input, `${tool.name} input`),
     outputSchema: objectJsonSchema(tool.output, `${tool.name} output`),
     annotations: { ...tool.annotations },
+    ...(tool.taskSupport ? { execution: { taskSupport: tool.taskSupport } } : {}),
     ...(tool.meta ? { _meta: { ...tool.meta } } : {}),
   };
   const checked = v.parse(ToolSchema, description);

@@ -33,6 +33,13 @@ export class ToolError extends Error {
   override name = "ToolError";
 }
 
+/** A tools/call result that reports a failure the caller can act on. */
+export function errorResult(
+  text: string,
+): { content: { type: "text"; text: string }[]; isError: true } {
+  return { content: [{ type: "text", text }], isError: true };
+}
+
 export interface Tool<A, I, O> {
   readonly name: string;
   readonly title: string;
@@ -49,6 +56,8 @@ export interface Tool<A, I, O> {
    * as an event stream, so the notifications can go out before the result.
    */
   readonly reportsProgress?: boolean;
+  /** "optional": a call may be answered with a task (tasks.ts), listed as execution.taskSupport. */
+  readonly taskSupport?: "optional";
   readonly handler: (args: I, context: ToolCallContext<A>) => Promise<O>;
   /** Text content block rendering; JSON of the output by default. */
   readonly text?: (output: O) => string;

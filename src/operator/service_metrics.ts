@@ -4,6 +4,7 @@
  */
 import type { GatewayMetrics } from "../gateway/upstream_set.ts";
 import type { McpMetrics } from "../mcp/endpoint.ts";
+import { TASK_EVENTS } from "../mcp/tasks.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { RATE_LIMIT_NAMES, type RateLimitName } from "../config/rate_limit_table.ts";
 import { countUnfinished, createOutbox, type DeliveryState } from "../outbox/outbox.ts";
@@ -86,6 +87,11 @@ export function createServiceMetrics(deps: {
     "vestibule_mcp_errors_total",
     "JSON-RPC errors the MCP endpoints answered, by endpoint and code.",
   );
+  const mcpTasks = new Counter(
+    "vestibule_mcp_tasks_total",
+    "Tasks of the MCP endpoints, by endpoint and event: created (a tools/call answered with a task, a gated call's approval), cancelled (tasks/cancel withdrew one).",
+  );
+  for (const event of TASK_EVENTS) mcpTasks.inc({ endpoint: "workspace", event }, 0);
   const storeDuration = new Histogram(
     "vestibule_store_operation_duration_seconds",
     "Time the store took to answer, by operation (a listing: the time spent waiting for its entries).",
@@ -205,6 +211,7 @@ export function createServiceMetrics(deps: {
       request: (method, tool) =>
         mcpRequests.inc(tool === undefined ? { endpoint, method } : { endpoint, method, tool }),
       error: (code) => mcpErrors.inc({ endpoint, code: String(code) }),
+      task: (event) => mcpTasks.inc({ endpoint, event }),
     }),
     oauth: {
       tokensIssued: (grant_type) => tokensIssued.inc({ grant_type }),
@@ -234,6 +241,7 @@ export function createServiceMetrics(deps: {
         duration.render(),
         mcpRequests.render(),
         mcpErrors.render(),
+        mcpTasks.render(),
         tokensIssued.render(),
         refreshReuse.render(),
         grantsRevoked.render(),

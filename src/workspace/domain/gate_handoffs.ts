@@ -68,12 +68,12 @@ const _UNTIL =
 export function waitingNotice(
   gate: {
     readonly action: GateAction;
-    readonly status: "pending" | "approved" | "declined";
+    readonly status: "pending" | "approved" | "declined" | "withdrawn";
     readonly applied: boolean;
   },
   eventReceiver: boolean,
 ): string | null {
-  if (eventReceiver || gate.status === "declined") return null;
+  if (eventReceiver || gate.status === "declined" || gate.status === "withdrawn") return null;
   if (gate.status === "approved" && !gate.applied) return null;
   const handoff = HANDOFFS[gate.action.type] as _Handoff<typeof gate.action.type> | null;
   if (handoff === null || handoff.when?.(gate.action) === false) return null;

@@ -11,7 +11,8 @@ export interface Gate extends ApprovedGate {
   readonly action: GateAction;
   /** Exactly what approving does, as shown to the owner. */
   readonly summary: string;
-  readonly status: "pending" | "approved" | "declined";
+  /** `withdrawn`: the asking agent took the request back (tasks/cancel) before a decision. */
+  readonly status: "pending" | "approved" | "declined" | "withdrawn";
   readonly createdAt: number;
   readonly decidedAt: number | null;
   readonly decidedBy: string | null;
@@ -42,7 +43,7 @@ export interface Gate extends ApprovedGate {
 /** How a gate reads to an agent (`get_approval`, gated tools' results). */
 export const GateViewSchema = v.object({
   gateId: v.string(),
-  status: v.picklist(["pending", "approved", "declined"]),
+  status: v.picklist(["pending", "approved", "declined", "withdrawn"]),
   approvalUrl: v.string(),
   tool: v.string(),
   scope: v.string(),

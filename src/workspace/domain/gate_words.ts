@@ -79,6 +79,7 @@ export function askedByWords(gate: Gate, email: string, title: string | null): s
 export function decisionWords(decided: Gate, title: string | null): string {
   const what = gateHeadline(decided, title);
   if (decided.status === "declined") return `Owner declined: ${what}`;
+  if (decided.status === "withdrawn") return `Agent withdrew: ${what}`;
   const approved = `Owner approved: ${what}`;
   return decided.applied ? approved : `${approved}; ${decided.outcome ?? "not applied"}`;
 }

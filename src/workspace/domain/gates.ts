@@ -76,8 +76,13 @@ export interface Gates {
   /** A business's gates, newest first. */
   list(businessId: string, options?: { readonly limit?: number }): Promise<Gate[]>;
   decide(gateId: string, accountId: string, decision: "approve" | "decline"): Promise<DecideResult>;
-  /** Delivers an existing decision again; null when the gate is still pending. */
+  /** Delivers an existing decision again; null when there is none (pending, or withdrawn). */
   redeliver(gate: Gate): Promise<Gate | null>;
+  /**
+   * The asking agent takes its pending request back (tasks/cancel): the gate becomes
+   * `withdrawn`, which no owner can approve; a gate already decided is returned unchanged.
+   */
+  withdraw(gate: Gate): Promise<Gate>;
 }
 
 const LATEST = 9_999_999_999_999;
@@ -256,8 +261,44 @@ export function createGates(deps: GatesDeps): Gates {
     },
 
     async redeliver(gate) {
-      if (gate.status === "pending") return null;
+      if (gate.status === "pending" || gate.status === "withdrawn") return null;
       return await deliver(gate);
+    },
+
+    withdraw(gate) {
+      return retryCommit(async () => {
+        const entry = await store.get<Gate>(gateKey(gate.id));
+        if (!entry) return gate;
+        if (entry.value.status !== "pending") return entry.value;
+        const withdrawn: Gate = {
+          ...entry.value,
+          status: "withdrawn",
+          decidedAt: now(),
+          decidedBy: entry.value.requestedBy,
+          outcome: "Withdrawn by the agent that asked; nothing was done",
+        };
+        const events = await deps.events.record(gate.businessId, decisionEvents(withdrawn, null));
+        const ok = await store.commit(
+          [{ key: entry.key, version: entry.version }, ...events.checks],
+          [
+            { type: "set", key: entry.key, value: withdrawn },
+            { type: "delete", key: pendingKey(gate.id) },
+            ...events.mutations,
+            audit.entry({
+              businessId: gate.businessId,
+              accountId: gate.requestedBy,
+              actor: "agent",
+              clientId: gate.clientId,
+              action: "withdraw",
+              summary: `Withdrew the request for approval: ${gate.summary}`,
+              gateId: gate.id,
+            }),
+          ],
+        );
+        if (!ok) return RETRY;
+        deps.events.dispatch();
+        return withdrawn;
+      });
     },
   };
 }

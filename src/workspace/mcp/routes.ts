@@ -24,6 +24,7 @@ import type { Store } from "../../store/store.ts";
 import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
 import { createWorkspaceTools } from "./catalogue.ts";
+import { createGateTasks } from "./gate_tasks.ts";
 import type { AnyWorkspaceTool, UpstreamTools } from "./scoped_tool.ts";
 import { BoundedMap } from "../../bounded_map.ts";
 import { createToolRegistry, type ToolRegistry } from "../../mcp/registry.ts";
@@ -121,6 +122,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
     metrics: deps.mcpMetrics,
+    tasks: createGateTasks(deps.services, now),
     elicitations: deps.elicitations,
   });
   return {

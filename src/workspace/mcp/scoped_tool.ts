@@ -67,10 +67,14 @@ const GATED: ToolAnnotations = Object.freeze({
   openWorldHint: false,
 });
 
-/** What every gated tool returns: the pending approval and where the human decides. */
+/**
+ * What every gated tool returns: the pending approval and where the human decides. Its
+ * outputSchema admits every status, so the approval as it ends (GateView), which a call answered
+ * with a task (gate_tasks.ts) finally reads, is no result a client would refuse.
+ */
 export const PendingApprovalSchema = v.object({
   gateId: v.string(),
-  status: v.literal("pending"),
+  status: v.picklist(["pending", "approved", "declined", "withdrawn"]),
   approvalUrl: v.string(),
   summary: v.pipe(v.string(), v.description("Exactly what approving would do.")),
 });
@@ -91,6 +95,7 @@ export function gatedTool<I>(
     ...rest,
     output: PendingApprovalSchema,
     annotations: GATED,
+    taskSupport: "optional",
     async handler(args, { auth }) {
       const result = await services.gates.request({
         businessId: auth.businessId,

@@ -398,7 +398,11 @@ export function writeTools(services: WorkspaceServices) {
         }
         const redelivered = await gates.redeliver(gate);
         if (!redelivered) {
-          throw new ToolError(`Approval ${args.gateId} is still pending: no decision to deliver`);
+          throw new ToolError(
+            gate.status === "withdrawn"
+              ? `Approval ${args.gateId} was withdrawn by the agent that asked: no decision to deliver`
+              : `Approval ${args.gateId} is still pending: no decision to deliver`,
+          );
         }
         await auditCall(
           services,

@@ -63,6 +63,9 @@ function _layout(title: string, email: string, main: Html): string {
 function _status(gate: Gate): string {
   if (gate.status === "pending") return "Waiting for an owner's decision";
   if (gate.status === "declined") return "Declined";
+  if (gate.status === "withdrawn") {
+    return "Withdrawn by the agent that asked; it can no longer be approved";
+  }
   if (gate.failed) return "Approved; the call failed";
   return gate.applied ? "Approved and applied" : "Approved, not applied";
 }
@@ -174,6 +177,13 @@ export function approvalPage(email: string, detail: GateDetail): string {
 
 /** After the viewer's own decision: what happened, and what happens next. */
 function _confirmation(gate: Gate): Html {
+  if (gate.status === "withdrawn") {
+    return notice(
+      "info",
+      "The agent that asked withdrew this request before a decision: nothing was done, and it can no longer be approved.",
+      "decision-confirmation",
+    );
+  }
   if (gate.status === "declined") {
     return notice(
       "success",

@@ -1,7 +1,8 @@
 // The gateway on two replicas: two main.ts processes on one PostgreSQL database with the same
 // upstreams file, each with its own sessions to the tiny upstream. What one replica asks, the
 // other decides: a gated call requested on A and approved on B is made exactly once, and A
-// reads its result; a definition change approved on B is served by A within seconds.
+// reads its result; a definition change approved on B is served by A within seconds; a task
+// created on A is read and cancelled through B.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { resolveConfig } from "../../../src/config/config.ts";
@@ -180,6 +181,62 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
       assert.ok(waited < 5_000, `${waited} ms`);
       const pending = (await a.call("tiny__add", { a: 1, b: 2 })).structuredContent;
       assert.equal(pending.status, "pending", "callable again: a new gated call");
+    });
+
+    await t.step("a task created on A is read and cancelled through B", async () => {
+      const TASKS = "io.modelcontextprotocol/tasks";
+      const modern = (env: Record<string, string>, token: string, method: string, params: object) =>
+        fetch(`${env["VESTIBULE_API_URL"]}/api/mcp`, {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": method,
+            "Mcp-Name": (params as Record<string, string>)["taskId"] ??
+              (params as Record<string, string>)["name"]!,
+            Authorization: `Bearer ${token}`,
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method,
+            params: {
+              ...params,
+              _meta: {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS]: {} } },
+              },
+            },
+          }),
+        }).then((response) => response.json());
+      const created = await modern(a.env, a.token, "tools/call", {
+        name: "tiny__add",
+        arguments: { a: 4, b: 4 },
+      });
+      assert.equal(created.result.resultType, "task", JSON.stringify(created));
+      const { taskId } = created.result;
+      // The same agent on B (a new grant of its client ends A's: this step comes last).
+      const { tokens } = await issueGrant({
+        config: resolveConfig(b.env),
+        store: store!,
+        now: Date.now,
+      }, {
+        accountId: account.id,
+        businessId: business.id,
+        clientId: "agent-0",
+        scopes: ["app.access", "upstream.tiny"],
+      });
+      const onB = tokens.access_token;
+      const read = await modern(b.env, onB, "tasks/get", { taskId });
+      assert.equal(read.result.status, "working", JSON.stringify(read));
+      const foreign = await modern(b.env, b.token, "tasks/get", { taskId });
+      assert.equal(foreign.error.code, -32602, "agent-1 finds no such task");
+      const cancelled = await modern(b.env, onB, "tasks/cancel", { taskId });
+      assert.equal(cancelled.result.resultType, "complete", JSON.stringify(cancelled));
+      assert.equal((await modern(b.env, onB, "tasks/get", { taskId })).result.status, "cancelled");
+      const page = await owner.get(`${bAuth}/approvals/${taskId}`);
+      assert.match(page.text, /<span id="gate-status">Withdrawn by the agent that asked/);
     });
   } finally {
     await store?.close();

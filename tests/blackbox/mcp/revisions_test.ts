@@ -114,7 +114,13 @@ Deno.test("MCP 2026-07-28 on both endpoints over HTTP", async (t) => {
           assert.deepEqual(body.result, {
             resultType: "complete",
             supportedVersions: ["2026-07-28", "2025-11-25", "2025-06-18"],
-            capabilities: { tools: { listChanged: false } },
+            // The workspace answers gated calls with tasks (src/mcp/tasks.ts).
+            capabilities: e.serverName === "vestibule-workspace"
+              ? {
+                tools: { listChanged: false },
+                extensions: { "io.modelcontextprotocol/tasks": {} },
+              }
+              : { tools: { listChanged: false } },
             instructions: body.result.instructions,
             ttlMs: 300_000,
             cacheScope: e.cacheScope,
