@@ -1,0 +1,196 @@
+import assert from "node:assert/strict";
+import { openSqliteStore, PURGE_INTERVAL_MS } from "../../src/store/sqlite_store.ts";
+import { StoreBusyError } from "../../src/store/store.ts";
+import { recordProblem, STORE_LIMITS } from "../../src/store/limits.ts";
+import { holdWriteLock, type LockHolder } from "./lock_holder.ts";
+import { manualClock, storeContract } from "./store_contract.ts";
+
+Deno.test("sqlite store (:memory:) passes the store contract", async (t) => {
+  await storeContract(t, { open: (now) => openSqliteStore(":memory:", now) });
+});
+
+Deno.test("sqlite store (file) passes the store contract", async (t) => {
+  const dir = await Deno.makeTempDir();
+  let n = 0;
+  try {
+    await storeContract(t, {
+      open: (now) => openSqliteStore(`${dir}/contract-${n++}.sqlite`, now),
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite store keeps data and expiries across a reopen, in an owner-only file", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/nested/dir/store.sqlite`;
+  const clock = manualClock();
+  try {
+    const first = await openSqliteStore(path, clock.now);
+    await first.set(["kept"], { ok: true });
+    await first.set(["short"], 1, { expireIn: 60_000 });
+    await first.close();
+    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    const second = await openSqliteStore(path, clock.now);
+    try {
+      assert.deepEqual((await second.get(["kept"]))?.value, { ok: true });
+      assert.equal((await second.get(["short"]))?.value, 1);
+      clock.advance(60_000);
+      assert.equal(await second.get(["short"]), null, "expiry survives a reopen too");
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite store refuses what Deno KV refuses, so its backup loads into any store", async () => {
+  const store = await openSqliteStore(":memory:");
+  try {
+    const longer = ["a", "k".repeat(STORE_LIMITS.keyBytes - 4)];
+    await assert.rejects(store.set(longer, 1), new TypeError(recordProblem(longer, 1)!));
+    await store.set(["a", "k".repeat(STORE_LIMITS.keyBytes - 5)], 1);
+    await assert.rejects(store.set(["a"], "x".repeat(STORE_LIMITS.valueBytes)), /bytes stored/);
+    const many = Array.from(
+      { length: STORE_LIMITS.commitWrites + 1 },
+      (_, i) => ({ type: "delete" as const, key: ["m", i] }),
+    );
+    await assert.rejects(store.commit([], many), /1001 writes, more than a store takes \(1000\)/);
+    await store.commit([], many.slice(1));
+    // About 16 KiB each: 50 fit one record apiece but not one commit together.
+    const big = Array.from(
+      { length: 50 },
+      (_, i) => ({ type: "set" as const, key: ["b", i], value: "x".repeat(16_384) }),
+    );
+    await assert.rejects(store.commit([], big), /the commit's writes are \d+ bytes/);
+    assert.equal(await store.get(["b", 0]), null, "nothing of a refused commit is written");
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("sqlite store: expired rows read as absent and a later write deletes them", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/purge.sqlite`;
+  const clock = manualClock();
+  const store = await openSqliteStore(path, clock.now);
+  const { DatabaseSync } = await import("node:sqlite");
+  const rows = () => {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      return (db.prepare("SELECT count(*) AS n FROM vestibule_records").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  };
+  try {
+    await store.set(["short"], 1, { expireIn: 1_000 });
+    await store.set(["kept"], 2);
+    clock.advance(1_000);
+    assert.equal(await store.get(["short"]), null);
+    assert.equal(rows(), 2, "still stored, read as absent");
+    clock.advance(PURGE_INTERVAL_MS);
+    await store.set(["other"], 3);
+    assert.equal(rows(), 2, "short purged; kept and other stay");
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite store: a write waits while another process holds the file, then goes through", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/busy.sqlite`;
+  let holder: LockHolder | null = null;
+  const pauses: number[] = [];
+  const store = await openSqliteStore(path, Date.now, (attempt) => {
+    pauses.push(attempt);
+    return attempt === 1 ? holder!.release() : null;
+  });
+  try {
+    await store.set(["before"], 1);
+    holder = await holdWriteLock(path);
+    assert.equal((await store.get(["before"]))?.value, 1, "reads go on beside the writer (WAL)");
+    const ok = await store.commit([{ key: ["first"], version: null }], [
+      { type: "set", key: ["first"], value: "mine" },
+    ]);
+    assert.equal(ok, true);
+    assert.deepEqual(pauses, [1], "the write met the lock once");
+    assert.equal((await store.get(["first"]))?.value, "mine");
+  } finally {
+    await holder?.release();
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite store: a write gives up with StoreBusyError when the file stays locked", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/busy.sqlite`;
+  const store = await openSqliteStore(
+    path,
+    Date.now,
+    (attempt) => attempt < 3 ? Promise.resolve() : null,
+  );
+  const holder = await holdWriteLock(path);
+  try {
+    await assert.rejects(
+      store.commit([{ key: ["k"], version: null }], [{ type: "set", key: ["k"], value: 1 }]),
+      new StoreBusyError("the store stayed locked by another process through 3 attempts"),
+    );
+  } finally {
+    await holder.release();
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite store: two processes racing checked commits on one file lose no update and claim once", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/race.sqlite`;
+  const storeModule = new URL("../../src/store/sqlite_store.ts", import.meta.url).href;
+  // Each process: 25 versioned increments of one counter, and a claim of each of 25 keys.
+  const racer = (name: string) => `
+    const { openSqliteStore } = await import(${JSON.stringify(storeModule)});
+    const store = await openSqliteStore(${JSON.stringify(path)});
+    let claimed = 0;
+    for (let i = 0; i < 25; i++) {
+      for (;;) {
+        const entry = await store.get(["counter"]);
+        const ok = await store.commit(
+          [{ key: ["counter"], version: entry?.version ?? null }],
+          [{ type: "set", key: ["counter"], value: (entry?.value ?? 0) + 1 }],
+        );
+        if (ok) break;
+      }
+      if (await store.commit([{ key: ["claim", i], version: null }], [
+        { type: "set", key: ["claim", i], value: ${JSON.stringify(name)} },
+      ])) claimed++;
+    }
+    await store.close();
+    console.log(claimed);
+  `;
+  const run = (name: string) =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--config", new URL("../../deno.json", import.meta.url).pathname, racer(name)],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  try {
+    const outputs = await Promise.all([run("first"), run("second")]);
+    const claims = outputs.map((output) => {
+      assert.ok(output.success, new TextDecoder().decode(output.stderr));
+      return Number(new TextDecoder().decode(output.stdout));
+    });
+    assert.equal(claims[0]! + claims[1]!, 25, `claims ${claims}`);
+    const store = await openSqliteStore(path);
+    try {
+      assert.equal((await store.get(["counter"]))?.value, 50);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
