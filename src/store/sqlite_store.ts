@@ -200,7 +200,7 @@ function _prepare(db: DatabaseSync, path: string): void {
     };
     if (version > LAYOUT.length) {
       throw new Error(
-        `${path} is at layout version ${version}, newer than this release knows ` +
+        `the file is at layout version ${version}, newer than this release knows ` +
           `(${LAYOUT.length}): run the release that made it`,
       );
     }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { openSqliteStore, PURGE_INTERVAL_MS } from "../../src/store/sqlite_store.ts";
 import { StoreBusyError } from "../../src/store/store.ts";
 import { recordProblem, STORE_LIMITS } from "../../src/store/limits.ts";
+import { CURRENT_SCHEMA, MIGRATIONS, prepareSchema, readSchemaVersion } from "../../src/schema.ts";
 import { holdWriteLock, type LockHolder } from "./lock_holder.ts";
 import { manualClock, storeContract } from "./store_contract.ts";
 
@@ -190,6 +191,51 @@ Deno.test("sqlite store: two processes racing checked commits on one file lose n
     } finally {
       await store.close();
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite store: the schema migrations run on it, from two connections to one file at once", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/migrate.sqlite`;
+  const [a, b] = await Promise.all([openSqliteStore(path), openSqliteStore(path)]);
+  try {
+    // A store from before version 2: no stamp, a session under the hex digest of its secret.
+    const hex = "ab".repeat(32);
+    await a.set(["accounts", "session", hex], { accountId: "x" }, { expireIn: 60_000 });
+    const [first, second] = await Promise.all([
+      prepareSchema(a, Date.now),
+      prepareSchema(b, Date.now),
+    ]);
+    assert.deepEqual([first.length, second.length], [MIGRATIONS.length, MIGRATIONS.length]);
+    assert.equal(await readSchemaVersion(b), CURRENT_SCHEMA);
+    const sessions = await a.snapshot(["accounts", "session"]);
+    assert.deepEqual(sessions.map((r) => [r.key[2], r.value]), [
+      ["q6urq6urq6urq6urq6urq6urq6urq6urq6urq6urq6s", { accountId: "x" }],
+    ]);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("sqlite store: a file laid out by a newer release is refused, untouched", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/newer.sqlite`;
+  try {
+    await (await openSqliteStore(path)).close();
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA user_version = 99");
+    db.close();
+    await assert.rejects(
+      openSqliteStore(path),
+      new Error(
+        "the file is at layout version 99, newer than this release knows (1): " +
+          "run the release that made it",
+      ),
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
