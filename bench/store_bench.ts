@@ -4,7 +4,7 @@
  * checked commits one after another and 32 at once (an absent-check claim and its record, as a
  * sign-in code or a consent is taken), reads of a random one of 10,000 records, and listings of
  * 1,000 records (a business's audit page, a backup's batches). Each figure is the median of 3 runs
- * of `seconds` / 3 each.
+ * of `seconds` / 3 each, the two stores taking turns run by run.
  */
 import type { BenchSection } from "./main.ts";
 import { table } from "./table.ts";
@@ -36,79 +36,81 @@ async function rate(ms: number, inFlight: number, op: (i: number) => Promise<unk
 
 const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function measure(open: (path: string) => Promise<Store>, file: string, seconds: number) {
-  const dir = await Deno.makeTempDir({ prefix: "vestibule-store-bench-" });
-  const store = await open(`${dir}/${file}`);
-  try {
-    for (let i = 0; i < RECORDS; i += 500) {
-      await store.commit(
-        [],
-        Array.from({ length: 500 }, (_, j) => ({
-          type: "set" as const,
-          key: ["bench", "record", i + j],
-          value: { ...VALUE, n: i + j },
-        })),
-      );
-    }
-    const ms = (seconds * 1000) / 3;
-    let claims = 0;
-    const claim = () => {
-      const key = ["bench", "claim", claims++];
-      return store.commit([{ key, version: null }], [
-        { type: "set", key, value: VALUE, expireIn: 600_000 },
-      ]);
-    };
-    const read = () => store.get(["bench", "record", Math.floor(Math.random() * RECORDS)]);
-    const list = async () => {
-      let n = 0;
-      for await (const _ of store.list(["bench", "record"], { limit: LISTED })) n++;
-      if (n !== LISTED) throw new Error(`listed ${n} records, not ${LISTED}`);
-    };
-    const runs = async (inFlight: number, op: () => Promise<unknown>) => {
-      const results = [];
-      for (let run = 0; run < 3; run++) results.push(await rate(ms, inFlight, op));
-      return median(results);
-    };
-    return {
-      commits: await runs(1, claim),
-      commits32: await runs(32, claim),
-      reads: await runs(1, read),
-      lists: await runs(1, list),
-    };
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
+/** The operations measured, on one store filled with RECORDS records. */
+async function operations(store: Store) {
+  for (let i = 0; i < RECORDS; i += 500) {
+    await store.commit(
+      [],
+      Array.from({ length: 500 }, (_, j) => ({
+        type: "set" as const,
+        key: ["bench", "record", i + j],
+        value: { ...VALUE, n: i + j },
+      })),
+    );
   }
+  let claims = 0;
+  const claim = () => {
+    const key = ["bench", "claim", claims++];
+    return store.commit([{ key, version: null }], [
+      { type: "set", key, value: VALUE, expireIn: 600_000 },
+    ]);
+  };
+  const read = () => store.get(["bench", "record", Math.floor(Math.random() * RECORDS)]);
+  const list = async () => {
+    let n = 0;
+    for await (const _ of store.list(["bench", "record"], { limit: LISTED })) n++;
+    if (n !== LISTED) throw new Error(`listed ${n} records, not ${LISTED}`);
+  };
+  return [[1, claim], [32, claim], [1, read], [1, list]] as const;
 }
 
 export default {
   name: "store",
   async run({ seconds }) {
-    const rows: string[][] = [];
-    for (const { name, file, open } of STORES) {
-      const r = await measure(open, file, seconds);
-      rows.push([
-        name,
-        r.commits.toFixed(0),
-        r.commits32.toFixed(0),
-        r.reads.toFixed(0),
-        r.lists.toFixed(1),
-        (1000 / r.lists).toFixed(2),
-      ]);
+    const dir = await Deno.makeTempDir({ prefix: "vestibule-store-bench-" });
+    const stores = await Promise.all(STORES.map(({ file, open }) => open(`${dir}/${file}`)));
+    try {
+      const ops = await Promise.all(stores.map(operations));
+      // The stores take turns, run by run, so that the host's load falls on both alike.
+      const figures = STORES.map(() => [] as number[]);
+      for (let op = 0; op < ops[0]!.length; op++) {
+        const runs = STORES.map(() => [] as number[]);
+        for (let run = 0; run < 3; run++) {
+          for (const [i, storeOps] of ops.entries()) {
+            const [inFlight, fn] = storeOps[op]!;
+            runs[i]!.push(await rate((seconds * 1000) / 3, inFlight, fn));
+          }
+        }
+        runs.forEach((values, i) => figures[i]!.push(median(values)));
+      }
+      const rows = STORES.map(({ name }, i) => {
+        const [commits, commits32, reads, lists] = figures[i]!;
+        return [
+          name,
+          commits!.toFixed(0),
+          commits32!.toFixed(0),
+          reads!.toFixed(0),
+          lists!.toFixed(1),
+          (1000 / lists!).toFixed(2),
+        ];
+      });
+      console.log(
+        table(
+          [
+            "store",
+            "commits/s",
+            "commits/s (32 at once)",
+            "reads/s",
+            "lists of 1,000/s",
+            "ms a list",
+          ],
+          rows,
+        ),
+      );
+      console.log(`\nDeno ${Deno.version.deno}, median of 3 runs of ${seconds / 3} s each`);
+    } finally {
+      await Promise.all(stores.map((store) => store.close()));
+      await Deno.remove(dir, { recursive: true });
     }
-    console.log(
-      table(
-        [
-          "store",
-          "commits/s",
-          "commits/s (32 at once)",
-          "reads/s",
-          "lists of 1,000/s",
-          "ms a list",
-        ],
-        rows,
-      ),
-    );
-    console.log(`\nDeno ${Deno.version.deno}, median of 3 runs of ${seconds / 3} s each`);
   },
 } satisfies BenchSection;
