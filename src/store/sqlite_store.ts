@@ -65,7 +65,11 @@ export async function openSqliteStore(
     for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
     await ensurePrivateFile(path);
   }
-  const whenFree = <T>(work: () => T) => retryWhenBusy(work, pause);
+  const turns = _loopTurns();
+  const whenFree = async <T>(work: () => T) => {
+    await turns.wait();
+    return await retryWhenBusy(work, pause);
+  };
   const db = new DatabaseSync(path, { timeout: LOCK_WAIT_MS });
   try {
     await whenFree(() => _prepare(db, path));
@@ -183,8 +187,44 @@ export async function openSqliteStore(
       );
     },
     close() {
+      turns.stop();
       db.close();
       return Promise.resolve();
+    },
+  };
+}
+
+/** Synchronous operations a burst may run before it lets the event loop take a turn. */
+const OPS_PER_TURN = 16;
+
+/**
+ * Lets timers and I/O run between synchronous operations. A loop of store calls alone (an
+ * import, a migration, 32 commits at once) would otherwise go on in microtasks and never give
+ * the event loop a turn: no request would be served until it ended. After OPS_PER_TURN
+ * operations with no turn, the next one waits for a timer, which runs after what was due before.
+ */
+function _loopTurns() {
+  let ops = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let turn: Promise<void> | null = null;
+  let release = () => {};
+  const next = () =>
+    turn ??= new Promise<void>((resolve) => {
+      release = resolve;
+      timer = setTimeout(() => {
+        ops = 0;
+        turn = null;
+        resolve();
+      }, 0);
+    });
+  return {
+    async wait() {
+      const pending = next();
+      if (++ops > OPS_PER_TURN) await pending;
+    },
+    stop() {
+      clearTimeout(timer);
+      release();
     },
   };
 }

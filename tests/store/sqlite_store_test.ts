@@ -240,3 +240,24 @@ Deno.test("sqlite store: a file laid out by a newer release is refused, untouche
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("sqlite store: a burst of calls lets the event loop take turns (node:sqlite is synchronous)", async () => {
+  const store = await openSqliteStore(":memory:");
+  try {
+    // A timer due now: it runs at the event loop's next turn, which a burst must not hold back.
+    let firedAfter: number | null = null;
+    let done = 0;
+    setTimeout(() => firedAfter = done, 0);
+    await Promise.all(Array.from({ length: 8 }, async (_, worker) => {
+      for (let i = 0; i < 50; i++) {
+        const key = ["burst", worker, i];
+        await store.commit([{ key, version: null }], [{ type: "set", key, value: i }]);
+        done++;
+      }
+    }));
+    assert.notEqual(firedAfter, null);
+    assert.ok(firedAfter! < 400, `the timer waited for ${firedAfter} of 400 commits`);
+  } finally {
+    await store.close();
+  }
+});
