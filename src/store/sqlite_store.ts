@@ -13,6 +13,7 @@
  * refuses them, beyond the bounds in limits.ts, so that what this store holds loads into any.
  */
 import { DatabaseSync } from "node:sqlite";
+import { clearImmediate, setImmediate } from "node:timers";
 import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
 import { decodeValue, encodeValue } from "./backup.ts";
 import { backoff, type BusyPause, retryWhenBusy } from "./busy_retry.ts";
@@ -194,36 +195,41 @@ export async function openSqliteStore(
   };
 }
 
-/** Synchronous operations a burst may run before it lets the event loop take a turn. */
-const OPS_PER_TURN = 16;
+/** What a burst of synchronous operations may hold the event loop for before it lets it turn. */
+const OPS_PER_TURN = 4;
+const HOLD_MS = 10;
 
 /**
  * Lets timers and I/O run between synchronous operations. A loop of store calls alone (an
  * import, a migration, 32 commits at once) would otherwise go on in microtasks and never give
- * the event loop a turn: no request would be served until it ended. After OPS_PER_TURN
- * operations with no turn, the next one waits for a timer, which runs after what was due before.
+ * the event loop a turn: no request would be served until it ended. Once OPS_PER_TURN operations
+ * or HOLD_MS have passed with no turn, the next ones wait for one (setImmediate: after the I/O
+ * and timers that are due, with no clamp).
  */
 function _loopTurns() {
   let ops = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let since = performance.now();
+  let handle: ReturnType<typeof setImmediate> | undefined;
   let turn: Promise<void> | null = null;
   let release = () => {};
   const next = () =>
     turn ??= new Promise<void>((resolve) => {
       release = resolve;
-      timer = setTimeout(() => {
+      handle = setImmediate(() => {
         ops = 0;
+        since = performance.now();
         turn = null;
         resolve();
-      }, 0);
+      });
     });
   return {
     async wait() {
-      const pending = next();
-      if (++ops > OPS_PER_TURN) await pending;
+      while (ops >= OPS_PER_TURN || performance.now() - since > HOLD_MS) await next();
+      ops++;
+      next(); // the next turn, whenever it comes, starts the count again
     },
     stop() {
-      clearTimeout(timer);
+      clearImmediate(handle);
       release();
     },
   };
