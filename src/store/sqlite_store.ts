@@ -67,10 +67,7 @@ export async function openSqliteStore(
     await ensurePrivateFile(path);
   }
   const turns = _loopTurns();
-  const whenFree = async <T>(work: () => T) => {
-    await turns.wait();
-    return await retryWhenBusy(work, pause);
-  };
+  const whenFree = <T>(work: () => T) => retryWhenBusy(() => turns.run(work), pause);
   const db = new DatabaseSync(path, { timeout: LOCK_WAIT_MS });
   try {
     await whenFree(() => _prepare(db, path));
@@ -196,8 +193,8 @@ export async function openSqliteStore(
 }
 
 /** What a burst of synchronous operations may hold the event loop for before it lets it turn. */
-const OPS_PER_TURN = 4;
-const HOLD_MS = 10;
+const OPS_PER_TURN = 64;
+const HOLD_MS = 5;
 
 /**
  * Lets timers and I/O run between synchronous operations. A loop of store calls alone (an
@@ -223,10 +220,12 @@ function _loopTurns() {
       });
     });
   return {
-    async wait() {
+    /** Runs `work` once the loop may be held; in the microtask that checked, so the next sees it. */
+    async run<T>(work: () => T): Promise<T> {
       while (ops >= OPS_PER_TURN || performance.now() - since > HOLD_MS) await next();
       ops++;
       next(); // the next turn, whenever it comes, starts the count again
+      return work();
     },
     stop() {
       clearImmediate(handle);
