@@ -1,7 +1,14 @@
 // The only module that reads the environment. Everything else receives a frozen Config.
 import * as v from "valibot";
 import { nearestName } from "../nearest_name.ts";
-import { DataSchema, maskDataUrl, POSTGRES_URL, type PostgresConfig } from "./data_url.ts";
+import {
+  DataSchema,
+  maskDataUrl,
+  POSTGRES_URL,
+  type PostgresConfig,
+  type StoreKind,
+  storeKind,
+} from "./data_url.ts";
 import { type MailConfig, MailFromSchema, MailSchema, maskMailUrl } from "./mail_url.ts";
 import { parseRateLimits, type RateLimits } from "./rate_limit_table.ts";
 import { ConfigError, flagName, ORIGIN_SETTINGS, type SettingName, SETTINGS } from "./settings.ts";
@@ -37,8 +44,13 @@ export interface Config {
   readonly adminListen: ListenAddress | null;
   /** VESTIBULE_ADMIN_TOKEN_FILE: the operator API's bearer token file, or null: the API is off. */
   readonly adminTokenFile: string | null;
-  /** VESTIBULE_DATA: a Deno KV path or `:memory:`; for PostgreSQL its URL (see `postgres`). */
+  /**
+   * VESTIBULE_DATA: a Deno KV path or `:memory:`, an SQLite path (`.sqlite`, `.sqlite3`, `.db`);
+   * for PostgreSQL its URL (see `postgres`).
+   */
   readonly dataPath: string;
+  /** The store VESTIBULE_DATA selects (data_url.ts: storeKind). */
+  readonly store: StoreKind;
   /** Set when VESTIBULE_DATA is a `postgres://` or `postgresql://` URL. */
   readonly postgres: PostgresConfig | null;
   readonly mail: MailConfig;
@@ -217,6 +229,7 @@ export function resolveConfig(
     ...p,
     mail: _withSmtpSettings(p),
     postgres: _postgres(p),
+    store: storeKind(p.dataPath),
     webhook: _webhook(p),
     listen: Object.freeze(listen),
     listenSettings: Object.freeze(

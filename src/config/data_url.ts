@@ -1,4 +1,4 @@
-// VESTIBULE_DATA: a Deno KV path, or a PostgreSQL URL checked before anything connects.
+// VESTIBULE_DATA: a Deno KV or SQLite path, or a PostgreSQL URL checked before anything connects.
 import * as v from "valibot";
 
 /** `VESTIBULE_DATA=postgres://…`: the PostgreSQL store (src/store/pg_store.ts). */
@@ -12,6 +12,20 @@ export interface PostgresConfig {
 }
 
 export const POSTGRES_URL = /^postgres(ql)?:\/\//;
+
+/** A file name that selects the SQLite store: `….sqlite`, `….sqlite3` or `….db`. */
+export const SQLITE_PATH = /\.(sqlite3?|db)$/;
+
+/** The store backends; `store/open.ts` opens the one VESTIBULE_DATA names. */
+export type StoreKind = "kv" | "sqlite" | "postgres";
+
+/**
+ * Which store VESTIBULE_DATA names, by its form: PostgreSQL by its URL, SQLite by its file
+ * name's ending, Deno KV otherwise (`:memory:` included).
+ */
+export function storeKind(data: string): StoreKind {
+  return POSTGRES_URL.test(data) ? "postgres" : SQLITE_PATH.test(data) ? "sqlite" : "kv";
+}
 
 /** The URL with its password replaced by `***`: what logs and error messages may show. */
 export function maskDataUrl(value: string): string {

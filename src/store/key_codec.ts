@@ -12,6 +12,9 @@ const NUMBER = 0x21;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
+/** One double's bytes, reused by every decodeKey (synchronous: never two at once). */
+const SCRATCH = new Uint8Array(8);
+const SCRATCH_VIEW = new DataView(SCRATCH.buffer);
 
 export function encodeKey(key: Key): Uint8Array {
   const bytes: number[] = [];
@@ -42,6 +45,13 @@ export function decodeKey(bytes: Uint8Array): Key {
   while (at < bytes.length) {
     const type = bytes[at++];
     if (type === STRING) {
+      // Most strings hold no 0x00: their bytes up to the terminator decode as they are.
+      const end = bytes.indexOf(0x00, at);
+      if (end !== -1 && bytes[end + 1] !== 0xff) {
+        key.push(decoder.decode(bytes.subarray(at, end)));
+        at = end + 1;
+        continue;
+      }
       const utf8: number[] = [];
       for (;;) {
         const byte = bytes[at++];
@@ -54,12 +64,11 @@ export function decodeKey(bytes: Uint8Array): Key {
       }
       key.push(decoder.decode(Uint8Array.from(utf8)));
     } else if (type === NUMBER && at + 8 <= bytes.length) {
-      // A copy: the client's bytes may be a Buffer, whose slice() shares their memory.
-      const double = Uint8Array.from(bytes.subarray(at, at + 8));
-      const negative = (double[0]! & 0x80) === 0;
-      for (let i = 0; i < 8; i++) double[i] = negative ? double[i]! ^ 0xff : double[i]!;
-      if (!negative) double[0] = double[0]! ^ 0x80;
-      key.push(new DataView(double.buffer).getFloat64(0));
+      // Copied into a scratch double: the client's bytes may be a Buffer sharing their memory.
+      const negative = (bytes[at]! & 0x80) === 0;
+      for (let i = 0; i < 8; i++) SCRATCH[i] = negative ? bytes[at + i]! ^ 0xff : bytes[at + i]!;
+      if (!negative) SCRATCH[0] = SCRATCH[0]! ^ 0x80;
+      key.push(SCRATCH_VIEW.getFloat64(0));
       at += 8;
     } else {
       throw new Error(`stored key: unknown part type ${type}`);

@@ -1,4 +1,5 @@
 import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
+import { backoff, type BusyPause, retryWhenBusy } from "./busy_retry.ts";
 import {
   type AtomicCheck,
   type Entry,
@@ -17,22 +18,6 @@ interface Stored {
   readonly exp: number | null;
 }
 
-/**
- * What to do before retry number `attempt` of a write SQLite found busy (another process
- * writing): wait for the returned promise, or give up on null. Tests inject their own.
- */
-export type BusyPause = (attempt: number) => Promise<void> | null;
-
-/** Retries of one write; the pauses double from 10 ms up to 250 ms: about 4 s in all. */
-const BUSY_RETRIES = 20;
-
-/** The default pause, randomly shortened so that two processes fall out of step. */
-function _backoff(attempt: number): Promise<void> | null {
-  if (attempt > BUSY_RETRIES) return null;
-  const delay = Math.min(10 * 2 ** (attempt - 1), 250) * (0.5 + Math.random() / 2);
-  return new Promise((resolve) => setTimeout(resolve, delay));
-}
-
 /** Passes over the whole store a snapshot may take before it gives up (see snapshot). */
 const SNAPSHOT_PASSES = 10;
 
@@ -44,14 +29,18 @@ const SNAPSHOT_PASSES = 10;
 export async function openKvStore(
   path: string,
   now: () => number = Date.now,
-  pause: BusyPause = _backoff,
+  pause: BusyPause = backoff,
 ): Promise<Store> {
   if (path !== ":memory:") {
     for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
     await ensurePrivateFile(path);
   }
   const kv = await Deno.openKv(path);
-  const whenFree = <T>(write: () => Promise<T>) => _retryWhenBusy(write, pause);
+  // Deno KV retries its reads itself but hands an atomic write's SQLITE_BUSY to the caller: a
+  // commit whose checks read first cannot be upgraded to a write transaction while another
+  // connection writes, and SQLite says so at once (sqlite.org/lang_transaction.html §2.1); a
+  // plain write gives up after a 5-second busy timeout. Either way nothing was written.
+  const whenFree = <T>(write: () => Promise<T>) => retryWhenBusy(write, pause);
   const live = (stored: Stored | null): stored is Stored =>
     stored !== null && (stored.exp === null || stored.exp > now());
   const wrap = (value: unknown, expireIn: number | undefined): Stored => ({
@@ -165,33 +154,6 @@ function _sameVersions(a: readonly Deno.KvEntry<unknown>[], b: readonly Deno.KvE
     entry.versionstamp === b[i]!.versionstamp &&
     JSON.stringify(entry.key) === JSON.stringify(b[i]!.key)
   );
-}
-
-/**
- * Runs a write, again after a pause while SQLite says "database is locked". Deno KV retries its
- * reads itself but hands an atomic write's SQLITE_BUSY to the caller: a commit whose checks
- * read first cannot be upgraded to a write transaction while another connection writes, and
- * SQLite says so at once, without waiting (sqlite.org/lang_transaction.html §2.1); a plain
- * write gives up after a 5-second busy timeout. Either way nothing was written, so the whole
- * write runs again, checks included.
- */
-async function _retryWhenBusy<T>(write: () => Promise<T>, pause: BusyPause): Promise<T> {
-  for (let attempts = 1;; attempts++) {
-    try {
-      return await write();
-    } catch (error) {
-      if (!(error instanceof TypeError && error.message.includes("database is locked"))) {
-        throw error;
-      }
-      const paused = pause(attempts);
-      if (paused === null) {
-        throw new StoreBusyError(
-          `the store stayed locked by another process through ${attempts} attempts`,
-        );
-      }
-      await paused;
-    }
-  }
 }
 
 function _sameKey(a: Key, b: Key): boolean {

@@ -7,7 +7,7 @@
  */
 import { serialize } from "node:v8";
 import { encodeKey } from "./key_codec.ts";
-import type { Key } from "./store.ts";
+import type { AtomicCheck, Key, Mutation } from "./store.ts";
 
 export const STORE_LIMITS = {
   /** A key, as KV encodes it (key_codec.ts writes the same bytes). */
@@ -51,17 +51,76 @@ export function recordBytes(key: Key, value: unknown): { key: number; value: num
 
 /** Why a store would refuse this record, in words; null when every store takes it. */
 export function recordProblem(key: Key, value: unknown): string | null {
+  return _measure(key, value).problem;
+}
+
+/** A record's problem (as above) and, when it has none, its size as recordBytes gives it. */
+function _measure(key: Key, value: unknown): { problem: string | null; bytes: number } {
   const keyBytes = encodeKey(key).length;
   if (keyBytes > STORE_LIMITS.keyBytes) {
-    return `the key is ${keyBytes} bytes, more than a store takes (${STORE_LIMITS.keyBytes})`;
+    return {
+      problem: `the key is ${keyBytes} bytes, more than a store takes (${STORE_LIMITS.keyBytes})`,
+      bytes: 0,
+    };
   }
   if (nestsDeeperThan(value, STORE_LIMITS.depth)) {
-    return `the value nests more than ${STORE_LIMITS.depth} levels deep, more than a store takes`;
+    return {
+      problem:
+        `the value nests more than ${STORE_LIMITS.depth} levels deep, more than a store takes`,
+      bytes: 0,
+    };
   }
-  const valueBytes = recordBytes(key, value).value;
+  const valueBytes = serialize({ v: value, exp: Number.MAX_VALUE }).length;
   if (valueBytes > STORE_LIMITS.valueBytes) {
-    return `the value is ${valueBytes} bytes stored, more than a store takes ` +
-      `(${STORE_LIMITS.valueBytes})`;
+    return {
+      problem: `the value is ${valueBytes} bytes stored, more than a store takes ` +
+        `(${STORE_LIMITS.valueBytes})`,
+      bytes: 0,
+    };
+  }
+  return { problem: null, bytes: keyBytes + valueBytes };
+}
+
+/**
+ * Why Deno KV would refuse this commit, in words; null when every store takes it. A store
+ * without KV's own bounds (SQLite) asks this first, so that what it holds loads into any store.
+ */
+export function commitProblem(
+  checks: readonly AtomicCheck[],
+  mutations: readonly Mutation[],
+): string | null {
+  if (checks.length > STORE_LIMITS.commitChecks) {
+    return `the commit has ${checks.length} checks, more than a store takes ` +
+      `(${STORE_LIMITS.commitChecks})`;
+  }
+  if (mutations.length > STORE_LIMITS.commitWrites) {
+    return `the commit has ${mutations.length} writes, more than a store takes ` +
+      `(${STORE_LIMITS.commitWrites})`;
+  }
+  let bytes = 0;
+  let keyBytes = 0;
+  for (const m of mutations) {
+    if (m.type === "set") {
+      const { problem, bytes: size } = _measure(m.key, m.value);
+      if (problem !== null) return problem;
+      bytes += size;
+      keyBytes += encodeKey(m.key).length;
+    } else {
+      const size = encodeKey(m.key).length;
+      if (size > STORE_LIMITS.keyBytes) {
+        return `the key is ${size} bytes, more than a store takes (${STORE_LIMITS.keyBytes})`;
+      }
+      bytes += size;
+      keyBytes += size;
+    }
+  }
+  if (bytes > STORE_LIMITS.commitBytes) {
+    return `the commit's writes are ${bytes} bytes, more than a store takes ` +
+      `(${STORE_LIMITS.commitBytes})`;
+  }
+  if (keyBytes > STORE_LIMITS.commitKeyBytes) {
+    return `the commit's keys are ${keyBytes} bytes, more than a store takes ` +
+      `(${STORE_LIMITS.commitKeyBytes})`;
   }
   return null;
 }

@@ -287,6 +287,26 @@ Deno.test("VESTIBULE_DATA=postgres://… selects PostgreSQL with its password fi
   checkGrantedPaths(config, ["dataPath"], () => assert.fail("nothing to check"));
 });
 
+Deno.test("VESTIBULE_DATA selects the store by its form: a URL, an SQLite file name, else Deno KV", () => {
+  const store = (data?: string) =>
+    resolveConfig(data === undefined ? {} : { VESTIBULE_DATA: data }).store;
+  assert.equal(store(), "kv", "the default stays Deno KV");
+  assert.equal(store(":memory:"), "kv");
+  assert.equal(store("data/v.kv"), "kv");
+  assert.equal(store("data/vestibule.sqlite"), "sqlite");
+  assert.equal(store("data/vestibule.sqlite3"), "sqlite");
+  assert.equal(store("/var/lib/vestibule/store.db"), "sqlite");
+  assert.equal(store("data/db.kv"), "kv", "the ending decides, not a word in the path");
+  assert.equal(store("postgres://app@db/vestibule.db"), "postgres");
+  // An SQLite file is a file like KV's: this process must be granted it.
+  const granted: string[] = [];
+  checkGrantedPaths(resolveConfig({ VESTIBULE_DATA: "data/v.sqlite" }), ["dataPath"], (_, path) => {
+    granted.push(path);
+    return true;
+  });
+  assert.deepEqual(granted, ["data/v.sqlite", "data/v.sqlite"]);
+});
+
 Deno.test("flag names mirror the variables", () => {
   assert.equal(flagName("VESTIBULE_BASE_URL"), "--base-url");
   assert.equal(flagName("VESTIBULE_CIMD_ALLOW_LOOPBACK"), "--cimd-allow-loopback");

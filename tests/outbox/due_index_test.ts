@@ -6,6 +6,7 @@ import { createOutbox, LINK_EXPIRED } from "../../src/outbox/outbox.ts";
 import { createSender, type DeliveryHandler } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { openPgStore } from "../../src/store/pg_store.ts";
+import { openSqliteStore } from "../../src/store/sqlite_store.ts";
 import { prepareSchema, SCHEMA_KEY } from "../../src/schema.ts";
 import type { Key, Store } from "../../src/store/store.ts";
 import { startPgCluster } from "../../testkit/pg_cluster.ts";
@@ -184,49 +185,70 @@ Deno.test("deliveries an older release wrote (no due index) go out after the upg
   assert.deepEqual(sent.filter((l) => l.startsWith("event")), ["event 0", "event 1"]);
 });
 
+/**
+ * Two senders, each on its own store (two pools, two connections to one file), drain two queues
+ * and a mail recorded through `stores[0]`: each delivery once, each queue in order.
+ */
+async function twoSendersDrain(stores: readonly [Store, Store]) {
+  const store = stores[0];
+  const outbox = createOutbox({ store, now: Date.now });
+  const sent: string[] = [];
+  const senders = stores.map((own) =>
+    createSender({
+      outbox: createOutbox({ store: own, now: Date.now }),
+      handlers: {
+        mail: (d) => Promise.resolve(void sent.push(d.label)),
+        webhook: (d) => Promise.resolve(void sent.push(d.label)),
+      },
+      log: () => {},
+      now: Date.now,
+    })
+  );
+  for (const name of ["a", "b"]) {
+    const recording = await outbox.recordInQueue(
+      name,
+      Array.from(
+        { length: 30 },
+        (_, i) => ({ kind: "webhook", payload: {}, label: `${name}${i}` }),
+      ),
+    );
+    assert.ok(await store.commit(recording.checks, recording.mutations));
+  }
+  // A mail whose recorder died: due once its claim lapses (its lease is in the past here).
+  const mail = createOutbox({ store, now: () => Date.now() - 3 * 60 * 1000 })
+    .record({ kind: "mail", payload: {}, label: "mail" });
+  assert.ok(await store.commit([], mail.mutations));
+  await Promise.all(senders.map((sender) => sender.deliverDue()));
+  assert.equal(sent.length, 61, sent.join(" "));
+  assert.equal(new Set(sent).size, 61, "each once");
+  for (const name of ["a", "b"]) {
+    assert.deepEqual(
+      sent.filter((l) => l.startsWith(name)),
+      Array.from({ length: 30 }, (_, i) => `${name}${i}`),
+    );
+  }
+  assert.equal(await outbox.nextDueAt(), null, "nothing left in the due index");
+}
+
 Deno.test("on PostgreSQL, two senders drain two queues and a mail side by side: each once, each queue in order", async () => {
   const cluster = await startPgCluster();
-  const store = await openPgStore({ url: await cluster.database(), poolSize: 4 });
+  const url = await cluster.database();
+  const stores = await Promise.all([0, 1].map(() => openPgStore({ url, poolSize: 4 })));
   try {
-    const outbox = createOutbox({ store, now: Date.now });
-    const sent: string[] = [];
-    const senders = [0, 1].map(() =>
-      createSender({
-        outbox,
-        handlers: {
-          mail: (d) => Promise.resolve(void sent.push(d.label)),
-          webhook: (d) => Promise.resolve(void sent.push(d.label)),
-        },
-        log: () => {},
-        now: Date.now,
-      })
-    );
-    for (const name of ["a", "b"]) {
-      const recording = await outbox.recordInQueue(
-        name,
-        Array.from(
-          { length: 30 },
-          (_, i) => ({ kind: "webhook", payload: {}, label: `${name}${i}` }),
-        ),
-      );
-      assert.ok(await store.commit(recording.checks, recording.mutations));
-    }
-    // A mail whose recorder died: due once its claim lapses (its lease is in the past here).
-    const mail = createOutbox({ store, now: () => Date.now() - 3 * 60 * 1000 })
-      .record({ kind: "mail", payload: {}, label: "mail" });
-    assert.ok(await store.commit([], mail.mutations));
-    await Promise.all(senders.map((sender) => sender.deliverDue()));
-    assert.equal(sent.length, 61, sent.join(" "));
-    assert.equal(new Set(sent).size, 61, "each once");
-    for (const name of ["a", "b"]) {
-      assert.deepEqual(
-        sent.filter((l) => l.startsWith(name)),
-        Array.from({ length: 30 }, (_, i) => `${name}${i}`),
-      );
-    }
-    assert.equal(await outbox.nextDueAt(), null, "nothing left in the due index");
+    await twoSendersDrain([stores[0]!, stores[1]!]);
   } finally {
-    await store.close();
+    await Promise.all(stores.map((store) => store.close()));
     await cluster.stop();
+  }
+});
+
+Deno.test("on SQLite, two senders on one file drain two queues and a mail side by side: each once, each queue in order", async () => {
+  const dir = await Deno.makeTempDir();
+  const stores = await Promise.all([0, 1].map(() => openSqliteStore(`${dir}/outbox.sqlite`)));
+  try {
+    await twoSendersDrain([stores[0]!, stores[1]!]);
+  } finally {
+    await Promise.all(stores.map((store) => store.close()));
+    await Deno.remove(dir, { recursive: true });
   }
 });
