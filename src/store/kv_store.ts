@@ -1,4 +1,5 @@
 import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
+import { runtime } from "../runtime/current.ts";
 import {
   type AtomicCheck,
   type Entry,
@@ -50,7 +51,8 @@ export async function openKvStore(
     for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
     await ensurePrivateFile(path);
   }
-  const kv = await Deno.openKv(path);
+  if (runtime.openKv === null) throw new Error(`${runtime.description} has no Deno KV`);
+  const kv = await runtime.openKv(path);
   const whenFree = <T>(write: () => Promise<T>) => _retryWhenBusy(write, pause);
   const live = (stored: Stored | null): stored is Stored =>
     stored !== null && (stored.exp === null || stored.exp > now());
