@@ -15,7 +15,8 @@ async function npmStartFlags(): Promise<string[]> {
   assert.equal(words.at(-1), "main.ts");
   const flags = words.slice(1, -1);
   assert.ok(flags.includes("--permission"), "npm start runs node with --permission");
-  assert.ok(!flags.some((f) => f.startsWith("--allow-fs-write=/")), "writes stay under ./data");
+  const writes = flags.filter((f) => f.startsWith("--allow-fs-write="));
+  assert.deepEqual(writes, ["--allow-fs-write=./data", "--allow-fs-write=./data/*"]);
   return flags;
 }
 
