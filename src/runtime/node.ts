@@ -77,7 +77,9 @@ export const nodeRuntime: Runtime = {
       ...(cwd === undefined ? {} : { cwd }),
       stdio: "pipe",
     });
-    // A command that cannot start has no pid at once; why (ENOENT) follows as an event.
+    // A command that cannot start has no pid at once; why (ENOENT) follows as an `error` event,
+    // which would end the process unheard. Its exit is what `status` reports.
+    child.on("error", () => {});
     if (child.pid === undefined) {
       throw Object.assign(new Error(`cannot start ${command}`), { code: "ENOENT" });
     }
