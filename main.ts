@@ -86,12 +86,15 @@ async function main(): Promise<number> {
   return 0;
 }
 
-// `vestibule admin …` runs the operator commands in the compiled binary too; loaded only then,
-// so the server does not carry the admin commands (and the doctor's nodemailer) in memory.
-if (import.meta.main) {
-  runtime.exit(
-    runtime.args[0] === "admin"
-      ? await (await import("./src/operator/cli/cli.ts")).adminMain(runtime.args.slice(1))
-      : await main(),
-  );
+/**
+ * Serves, or with `admin …` runs an operator command (in a compiled binary too); the commands are
+ * loaded only then, so the server does not carry them (and the doctor's nodemailer) in memory.
+ */
+export async function run(args: readonly string[]): Promise<number> {
+  return args[0] === "admin"
+    ? await (await import("./src/operator/cli/cli.ts")).adminMain(args.slice(1))
+    : await main();
 }
+
+// The Node.js single executable imports this module and calls `run` itself.
+if (import.meta.main) runtime.exit(await run(runtime.args));

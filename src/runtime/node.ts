@@ -20,6 +20,12 @@ import type {
   TcpListener,
 } from "./runtime.ts";
 
+const _SEA = "sea:/";
+/** The executable's assets; node:sea is not known to Deno's type checker, hence no import. */
+const _sea = process.getBuiltinModule("node:sea") as {
+  getAsset(key: string, encoding: "utf8"): string;
+};
+
 class _ClosedError extends Error {
   override name = "ClosedError";
 }
@@ -39,7 +45,11 @@ export const nodeRuntime: Runtime = {
     process.on("exit", listener);
     process.on("uncaughtExceptionMonitor", listener);
   },
-  readTextFile: (path) => readFile(path, "utf8"),
+  // In the single executable, modules and static/ are assets under sea:/ URLs (sea_main.cjs).
+  readTextFile: async (path) =>
+    String(path).startsWith(_SEA)
+      ? _sea.getAsset(String(path).slice(_SEA.length), "utf8")
+      : await readFile(path, "utf8"),
   async writeTextFile(path, text, options = {}) {
     const flag = options.createNew ? "wx" : options.append ? "a" : "w";
     await writeFile(path, text, {
