@@ -66,10 +66,13 @@ writeFileSync(
 execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: "inherit" });
 copyFileSync(process.execPath, target);
 chmodSync(target, 0o755);
+// postject from the npm registry, pinned here rather than in package.json: a package.json
+// dependency is one more download for every `deno task start` in a fresh clone.
 execFileSync(
-  process.execPath,
+  "npx",
   [
-    join(root, "node_modules/postject/dist/cli.js"),
+    "--yes",
+    "postject@1.0.0-alpha.6",
     target,
     "NODE_SEA_BLOB",
     join(build, "vestibule.blob"),
