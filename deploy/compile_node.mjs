@@ -59,6 +59,18 @@ writeFileSync(
     main: join(root, "src/runtime/sea_main.cjs"),
     output: join(build, "vestibule.blob"),
     disableExperimentalSEAWarning: true,
+    // npm start's flags, less the reads of the code: the executable reads its modules and
+    // static/ from its own assets, so only ./data is granted, as `deno task compile` grants it.
+    execArgv: [
+      "--max-semi-space-size=4",
+      "--heap-growing-percent=20",
+      "--permission",
+      "--allow-fs-read=./data",
+      "--allow-fs-read=./data/*",
+      "--allow-fs-write=./data",
+      "--allow-fs-write=./data/*",
+      "--allow-child-process",
+    ],
     useCodeCache: false,
     assets,
   }),

@@ -1,7 +1,7 @@
 // The Node.js single executable (`npm run compile`): built from the Node.js 24+ the tests find,
 // copied alone into an empty directory and run there with no node_modules, no Deno and no `node`
-// on PATH. `vestibule admin help` answers, and `vestibule` serves the discovery documents and
-// the onboarding MCP endpoint and stops on SIGTERM. Skipped with a message without Node.js 24+.
+// on PATH. `vestibule admin help` answers, a path outside ./data is refused (--permission), and
+// `vestibule` serves the discovery documents and the onboarding MCP endpoint and stops on SIGTERM. Skipped with a message without Node.js 24+.
 import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
@@ -39,6 +39,17 @@ Deno.test({
       }).output();
       assert.equal(help.code, 0, new TextDecoder().decode(help.stderr));
       assert.match(new TextDecoder().decode(help.stdout), /^Usage: vestibule admin /);
+
+      // It runs with Node's permission model: writing outside ./data is refused at start-up.
+      const outside = await new Deno.Command(binary, {
+        cwd: dir,
+        env: { ...env, VESTIBULE_MAIL: `file:${dir}/outbox.jsonl` },
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(outside.code, 2);
+      assert.match(new TextDecoder().decode(outside.stderr), /may not read and write/);
 
       const command = new Deno.Command(binary, {
         cwd: dir,
