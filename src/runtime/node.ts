@@ -270,9 +270,20 @@ async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: Ser
   const completed = new Promise<void>((resolve) => outgoing.once("close", () => resolve()));
   let response: Response;
   try {
-    response = await entry.handler(_request(incoming, entry.signal), { completed });
+    // As Deno with `no-legacy-abort`: the request's signal fires when the connection is closed
+    // (the client went away, or the pool closed it) before the answer was sent, never after.
+    const gone = new AbortController();
+    outgoing.once("close", () => {
+      if (!outgoing.writableFinished) gone.abort();
+    });
+    const signal = AbortSignal.any([entry.signal, gone.signal]);
+    response = await entry.handler(_request(incoming, signal), { completed });
   } catch (error) {
     response = entry.onError(error);
+  }
+  if (outgoing.destroyed) {
+    await response.body?.cancel().catch(() => {});
+    return;
   }
   const headers: [string, string][] = [];
   for (const [name, value] of response.headers) {
@@ -289,7 +300,10 @@ async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: Ser
     for await (const chunk of response.body) {
       // Waits for the socket to drain, so a slow reader holds back a streamed answer.
       if (!outgoing.write(chunk)) {
-        await new Promise((resolve) => outgoing.once("drain", resolve));
+        await new Promise((resolve) => {
+          outgoing.once("drain", resolve);
+          outgoing.once("close", resolve);
+        });
       }
       if (outgoing.destroyed) break;
     }
