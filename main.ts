@@ -6,13 +6,14 @@ import { placeholderProblem, placeholdersLeft } from "./src/content/placeholders
 import { checkServeConfig, configWarnings } from "./src/config/warnings.ts";
 import { describeError, logEvent } from "./src/http/request_log.ts";
 import { describeMailTransport } from "./src/mail/transport.ts";
+import { runtime } from "./src/runtime/current.ts";
 import { serve, serveAdmin } from "./src/server.ts";
 import { StartupError } from "./src/startup_error.ts";
 import { demoWelcome } from "./src/workspace/domain/demo_welcome.ts";
 
 async function main(): Promise<number> {
   // One write per 50 ms or 64 KiB rather than per line, flushed before any exit.
-  const stdoutLog = createBufferedLog(Deno.stdout);
+  const stdoutLog = createBufferedLog(runtime.stdout);
   flushBeforeExit(stdoutLog);
   const log = stdoutLog.log;
   // Mail goes to stderr so the development mailer's links stay out of the request log.
@@ -22,16 +23,16 @@ async function main(): Promise<number> {
   // Before anything listens: a SIGTERM right after "listening" must still stop cleanly.
   const stopped = Promise.withResolvers<void>();
   const stop = () => stopped.resolve();
-  Deno.addSignalListener("SIGINT", stop);
-  Deno.addSignalListener("SIGTERM", stop);
+  runtime.onSignal("SIGINT", stop);
+  runtime.onSignal("SIGTERM", stop);
   // SIGHUP (systemctl reload) reads VESTIBULE_UPSTREAMS again; until the service is built, it is
   // ignored rather than left to end the process, which is what a signal without a listener does.
   let reload = () => {};
-  Deno.addSignalListener("SIGHUP", () => reload());
+  runtime.onSignal("SIGHUP", () => reload());
   let service, server, adminServer;
   try {
     const env = readEnvironment();
-    const config = resolveConfig(env, Deno.args);
+    const config = resolveConfig(env, runtime.args);
     checkServeConfig(config);
     checkGrantedPaths(config, ["dataPath", "mail"]);
     for (const warning of configWarnings(config)) {
@@ -85,12 +86,15 @@ async function main(): Promise<number> {
   return 0;
 }
 
-// `vestibule admin …` runs the operator commands in the compiled binary too; loaded only then,
-// so the server does not carry the admin commands (and the doctor's nodemailer) in memory.
-if (import.meta.main) {
-  Deno.exit(
-    Deno.args[0] === "admin"
-      ? await (await import("./src/operator/cli/cli.ts")).adminMain(Deno.args.slice(1))
-      : await main(),
-  );
+/**
+ * Serves, or with `admin …` runs an operator command (in a compiled binary too); the commands are
+ * loaded only then, so the server does not carry them (and the doctor's nodemailer) in memory.
+ */
+export async function run(args: readonly string[]): Promise<number> {
+  return args[0] === "admin"
+    ? await (await import("./src/operator/cli/cli.ts")).adminMain(args.slice(1))
+    : await main();
 }
+
+// The Node.js single executable imports this module and calls `run` itself.
+if (import.meta.main) runtime.exit(await run(runtime.args));

@@ -12,6 +12,7 @@
  * the process. Only a kill that no process can catch (SIGKILL) loses lines: the last 50 ms at most.
  */
 import type { LogSink } from "./http/request_log.ts";
+import { runtime } from "./runtime/current.ts";
 
 /** A few hundred request lines: one write per burst, small enough to stay in the CPU cache. */
 const MAX_WAITING_BYTES = 64 * 1024;
@@ -24,7 +25,7 @@ export interface BufferedLog {
   flush(): void;
 }
 
-/** What the lines go to: Deno.stdout, or a file. */
+/** What the lines go to: standard output, or a file. */
 export interface LogOutput {
   writeSync(bytes: Uint8Array): number;
 }
@@ -46,7 +47,7 @@ export function createBufferedLog(output: LogOutput): BufferedLog {
     } catch (error) {
       // The reader is gone, so nobody can get the lines: dropped, as console.log does. Any
       // other failure (a full disk) ends the process rather than serving without a log.
-      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+      if (!runtime.isBrokenPipe(error)) throw error;
     }
   };
   const flush = () => {
@@ -73,8 +74,5 @@ export function createBufferedLog(output: LogOutput): BufferedLog {
 
 /** Writes what waits before the process ends, however it ends short of SIGKILL. */
 export function flushBeforeExit(log: BufferedLog): void {
-  // The error events come before the runtime reports the error and exits; not prevented here.
-  for (const event of ["unload", "error", "unhandledrejection"]) {
-    globalThis.addEventListener(event, () => log.flush());
-  }
+  runtime.beforeExit(() => log.flush());
 }

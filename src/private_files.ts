@@ -5,6 +5,7 @@
  * file, since whoever could read it may already hold its secrets.
  */
 import { StartupError } from "./startup_error.ts";
+import { runtime } from "./runtime/current.ts";
 export class PrivateFileError extends StartupError {
   override name = "PrivateFileError";
 }
@@ -12,27 +13,22 @@ export class PrivateFileError extends StartupError {
 /** Creates the missing directories above `path`, owner-only. Existing ones are left as they are. */
 export async function ensurePrivateParent(path: string): Promise<void> {
   const slash = path.lastIndexOf("/");
-  if (slash > 0) await Deno.mkdir(path.slice(0, slash), { recursive: true, mode: 0o700 });
+  if (slash > 0) await runtime.mkdir(path.slice(0, slash), { recursive: true, mode: 0o700 });
 }
 
 /** Creates `path` (and its directories) owner-only when missing; refuses it when too open. */
 export async function ensurePrivateFile(path: string): Promise<void> {
   await ensurePrivateParent(path);
   // Neither truncates nor moves an existing file; `mode` applies only when it is created.
-  const file = await Deno.open(path, { append: true, create: true, mode: 0o600 });
-  try {
-    _refuseOpen(path, (await file.stat()).mode);
-  } finally {
-    file.close();
-  }
+  _refuseOpen(path, await runtime.touch(path, 0o600));
 }
 
 /** Refuses `path` when it exists and group or others may access it. */
 export async function refuseOpenFile(path: string): Promise<void> {
   try {
-    _refuseOpen(path, (await Deno.stat(path)).mode);
+    _refuseOpen(path, await runtime.fileMode(path));
   } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!runtime.isNotFound(error)) throw error;
   }
 }
 

@@ -2,18 +2,20 @@
 // its accept loop rejects and the process exits), nor cap connections, nor time out a request
 // that never completes or an idle keep-alive connection (issue 8). So connections are accepted
 // here, counted and timed by a ConnectionPool, and each is handed to the HTTP engine behind
-// Deno.serve (hyper) through `serveHttpOnConnection`, the per-connection entry point Deno's own
-// node:http is built on: the same parser and the same cost per request as Deno.serve.
+// the runtime's per-connection HTTP engine (src/runtime/): on Deno the one behind Deno.serve
+// (hyper), the same parser and cost per request; on Node.js one node:http server fed the sockets.
 import type { Config } from "./config/config.ts";
 import { clientAddress } from "./http/client_address.ts";
 import { ConnectionPool, PooledConnection } from "./http/connection_pool.ts";
 import type { Handler } from "./http/handler.ts";
 import { logEvent, type LogSink } from "./http/request_log.ts";
+import { runtime } from "./runtime/current.ts";
+import type { NetAddress, ServeOnConnection, TcpConn, TcpListener } from "./runtime/runtime.ts";
 import { StartupError } from "./startup_error.ts";
 
 export interface RunningServer {
   /** The bound addresses, with the real port when 0 was asked for. */
-  readonly addresses: readonly Deno.NetAddr[];
+  readonly addresses: readonly NetAddress[];
   /**
    * Stops accepting, closes connections waiting for a request, lets requests in flight finish
    * for `shutdownGraceMs`, then closes what is left; resolves when every connection is closed.
@@ -32,24 +34,6 @@ export type ServeConfig = Pick<
   | "shutdownGraceMs"
 >;
 
-/** What `serveHttpOnConnection` passes a handler besides the request. */
-interface ConnectionRequestInfo {
-  /** Settles once the answer has been sent (or the connection went away). */
-  readonly completed: Promise<void>;
-}
-
-/**
- * Serves HTTP on one accepted connection until it closes or `signal` aborts. Aborting closes
- * the socket at once, failing a request body still being read.
- */
-type ServeOnConnection = (
-  conn: Deno.Conn,
-  signal: AbortSignal,
-  handler: (request: Request, info: ConnectionRequestInfo) => Promise<Response>,
-  onError: (error: unknown) => Response,
-  onListen: () => void,
-) => { readonly finished: Promise<void> };
-
 /**
  * The methods whose requests the engine gives no body (`request.body` is null). Asked of the
  * method because reading `request.body` turns the body the engine already holds into a stream
@@ -61,16 +45,9 @@ const BODILESS_METHODS: ReadonlySet<string> = new Set(["GET", "HEAD", "CONNECT"]
 /** The longest pause between accept attempts while they fail. */
 const MAX_ACCEPT_PAUSE_MS = 1000;
 
-/**
- * Deno's per-connection server, not part of its public API: looked up once, and when a
- * future Deno lacks it, start-up says so and serves with plain Deno.serve.
- */
+/** The runtime's per-connection server; null where it has none (a future Deno). */
 export function connectionServer(): ServeOnConnection | null {
-  const deno = Deno as unknown as { internal?: symbol } & Record<symbol, unknown>;
-  const internal = deno.internal === undefined ? undefined : deno[deno.internal];
-  const serve = (internal as { serveHttpOnConnection?: unknown } | undefined)
-    ?.serveHttpOnConnection;
-  return typeof serve === "function" ? serve as ServeOnConnection : null;
+  return runtime.serveOnConnection;
 }
 
 /** Binds every listen address to the one handler; sites are told apart by Host. */
@@ -88,7 +65,7 @@ export function serve(
     logEvent(log, {
       level: "warn",
       message: "this Deno has no per-connection server: no connection cap and no deadlines",
-      deno: Deno.version.deno,
+      runtime: runtime.description,
     });
     return _plainServe(config, handler);
   }
@@ -97,7 +74,7 @@ export function serve(
   let stopping = false;
   const onError = () => new Response(null, { status: 500 });
 
-  const onConnection = (conn: Deno.TcpConn) => {
+  const onConnection = (conn: TcpConn) => {
     const connection = new _Connection();
     if (stopping || !pool.admit(connection)) return conn.close();
     conn.setNoDelay(true);
@@ -144,7 +121,7 @@ export function serve(
   // Deadlines are checked together, often enough for them to hold to about a second.
   const sweep = Math.min(1000, config.readTimeoutMs / 2, config.idleTimeoutMs / 2);
   const sweeper = setInterval(() => pool.sweep(), sweep);
-  globalThis.addEventListener("error", _dropVanishedSocketErrors);
+  const keepSocketErrors = runtime.dropVanishedSocketErrors();
   return {
     addresses: listeners.map((l) => l.addr),
     async shutdown() {
@@ -156,7 +133,7 @@ export function serve(
       await Promise.all(served);
       clearTimeout(grace);
       clearInterval(sweeper);
-      globalThis.removeEventListener("error", _dropVanishedSocketErrors);
+      keepSocketErrors();
     },
   };
 }
@@ -195,29 +172,17 @@ class _Connection extends PooledConnection {
   }
 }
 
-/**
- * A peer may close its connection in the very instant the pool closes it, before `finished`
- * tells us: the engine's abort listener then finds the socket gone and throws BadResource from
- * inside the event dispatch, which would end the process. Nothing is lost; that one error is
- * dropped while the server runs.
- */
-function _dropVanishedSocketErrors(event: ErrorEvent): void {
-  if (event.error instanceof Deno.errors.BadResource) event.preventDefault();
-}
-
 /** An address that cannot be bound (in use, not resolvable, not permitted), in one line. */
 export class ListenError extends StartupError {
   override name = "ListenError";
 }
 
 /** Binds every address, or none: on a failure the ones bound are closed again. */
-function _listenAll(config: ServeConfig): Deno.TcpListener[] {
-  const listeners: Deno.TcpListener[] = [];
+function _listenAll(config: ServeConfig): TcpListener[] {
+  const listeners: TcpListener[] = [];
   for (const [i, address] of config.listen.entries()) {
     try {
-      listeners.push(
-        Deno.listen({ hostname: address.hostname, port: address.port, transport: "tcp" }),
-      );
+      listeners.push(runtime.listen(address.hostname, address.port));
     } catch (error) {
       for (const listener of listeners) listener.close();
       const at = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
@@ -238,21 +203,19 @@ function _listenAll(config: ServeConfig): Deno.TcpListener[] {
  * descriptors free up. One log line per run of failures.
  */
 async function _accept(
-  listener: Deno.TcpListener,
-  onConnection: (conn: Deno.TcpConn) => void,
+  listener: TcpListener,
+  onConnection: (conn: TcpConn) => void,
   pool: ConnectionPool<_Connection>,
   log: LogSink,
 ): Promise<void> {
   let pause = 0;
   let failing = false;
   for (;;) {
-    let conn: Deno.TcpConn;
+    let conn: TcpConn;
     try {
       conn = await listener.accept();
     } catch (error) {
-      if (error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted) {
-        return;
-      }
+      if (runtime.isClosed(error)) return;
       if (!failing) {
         logEvent(log, { level: "error", message: "accept failed", error: String(error) });
         failing = true;
@@ -269,19 +232,20 @@ async function _accept(
   }
 }
 
-/** The fallback: Deno.serve as before, without the pool's protections. */
+/** The fallback: a plain server, without the pool's protections. */
 function _plainServe(config: ServeConfig, handler: Handler): RunningServer {
   const servers = config.listen.map((address) =>
-    Deno.serve(
-      { hostname: address.hostname, port: address.port, onListen: () => {} },
-      (request, info) =>
-        handler(request, new _LazyContext(request, info.remoteAddr, config.trustProxy, undefined)),
+    runtime.servePlain(
+      address.hostname,
+      address.port,
+      (request, peer) =>
+        handler(request, new _LazyContext(request, peer, config.trustProxy, undefined)),
     )
   );
   return {
     addresses: servers.map((s) => s.addr),
     async shutdown() {
-      // Deno.serve cannot close a connection in flight: past the grace, the process just ends.
+      // A plain server cannot close a connection in flight: past the grace, the process just ends.
       const grace = Promise.withResolvers<void>();
       const timer = setTimeout(grace.resolve, config.shutdownGraceMs);
       await Promise.race([Promise.all(servers.map((s) => s.shutdown())), grace.promise]);
@@ -300,11 +264,11 @@ class _LazyContext {
   readonly ended: AbortSignal | undefined;
   #address: string | undefined;
   readonly #request: Request;
-  readonly #peer: Deno.Addr;
+  readonly #peer: NetAddress;
   readonly #trustProxy: boolean;
   constructor(
     request: Request,
-    peer: Deno.Addr,
+    peer: NetAddress,
     trustProxy: boolean,
     ended: AbortSignal | undefined,
   ) {

@@ -21,6 +21,7 @@ import {
   SecondsSchema,
   SwitchSchema,
 } from "./values.ts";
+import { runtime } from "../runtime/current.ts";
 
 /** Which of Vestibule's own workspace tools are served (VESTIBULE_WORKSPACE_TOOLS). */
 export const WORKSPACE_TOOL_CHOICES = ["all", "gateway"] as const;
@@ -342,15 +343,10 @@ function _withSmtpSettings(p: Parsed): MailConfig {
  */
 export function readEnvironment(): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
-  let names: string[];
-  try {
-    names = Object.keys(Deno.env.toObject()).filter((name) => name.startsWith("VESTIBULE_"));
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotCapable)) throw error;
-    names = likelyTypos();
-  }
-  for (const setting of Object.values(SETTINGS)) env[setting.env] = Deno.env.get(setting.env);
-  for (const name of names) env[name] ??= Deno.env.get(name);
+  const names = runtime.envNames()?.filter((name) => name.startsWith("VESTIBULE_")) ??
+    likelyTypos();
+  for (const setting of Object.values(SETTINGS)) env[setting.env] = runtime.env(setting.env);
+  for (const name of names) env[name] ??= runtime.env(name);
   return env;
 }
 

@@ -1,6 +1,7 @@
 // Paths the configuration names that the process must have been granted.
 import type { Config } from "./config.ts";
 import { ConfigError, SETTINGS } from "./settings.ts";
+import { runtime } from "../runtime/current.ts";
 
 /** A path setting a process uses: the store, or the mail outbox. */
 export type PathSetting = "dataPath" | "mail";
@@ -13,7 +14,7 @@ export type PathSetting = "dataPath" | "mail";
 export function checkGrantedPaths(
   config: Config,
   settings: readonly PathSetting[],
-  granted: (name: "read" | "write", path: string) => boolean = _isGranted,
+  granted: (name: "read" | "write", path: string) => boolean = runtime.isGranted,
 ): void {
   const paths: { env: string; value: string; path: string }[] = [];
   if (settings.includes("dataPath") && config.dataPath !== ":memory:" && !config.postgres) {
@@ -30,8 +31,4 @@ export function checkGrantedPaths(
         "lie in a directory given to --allow-read and --allow-write (./data for deno task start)",
     );
   }
-}
-
-function _isGranted(name: "read" | "write", path: string): boolean {
-  return Deno.permissions.querySync({ name, path }).state === "granted";
 }

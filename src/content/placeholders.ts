@@ -7,6 +7,7 @@
  */
 import { sha256 } from "../secrets.ts";
 import { STATIC_DIR, TemplateError } from "./templates.ts";
+import { runtime } from "../runtime/current.ts";
 
 export const SHIPPED_PLACEHOLDERS: Readonly<Record<string, string>> = {
   "pages/index.json": "417cf6aa175a6c0aa2cbb77dc6957723dad678c17ba7813604a9d77351db11ca",
@@ -17,7 +18,8 @@ export const SHIPPED_PLACEHOLDERS: Readonly<Record<string, string>> = {
 
 /** The SHA-256 of a file's text, hex. */
 export async function fingerprint(text: string): Promise<string> {
-  return (await sha256(text)).toHex();
+  // Not Uint8Array.prototype.toHex: Node.js 24 has not got it.
+  return Array.from(await sha256(text), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** The shipped placeholders still as shipped in `staticDir`, as `static/legal/terms.html`. */
@@ -26,7 +28,7 @@ export async function placeholdersLeft(staticDir: URL = STATIC_DIR): Promise<str
   for (const [name, shipped] of Object.entries(SHIPPED_PLACEHOLDERS)) {
     let text: string;
     try {
-      text = await Deno.readTextFile(new URL(name, staticDir));
+      text = await runtime.readTextFile(new URL(name, staticDir));
     } catch (error) {
       throw new TemplateError(`static/${name}`, `cannot read (${(error as Error).message})`);
     }

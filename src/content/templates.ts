@@ -5,6 +5,7 @@
  */
 import type { Config } from "../config/config.ts";
 import { StartupError } from "../startup_error.ts";
+import { runtime } from "../runtime/current.ts";
 
 /** The directory the templates live in; `deno compile --include static` embeds it. */
 export const STATIC_DIR = new URL("../../static/", import.meta.url);
@@ -15,8 +16,10 @@ export class TemplateError extends StartupError {
   override get line(): string {
     return `template error: ${this.message}`;
   }
-  constructor(readonly file: string, reason: string) {
+  readonly file: string;
+  constructor(file: string, reason: string) {
     super(`${file}: ${reason}`);
+    this.file = file;
   }
 }
 
@@ -38,7 +41,7 @@ export async function readTemplate(
 ): Promise<string> {
   let text: string;
   try {
-    text = await Deno.readTextFile(new URL(name, staticDir));
+    text = await runtime.readTextFile(new URL(name, staticDir));
   } catch (error) {
     throw new TemplateError(`static/${name}`, `cannot read (${(error as Error).message})`);
   }

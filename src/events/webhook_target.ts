@@ -4,6 +4,7 @@ import { refuseOpenFile } from "../private_files.ts";
 import type { WebhookTarget } from "./event_outbox.ts";
 import { importWebhookSecret } from "./webhook_signature.ts";
 import { StartupError } from "../startup_error.ts";
+import { runtime } from "../runtime/current.ts";
 
 export class WebhookTargetError extends StartupError {
   override name = "WebhookTargetError";
@@ -18,7 +19,7 @@ export async function loadWebhookTarget(
   try {
     // Whoever can read the secret can forge events: owner-only, like the store.
     await refuseOpenFile(config.secretFile);
-    const key = await importWebhookSecret(await Deno.readTextFile(config.secretFile));
+    const key = await importWebhookSecret(await runtime.readTextFile(config.secretFile));
     return { url: config.url, key };
   } catch (error) {
     throw new WebhookTargetError(`${setting}: ${(error as Error).message}`);

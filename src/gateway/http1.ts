@@ -5,6 +5,7 @@
 // and HTTP/2. Its connections are in http1_pool.ts, each one's reading in http1_wire.ts.
 import { createPool } from "./http1_pool.ts";
 import { TOKEN, typed, Wire } from "./http1_wire.ts";
+import { runtime } from "../runtime/current.ts";
 
 export interface Http1FetchOptions {
   /** Connections open at once per origin (scheme, host and port), busy or idle; 64 by default. */
@@ -73,19 +74,12 @@ export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
     const tls = target.protocol === "https:";
     const port = Number(target.port) || (tls ? 443 : 80);
     try {
-      if (tls) {
-        const conn = await Deno.connectTls({
-          hostname,
-          port,
-          alpnProtocols: ["http/1.1"],
-          ...(caCerts ? { caCerts } : {}),
-        });
-        // A certificate refused is a connection failure, not a failed write.
-        await conn.handshake();
-        return new Wire(conn, origin, key);
-      }
-      const conn = await Deno.connect({ hostname, port });
-      conn.setNoDelay(true);
+      // A certificate refused is a connection failure, not a failed write.
+      const conn = await runtime.connect({
+        hostname,
+        port,
+        ...(tls ? { tls: caCerts ? { caCerts } : {} } : {}),
+      });
       return new Wire(conn, origin, key);
     } catch (error) {
       throw new TypeError("fetch failed: could not connect", { cause: error });

@@ -5,6 +5,7 @@
 // never carry anyone else's requests), a few per key, for `idleMs`; an idle connection that
 // receives anything at all is closed (http1_wire.ts).
 import type { Wire } from "./http1_wire.ts";
+import { runtime } from "../runtime/current.ts";
 
 export interface PoolOptions {
   readonly maxPerOrigin: number;
@@ -111,7 +112,7 @@ export function createPool(options: PoolOptions): Pool {
   const schedule = () => {
     if (sweeper !== null) return;
     const timer = setTimeout(sweep, Math.max(idleMs / 4, 50));
-    Deno.unrefTimer(timer);
+    runtime.unrefTimer(timer);
     sweeper = timer;
   };
 

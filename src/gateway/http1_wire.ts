@@ -3,6 +3,8 @@
 // while it waits idle in the pool (http1_pool.ts) keeps one read pending, so that a byte or an
 // end of stream the server sends between answers is seen and the connection never reused.
 
+import type { Conn } from "../runtime/runtime.ts";
+
 /** Bodies up to this size are read before the answer resolves: one Response from bytes. */
 const EAGER_BODY_BYTES = 65_536;
 const READ_BYTES = 16_384;
@@ -22,7 +24,7 @@ const broke = (what: string) => new TypeError(`fetch failed: the connection ${wh
 
 /** One connection with its read buffer. */
 export class Wire {
-  readonly conn: Deno.Conn;
+  readonly conn: Conn;
   readonly origin: string;
   /** The pool it is kept in between requests: its origin, and whose connections they are. */
   readonly key: string;
@@ -39,7 +41,7 @@ export class Wire {
   #pending: Promise<number | null> | null = null;
   #idle = false;
 
-  constructor(conn: Deno.Conn, origin: string, key: string) {
+  constructor(conn: Conn, origin: string, key: string) {
     this.conn = conn;
     this.origin = origin;
     this.key = key;

@@ -50,24 +50,32 @@ export interface McpClient {
  * Why an upstream could not answer, in plain words that name the upstream and never its
  * headers or secrets; the gateway turns it into a tool error.
  */
+type UpstreamErrorKind =
+  | "unreachable"
+  | "timeout"
+  | "protocol"
+  | "too_large"
+  | "cancelled"
+  | "ended"
+  | "unauthorized"
+  | "insufficient_scope";
+
 export class UpstreamError extends Error {
   override name = "UpstreamError";
+  readonly kind: UpstreamErrorKind;
+  /** With `unauthorized`: the upstream's WWW-Authenticate challenge, if it sent one. */
+  readonly challenge: string | null;
+  /** With `insufficient_scope`: the scopes its challenge says the call needs (RFC 6750 §3.1). */
+  readonly requiredScopes: readonly string[];
   constructor(
-    readonly kind:
-      | "unreachable"
-      | "timeout"
-      | "protocol"
-      | "too_large"
-      | "cancelled"
-      | "ended"
-      | "unauthorized"
-      | "insufficient_scope",
+    kind: UpstreamErrorKind,
     message: string,
-    /** With `unauthorized`: the upstream's WWW-Authenticate challenge, if it sent one. */
-    readonly challenge: string | null = null,
-    /** With `insufficient_scope`: the scopes its challenge says the call needs (RFC 6750 §3.1). */
-    readonly requiredScopes: readonly string[] = [],
+    challenge: string | null = null,
+    requiredScopes: readonly string[] = [],
   ) {
     super(message);
+    this.kind = kind;
+    this.challenge = challenge;
+    this.requiredScopes = requiredScopes;
   }
 }

@@ -17,6 +17,8 @@ import {
   tooLarge,
   untilAborted,
 } from "./rpc_channel.ts";
+import { runtime } from "../runtime/current.ts";
+import type { ChildProcess } from "../runtime/runtime.ts";
 
 export interface StdioChannelDeps {
   readonly log: LogSink;
@@ -50,7 +52,7 @@ interface Pending {
 }
 
 interface Child {
-  readonly process: Deno.ChildProcess;
+  readonly process: ChildProcess;
   readonly stdin: WritableStreamDefaultWriter<Uint8Array>;
   readonly pending: Map<number, Pending>;
   /** Settles when the process has exited and both its outputs are read to the end. */
@@ -77,24 +79,19 @@ export function createStdioChannel(
   const stderr = { since: -Infinity, logged: 0, dropped: 0 };
 
   const spawn = (): Child => {
-    let process: Deno.ChildProcess;
+    let process: ChildProcess;
     try {
-      process = new Deno.Command(transport.command, {
-        args: [...transport.args],
-        env: { ...transport.env },
-        clearEnv: true,
+      process = runtime.spawn(transport.command, {
+        args: transport.args,
+        env: transport.env,
         ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
+      });
     } catch (error) {
       failures++;
       lastExit = deps.now();
-      const why = error instanceof Deno.errors.NotFound
+      const why = runtime.isNotFound(error)
         ? "its command was not found"
-        // Deno 2 refuses an ungranted --allow-run with NotCapable; the system, PermissionDenied.
-        : error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied
+        : runtime.isNotPermitted(error)
         ? "its command may not be run"
         : "its command could not be started";
       throw new UpstreamError("unreachable", `${title} is unreachable: ${why}`);

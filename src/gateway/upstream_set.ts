@@ -22,6 +22,7 @@ import type { UpstreamConfig, UpstreamsConfig } from "../config/upstreams.ts";
 import { parseBearerChallenge } from "./connect/discovery.ts";
 import { countOf } from "../count_words.ts";
 import { heldProblem, logUnlisted, type UnlistedName, unlistedNames } from "./unlisted_names.ts";
+import { runtime } from "../runtime/current.ts";
 
 /** A listed tool and the SHA-256 of its canonical definition (what a pin compares). */
 export interface LiveTool {
@@ -232,7 +233,7 @@ function _live(
     if (closed) return;
     clearTimeout(timer);
     const next = setTimeout(() => void refresh(), ms);
-    Deno.unrefTimer(next);
+    runtime.unrefTimer(next);
     timer = next;
   };
 

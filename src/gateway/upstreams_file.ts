@@ -21,6 +21,7 @@ import {
   type UpstreamTransport,
 } from "../config/upstreams.ts";
 import { TOOL_NAME } from "../mcp/registry.ts";
+import { runtime } from "../runtime/current.ts";
 
 export class UpstreamsFileError extends StartupError {
   override name = "UpstreamsFileError";
@@ -146,7 +147,7 @@ export async function loadUpstreams(path: string): Promise<UpstreamsConfig> {
   const fail = (why: string) => new UpstreamsFileError(`VESTIBULE_UPSTREAMS (${path}): ${why}`);
   let text: string;
   try {
-    text = await Deno.readTextFile(path);
+    text = await runtime.readTextFile(path);
   } catch (error) {
     throw fail(`cannot read it: ${(error as Error).message}`);
   }
@@ -320,10 +321,10 @@ async function _secret(path: string, where: string, oneLine: boolean): Promise<s
   let text: string;
   try {
     await refuseOpenFile(path);
-    text = await Deno.readTextFile(path);
+    text = await runtime.readTextFile(path);
   } catch (error) {
     if (error instanceof PrivateFileError) throw new _FileProblem(`${where}: ${error.message}`);
-    if (error instanceof Deno.errors.NotFound) throw problem("does not exist");
+    if (runtime.isNotFound(error)) throw problem("does not exist");
     throw problem(`cannot be read: ${(error as Error).message}`);
   }
   const secret = text.replace(/\r?\n$/, "");

@@ -1,10 +1,12 @@
+import type { NetAddress } from "../runtime/runtime.ts";
+
 /**
  * The client's address. X-Forwarded-For is believed only behind a trusted proxy, and then
  * its right-most entry (the one our proxy appended) is taken: left entries are the client's word.
  */
 export function clientAddress(
   request: Request,
-  peer: Deno.Addr,
+  peer: NetAddress | { readonly transport: "unix" | "unixpacket"; readonly path: string },
   trustProxy: boolean,
 ): string {
   if (trustProxy) {

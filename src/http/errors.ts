@@ -4,12 +4,12 @@ import { htmlResponse } from "./responses.ts";
 /** A client error that becomes a plain response at the HTTP boundary. */
 export class HttpError extends Error {
   override name = "HttpError";
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(status: number, message: string, headers: Readonly<Record<string, string>> = {}) {
     super(message);
+    this.status = status;
+    this.headers = headers;
   }
 }
 

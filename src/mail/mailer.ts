@@ -1,6 +1,7 @@
 import type { MailConfig } from "../config/mail_url.ts";
 import { logEvent, type LogSink } from "../http/request_log.ts";
 import { ensurePrivateParent } from "../private_files.ts";
+import { runtime } from "../runtime/current.ts";
 
 export interface Mail {
   readonly to: string;
@@ -65,7 +66,7 @@ export function createMailer(
         ...(mail.html === undefined ? {} : { html: mail.html }),
       }) + "\n";
       const written = queue.then(() => directoryReady).then(() =>
-        Deno.writeTextFile(config.path, line, { append: true, mode: 0o600 })
+        runtime.writeTextFile(config.path, line, { append: true, mode: 0o600 })
       );
       queue = written.catch(() => {});
       return written;

@@ -3,6 +3,7 @@ import { createMailer, type Mailer } from "./mailer.ts";
 import type { MailConfig, SmtpConfig } from "../config/mail_url.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { StartupError } from "../startup_error.ts";
+import { runtime } from "../runtime/current.ts";
 
 export class MailTransportError extends StartupError {
   override name = "MailTransportError";
@@ -53,7 +54,7 @@ export async function checkMailTransport(
 export async function readMailPassword(config: SmtpConfig): Promise<string | null> {
   if (config.passwordFile === null) return config.password;
   try {
-    return (await Deno.readTextFile(config.passwordFile)).replace(/\r?\n$/, "");
+    return (await runtime.readTextFile(config.passwordFile)).replace(/\r?\n$/, "");
   } catch (error) {
     throw new MailTransportError(
       `cannot read VESTIBULE_MAIL_PASSWORD_FILE=${JSON.stringify(config.passwordFile)}: ${

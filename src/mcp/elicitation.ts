@@ -11,8 +11,13 @@ import { ToolError } from "./tool.ts";
 /** Thrown by a tool: `message` is the tool error's text, `url` the page, `prompt` the ask. */
 export class UrlElicitationRequired extends ToolError {
   override name = "UrlElicitationRequired";
-  constructor(message: string, readonly url: string, readonly prompt: string) {
+  readonly url: string;
+  readonly prompt: string;
+  // Plain fields, not parameter properties: Node.js strips types but not that syntax.
+  constructor(message: string, url: string, prompt: string) {
     super(message);
+    this.url = url;
+    this.prompt = prompt;
   }
 }
 

@@ -10,12 +10,12 @@ export const INTERNAL_ERROR = -32603;
 /** A protocol error that becomes an RpcError response; its message speaks to the client. */
 export class JsonRpcError extends Error {
   override name = "JsonRpcError";
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
+  readonly code: number;
+  readonly data?: unknown;
+  constructor(code: number, message: string, data?: unknown) {
     super(message);
+    this.code = code;
+    if (data !== undefined) this.data = data;
   }
 }
 

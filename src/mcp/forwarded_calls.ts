@@ -9,8 +9,10 @@ import type { JsonRpcNotification, RequestId } from "./messages.ts";
 /** The reason a forwarded call's signal aborts with: who ended it, and why in words. */
 export class CallEnded extends Error {
   override name = "CallEnded";
-  constructor(readonly by: "client" | "server", message: string) {
+  readonly by: "client" | "server";
+  constructor(by: "client" | "server", message: string) {
     super(message);
+    this.by = by;
   }
 }
 

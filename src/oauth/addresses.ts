@@ -6,7 +6,7 @@
  */
 export type AddressKind = "public" | "loopback" | "private";
 
-/** `Deno.resolveDns`'s shape: the lookup ends when `signal` aborts. */
+/** The runtime's DNS lookup: it ends when `signal` aborts. */
 export type ResolveDns = (
   host: string,
   type: "A" | "AAAA",

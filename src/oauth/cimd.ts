@@ -15,6 +15,7 @@ import type { RateLimiter } from "../http/rate_limiter.ts";
 import { refuseHost, type ResolveDns } from "./addresses.ts";
 import { type ClientMetadata, parseClientMetadata } from "./client_metadata.ts";
 import type { ScopeCatalogue } from "./scopes.ts";
+import { runtime } from "../runtime/current.ts";
 
 export type DocumentLookup = { ok: true; metadata: ClientMetadata } | {
   ok: false;
@@ -46,7 +47,7 @@ export function createMetadataDocuments(deps: MetadataDocumentDeps): MetadataDoc
   const { config, now } = deps;
   const doFetch = deps.fetch ?? fetch;
   const resolveDns: ResolveDns = deps.resolveDns ??
-    ((host, type, signal) => Deno.resolveDns(host, type, { signal }));
+    runtime.resolveDns;
   const cache = new BoundedMap<string, { result: DocumentLookup; until: number }>(MAX_CACHED);
   const { budget } = deps;
 

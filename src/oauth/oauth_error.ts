@@ -28,13 +28,21 @@ export type OAuthErrorCode =
  */
 export class OAuthError extends Error {
   override name = "OAuthError";
+  readonly code: OAuthErrorCode;
+  readonly description: string;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
   constructor(
-    readonly code: OAuthErrorCode,
-    readonly description: string,
-    readonly status = code === "invalid_client" ? 401 : 400,
-    readonly headers: Readonly<Record<string, string>> = {},
+    code: OAuthErrorCode,
+    description: string,
+    status = code === "invalid_client" ? 401 : 400,
+    headers: Readonly<Record<string, string>> = {},
   ) {
     super(description);
+    this.code = code;
+    this.description = description;
+    this.status = status;
+    this.headers = headers;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { PrivateFileError, refuseOpenFile } from "../private_files.ts";
 import { StartupError } from "../startup_error.ts";
+import { runtime } from "../runtime/current.ts";
 
 /** At least 32 characters: 192 bits or more of a random base64 token. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
@@ -24,7 +25,7 @@ export async function readAdminToken(path: string): Promise<string> {
   let text: string;
   try {
     await refuseOpenFile(path);
-    text = await Deno.readTextFile(path);
+    text = await runtime.readTextFile(path);
   } catch (error) {
     if (error instanceof PrivateFileError) throw fail(error.message);
     throw fail(`cannot read it: ${(error as Error).message}`);

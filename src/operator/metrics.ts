@@ -22,7 +22,12 @@ export interface HistogramSeries {
 
 export class Counter {
   readonly #values = new Map<string, { value: number }>();
-  constructor(readonly name: string, readonly help: string) {}
+  readonly name: string;
+  readonly help: string;
+  constructor(name: string, help: string) {
+    this.name = name;
+    this.help = help;
+  }
   inc(labels: Labels = {}, by = 1): void {
     this.#cell(labels).value += by;
   }
@@ -56,11 +61,14 @@ interface _HistogramCells {
 
 export class Histogram {
   readonly #series = new Map<string, _HistogramCells>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly bounds: readonly number[] = DURATION_BUCKETS,
-  ) {}
+  readonly name: string;
+  readonly help: string;
+  readonly bounds: readonly number[];
+  constructor(name: string, help: string, bounds: readonly number[] = DURATION_BUCKETS) {
+    this.name = name;
+    this.help = help;
+    this.bounds = bounds;
+  }
   observe(value: number, labels: Labels = {}): void {
     this.#record(this.#cells(labels), value);
   }

@@ -19,6 +19,7 @@ import {
   renderGauge,
 } from "./metrics.ts";
 import { STORE_OPERATIONS, type StoreObserver } from "./store_metrics.ts";
+import { runtime } from "../runtime/current.ts";
 
 /** Seconds: a local store answers in well under a millisecond, a troubled one in seconds. */
 const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
@@ -187,7 +188,7 @@ export function createServiceMetrics(deps: {
     {
       name: "process_resident_memory_bytes",
       help: "Resident memory size in bytes.",
-      read: () => Promise.resolve([[{}, Deno.memoryUsage().rss]]),
+      read: () => Promise.resolve([[{}, runtime.rss()]]),
     },
   ];
   return {

@@ -19,8 +19,10 @@ import {
 /** A handler's refusal; `permanent` ones (an SMTP 5xx) are not retried. */
 export class DeliveryError extends Error {
   override name = "DeliveryError";
-  constructor(message: string, readonly permanent: boolean) {
+  readonly permanent: boolean;
+  constructor(message: string, permanent: boolean) {
     super(message);
+    this.permanent = permanent;
   }
 }
 

@@ -4,8 +4,12 @@ import { type Block, type PageDocument, PageDocumentSchema } from "./page_docume
 
 export class PageDocumentError extends Error {
   override name = "PageDocumentError";
-  constructor(readonly path: string, readonly reason: string) {
+  readonly path: string;
+  readonly reason: string;
+  constructor(path: string, reason: string) {
     super(`${path}: ${reason}`);
+    this.path = path;
+    this.reason = reason;
   }
 }
 

@@ -1,5 +1,6 @@
 import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
 import { backoff, type BusyPause, retryWhenBusy } from "./busy_retry.ts";
+import { runtime } from "../runtime/current.ts";
 import {
   type AtomicCheck,
   type Entry,
@@ -35,7 +36,8 @@ export async function openKvStore(
     for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
     await ensurePrivateFile(path);
   }
-  const kv = await Deno.openKv(path);
+  if (runtime.openKv === null) throw new Error(`${runtime.description} has no Deno KV`);
+  const kv = await runtime.openKv(path);
   // Deno KV retries its reads itself but hands an atomic write's SQLITE_BUSY to the caller: a
   // commit whose checks read first cannot be upgraded to a write transaction while another
   // connection writes, and SQLite says so at once (sqlite.org/lang_transaction.html §2.1); a

@@ -1,21 +1,29 @@
 /**
  * The store VESTIBULE_DATA names: a Deno KV file or `:memory:`, an SQLite file, or a PostgreSQL
- * database.
+ * database. Node.js has no Deno KV: there the embedded store is SQLite (node:sqlite), and the
+ * default file is ./data/vestibule.sqlite.
  */
 import type { Config } from "../config/config.ts";
 import { openKvStore } from "./kv_store.ts";
 import { openSqliteStore } from "./sqlite_store.ts";
 import type { Store } from "./store.ts";
+import { StartupError } from "../startup_error.ts";
+import { runtime } from "../runtime/current.ts";
+import { SETTINGS } from "../config/settings.ts";
 
 /**
  * Opens the configured store. Its errors are one line with no password in it (a KV or SQLite file
  * with the wrong mode, an unreachable database, a refused login, a role without rights).
  */
+export class EmbeddedStoreError extends StartupError {
+  override name = "EmbeddedStoreError";
+}
+
 export async function openStore(config: Config): Promise<Store> {
   if (config.postgres === null) {
-    return config.store === "sqlite"
-      ? await openSqliteStore(config.dataPath)
-      : await openKvStore(config.dataPath);
+    if (config.store === "sqlite") return await openSqliteStore(config.dataPath);
+    if (runtime.openKv !== null) return await openKvStore(config.dataPath);
+    return await openSqliteStore(await _sqliteInsteadOfKv(config.dataPath));
   }
   // Loaded only here: a KV-backed server has no use for the PostgreSQL client (15 MiB resident
   // in a bare process; about 1.7 MiB of Vestibule's idle RSS, which shares most of its modules).
@@ -24,7 +32,7 @@ export async function openStore(config: Config): Promise<Store> {
   let password = null;
   if (passwordFile !== null) {
     try {
-      password = (await Deno.readTextFile(passwordFile)).replace(/\r?\n$/, "");
+      password = (await runtime.readTextFile(passwordFile)).replace(/\r?\n$/, "");
     } catch (error) {
       throw new PgStoreError(
         `cannot read VESTIBULE_DATA_PASSWORD_FILE=${JSON.stringify(passwordFile)}: ${
@@ -34,4 +42,25 @@ export async function openStore(config: Config): Promise<Store> {
     }
   }
   return await openPgStore({ url, password, poolSize });
+}
+
+/** Node.js's default SQLite file, where Deno's default is the Deno KV file beside it. */
+const NODE_DEFAULT_DATA = "./data/vestibule.sqlite";
+
+/**
+ * On a runtime without Deno KV, the SQLite file that takes the place of the Deno KV one
+ * VESTIBULE_DATA names: in memory for `:memory:`, the default for the default. A Deno KV file
+ * that exists is refused rather than left behind with an empty store beside it.
+ */
+async function _sqliteInsteadOfKv(dataPath: string): Promise<string> {
+  if (dataPath === ":memory:") return dataPath;
+  const named = dataPath !== SETTINGS.dataPath.default;
+  if (named || await runtime.fileMode(dataPath) !== null) {
+    throw new EmbeddedStoreError(
+      `${runtime.description} has no Deno KV to open VESTIBULE_DATA=${dataPath}: ` +
+        `name an SQLite file (${NODE_DEFAULT_DATA}) and move the data with ` +
+        "admin export on Deno and admin import here (docs/operating.md)",
+    );
+  }
+  return NODE_DEFAULT_DATA;
 }

@@ -3,7 +3,10 @@
  * Html (made by `html` or, for trusted constant markup, `unsafeHtml`). Arrays are joined.
  */
 export class Html {
-  constructor(readonly value: string) {}
+  readonly value: string;
+  constructor(value: string) {
+    this.value = value;
+  }
   toString(): string {
     return this.value;
   }

@@ -1,9 +1,10 @@
 import type { Handler } from "../http/handler.ts";
 import { createStaticAsset, serveStaticAsset, type StaticAsset } from "../http/static_asset.ts";
+import { runtime } from "../runtime/current.ts";
 
 /** The one stylesheet, served at /assets/style.css on every origin that has pages. */
 export async function loadStylesheet(): Promise<StaticAsset> {
-  const css = await Deno.readTextFile(new URL("../../static/style.css", import.meta.url));
+  const css = await runtime.readTextFile(new URL("../../static/style.css", import.meta.url));
   return await createStaticAsset(css, "text/css; charset=utf-8");
 }
 
@@ -12,7 +13,7 @@ export async function loadStylesheet(): Promise<StaticAsset> {
  * so in its CSP (OWN_SCRIPTS_CSP) and works without it.
  */
 export async function loadCopyScript(): Promise<StaticAsset> {
-  const js = await Deno.readTextFile(new URL("../../static/scripts/copy.js", import.meta.url));
+  const js = await runtime.readTextFile(new URL("../../static/scripts/copy.js", import.meta.url));
   return await createStaticAsset(js, "text/javascript; charset=utf-8");
 }
 

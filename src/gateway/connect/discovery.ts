@@ -12,6 +12,7 @@ import { isLoopbackHost } from "../../config/values.ts";
 import { describeIssue } from "../../issue_words.ts";
 import { type HostRefusal, refuseHost, type ResolveDns } from "../../oauth/addresses.ts";
 import { fetchJson } from "./fetch_json.ts";
+import { runtime } from "../../runtime/current.ts";
 
 export interface AuthorizationServer {
   readonly issuer: string;
@@ -279,7 +280,7 @@ type Boundary = (what: string, url: string, signal: AbortSignal) => Promise<stri
 
 function _boundary(upstream: URL, deps: DiscoveryDeps): Boundary {
   const resolveDns: ResolveDns = deps.resolveDns ??
-    ((host, type, signal) => Deno.resolveDns(host, type, { signal }));
+    runtime.resolveDns;
   const judged = new Map<string, HostRefusal | null>();
   return async (what, url, signal) => {
     if (!URL.canParse(url)) return `Refused ${what} ${JSON.stringify(url)}: not an absolute URL`;

@@ -11,6 +11,7 @@ import { PrivateFileError, refuseOpenFile } from "../../private_files.ts";
 import { base64url, fromBase64url, randomSecret, sha256 } from "../../secrets.ts";
 import type { UpstreamsConfig } from "../../config/upstreams.ts";
 import { StartupError } from "../../startup_error.ts";
+import { runtime } from "../../runtime/current.ts";
 
 export interface Sealed {
   /** The id of the key that sealed it: a fingerprint, not the key. */
@@ -58,13 +59,13 @@ export async function loadVault(path: string): Promise<TokenVault> {
   try {
     // Whoever reads the key reads every person's upstream tokens: owner-only, like the store.
     await refuseOpenFile(path);
-    text = await Deno.readTextFile(path);
+    text = await runtime.readTextFile(path);
   } catch (error) {
     if (error instanceof PrivateFileError) throw fail(error.message);
-    if (error instanceof Deno.errors.NotFound) {
+    if (runtime.isNotFound(error)) {
       throw fail("does not exist; make a key with: deno task admin upstream-key");
     }
-    if (error instanceof Deno.errors.NotCapable) {
+    if (runtime.isNotPermitted(error)) {
       throw fail("this process may not read it (deno task start reads only under ./data)");
     }
     throw fail(`cannot read it: ${(error as Error).message}`);

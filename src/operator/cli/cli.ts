@@ -7,6 +7,7 @@ import { withoutUnknownVariables } from "../../config/typo_hints.ts";
 import { openStore } from "../../store/open.ts";
 import { refuseNewerSchema, SchemaError } from "../../schema.ts";
 import { runAdminCommand } from "./commands.ts";
+import { runtime } from "../../runtime/current.ts";
 
 /** Leading `--name=value` arguments are configuration flags (e.g. `--data=PATH`). */
 export async function adminMain(args: readonly string[]): Promise<number> {
@@ -57,7 +58,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
       now: Date.now,
       out: (text) => console.log(text),
       err: (text) => console.error(text),
-      input: () => new Response(Deno.stdin.readable).text(),
+      input: () => new Response(runtime.stdin()).text(),
       env,
     });
   } finally {
@@ -65,4 +66,4 @@ export async function adminMain(args: readonly string[]): Promise<number> {
   }
 }
 
-if (import.meta.main) Deno.exit(await adminMain(Deno.args));
+if (import.meta.main) runtime.exit(await adminMain([...runtime.args]));

@@ -29,7 +29,7 @@ export interface OfflineDeps {
   readonly config: Config;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly store: Store;
-  /** Permission lookup (tests); Deno.permissions by default. */
+  /** Permission lookup (tests); the runtime's by default. */
   readonly granted?: (name: "read" | "write", path: string) => boolean;
   /** EHLO and AUTH against the SMTP server, nothing sent; nodemailer's verify() by default. */
   readonly verifySmtp?: (config: Config) => Promise<void>;

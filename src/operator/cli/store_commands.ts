@@ -4,6 +4,7 @@ import { exportLines, importBackup, parseBackup } from "../../store/backup.ts";
 import { CURRENT_SCHEMA, readSchemaVersion } from "../../schema.ts";
 
 import { AdminError, command, IdSchema, type Runnable } from "./command.ts";
+import { runtime } from "../../runtime/current.ts";
 
 export const STORE_COMMANDS: Readonly<Record<string, Runnable>> = {
   export: command({
@@ -19,7 +20,10 @@ export const STORE_COMMANDS: Readonly<Record<string, Runnable>> = {
       }
       try {
         // A new file, owner-only whatever the umask: the backup holds the signing keys.
-        await Deno.writeTextFile(output, lines.join("\n") + "\n", { createNew: true, mode: 0o600 });
+        await runtime.writeTextFile(output, lines.join("\n") + "\n", {
+          createNew: true,
+          mode: 0o600,
+        });
       } catch (error) {
         throw new AdminError(`cannot write --output ${output}: ${(error as Error).message}`);
       }

@@ -137,12 +137,16 @@ export interface ServerProcess {
   crash(): Promise<void>;
 }
 
-/** Starts main.ts in `dir` as `deno task start` runs it, with `env`; resolves once it listens. */
+/**
+ * Starts main.ts in `dir` as `deno task start` runs it (or as `command` says), with `env`;
+ * resolves once it listens.
+ */
 export async function startServerProcess(
   dir: string,
   env: Record<string, string>,
+  command?: Deno.Command,
 ): Promise<ServerProcess> {
-  const child = mainCommand(await startTaskFlags(), env, { cwd: dir }).spawn();
+  const child = (command ?? mainCommand(await startTaskFlags(), env, { cwd: dir })).spawn();
   const stderr = new Response(child.stderr).text();
   let stdout = "";
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];

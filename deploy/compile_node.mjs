@@ -1,0 +1,97 @@
+// `npm run compile [-- OUTPUT]`: the Node.js single executable ./vestibule (or OUTPUT), from the
+// `node` running this script. Every module (main.ts, src/, the npm packages) and static/ go in as
+// assets; the executable needs no node_modules, no Deno and no `node` beside it.
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const target = resolve(process.argv[2] ?? join(root, "vestibule"));
+const build = mkdtempSync(join(tmpdir(), "vestibule-compile-"));
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+/** The files under `dir` (relative to the project), skipping what the executable never loads. */
+function files(dir) {
+  return readdirSync(join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .filter((path) => !/\.(d\.[cm]?ts|map|md)$/.test(path));
+}
+
+const assets = {};
+for (const path of ["main.ts", ...files("src"), ...files("static")]) {
+  assets[path] = join(root, path);
+}
+for (const name of Object.keys(manifest.dependencies)) {
+  for (const path of files(join("node_modules", name))) assets[path] = join(root, path);
+}
+// Every bare specifier the code imports ("jose", "jose/errors"), resolved here as Node would.
+const packages = {};
+for (const path of Object.keys(assets).filter((path) => /\.([cm]?js|ts)$/.test(path))) {
+  const text = readFileSync(join(root, path), "utf8");
+  for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*"([^".\/][^"]*)"/g)) {
+    if (specifier.startsWith("node:") || Object.hasOwn(packages, specifier)) continue;
+    try {
+      const url = import.meta.resolve(specifier, pathToFileURL(join(root, path)).href);
+      if (url.startsWith("file:")) packages[specifier] = relative(root, fileURLToPath(url));
+    } catch {
+      // A word in a comment or a string that only looks like an import.
+    }
+  }
+}
+writeFileSync(join(build, "sea-packages.json"), JSON.stringify(packages));
+assets["sea-packages.json"] = join(build, "sea-packages.json");
+const config = join(build, "sea-config.json");
+writeFileSync(
+  config,
+  JSON.stringify({
+    main: join(root, "src/runtime/sea_main.cjs"),
+    output: join(build, "vestibule.blob"),
+    disableExperimentalSEAWarning: true,
+    // npm start's flags, less the reads of the code: the executable reads its modules and
+    // static/ from its own assets, so only ./data is granted, as `deno task compile` grants it.
+    execArgv: [
+      "--max-semi-space-size=4",
+      "--heap-growing-percent=20",
+      "--permission",
+      "--allow-fs-read=./data",
+      "--allow-fs-read=./data/*",
+      "--allow-fs-write=./data",
+      "--allow-fs-write=./data/*",
+      "--allow-child-process",
+    ],
+    useCodeCache: false,
+    assets,
+  }),
+);
+execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: "inherit" });
+copyFileSync(process.execPath, target);
+chmodSync(target, 0o755);
+// postject from the npm registry, pinned here rather than in package.json: a package.json
+// dependency is one more download for every `deno task start` in a fresh clone.
+execFileSync(
+  "npx",
+  [
+    "--yes",
+    "postject@1.0.0-alpha.6",
+    target,
+    "NODE_SEA_BLOB",
+    join(build, "vestibule.blob"),
+    "--sentinel-fuse",
+    "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2",
+  ],
+  { stdio: "inherit" },
+);
+rmSync(build, { recursive: true });
+console.log(`wrote ${target}`);

@@ -1,0 +1,333 @@
+// The runtime on Node.js 24+. Listeners hand accepted sockets to one node:http server that never
+// listens itself, so the connection pool in src/server.ts keeps its caps and deadlines here too.
+import { mkdir, open, readFile, stat, writeFile } from "node:fs/promises";
+import { writeSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { spawn } from "node:child_process";
+import { Resolver } from "node:dns/promises";
+import { connect as netConnect, createServer as createTcpServer, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
+import process from "node:process";
+import { Readable, Writable } from "node:stream";
+import type {
+  Conn,
+  ConnectionRequestInfo,
+  ConnectOptions,
+  NetAddress,
+  Runtime,
+  ServeOnConnection,
+  TcpConn,
+  TcpListener,
+} from "./runtime.ts";
+
+const _SEA = "sea:/";
+/** The executable's assets; node:sea is not known to Deno's type checker, hence no import. */
+const _sea = process.getBuiltinModule("node:sea") as {
+  getAsset(key: string, encoding: "utf8"): string;
+};
+
+class _ClosedError extends Error {
+  override name = "ClosedError";
+}
+
+const _code = (error: unknown) => (error as { code?: unknown } | null)?.code;
+
+export const nodeRuntime: Runtime = {
+  description: `Node.js ${process.versions.node}`,
+  args: process.argv.slice(2),
+  env: (name) => process.env[name],
+  envNames: () => Object.keys(process.env),
+  exit: (code) => process.exit(code),
+  stdout: { writeSync: (bytes) => writeSync(1, bytes) },
+  stdin: () => Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
+  onSignal: (signal, listener) => void process.on(signal, listener),
+  beforeExit(listener) {
+    process.on("exit", listener);
+    process.on("uncaughtExceptionMonitor", listener);
+  },
+  // In the single executable, modules and static/ are assets under sea:/ URLs (sea_main.cjs).
+  readTextFile: async (path) =>
+    String(path).startsWith(_SEA)
+      ? _sea.getAsset(String(path).slice(_SEA.length), "utf8")
+      : await readFile(path, "utf8"),
+  async writeTextFile(path, text, options = {}) {
+    const flag = options.createNew ? "wx" : options.append ? "a" : "w";
+    await writeFile(path, text, {
+      flag,
+      ...(options.mode === undefined ? {} : { mode: options.mode }),
+    });
+  },
+  mkdir: async (path, options) => void await mkdir(path, options),
+  async touch(path, mode) {
+    const file = await open(path, "a", mode);
+    try {
+      return (await file.stat()).mode;
+    } finally {
+      await file.close();
+    }
+  },
+  fileMode: async (path) => (await stat(path)).mode,
+  isNotFound: (error) => _code(error) === "ENOENT",
+  isNotPermitted: (error) => _code(error) === "ERR_ACCESS_DENIED" || _code(error) === "EACCES",
+  isBrokenPipe: (error) => _code(error) === "EPIPE",
+  isClosed: (error) => error instanceof _ClosedError,
+  isGranted(name, path) {
+    // Without --permission, everything is granted (process.permission is then undefined).
+    const permission = (process as { permission?: { has(scope: string, path: string): boolean } })
+      .permission;
+    return permission === undefined ||
+      permission.has(name === "read" ? "fs.read" : "fs.write", path);
+  },
+  rss: () => process.memoryUsage.rss(),
+  listen: _listen,
+  connect: _connect,
+  spawn(command, { args, env, cwd }) {
+    const child = spawn(command, [...args], {
+      env: { ...env },
+      ...(cwd === undefined ? {} : { cwd }),
+      stdio: "pipe",
+    });
+    // A command that cannot start has no pid at once; why (ENOENT) follows as an `error` event,
+    // which would end the process unheard. Its exit is what `status` reports.
+    child.on("error", () => {});
+    if (child.pid === undefined) {
+      throw Object.assign(new Error(`cannot start ${command}`), { code: "ENOENT" });
+    }
+    const status = new Promise<{ code: number; signal: string | null }>((resolve) =>
+      child.once("close", (code, signal) => resolve({ code: code ?? 1, signal }))
+    );
+    return {
+      stdin: Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+      stdout: Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      stderr: Readable.toWeb(child.stderr) as ReadableStream<Uint8Array>,
+      status,
+      kill: (signal) => void child.kill(signal),
+    };
+  },
+  async resolveDns(host, type, signal) {
+    const resolver = new Resolver();
+    signal.addEventListener("abort", () => resolver.cancel(), { once: true });
+    return type === "A" ? await resolver.resolve4(host) : await resolver.resolve6(host);
+  },
+  unrefTimer: (timer) => void (timer as unknown as { unref(): void }).unref(),
+  serveOnConnection: _serveOnConnection(),
+  servePlain() {
+    throw new Error("Node.js serves every connection through the connection pool");
+  },
+  dropVanishedSocketErrors: () => () => {},
+  openKv: null,
+};
+
+/** A client connection read into the caller's buffer, as Deno.Conn reads. */
+async function _connect(options: ConnectOptions): Promise<Conn> {
+  const socket = options.tls === undefined
+    ? netConnect({ host: options.hostname, port: options.port, noDelay: true })
+    : tlsConnect({
+      host: options.hostname,
+      port: options.port,
+      servername: options.hostname,
+      ALPNProtocols: ["http/1.1"],
+      ...(options.tls.caCerts ? { ca: [...options.tls.caCerts] } : {}),
+    });
+  await new Promise<void>((resolve, reject) => {
+    socket.once(options.tls === undefined ? "connect" : "secureConnect", () => resolve());
+    socket.once("error", reject);
+  });
+  const chunks: Uint8Array[] = [];
+  let ended = false;
+  let failure: unknown = null;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    wake?.();
+    wake = null;
+  };
+  socket.on("data", (chunk: Uint8Array) => {
+    chunks.push(chunk);
+    socket.pause();
+    notify();
+  });
+  socket.on("end", () => {
+    ended = true;
+    notify();
+  });
+  socket.on("error", (error) => {
+    failure = error;
+    notify();
+  });
+  socket.on("close", () => {
+    ended = true;
+    notify();
+  });
+  return {
+    async read(buffer) {
+      while (chunks.length === 0) {
+        if (failure !== null) throw failure;
+        if (ended) return null;
+        socket.resume();
+        await new Promise<void>((resolve) => wake = resolve);
+      }
+      const chunk = chunks[0]!;
+      const n = Math.min(chunk.length, buffer.length);
+      buffer.set(chunk.subarray(0, n));
+      if (n === chunk.length) chunks.shift();
+      else chunks[0] = chunk.subarray(n);
+      return n;
+    },
+    write(bytes) {
+      if (failure !== null) return Promise.reject(failure);
+      // Copied: the caller may reuse its buffer once the write resolves.
+      return new Promise((resolve, reject) =>
+        socket.write(bytes.slice(), (error) => error ? reject(error) : resolve(bytes.length))
+      );
+    },
+    close: () => void socket.destroy(),
+  };
+}
+
+class _NodeConn implements TcpConn {
+  readonly socket: Socket;
+  readonly remoteAddr: NetAddress;
+  constructor(socket: Socket) {
+    this.socket = socket;
+    this.remoteAddr = {
+      transport: "tcp",
+      hostname: socket.remoteAddress ?? "",
+      port: socket.remotePort ?? 0,
+    };
+  }
+  setNoDelay(noDelay: boolean): void {
+    this.socket.setNoDelay(noDelay);
+  }
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Binds synchronously enough for start-up: the bind error surfaces from the first accept. */
+function _listen(hostname: string, port: number): TcpListener {
+  const waiting: Socket[] = [];
+  const takers: { resolve(conn: TcpConn): void; reject(error: unknown): void }[] = [];
+  let failure: unknown = null;
+  const server = createTcpServer({ pauseOnConnect: false, noDelay: true }, (socket) => {
+    const taker = takers.shift();
+    if (taker === undefined) waiting.push(socket);
+    else taker.resolve(new _NodeConn(socket));
+  });
+  const fail = (error: unknown) => {
+    failure = error;
+    for (const taker of takers.splice(0)) taker.reject(error);
+  };
+  server.on("error", fail);
+  server.listen({ host: hostname, port });
+  return {
+    get addr(): NetAddress {
+      const bound = server.address();
+      return typeof bound === "object" && bound !== null
+        ? { transport: "tcp", hostname: bound.address, port: bound.port }
+        : { transport: "tcp", hostname, port };
+    },
+    accept() {
+      if (failure !== null) return Promise.reject(failure);
+      const socket = waiting.shift();
+      if (socket !== undefined) return Promise.resolve(new _NodeConn(socket));
+      return new Promise((resolve, reject) => takers.push({ resolve, reject }));
+    },
+    close() {
+      server.close();
+      for (const socket of waiting.splice(0)) socket.destroy();
+      fail(new _ClosedError("listener closed"));
+    },
+  };
+}
+
+interface _Serving {
+  readonly handler: (request: Request, info: ConnectionRequestInfo) => Promise<Response>;
+  readonly onError: (error: unknown) => Response;
+  readonly signal: AbortSignal;
+}
+
+/** One node:http server for every connection; what each connection serves is kept per socket. */
+function _serveOnConnection(): ServeOnConnection {
+  const serving = new WeakMap<Socket, _Serving>();
+  // Deadlines and the connection cap are the pool's; node:http's own timers are off.
+  const http = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 0 });
+  http.keepAliveTimeout = 0;
+  http.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const entry = serving.get(incoming.socket);
+    if (entry !== undefined) void _answer(entry, incoming, outgoing);
+  });
+  return (conn, signal, handler, onError) => {
+    const socket = (conn as _NodeConn).socket;
+    serving.set(socket, { handler, onError, signal });
+    const finished = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    signal.addEventListener("abort", () => socket.destroy(), { once: true });
+    http.emit("connection", socket);
+    return { finished };
+  };
+}
+
+async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: ServerResponse) {
+  const completed = new Promise<void>((resolve) => outgoing.once("close", () => resolve()));
+  let response: Response;
+  try {
+    // As Deno with `no-legacy-abort`: the request's signal fires when the connection is closed
+    // (the client went away, or the pool closed it) before the answer was sent, never after.
+    const gone = new AbortController();
+    outgoing.once("close", () => {
+      if (!outgoing.writableFinished) gone.abort();
+    });
+    const signal = AbortSignal.any([entry.signal, gone.signal]);
+    response = await entry.handler(_request(incoming, signal), { completed });
+  } catch (error) {
+    response = entry.onError(error);
+  }
+  if (outgoing.destroyed) {
+    await response.body?.cancel().catch(() => {});
+    return;
+  }
+  const headers: [string, string][] = [];
+  for (const [name, value] of response.headers) {
+    if (name !== "set-cookie") headers.push([name, value]);
+  }
+  for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
+  // An empty reason phrase lets node:http give the standard one, as Deno does.
+  outgoing.writeHead(response.status, response.statusText || undefined, headers.flat());
+  if (response.body === null || incoming.method === "HEAD") {
+    outgoing.end();
+    return;
+  }
+  try {
+    for await (const chunk of response.body) {
+      // Waits for the socket to drain, so a slow reader holds back a streamed answer.
+      if (!outgoing.write(chunk)) {
+        await new Promise((resolve) => {
+          outgoing.once("drain", resolve);
+          outgoing.once("close", resolve);
+        });
+      }
+      if (outgoing.destroyed) break;
+    }
+    outgoing.end();
+  } catch {
+    outgoing.destroy();
+  }
+}
+
+function _request(incoming: IncomingMessage, signal: AbortSignal): Request {
+  const host = incoming.headers.host ?? "localhost";
+  const headers = new Headers();
+  for (let i = 0; i < incoming.rawHeaders.length; i += 2) {
+    headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!);
+  }
+  const method = incoming.method ?? "GET";
+  const bodiless = method === "GET" || method === "HEAD";
+  return new Request(`http://${host}${incoming.url ?? "/"}`, {
+    method,
+    headers,
+    signal,
+    ...(bodiless ? {} : {
+      body: Readable.toWeb(incoming) as ReadableStream<Uint8Array>,
+      duplex: "half",
+    }),
+  } as RequestInit);
+}

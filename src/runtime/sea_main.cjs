@@ -1,0 +1,35 @@
+// The entry of the Node.js single executable (`npm run compile`, deploy/compile_node.mjs): every
+// module and static/ file is an asset of the executable, served to Node's module loader under
+// `sea:/` URLs; `.ts` modules have their types stripped as `node main.ts` strips them.
+"use strict";
+const { registerHooks } = require("node:module");
+const sea = require("node:sea");
+const process = require("node:process");
+
+const ROOT = "sea:/";
+/** Bare specifiers (the npm packages) to the asset that is their entry module. */
+const packages = JSON.parse(sea.getAsset("sea-packages.json", "utf8"));
+
+registerHooks({
+  resolve(specifier, context, next) {
+    if (Object.hasOwn(packages, specifier)) {
+      return { url: ROOT + packages[specifier], shortCircuit: true };
+    }
+    if (context.parentURL?.startsWith(ROOT) && /^\.{1,2}\//.test(specifier)) {
+      return { url: new URL(specifier, context.parentURL).href, shortCircuit: true };
+    }
+    return next(specifier, context);
+  },
+  load(url, context, next) {
+    if (!url.startsWith(ROOT)) return next(url, context);
+    const name = url.slice(ROOT.length);
+    const text = sea.getAsset(name, "utf8");
+    if (name.endsWith(".json")) return { format: "json", source: text, shortCircuit: true };
+    const format = name.endsWith(".ts") ? "module-typescript" : "module";
+    return { format, source: text, shortCircuit: true };
+  },
+});
+
+import(ROOT + "main.ts")
+  .then((main) => main.run(process.argv.slice(2)))
+  .then((code) => process.exit(code));

@@ -1,0 +1,75 @@
+// The Node.js single executable (`npm run compile`): built from the Node.js 24+ the tests find,
+// copied alone into an empty directory and run there with no node_modules, no Deno and no `node`
+// on PATH. `vestibule admin help` answers, a path outside ./data is refused (--permission), and
+// `vestibule` serves the discovery documents and the onboarding MCP endpoint and stops on SIGTERM. Skipped with a message without Node.js 24+.
+import assert from "node:assert/strict";
+import { startPgCluster } from "../../../testkit/pg_cluster.ts";
+import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
+import { answersDiscoveryAndOnboarding, nodeBinary } from "../support/node_runtime.ts";
+
+const node = nodeBinary();
+
+Deno.test({
+  name: "the Node.js single executable serves and runs admin commands with nothing beside it",
+  ignore: node === null,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "vestibule-binary-" });
+    const cluster = await startPgCluster();
+    try {
+      const binary = `${dir}/vestibule`;
+      const built = await new Deno.Command(node!, {
+        args: ["deploy/compile_node.mjs", binary],
+        cwd: ROOT,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
+      assert.deepEqual([...Deno.readDirSync(dir)].map((entry) => entry.name), ["vestibule"]);
+
+      const origins = originsEnv();
+      // No PATH: neither deno nor node can be found by the executable.
+      const env = { ...origins, VESTIBULE_DATA: await cluster.database(), VESTIBULE_MAIL: "log" };
+      const help = await new Deno.Command(binary, {
+        args: ["admin", "help"],
+        cwd: dir,
+        env,
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(help.code, 0, new TextDecoder().decode(help.stderr));
+      assert.match(new TextDecoder().decode(help.stdout), /^Usage: vestibule admin /);
+
+      // It runs with Node's permission model: writing outside ./data is refused at start-up.
+      const outside = await new Deno.Command(binary, {
+        cwd: dir,
+        env: { ...env, VESTIBULE_MAIL: `file:${dir}/outbox.jsonl` },
+        clearEnv: true,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(outside.code, 2);
+      assert.match(new TextDecoder().decode(outside.stderr), /may not read and write/);
+
+      const command = new Deno.Command(binary, {
+        cwd: dir,
+        env,
+        clearEnv: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      });
+      const server = await startServerProcess(dir, env, command);
+      try {
+        await answersDiscoveryAndOnboarding(origins);
+      } finally {
+        const stopped = await server.stop();
+        assert.equal(stopped.code, 0, stopped.stderr);
+        assert.match(stopped.stdout, /"message":"stopped"/);
+      }
+    } finally {
+      await cluster.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

@@ -1,0 +1,72 @@
+// Node.js for the black-box tests of the server on Node.js: which `node`, and npm start's flags.
+import assert from "node:assert/strict";
+import { ROOT } from "./main_process.ts";
+import { INITIALIZE, rpc } from "./mcp_helpers.ts";
+
+/** The Node.js flags of package.json's `start` script; never without --permission. */
+export async function npmStartFlags(): Promise<string[]> {
+  const manifest = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
+  const words: string[] = manifest.scripts.start.split(/\s+/);
+  assert.equal(words[0], "node");
+  assert.equal(words.at(-1), "main.ts");
+  const flags = words.slice(1, -1);
+  assert.ok(flags.includes("--permission"), "npm start runs node with --permission");
+  const writes = flags.filter((f) => f.startsWith("--allow-fs-write="));
+  assert.deepEqual(writes, ["--allow-fs-write=./data", "--allow-fs-write=./data/*"]);
+  return flags;
+}
+
+/** A Node.js of major version 24 or later, or null with the reason printed. */
+export function nodeBinary(): string | null {
+  const node = Deno.env.get("VESTIBULE_TEST_NODE") ?? "node";
+  let version = "";
+  try {
+    const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
+    version = new TextDecoder().decode(output.stdout).trim();
+  } catch {
+    // Not installed: reported below.
+  }
+  const major = Number(/^v(\d+)\./.exec(version)?.[1] ?? 0);
+  if (major < 24) {
+    console.warn(
+      `skipping the Node.js tests: ${node} is ${version || "not installed"}; they need Node.js ` +
+        "24+ (VESTIBULE_TEST_NODE=/path/to/node, or .ci/run installs it)",
+    );
+    return null;
+  }
+  try {
+    Deno.statSync(new URL("node_modules/jose/package.json", ROOT));
+  } catch {
+    console.warn("skipping the Node.js tests: node_modules is missing (run npm ci)");
+    return null;
+  }
+  return node;
+}
+
+/** The discovery documents and the onboarding MCP endpoint answer on the three origins. */
+export async function answersDiscoveryAndOnboarding(origins: Record<string, string>) {
+  const resource = await fetch(
+    `${origins.VESTIBULE_API_URL}/.well-known/oauth-protected-resource`,
+  );
+  assert.equal(resource.status, 200);
+  const protectedResource = await resource.json();
+  assert.equal(protectedResource.resource, origins.VESTIBULE_API_URL);
+  assert.deepEqual(protectedResource.authorization_servers, [
+    `${origins.VESTIBULE_AUTH_URL}/api/auth`,
+  ]);
+  const metadata = await fetch(
+    `${origins.VESTIBULE_AUTH_URL}/.well-known/oauth-authorization-server/api/auth`,
+  );
+  assert.equal(metadata.status, 200);
+  assert.equal((await metadata.json()).issuer, `${origins.VESTIBULE_AUTH_URL}/api/auth`);
+  const developers = await fetch(`${origins.VESTIBULE_BASE_URL}/developers.json`);
+  assert.equal(developers.status, 200);
+  await developers.body?.cancel();
+
+  const onboarding = `${origins.VESTIBULE_AUTH_URL}/mcp`;
+  const initialized = await rpc(onboarding, INITIALIZE);
+  assert.equal(initialized.result.serverInfo.name, "vestibule-onboarding");
+  const listed = await rpc(onboarding, { jsonrpc: "2.0", id: 1, method: "tools/list" });
+  const names = listed.result.tools.map((tool: { name: string }) => tool.name);
+  assert.ok(names.includes("get_connection_guide"), names.join(", "));
+}
