@@ -55,7 +55,7 @@ const NODE_DEFAULT_DATA = "./data/vestibule.sqlite";
 async function _sqliteInsteadOfKv(dataPath: string): Promise<string> {
   if (dataPath === ":memory:") return dataPath;
   const named = dataPath !== SETTINGS.dataPath.default;
-  if (named || await runtime.fileMode(dataPath) !== null) {
+  if (named || await _exists(dataPath)) {
     throw new EmbeddedStoreError(
       `${runtime.description} has no Deno KV to open VESTIBULE_DATA=${dataPath}: ` +
         `name an SQLite file (${NODE_DEFAULT_DATA}) and move the data with ` +
@@ -63,4 +63,14 @@ async function _sqliteInsteadOfKv(dataPath: string): Promise<string> {
     );
   }
   return NODE_DEFAULT_DATA;
+}
+
+async function _exists(path: string): Promise<boolean> {
+  try {
+    await runtime.fileMode(path);
+    return true;
+  } catch (error) {
+    if (runtime.isNotFound(error)) return false;
+    throw error;
+  }
 }
