@@ -1,9 +1,10 @@
 // The Node.js single executable (`npm run compile`): built from the Node.js 24+ the tests find,
 // copied alone into an empty directory and run there with no node_modules, no Deno and no `node`
 // on PATH. `vestibule admin help` answers, a path outside ./data is refused (--permission), and
-// `vestibule` serves the discovery documents and the onboarding MCP endpoint and stops on SIGTERM. Skipped with a message without Node.js 24+.
+// `vestibule` serves the discovery documents and the onboarding MCP endpoint from its embedded
+// store (SQLite, ./data/vestibule.sqlite by default) and stops on SIGTERM. Skipped with a message
+// without Node.js 24+.
 import assert from "node:assert/strict";
-import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
 import { answersDiscoveryAndOnboarding, nodeBinary } from "../support/node_runtime.ts";
 
@@ -14,7 +15,6 @@ Deno.test({
   ignore: node === null,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "vestibule-binary-" });
-    const cluster = await startPgCluster();
     try {
       const binary = `${dir}/vestibule`;
       const built = await new Deno.Command(node!, {
@@ -27,8 +27,9 @@ Deno.test({
       assert.deepEqual([...Deno.readDirSync(dir)].map((entry) => entry.name), ["vestibule"]);
 
       const origins = originsEnv();
-      // No PATH: neither deno nor node can be found by the executable.
-      const env = { ...origins, VESTIBULE_DATA: await cluster.database(), VESTIBULE_MAIL: "log" };
+      // No PATH: neither deno nor node can be found by the executable. No VESTIBULE_DATA: the
+      // default embedded store.
+      const env = { ...origins, VESTIBULE_MAIL: "log" };
       const help = await new Deno.Command(binary, {
         args: ["admin", "help"],
         cwd: dir,
@@ -67,8 +68,9 @@ Deno.test({
         assert.equal(stopped.code, 0, stopped.stderr);
         assert.match(stopped.stdout, /"message":"stopped"/);
       }
+      const mode = Deno.statSync(`${dir}/data/vestibule.sqlite`).mode! & 0o777;
+      assert.equal(mode, 0o600, "the store is the default SQLite file, owner-only");
     } finally {
-      await cluster.stop();
       await Deno.remove(dir, { recursive: true });
     }
   },
