@@ -1,6 +1,6 @@
 // The server on Node.js, started as `npm start` starts it (package.json's flags, --permission),
 // answers the discovery documents and the onboarding MCP endpoint like the Deno one. Needs a
-// Node.js 24 or later (VESTIBULE_TEST_NODE, else `node` on PATH) and `npm ci` run in the
+// Node.js 24 or later (TEST_NODE_BINARY, else `node` on PATH) and `npm ci` run in the
 // checkout; .ci/run provides both. Without them the test is skipped with a message.
 import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";

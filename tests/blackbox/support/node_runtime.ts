@@ -18,7 +18,7 @@ export async function npmStartFlags(): Promise<string[]> {
 
 /** A Node.js of major version 24 or later, or null with the reason printed. */
 export function nodeBinary(): string | null {
-  const node = Deno.env.get("VESTIBULE_TEST_NODE") ?? "node";
+  const node = Deno.env.get("TEST_NODE_BINARY") ?? "node";
   let version = "";
   try {
     const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
@@ -30,7 +30,7 @@ export function nodeBinary(): string | null {
   if (major < 24) {
     console.warn(
       `skipping the Node.js tests: ${node} is ${version || "not installed"}; they need Node.js ` +
-        "24+ (VESTIBULE_TEST_NODE=/path/to/node, or .ci/run installs it)",
+        "24+ (TEST_NODE_BINARY=/path/to/node, or .ci/run installs it)",
     );
     return null;
   }
