@@ -25,7 +25,7 @@ import { loadVault, missingKeyFile } from "./gateway/connect/vault.ts";
 import { createConnectLinks } from "./gateway/connect/connect_links.ts";
 import type { UrlElicitations } from "./mcp/elicitation.ts";
 import type { WorkspaceAuth } from "./workspace/mcp/bearer.ts";
-import { createWorkspaceElicitations } from "./workspace/mcp/elicitations.ts";
+import { createWorkspaceElicitations } from "./gateway/connect/elicitations.ts";
 import { type ConnectRoutes, createConnectRoutes } from "./gateway/connect/routes.ts";
 import { issuerOf } from "./oauth/issuer.ts";
 import { createAuditLog } from "./workspace/domain/audit.ts";

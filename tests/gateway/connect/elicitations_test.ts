@@ -8,7 +8,7 @@ import {
   createWorkspaceElicitations,
   MODES_KEPT_MS,
   REQUEST_STATE_LIFETIME_MS,
-} from "../../../src/workspace/mcp/elicitations.ts";
+} from "../../../src/gateway/connect/elicitations.ts";
 
 async function fixture() {
   const path = await Deno.makeTempFile({ suffix: ".key" });

@@ -1,6 +1,7 @@
 /**
  * The workspace's URL elicitation keeping (src/mcp/elicitation.ts): the modes a 2025-11-25 client
- * declared, and the requestState of a 2026-07-28 `input_required` answer.
+ * declared, and the requestState of a 2026-07-28 `input_required` answer. It lives with the
+ * connections, whose vault key seals the state, so the workspace never reaches up to the gateway.
  *
  * The workspace keeps no MCP session, so a client's `initialize` and its calls are separate
  * requests: what it declared is kept per token grant and client (a new `initialize` replaces it;
@@ -12,16 +13,11 @@
  * so a state refused for any reason is still good for the call it was made for.
  */
 import { canonicalSha256 } from "../../canonical_json.ts";
-import {
-  parseSealed,
-  sealedText,
-  type TokenVault,
-  VaultError,
-} from "../../gateway/connect/vault.ts";
+import { parseSealed, sealedText, type TokenVault, VaultError } from "./vault.ts";
 import type { UrlElicitations } from "../../mcp/elicitation.ts";
 import { randomSecret } from "../../secrets.ts";
 import type { Store } from "../../store/store.ts";
-import type { WorkspaceAuth } from "./bearer.ts";
+import type { WorkspaceAuth } from "../../workspace/mcp/bearer.ts";
 
 /** How long a client's declared elicitation modes are kept after its last `initialize`. */
 export const MODES_KEPT_MS = 30 * 24 * 60 * 60 * 1000;
