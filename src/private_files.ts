@@ -23,6 +23,16 @@ export async function ensurePrivateFile(path: string): Promise<void> {
   _refuseOpen(path, await runtime.touch(path, 0o600));
 }
 
+/**
+ * An embedded store's file (Deno KV and SQLite both are SQLite files) and the `-wal`/`-shm`
+ * files SQLite keeps beside it with the file's mode: owner-only; nothing for `:memory:`.
+ */
+export async function ensurePrivateStoreFile(path: string): Promise<void> {
+  if (path === ":memory:") return;
+  for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
+  await ensurePrivateFile(path);
+}
+
 /** Refuses `path` when it exists and group or others may access it. */
 export async function refuseOpenFile(path: string): Promise<void> {
   try {

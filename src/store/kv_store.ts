@@ -1,4 +1,4 @@
-import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
+import { ensurePrivateStoreFile } from "../private_files.ts";
 import { backoff, type BusyPause, retryWhenBusy } from "./busy_retry.ts";
 import { runtime } from "../runtime/current.ts";
 import {
@@ -32,10 +32,7 @@ export async function openKvStore(
   now: () => number = Date.now,
   pause: BusyPause = backoff,
 ): Promise<Store> {
-  if (path !== ":memory:") {
-    for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
-    await ensurePrivateFile(path);
-  }
+  await ensurePrivateStoreFile(path);
   if (runtime.openKv === null) throw new Error(`${runtime.description} has no Deno KV`);
   const kv = await runtime.openKv(path);
   // Deno KV retries its reads itself but hands an atomic write's SQLITE_BUSY to the caller: a

@@ -14,7 +14,7 @@
  */
 import { DatabaseSync } from "node:sqlite";
 import { clearImmediate, setImmediate } from "node:timers";
-import { ensurePrivateFile, refuseOpenFile } from "../private_files.ts";
+import { ensurePrivateStoreFile } from "../private_files.ts";
 import { decodeValue, encodeValue } from "./backup.ts";
 import { backoff, type BusyPause, retryWhenBusy } from "./busy_retry.ts";
 import { decodeKey, encodeKey, prefixRange } from "./key_codec.ts";
@@ -62,10 +62,7 @@ export async function openSqliteStore(
   now: () => number = Date.now,
   pause: BusyPause = backoff,
 ): Promise<Store> {
-  if (path !== ":memory:") {
-    for (const sidecar of ["-wal", "-shm"]) await refuseOpenFile(path + sidecar);
-    await ensurePrivateFile(path);
-  }
+  await ensurePrivateStoreFile(path);
   const turns = _loopTurns();
   const whenFree = <T>(work: () => T) => retryWhenBusy(() => turns.run(work), pause);
   const db = new DatabaseSync(path, { timeout: LOCK_WAIT_MS });
