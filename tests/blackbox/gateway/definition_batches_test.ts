@@ -7,16 +7,9 @@ import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
-import { startGatewayServer, until } from "../support/gateway_support.ts";
+import { namedTool, startGatewayServer, until } from "../support/gateway_support.ts";
 
 const ADDED = 150;
-
-function _tool(name: string): TinyTool {
-  return {
-    definition: { name, description: `Tool ${name}.`, inputSchema: { type: "object" } },
-    handler: () => ({ content: [{ type: "text", text: name }] }),
-  };
-}
 
 Deno.test("an upstream change of 151 tools is one approval per owner, approved whole or in part", async (t) => {
   let next: TinyTool[] | null = null;
@@ -53,7 +46,7 @@ Deno.test("an upstream change of 151 tools is one approval per owner, approved w
     let gateUrl = "";
 
     await t.step("the change is one gate, and each owner is mailed once", async () => {
-      next = [changedAdd, ...Array.from({ length: ADDED }, (_, i) => _tool(`n${i}`))];
+      next = [changedAdd, ...Array.from({ length: ADDED }, (_, i) => namedTool(`n${i}`))];
       await call("tiny__echo");
       // Listing the tools builds the business's view, which holds the change (add is gated: a
       // call of it would ask for an approval of its own).
@@ -127,7 +120,7 @@ Deno.test("an upstream change of 151 tools is one approval per owner, approved w
 });
 
 Deno.test("a first listing a process stopped half-way is finished as a first listing, not held", async () => {
-  const tools = Array.from({ length: 300 }, (_, i) => _tool(`n${i}`));
+  const tools = Array.from({ length: 300 }, (_, i) => namedTool(`n${i}`));
   const upstream = startTinyUpstream({ tools });
   const ws = await startGatewayServer([{ name: "tiny", title: "Tiny", url: upstream.url }]);
   try {

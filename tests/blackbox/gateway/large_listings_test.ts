@@ -11,18 +11,11 @@ import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream
 import { toolsList } from "../../mcp/wire.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
-import { startGatewayServer, until } from "../support/gateway_support.ts";
+import { namedTool, startGatewayServer, until } from "../support/gateway_support.ts";
 
 const TOOLS = 10_000;
 const ADDED = 150;
 const LONG_NAME = "n".repeat(2_048);
-
-function _tool(name: string, description = `Tool ${name}.`): TinyTool {
-  return {
-    definition: { name, description, inputSchema: { type: "object" } },
-    handler: () => ({ content: [{ type: "text", text: name }] }),
-  };
-}
 
 /** A description of about 40 KB: two of them, a gate's old and new definition, pass 64 KiB. */
 const _essay = (word: string) => `${word} `.repeat(Math.floor(40_000 / (word.length + 1)));
@@ -34,12 +27,12 @@ const _essay = (word: string) => `${word} `.repeat(Math.floor(40_000 / (word.len
 function _listing(changed: boolean, trigger: TinyTool): TinyTool[] {
   const tools = [
     trigger,
-    _tool(LONG_NAME),
-    _tool("huge", "h".repeat(70_000)),
-    _tool("essay", _essay(changed ? "after" : "before")),
+    namedTool(LONG_NAME),
+    namedTool("huge", "h".repeat(70_000)),
+    namedTool("essay", _essay(changed ? "after" : "before")),
   ];
   for (let i = tools.length; i < TOOLS; i++) {
-    tools.push(_tool(changed && i >= TOOLS - ADDED ? `added${i}` : `t${i}`));
+    tools.push(namedTool(changed && i >= TOOLS - ADDED ? `added${i}` : `t${i}`));
   }
   return tools;
 }
@@ -195,8 +188,8 @@ Deno.test("10,000 upstream tools and definitions no store holds never fail a req
 });
 
 Deno.test("a business's view of one upstream that cannot be stored costs only that upstream", async () => {
-  const broken = startTinyUpstream({ tools: [_tool("a")] });
-  const working = startTinyUpstream({ tools: [_tool("b")] });
+  const broken = startTinyUpstream({ tools: [namedTool("a")] });
+  const working = startTinyUpstream({ tools: [namedTool("b")] });
   // The store refuses every write of the first upstream's pins, as a failing disk would.
   const refusing = (store: Store): Store => ({
     ...store,

@@ -5,19 +5,12 @@ import assert from "node:assert/strict";
 import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
-import { startGatewayServer, until } from "../support/gateway_support.ts";
+import { namedTool, startGatewayServer, until } from "../support/gateway_support.ts";
 
 const QUOTE: TinyTool = {
   definition: { name: "quote", description: "Quotes a price.", inputSchema: { type: "object" } },
   handler: () => ({ content: [{ type: "text", text: "12.00" }] }),
 };
-
-function _tool(name: string): TinyTool {
-  return {
-    definition: { name, description: `Tool ${name}.`, inputSchema: { type: "object" } },
-    handler: () => ({ content: [{ type: "text", text: name }] }),
-  };
-}
 
 Deno.test("an upstream change is announced as the upstream's; declined, the tool is unavailable", async (t) => {
   let next: TinyTool[] | null = null;
@@ -120,7 +113,7 @@ Deno.test("an upstream change is announced as the upstream's; declined, the tool
     });
 
     await t.step("several tools at once: the upstream changed or added them", async () => {
-      next = [changedQuote, _tool("n1"), _tool("n2")];
+      next = [changedQuote, namedTool("n1"), namedTool("n2")];
       await call("acme__echo");
       const mail = await asked("Acme billing added 2 tools");
       assert.ok(mail.text.startsWith("Acme billing added 2 tools in "), mail.text);

@@ -9,6 +9,7 @@ import { createSseDecoder } from "../../../src/mcp/sse.ts";
 import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 import type { TestServerOptions } from "./harness.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream.ts";
 
 export interface GatewayServer extends WorkspaceServer {
   /** Every tool the token's caller is listed, across pages. */
@@ -252,4 +253,12 @@ export async function listed(
     } while (cursor !== undefined);
   }
   return assert.fail("the tool list kept changing");
+}
+
+/** A tool with an object input that answers its own name: what listing tests need by the many. */
+export function namedTool(name: string, description = `Tool ${name}.`): TinyTool {
+  return {
+    definition: { name, description, inputSchema: { type: "object" } },
+    handler: () => ({ content: [{ type: "text", text: name }] }),
+  };
 }
