@@ -6,7 +6,8 @@
 // without Node.js 24+.
 import assert from "node:assert/strict";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
-import { answersDiscoveryAndOnboarding, nodeBinary } from "../support/node_runtime.ts";
+import { answersDiscoveryAndOnboarding } from "../support/node_runtime.ts";
+import { nodeBinary } from "../support/server_runtime.ts";
 
 const node = nodeBinary();
 

@@ -5,11 +5,8 @@
 import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
-import {
-  answersDiscoveryAndOnboarding,
-  nodeBinary,
-  npmStartFlags,
-} from "../support/node_runtime.ts";
+import { answersDiscoveryAndOnboarding, npmStartFlags } from "../support/node_runtime.ts";
+import { nodeBinary } from "../support/server_runtime.ts";
 
 const node = nodeBinary();
 

@@ -5,6 +5,8 @@ import { type Config, resolveConfig } from "../../../src/config/config.ts";
 import { serve, serveAdmin } from "../../../src/server.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import type { Store } from "../../../src/store/store.ts";
+import { startNodeHost } from "./node_host.ts";
+import { serverNode } from "./server_runtime.ts";
 
 export interface TestServer {
   readonly config: Config;
@@ -30,6 +32,16 @@ export function freePorts(count: number): number[] {
   return ports;
 }
 
+/** The three origins on free loopback ports. */
+export function originsEnv(): Record<string, string> {
+  const [base, auth, api] = freePorts(3);
+  return {
+    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
+    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
+    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
+  };
+}
+
 export interface TestServerOptions {
   /** The server's clock (store expiry, links, rate limits); Date.now by default. */
   readonly now?: () => number;
@@ -52,14 +64,7 @@ export async function createTestApp(
   options: TestServerOptions = {},
 ): Promise<TestApp> {
   const now = options.now ?? Date.now;
-  const [base, auth, api] = freePorts(3);
-  const config = resolveConfig({
-    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
-    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
-    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-    VESTIBULE_DATA: ":memory:",
-    ...env,
-  });
+  const config = resolveConfig({ ...originsEnv(), VESTIBULE_DATA: ":memory:", ...env });
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
   const opened = options.store ?? await openKvStore(":memory:", now);
@@ -75,10 +80,22 @@ export async function createTestApp(
   return { ...service, logs, store };
 }
 
+/**
+ * The server on free loopback ports: in this process, or in the suite's Node.js pass on Node.js
+ * (support/node_host.ts). A test's own store or store wrapper cannot cross to another process:
+ * such a server stays in this process on Deno in both passes, and says so (docs/testing.md).
+ */
 export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
+  const node = serverNode();
+  if (node !== null) {
+    if (options.store === undefined && options.wrapStore === undefined) {
+      return await _startOnNode(node, env, options);
+    }
+    console.warn("this test's server runs on Deno in the Node.js pass: it brings its own store");
+  }
   const service = await createTestApp(env, options);
   const { config, logs } = service;
   const log = (line: string) => logs.push(line);
@@ -98,5 +115,27 @@ export async function startTestServer(
       await Promise.all([server.shutdown(), admin?.shutdown()]);
       await service.close();
     },
+  };
+}
+
+async function _startOnNode(
+  node: string,
+  env: Record<string, string>,
+  options: TestServerOptions,
+): Promise<TestServer> {
+  const origins = originsEnv();
+  const config = resolveConfig({ ...origins, VESTIBULE_DATA: ":memory:", ...env });
+  const host = await startNodeHost(node, { ...origins, ...env }, options);
+  return {
+    config,
+    baseUrl: config.baseUrl,
+    authUrl: config.authUrl,
+    apiUrl: config.apiUrl,
+    get logs() {
+      return host.logs;
+    },
+    store: host.store,
+    adminUrl: host.adminUrl,
+    close: () => host.close(),
   };
 }

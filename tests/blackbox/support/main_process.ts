@@ -1,7 +1,6 @@
 // main.ts as a child process, the way `deno task start` runs it.
 import assert from "node:assert/strict";
 import { SHIPPED_PLACEHOLDERS } from "../../../src/content/placeholders.ts";
-import { freePorts } from "./harness.ts";
 
 export const ROOT = new URL("../../../", import.meta.url);
 
@@ -21,15 +20,7 @@ export async function taskFlags(task: string, entry: string): Promise<string[]> 
   return flags;
 }
 
-/** The three origins on free loopback ports. */
-export function originsEnv(): Record<string, string> {
-  const [base, auth, api] = freePorts(3);
-  return {
-    VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
-    VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
-    VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-  };
-}
+export { originsEnv } from "./harness.ts";
 
 export interface MainOptions {
   /** The module to run; main.ts by default. */

@@ -1,4 +1,4 @@
-// Node.js for the black-box tests of the server on Node.js: which `node`, and npm start's flags.
+// The server on Node.js as `npm start` runs it: its flags, and what the smoke tests ask of it.
 import assert from "node:assert/strict";
 import { ROOT } from "./main_process.ts";
 import { INITIALIZE, rpc } from "./mcp_helpers.ts";
@@ -14,33 +14,6 @@ export async function npmStartFlags(): Promise<string[]> {
   const writes = flags.filter((f) => f.startsWith("--allow-fs-write="));
   assert.deepEqual(writes, ["--allow-fs-write=./data", "--allow-fs-write=./data/*"]);
   return flags;
-}
-
-/** A Node.js of major version 24 or later, or null with the reason printed. */
-export function nodeBinary(): string | null {
-  const node = Deno.env.get("TEST_NODE_BINARY") ?? "node";
-  let version = "";
-  try {
-    const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
-    version = new TextDecoder().decode(output.stdout).trim();
-  } catch {
-    // Not installed: reported below.
-  }
-  const major = Number(/^v(\d+)\./.exec(version)?.[1] ?? 0);
-  if (major < 24) {
-    console.warn(
-      `skipping the Node.js tests: ${node} is ${version || "not installed"}; they need Node.js ` +
-        "24+ (TEST_NODE_BINARY=/path/to/node, or .ci/run installs it)",
-    );
-    return null;
-  }
-  try {
-    Deno.statSync(new URL("node_modules/jose/package.json", ROOT));
-  } catch {
-    console.warn("skipping the Node.js tests: node_modules is missing (run npm ci)");
-    return null;
-  }
-  return node;
 }
 
 /** The discovery documents and the onboarding MCP endpoint answer on the three origins. */

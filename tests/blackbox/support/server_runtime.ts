@@ -1,0 +1,48 @@
+// Which runtime the black-box tests serve from: Deno, or Node.js in the suite's Node.js pass
+// (TEST_SERVER_RUNTIME=node; docs/testing.md). The Node.js is TEST_NODE_BINARY, else `node`.
+
+/** A Node.js of major version 24 or later, or null with the reason printed. */
+export function nodeBinary(): string | null {
+  const node = Deno.env.get("TEST_NODE_BINARY") ?? "node";
+  let version = "";
+  try {
+    const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
+    version = new TextDecoder().decode(output.stdout).trim();
+  } catch {
+    // Not installed: reported below.
+  }
+  const major = Number(/^v(\d+)\./.exec(version)?.[1] ?? 0);
+  if (major < 24) {
+    console.warn(
+      `skipping the Node.js tests: ${node} is ${version || "not installed"}; they need Node.js ` +
+        "24+ (TEST_NODE_BINARY=/path/to/node, or .ci/run installs it)",
+    );
+    return null;
+  }
+  try {
+    Deno.statSync(new URL("../../../node_modules/jose/package.json", import.meta.url));
+  } catch {
+    console.warn("skipping the Node.js tests: node_modules is missing (run npm ci)");
+    return null;
+  }
+  return node;
+}
+
+let _serverNode: string | null | undefined;
+
+/**
+ * The Node.js the servers under test run on in the Node.js pass, or null in the Deno pass. A
+ * Node.js pass without a usable Node.js stops rather than quietly testing Deno twice.
+ */
+export function serverNode(): string | null {
+  if (_serverNode !== undefined) return _serverNode;
+  const wanted = Deno.env.get("TEST_SERVER_RUNTIME") ?? "deno";
+  if (wanted !== "deno" && wanted !== "node") {
+    throw new Error(`TEST_SERVER_RUNTIME=${wanted}: expected deno or node`);
+  }
+  _serverNode = wanted === "node" ? nodeBinary() : null;
+  if (wanted === "node" && _serverNode === null) {
+    throw new Error("TEST_SERVER_RUNTIME=node needs Node.js 24+ and node_modules (see above)");
+  }
+  return _serverNode;
+}
