@@ -1,12 +1,16 @@
 // The Node.js single executable (`npm run compile`): built from the Node.js 24+ the tests find,
 // copied alone into an empty directory and run there with no node_modules, no Deno and no `node`
 // on PATH. `vestibule admin help` answers, a path outside ./data is refused (--permission), and
-// `vestibule` serves the discovery documents and the onboarding MCP endpoint from its embedded
+// `vestibule` serves the discovery documents, the onboarding MCP endpoint and a whole OAuth
+// journey (sign-up, consent, code, tokens, the workspace MCP endpoint, refresh) from its embedded
 // store (SQLite, ./data/vestibule.sqlite by default) and stops on SIGTERM. Skipped with a message
 // without Node.js 24+.
 import assert from "node:assert/strict";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
+import { outboxAt } from "../support/accounts_browser.ts";
+import { rpc } from "../support/mcp_helpers.ts";
 import { answersDiscoveryAndOnboarding } from "../support/node_runtime.ts";
+import { assertHonoured, handOut } from "../support/oauth_helpers.ts";
 import { nodeBinary } from "../support/server_runtime.ts";
 
 const node = nodeBinary();
@@ -29,8 +33,9 @@ Deno.test({
 
       const origins = originsEnv();
       // No PATH: neither deno nor node can be found by the executable. No VESTIBULE_DATA: the
-      // default embedded store.
-      const env = { ...origins, VESTIBULE_MAIL: "log" };
+      // default embedded store. Mail goes to a file under ./data, the one place it may write.
+      const outbox = outboxAt(`${dir}/data/outbox.jsonl`);
+      const env = { ...origins, VESTIBULE_MAIL: outbox.env };
       const help = await new Deno.Command(binary, {
         args: ["admin", "help"],
         cwd: dir,
@@ -64,6 +69,29 @@ Deno.test({
       const server = await startServerProcess(dir, env, command);
       try {
         await answersDiscoveryAndOnboarding(origins);
+        const target = {
+          auth: origins.VESTIBULE_AUTH_URL!,
+          outbox,
+          server: {
+            baseUrl: origins.VESTIBULE_BASE_URL!,
+            authUrl: origins.VESTIBULE_AUTH_URL!,
+            apiUrl: origins.VESTIBULE_API_URL!,
+          },
+        };
+        // Sign-up through the mailed link, registration, consent, the code and its tokens.
+        const handed = await handOut(target);
+        // The access token at the workspace MCP endpoint (and the JWKS, and a refresh).
+        await assertHonoured(target, handed);
+        const listed = await rpc(
+          `${target.server.apiUrl}/api/mcp`,
+          { jsonrpc: "2.0", id: 2, method: "tools/list" },
+          {
+            "MCP-Protocol-Version": "2025-11-25",
+            Authorization: `Bearer ${handed.tokens.access_token}`,
+          },
+        );
+        const tools = listed.result.tools.map((tool: { name: string }) => tool.name);
+        assert.ok(tools.length > 0, "the workspace lists its tools");
       } finally {
         const stopped = await server.stop();
         assert.equal(stopped.code, 0, stopped.stderr);

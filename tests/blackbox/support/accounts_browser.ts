@@ -10,8 +10,11 @@ export interface OutboxMail {
 
 /** A temporary `file:` outbox for VESTIBULE_MAIL. */
 export async function tempOutbox(): Promise<{ env: string; read(): Promise<OutboxMail[]> }> {
-  const dir = await Deno.makeTempDir();
-  const path = `${dir}/outbox.jsonl`;
+  return outboxAt(`${await Deno.makeTempDir()}/outbox.jsonl`);
+}
+
+/** The `file:` outbox at `path` for VESTIBULE_MAIL, and its reader. */
+export function outboxAt(path: string): { env: string; read(): Promise<OutboxMail[]> } {
   return {
     env: `file:${path}`,
     async read() {

@@ -47,12 +47,17 @@ export async function oauthFixture(
   };
 }
 
+/** What the journey helpers need of a server: its origins and its outbox (no clock, no store). */
+export type OAuthTarget = Pick<OAuthFixture, "auth" | "outbox"> & {
+  readonly server: Pick<TestServer, "baseUrl" | "authUrl" | "apiUrl">;
+};
+
 /** A state no client would pick but every client may send: it must come back unchanged. */
 export const AWKWARD_STATE = "a b+c/d?e=f&g=%20ü😀";
 
 /** A browser signed up (and so signed in) as `email`, owning `business`. */
 export async function ownerBrowser(
-  fx: OAuthFixture,
+  fx: Pick<OAuthTarget, "auth" | "outbox">,
   email: string,
   ...businesses: string[]
 ): Promise<Browser> {
@@ -232,7 +237,7 @@ function _businessValue(page: string, name: string | undefined): string {
 }
 
 export async function token(
-  fx: OAuthFixture,
+  fx: Pick<OAuthTarget, "auth">,
   fields: Record<string, string>,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: Record<string, unknown>; response: Response }> {
@@ -247,7 +252,7 @@ export async function token(
 /** Runs authorize + consent and returns the code with what the exchange needs. */
 export async function obtainCode(
   browser: Browser,
-  fx: OAuthFixture,
+  fx: Pick<OAuthTarget, "auth">,
   client: TestClient,
   extra: Record<string, string> = {},
   choice: ConsentChoice = {},
@@ -260,7 +265,7 @@ export async function obtainCode(
 }
 
 export async function exchange(
-  fx: OAuthFixture,
+  fx: OAuthTarget,
   client: TestClient,
   code: string,
   verifier: string,
@@ -282,7 +287,7 @@ export async function exchange(
  * token response of a fresh grant, asserted a 200.
  */
 export async function tokensFor(
-  fx: OAuthFixture,
+  fx: OAuthTarget,
   browser: Browser,
   client: TestClient,
   extra: Record<string, string> = {},
@@ -295,7 +300,7 @@ export async function tokensFor(
 
 /** A refresh_token grant for `client`, with `extra` fields (scope, resource) and `headers`. */
 export function refresh(
-  fx: OAuthFixture,
+  fx: Pick<OAuthTarget, "auth">,
   client: TestClient,
   refreshToken: unknown,
   extra: Record<string, string> = {},
@@ -319,7 +324,7 @@ export interface Handed {
 }
 
 /** An owner's client and its tokens on `fx`, with the keys that sign them and the origins. */
-export async function handOut(fx: OAuthFixture): Promise<Handed> {
+export async function handOut(fx: OAuthTarget): Promise<Handed> {
   const browser = await ownerBrowser(fx, "owner@example.com");
   const client = await registerClient(fx);
   const tokens = await tokensFor(fx, browser, client) as Handed["tokens"];
@@ -339,7 +344,7 @@ export async function handOut(fx: OAuthFixture): Promise<Handed> {
  * `fx`, serving a copy of the store, honours what was `handed` out: the same JWKS, the access
  * token at the workspace MCP endpoint, and the refresh token (whose answer it returns).
  */
-export async function assertHonoured(fx: OAuthFixture, handed: Handed) {
+export async function assertHonoured(fx: OAuthTarget, handed: Handed) {
   assert.deepEqual(await (await fetch(`${fx.auth}/api/auth/jwks`)).json(), handed.jwks);
   const mcp = await mcpPost(`${fx.server.apiUrl}/api/mcp`, INITIALIZE, {
     "MCP-Protocol-Version": "2025-11-25",

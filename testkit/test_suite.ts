@@ -1,0 +1,37 @@
+// `deno task test`: the whole suite on Deno, then the tests that start the real server again with
+// every server on Node.js (TEST_SERVER_RUNTIME=node), when a Node.js 24+ is found. Each pass ends
+// with Deno's own `ok | N passed | M failed` line; .ci/run adds them up. Files named on the command
+// line narrow both passes (the Node.js pass to those among NODE_PASS).
+import { nodeBinary } from "../tests/blackbox/support/server_runtime.ts";
+
+/** What starts a real server: run again on Node.js. Unit tests stay on Deno's runner alone. */
+export const NODE_PASS = ["tests/blackbox/", "tests/browser/", "tests/interop/"];
+
+const TEST = ["test", "--lock=tests/test.lock", "--allow-all", "--unstable-kv"];
+
+async function pass(name: string, files: string[], env: Record<string, string>): Promise<number> {
+  const started = performance.now();
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: [...TEST, ...files],
+    env,
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn().status;
+  const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+  console.log(`${name} pass: ${code === 0 ? "passed" : "failed"} in ${minutes} min`);
+  return code;
+}
+
+const named = Deno.args.length > 0;
+const denoCode = await pass("Deno", named ? Deno.args : ["tests/"], {});
+const nodeFiles = named
+  ? Deno.args.filter((file) => NODE_PASS.some((dir) => file.replace(/^\.\//, "").startsWith(dir)))
+  : NODE_PASS;
+let nodeCode = 0;
+if (nodeFiles.length > 0) {
+  const node = nodeBinary();
+  if (node === null) console.log("Node.js pass: skipped, no Node.js 24+ (see the line above)");
+  else nodeCode = await pass("Node.js", nodeFiles, { TEST_SERVER_RUNTIME: "node" });
+}
+Deno.exit(denoCode !== 0 || nodeCode !== 0 ? 1 : 0);
