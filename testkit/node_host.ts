@@ -12,6 +12,7 @@ import { Worker } from "node:worker_threads";
 import { createService } from "../src/app.ts";
 import { resolveConfig } from "../src/config/config.ts";
 import { serve, serveAdmin } from "../src/server.ts";
+import { openSqliteStore } from "../src/store/sqlite_store.ts";
 
 interface HostSpec {
   readonly env: Record<string, string>;
@@ -68,10 +69,13 @@ function remoteClock(port: number): () => number {
 try {
   const now = spec.clockPort === null ? Date.now : remoteClock(spec.clockPort);
   const config = resolveConfig(spec.env);
+  // Opened here, as the in-process harness opens its store: its expiry reads the test's clock.
+  const store = await openSqliteStore(config.dataPath, now);
   const service = await createService(config, {
     log,
     mailLog: log,
     now,
+    store,
     ...(spec.mailCa === null ? {} : { mailCa: spec.mailCa }),
   });
   const server = serve(config, service.handler, log);

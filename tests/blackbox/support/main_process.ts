@@ -1,6 +1,8 @@
-// main.ts as a child process, the way `deno task start` runs it.
+// main.ts as a child process, the way `deno task start` runs it, or in the suite's Node.js pass
+// the way `npm start` runs it (a deno.json task's flags become Node.js's: _nodeFlags).
 import assert from "node:assert/strict";
 import { SHIPPED_PLACEHOLDERS } from "../../../src/content/placeholders.ts";
+import { serverNode } from "./server_runtime.ts";
 
 export const ROOT = new URL("../../../", import.meta.url);
 
@@ -30,37 +32,83 @@ export interface MainOptions {
   readonly cwd?: string | URL;
   /** Run under this umask (through /bin/sh), e.g. "022". */
   readonly umask?: string;
+  /** Standard input: none by default. */
+  readonly stdin?: "null" | "piped";
 }
 
-/** `deno run FLAGS main.ts ARGS` in the project directory, with only `env` and NO_COLOR set. */
+/**
+ * `deno run FLAGS main.ts ARGS` in the project directory, with only `env` and NO_COLOR set; in the
+ * Node.js pass `node` with the same permissions in Node.js's words.
+ */
 export function mainCommand(
   flags: readonly string[],
   env: Record<string, string>,
   options: MainOptions = {},
 ): Deno.Command {
   const entry = options.entry ?? "main.ts";
-  const deno = [Deno.execPath(), "run", ...flags, entry, ...options.args ?? []];
+  const node = serverNode();
+  const run = node === null
+    ? [Deno.execPath(), "run", ...flags, entry, ...options.args ?? []]
+    : [node, ..._nodeFlags(flags), entry, ...options.args ?? []];
   const [command, ...args] = options.umask === undefined
-    ? deno
-    : ["/bin/sh", "-c", `umask ${options.umask} && exec "$@"`, "sh", ...deno];
+    ? run
+    : ["/bin/sh", "-c", `umask ${options.umask} && exec "$@"`, "sh", ...run];
   return new Deno.Command(command!, {
     args,
     cwd: options.cwd ?? ROOT,
     env: { NO_COLOR: "1", ...env },
     clearEnv: true,
-    stdin: "null",
+    stdin: options.stdin ?? "null",
     stdout: "piped",
     stderr: "piped",
   });
 }
 
-/** A copy of what `deno task start` needs (no data/), in a new temporary directory. */
+/**
+ * The flags of a deno.json task as Node.js's: package.json's script for the `start` and `admin`
+ * tasks' own flags, else each Deno permission as its Node.js counterpart (the module files are
+ * read under --permission too; Deno's network and environment allowances have none).
+ */
+function _nodeFlags(flags: readonly string[]): string[] {
+  const tasks = JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))).tasks;
+  const scripts = JSON.parse(Deno.readTextFileSync(new URL("package.json", ROOT))).scripts;
+  for (const name of ["start", "admin"]) {
+    const words: string[] = tasks[name].split(/\s+/);
+    if (words.slice(2, -1).join(" ") === flags.join(" ")) {
+      return scripts[name].split(/\s+/).slice(1, -1);
+    }
+  }
+  if (flags.some((f) => f === "-A" || f.startsWith("--allow-all"))) return [];
+  const out = ["--permission", ...NODE_MODULE_READS.map((path) => `--allow-fs-read=${path}`)];
+  for (const flag of flags) {
+    const [name, value] = flag.split(/=(.*)/s) as [string, string | undefined];
+    if (name === "--allow-read" || name === "--allow-write") {
+      const kind = name === "--allow-read" ? "read" : "write";
+      for (const path of value?.split(",") ?? ["*"]) out.push(`--allow-fs-${kind}=${path}`);
+    } else if (name === "--allow-run") out.push("--allow-child-process");
+    else if (name === "--v8-flags") {
+      out.push(...value!.split(",").map((v) => v.replace(/^-*/, "--")));
+    } else if (!/^--(allow-net|allow-env|allow-sys|unstable-)/.test(name)) {
+      throw new Error(`no Node.js counterpart for the Deno flag ${flag}`);
+    }
+  }
+  return out;
+}
+
+/** What Node.js reads to load the server, which Deno reads without a permission. */
+const NODE_MODULE_READS = ["./main.ts", "./package.json", "./src/*", "./node_modules/*"];
+
+/**
+ * A copy of what `deno task start` needs (no data/), in a new temporary directory; with
+ * package.json and node_modules for `npm start` in the Node.js pass.
+ */
 export async function copyProject(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "vestibule-project-" });
-  for (const name of ["main.ts", "deno.json", "deno.lock"]) {
+  const node = serverNode() !== null;
+  for (const name of ["main.ts", "deno.json", "deno.lock", ...node ? ["package.json"] : []]) {
     await Deno.copyFile(new URL(name, ROOT), `${dir}/${name}`);
   }
-  for (const tree of ["src", "static"]) {
+  for (const tree of ["src", "static", ...node ? ["node_modules"] : []]) {
     await _copyTree(new URL(`${tree}/`, ROOT), `${dir}/${tree}`);
   }
   return dir;
@@ -213,15 +261,13 @@ export async function adminProcess(dir: string) {
   const flags = await taskFlags("admin", "src/operator/cli/cli.ts");
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return async (env: Record<string, string>, args: string[], input = "") => {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags, "src/operator/cli/cli.ts", ...args],
+    const command = mainCommand(flags, env, {
       cwd: dir,
-      env: { NO_COLOR: "1", ...env },
-      clearEnv: true,
+      entry: "src/operator/cli/cli.ts",
+      args,
       stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    });
+    const child = command.spawn();
     const writer = child.stdin.getWriter();
     await writer.write(new TextEncoder().encode(input));
     await writer.close();
