@@ -17,6 +17,7 @@ import { startTestReceiver } from "../support/webhook_receiver.ts";
 import { signIn, startWorkspaceServer } from "../support/workspace_support.ts";
 import { listed, until, writeUpstreamsFile } from "../support/gateway_support.ts";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
+import { denoOnly } from "../support/server_runtime.ts";
 
 const SCOPES = ["app.access", "upstream.tiny", "upstream.bank"];
 /** 100 000 characters: more than a store record holds, less than maxResponseBytes. */
@@ -260,7 +261,9 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
   }
 });
 
-Deno.test("an approved call of a tool the operator hid since is never made", async () => {
+Deno.test("an approved call of a tool the operator hid since is never made", {
+  ignore: denoOnly("restarts its server on the test's own store"),
+}, async () => {
   const tiny = startTinyUpstream({ tools: [PAY] });
   const outbox = await tempOutbox();
   // One store across the restart that applies the operator's new upstreams file.

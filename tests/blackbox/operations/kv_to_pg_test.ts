@@ -12,8 +12,11 @@ import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { manualClock } from "../../store/store_contract.ts";
 import { adminProcess, copyProject } from "../support/main_process.ts";
 import { assertHonoured, handOut, oauthFixture } from "../support/oauth_helpers.ts";
+import { denoOnly } from "../support/server_runtime.ts";
 
-Deno.test("a KV deployment moves to PostgreSQL with admin export and import, nothing lost", async () => {
+Deno.test("a KV deployment moves to PostgreSQL with admin export and import, nothing lost", {
+  ignore: denoOnly("serves a Deno KV store the test opened"),
+}, async () => {
   const cluster = await startPgCluster();
   const dir = await copyProject();
   const admin = await adminProcess(dir);

@@ -9,6 +9,7 @@ import { startWorkspaceServer, type WorkspaceServer } from "../support/workspace
 import { openPgStore } from "../../../src/store/pg_store.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { freePorts, type TestServerOptions } from "../support/harness.ts";
+import { denoOnly } from "../support/server_runtime.ts";
 
 const TOKEN = "op-" + "k".repeat(40);
 
@@ -657,7 +658,9 @@ Deno.test("concurrent catalogue replacements apply whole, in turn, and a catalog
   }
 });
 
-Deno.test("two replicas on PostgreSQL racing catalogue replacements leave one whole catalogue", async () => {
+Deno.test("two replicas on PostgreSQL racing catalogue replacements leave one whole catalogue", {
+  ignore: denoOnly("two in-process replicas on the test's own PostgreSQL stores"),
+}, async () => {
   const cluster = await startPgCluster();
   const url = await cluster.database();
   const a = await startOperatorServer(true, { store: await openPgStore({ url, poolSize: 4 }) });

@@ -83,7 +83,7 @@ export async function createTestApp(
 /**
  * The server on free loopback ports: in this process, or in the suite's Node.js pass on Node.js
  * (support/node_host.ts). A test's own store or store wrapper cannot cross to another process:
- * such a server stays in this process on Deno in both passes, and says so (docs/testing.md).
+ * its test is marked denoOnly (server_runtime.ts).
  */
 export async function startTestServer(
   env: Record<string, string> = {},
@@ -91,10 +91,10 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const node = serverNode();
   if (node !== null) {
-    if (options.store === undefined && options.wrapStore === undefined) {
-      return await _startOnNode(node, env, options);
+    if (options.store !== undefined || options.wrapStore !== undefined) {
+      throw new Error("a test's own store cannot cross to Node.js: mark the test denoOnly");
     }
-    console.warn("this test's server runs on Deno in the Node.js pass: it brings its own store");
+    return await _startOnNode(node, env, options);
   }
   const service = await createTestApp(env, options);
   const { config, logs } = service;

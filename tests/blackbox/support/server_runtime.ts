@@ -46,3 +46,11 @@ export function serverNode(): string | null {
   }
   return _serverNode;
 }
+
+/**
+ * `ignore` for a test that cannot run against Node.js (`reason` says why; docs/testing.md lists
+ * each): it runs on Deno, and the Node.js pass counts it as ignored rather than running it twice.
+ */
+export function denoOnly(_reason: string): boolean {
+  return serverNode() !== null;
+}
