@@ -70,6 +70,7 @@ writeFileSync(
       "--allow-fs-write=./data",
       "--allow-fs-write=./data/*",
       "--allow-child-process",
+      "--disable-warning=PERM0002",
     ],
     useCodeCache: false,
     assets,

@@ -8,7 +8,6 @@
  * What it expects to go wrong is a StartupError (one line for the operator); having opened the
  * store, it closes it again before throwing.
  */
-import { maskDataUrl } from "./config/data_url.ts";
 import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
@@ -45,7 +44,7 @@ import { createProcessServices, type ProcessServices } from "./process_services.
 import { createApiSite } from "./sites/api_site.ts";
 import { createAuthSite } from "./sites/auth_site.ts";
 import { createPublicSite } from "./sites/public_site.ts";
-import { openStore } from "./store/open.ts";
+import { describeDataSetting, openStore } from "./store/open.ts";
 import { prepareSchema, SchemaError } from "./schema.ts";
 import { type Store, StoreBusyError } from "./store/store.ts";
 import { StartupError } from "./startup_error.ts";
@@ -94,7 +93,7 @@ export interface Service extends ProcessServices {
 
 export async function createService(config: Config, deps: ServiceDeps): Promise<Service> {
   const { log, now } = deps;
-  const data = `VESTIBULE_DATA=${JSON.stringify(maskDataUrl(config.dataPath))}`;
+  const data = describeDataSetting(config);
   if (config.mail.kind === "file") {
     // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
     const path = config.mail.path;

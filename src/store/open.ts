@@ -4,6 +4,7 @@
  * default file is ./data/vestibule.sqlite.
  */
 import type { Config } from "../config/config.ts";
+import { maskDataUrl } from "../config/data_url.ts";
 import { openKvStore } from "./kv_store.ts";
 import { openSqliteStore } from "./sqlite_store.ts";
 import type { Store } from "./store.ts";
@@ -46,6 +47,17 @@ export async function openStore(config: Config): Promise<Store> {
 
 /** Node.js's default SQLite file, where Deno's default is the Deno KV file beside it. */
 const NODE_DEFAULT_DATA = "./data/vestibule.sqlite";
+
+/**
+ * VESTIBULE_DATA as messages about the store name it (password masked): on a runtime without Deno
+ * KV the default is the SQLite file opened in its place, which is the file the operator looks for.
+ */
+export function describeDataSetting(config: Config): string {
+  const path = runtime.openKv === null && config.dataPath === SETTINGS.dataPath.default
+    ? NODE_DEFAULT_DATA
+    : config.dataPath;
+  return `VESTIBULE_DATA=${JSON.stringify(maskDataUrl(path))}`;
+}
 
 /**
  * On a runtime without Deno KV, the SQLite file that takes the place of the Deno KV one

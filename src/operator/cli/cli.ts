@@ -1,10 +1,9 @@
 // `deno task admin …` and `vestibule admin …`: configuration, store, one command, exit status.
 import { readEnvironment, resolveConfig } from "../../config/config.ts";
-import { maskDataUrl } from "../../config/data_url.ts";
 import { checkGrantedPaths } from "../../config/granted_paths.ts";
 import { ConfigError } from "../../config/settings.ts";
 import { withoutUnknownVariables } from "../../config/typo_hints.ts";
-import { openStore } from "../../store/open.ts";
+import { describeDataSetting, openStore } from "../../store/open.ts";
 import { refuseNewerSchema, SchemaError } from "../../schema.ts";
 import { runAdminCommand } from "./commands.ts";
 import { runtime } from "../../runtime/current.ts";
@@ -31,9 +30,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
     store = await openStore(config);
   } catch (error) {
     console.error(
-      `vestibule admin: cannot open VESTIBULE_DATA=${
-        JSON.stringify(maskDataUrl(config.dataPath))
-      }: ${(error as Error).message}`,
+      `vestibule admin: cannot open ${describeDataSetting(config)}: ${(error as Error).message}`,
     );
     return 2;
   }
@@ -45,9 +42,7 @@ export async function adminMain(args: readonly string[]): Promise<number> {
     await store.close();
     if (!(error instanceof SchemaError)) throw error;
     console.error(
-      `vestibule admin: VESTIBULE_DATA=${
-        JSON.stringify(maskDataUrl(config.dataPath))
-      }: ${error.message}`,
+      `vestibule admin: ${describeDataSetting(config)}: ${error.message}`,
     );
     return 2;
   }

@@ -1,7 +1,6 @@
 // Start-up and the store's schema version: a real start stamps a fresh store, and a store written
 // by a newer release stops start-up with one line, before anything listens or is written.
 import assert from "node:assert/strict";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, readSchemaVersion, SCHEMA_KEY } from "../../../src/schema.ts";
 import {
   copyProject,
@@ -10,29 +9,30 @@ import {
   startTaskFlags,
   startup,
 } from "../support/main_process.ts";
+import { defaultStoreFile, openStoreFile } from "../support/server_runtime.ts";
 
 Deno.test("start-up stamps a fresh store and refuses one from a newer release", async (t) => {
   const flags = await startTaskFlags();
   const dir = await copyProject();
-  const path = `${dir}/data/vestibule.kv`;
+  const path = defaultStoreFile(dir);
   const start = () => mainCommand(flags, originsEnv(), { cwd: dir });
   try {
     await t.step("a fresh store is stamped", async () => {
       const outcome = await startup(start());
       assert.ok(outcome.listened, outcome.stderr);
-      const store = await openKvStore(path);
+      const store = await openStoreFile(path);
       try {
         assert.equal(await readSchemaVersion(store), CURRENT_SCHEMA);
       } finally {
-        store.close();
+        await store.close();
       }
     });
     await t.step(
       "an older store is migrated, and the log says so in a line like any other",
       async () => {
-        const store = await openKvStore(path);
+        const store = await openStoreFile(path);
         await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA - 1 });
-        store.close();
+        await store.close();
         const outcome = await startup(start());
         assert.ok(outcome.listened, outcome.stderr);
         const lines = outcome.stdout.trimEnd().split("\n").map((line) => JSON.parse(line));
@@ -46,15 +46,15 @@ Deno.test("start-up stamps a fresh store and refuses one from a newer release", 
       },
     );
     await t.step("a newer store is refused with one line", async () => {
-      const store = await openKvStore(path);
+      const store = await openStoreFile(path);
       await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
-      store.close();
+      await store.close();
       const outcome = await startup(start());
       assert.ok(!outcome.listened);
       assert.equal(outcome.code, 2);
       assert.equal(
         outcome.stderr,
-        `vestibule: VESTIBULE_DATA="./data/vestibule.kv": the store is at schema version ${
+        `vestibule: VESTIBULE_DATA="${defaultStoreFile(".")}": the store is at schema version ${
           CURRENT_SCHEMA + 1
         }, newer than this release knows (${CURRENT_SCHEMA}): run the release that wrote it, ` +
           "or restore a backup made for this one\n",

@@ -1,5 +1,8 @@
 // Which runtime the black-box tests serve from: Deno, or Node.js in the suite's Node.js pass
 // (TEST_SERVER_RUNTIME=node; docs/testing.md). The Node.js is TEST_NODE_BINARY, else `node`.
+import { openKvStore } from "../../../src/store/kv_store.ts";
+import { openSqliteStore } from "../../../src/store/sqlite_store.ts";
+import type { Store } from "../../../src/store/store.ts";
 
 /** A Node.js of major version 24 or later, or null with the reason printed. */
 export function nodeBinary(): string | null {
@@ -53,4 +56,22 @@ export function serverNode(): string | null {
  */
 export function denoOnly(_reason: string): boolean {
   return serverNode() !== null;
+}
+
+/**
+ * The default embedded store's file under the project directory `dir` on the runtime under test:
+ * Deno KV on Deno, SQLite on Node.js (src/store/open.ts).
+ */
+export function defaultStoreFile(dir: string): string {
+  return storeFile(`${dir}/data/vestibule`);
+}
+
+/** An embedded store file named `stem` plus the extension of the runtime under test's kind. */
+export function storeFile(stem: string): string {
+  return `${stem}.${serverNode() === null ? "kv" : "sqlite"}`;
+}
+
+/** Opens an embedded store file of either kind, by its extension, as the server opens it. */
+export function openStoreFile(path: string): Promise<Store> {
+  return path.endsWith(".sqlite") ? openSqliteStore(path) : openKvStore(path);
 }
