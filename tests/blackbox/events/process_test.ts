@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { mainCommand, originsEnv, startTaskFlags, startup } from "../support/main_process.ts";
+import { refusedReadWords } from "../support/server_runtime.ts";
 
 Deno.test("an events secret the start task cannot use stops start-up with one line naming it", async (t) => {
   const flags = await startTaskFlags();
@@ -20,7 +21,9 @@ Deno.test("an events secret the start task cannot use stops start-up with one li
       assert.match(
         outcome.stderr,
         new RegExp(
-          `^vestibule: VESTIBULE_WEBHOOK_SECRET_FILE="${file}": Requires read access to "${file}"[^\\n]*\\n$`,
+          `^vestibule: VESTIBULE_WEBHOOK_SECRET_FILE="${file}": ${
+            refusedReadWords(file)
+          }[^\\n]*\\n$`,
         ),
       );
     });

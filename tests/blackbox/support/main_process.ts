@@ -66,27 +66,40 @@ export function mainCommand(
 
 /**
  * The flags of a deno.json task as Node.js's: package.json's script for the `start` and `admin`
- * tasks' own flags, else each Deno permission as its Node.js counterpart (the module files are
- * read under --permission too; Deno's network and environment allowances have none).
+ * tasks' own flags (and what follows them, translated), else each Deno permission as its Node.js
+ * counterpart (the module files are read under --permission too; Deno's network and environment
+ * allowances have none).
  */
 function _nodeFlags(flags: readonly string[]): string[] {
   const tasks = JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))).tasks;
   const scripts = JSON.parse(Deno.readTextFileSync(new URL("package.json", ROOT))).scripts;
   for (const name of ["start", "admin"]) {
-    const words: string[] = tasks[name].split(/\s+/);
-    if (words.slice(2, -1).join(" ") === flags.join(" ")) {
-      return scripts[name].split(/\s+/).slice(1, -1);
+    const own: string[] = tasks[name].split(/\s+/).slice(2, -1);
+    if (own.every((flag, i) => flags[i] === flag)) {
+      return [
+        ...scripts[name].split(/\s+/).slice(1, -1),
+        ..._nodePermissions(flags.slice(own.length)),
+      ];
     }
   }
   if (flags.some((f) => f === "-A" || f.startsWith("--allow-all"))) return [];
-  const out = ["--permission", ...NODE_MODULE_READS.map((path) => `--allow-fs-read=${path}`)];
+  return [
+    "--permission",
+    ...NODE_MODULE_READS.map((path) => `--allow-fs-read=${path}`),
+    ..._nodePermissions(flags),
+  ];
+}
+
+function _nodePermissions(flags: readonly string[]): string[] {
+  const out: string[] = [];
   for (const flag of flags) {
     const [name, value] = flag.split(/=(.*)/s) as [string, string | undefined];
     if (name === "--allow-read" || name === "--allow-write") {
       const kind = name === "--allow-read" ? "read" : "write";
       for (const path of value?.split(",") ?? ["*"]) out.push(`--allow-fs-${kind}=${path}`);
-    } else if (name === "--allow-run") out.push("--allow-child-process");
-    else if (name === "--v8-flags") {
+    } else if (name === "--allow-run") {
+      out.push("--allow-child-process", "--disable-warning=PERM0002");
+    } else if (name === "--v8-flags") {
       out.push(...value!.split(",").map((v) => v.replace(/^-*/, "--")));
     } else if (!/^--(allow-net|allow-env|allow-sys|unstable-)/.test(name)) {
       throw new Error(`no Node.js counterpart for the Deno flag ${flag}`);

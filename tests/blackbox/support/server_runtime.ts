@@ -75,3 +75,10 @@ export function storeFile(stem: string): string {
 export function openStoreFile(path: string): Promise<Store> {
   return path.endsWith(".sqlite") ? openSqliteStore(path) : openKvStore(path);
 }
+
+/** How the runtime under test words a read of `path` its permissions refuse (a RegExp's source). */
+export function refusedReadWords(path: string): string {
+  return serverNode() === null
+    ? `Requires read access to "${path}"`
+    : "Access to this API has been restricted. Use --allow-fs-read to manage permissions.";
+}
