@@ -13,6 +13,7 @@ import { denoChildEnv } from "../../../testkit/upstreams.ts";
 import { copyProject, originsEnv, startServerProcess } from "../support/main_process.ts";
 import { until } from "../support/gateway_support.ts";
 import { PROTOCOL_VERSION, rpcMessage, type RpcResult } from "../support/workspace_support.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 /** A stdio MCP server: one tool, `ping`, described by its first argument, answering its pid. */
 const PING_CHILD = `
@@ -63,7 +64,7 @@ Deno.test("SIGHUP reloads the upstreams file: good files apply, a bad one is ref
   const write = (upstreams: unknown[]) => Deno.writeTextFile(file, JSON.stringify({ upstreams }));
   const env = {
     ...originsEnv(),
-    VESTIBULE_DATA: `${dir}/data/store.kv`,
+    VESTIBULE_DATA: storeFile(`${dir}/data/store`),
     VESTIBULE_UPSTREAMS: "data/upstreams.json",
     VESTIBULE_RATE_LIMITS: "off",
   };

@@ -12,6 +12,7 @@ import {
   taskFlags,
 } from "../support/main_process.ts";
 import { startSmtpServer } from "../support/smtp_server.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 async function askForSignIn(authUrl: string): Promise<string> {
   const browser = new Browser();
@@ -29,7 +30,7 @@ Deno.test("a sign-in mail asked for during an SMTP outage arrives once, after a 
   const authUrl = origins.VESTIBULE_AUTH_URL!;
   const env = {
     ...origins,
-    VESTIBULE_DATA: "data/vestibule.kv",
+    VESTIBULE_DATA: storeFile("data/vestibule"),
     VESTIBULE_MAIL: `smtp://127.0.0.1:${smtpPort}`,
     VESTIBULE_MAIL_FROM: "no-reply@example.com",
   };

@@ -1,7 +1,6 @@
 // `deno task admin check --live` as a real process with the admin task's permissions, against
 // main.ts serving from the same store; then a store a newer release wrote is a fault, exit 1.
 import assert from "node:assert/strict";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
 import {
   copyProject,
@@ -11,6 +10,7 @@ import {
   taskFlags,
   whileServing,
 } from "../support/main_process.ts";
+import { defaultStoreFile, openStoreFile } from "../support/server_runtime.ts";
 
 Deno.test("admin check --live as a process: ok with the admin task's permissions; a newer store is a fault", async () => {
   const dir = await copyProject();
@@ -33,9 +33,9 @@ Deno.test("admin check --live as a process: ok with the admin task's permissions
     assert.ok(lines.length >= 15, live.stdout);
     assert.deepEqual(lines.filter((l) => !l.startsWith("ok ")), []);
 
-    const store = await openKvStore(`${dir}/data/vestibule.kv`);
+    const store = await openStoreFile(defaultStoreFile(dir));
     await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
-    store.close();
+    await store.close();
     const newer = await check();
     assert.equal(newer.code, 1);
     assert.match(

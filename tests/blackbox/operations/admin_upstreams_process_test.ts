@@ -1,15 +1,16 @@
-// `deno task admin upstreams` as a real process with the admin task's permissions: the upstreams
-// file and its header secret under ./data, the tiny upstream over HTTP (a pinned tool it has
-// changed since), and server-memory as a stdio child, which needs the task's --allow-run.
+// `deno task admin upstreams` (`npm run admin` in the Node.js pass) as a real process with the
+// admin task's permissions: the upstreams file and its header secret under ./data, the tiny
+// upstream over HTTP (a pinned tool it has changed since), and server-memory as a stdio child,
+// which needs the task's --allow-run.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { canonicalSha256 } from "../../../src/canonical_json.ts";
 import { prepareSchema } from "../../../src/schema.ts";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.ts";
 import { ADD_TOOL, startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
 import { denoChildEnv, MEMORY } from "../../../testkit/upstreams.ts";
-import { copyProject, taskFlags } from "../support/main_process.ts";
+import { copyProject, mainCommand, taskFlags } from "../support/main_process.ts";
+import { defaultStoreFile, openStoreFile } from "../support/server_runtime.ts";
 
 const SECRET = "Bearer process-secret-31c9";
 const LOCK = new URL("../../test.lock", import.meta.url).pathname;
@@ -35,7 +36,7 @@ Deno.test("admin upstreams as a process: a changed pin over HTTP, a stdio child 
         ],
       }),
     );
-    const store = await openKvStore(`${dir}/data/vestibule.kv`);
+    const store = await openStoreFile(defaultStoreFile(dir));
     try {
       await prepareSchema(store, Date.now);
       const { business } = await createAccounts(store, Date.now)
@@ -50,7 +51,7 @@ Deno.test("admin upstreams as a process: a changed pin over HTTP, a stdio child 
         }),
       ]);
     } finally {
-      store.close();
+      await store.close();
     }
     tiny.setTools([{
       ...ADD_TOOL,
@@ -59,14 +60,10 @@ Deno.test("admin upstreams as a process: a changed pin over HTTP, a stdio child 
 
     const flags = await taskFlags("admin", "src/operator/cli/cli.ts");
     const admin = async (taskFlags: readonly string[], ...args: string[]) => {
-      const output = await new Deno.Command(Deno.execPath(), {
-        args: ["run", ...taskFlags, "src/operator/cli/cli.ts", "upstreams", ...args],
+      const output = await mainCommand(taskFlags, { VESTIBULE_UPSTREAMS: "data/upstreams.json" }, {
         cwd: dir,
-        env: { NO_COLOR: "1", VESTIBULE_UPSTREAMS: "data/upstreams.json" },
-        clearEnv: true,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
+        entry: "src/operator/cli/cli.ts",
+        args: ["upstreams", ...args],
       }).output();
       const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
       const result = {

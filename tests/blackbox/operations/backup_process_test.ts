@@ -2,9 +2,9 @@
 // export through standard output while a server runs on the store, import from standard input
 // into a new store, and a server on that store publishes the same keys.
 import assert from "node:assert/strict";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { CURRENT_SCHEMA, SCHEMA_KEY } from "../../../src/schema.ts";
 import { adminProcess, copyProject, originsEnv, whileServing } from "../support/main_process.ts";
+import { openStoreFile, storeFile } from "../support/server_runtime.ts";
 
 Deno.test("admin export while the server runs, import into a new store: the same JWKS; admin refuses a newer store", async () => {
   const dir = await copyProject();
@@ -19,7 +19,7 @@ Deno.test("admin export while the server runs, import into a new store: the same
     });
     assert.ok(backup.startsWith(`{"vestibule":"backup","format":1,"schema":${CURRENT_SCHEMA},`));
 
-    const restored = { VESTIBULE_DATA: "./data/restored.kv" };
+    const restored = { VESTIBULE_DATA: storeFile("./data/restored") };
     const imported = await admin(restored, ["import"], backup);
     assert.equal(imported.code, 0, imported.stderr);
     assert.equal(JSON.parse(imported.stdout).skippedExpired, 0);
@@ -30,14 +30,18 @@ Deno.test("admin export while the server runs, import into a new store: the same
     assert.match(again.stderr, /^vestibule admin import: the store is not empty/);
 
     // A store a newer release wrote: every command refuses it, in one line.
-    const store = await openKvStore(`${dir}/data/restored.kv`);
+    const store = await openStoreFile(storeFile(`${dir}/data/restored`));
     await store.set(SCHEMA_KEY, { version: CURRENT_SCHEMA + 1 });
-    store.close();
+    await store.close();
     const newer = await admin(restored, ["list-clients"]);
     assert.equal(newer.code, 2);
     assert.match(
       newer.stderr,
-      /^vestibule admin: VESTIBULE_DATA="\.\/data\/restored\.kv": the store is at schema version \d+, newer than this release knows \(\d+\)[^\n]*\n$/,
+      new RegExp(
+        `^vestibule admin: VESTIBULE_DATA="${
+          restored.VESTIBULE_DATA.replaceAll(".", "\\.")
+        }": the store is at schema version \\d+, newer than this release knows \\(\\d+\\)[^\\n]*\\n$`,
+      ),
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -89,7 +93,7 @@ Deno.test("admin import refuses a backup whose last record no store takes, in on
   ];
   try {
     for (const [i, { name, line, error }] of cases.entries()) {
-      const store = { VESTIBULE_DATA: `./data/refused-${i}.kv` };
+      const store = { VESTIBULE_DATA: storeFile(`./data/refused-${i}`) };
       const refused = await admin(store, ["import"], backupOf([line]));
       assert.equal(refused.code, 1, name);
       assert.match(refused.stderr, error, `${name}: ${refused.stderr.slice(0, 500)}`);

@@ -3,13 +3,14 @@
 import assert from "node:assert/strict";
 import { INITIALIZE } from "../support/mcp_helpers.ts";
 import { mainCommand, originsEnv, ROOT, startTaskFlags } from "../support/main_process.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 const encoder = new TextEncoder();
 
 /** main.ts with the start task's flags; `until` reads its log up to a line. */
 async function startMain(settings: Record<string, string>) {
   const env = originsEnv();
-  const dataFile = `./data/shutdown-test-${crypto.randomUUID()}.kv`;
+  const dataFile = storeFile(`./data/shutdown-test-${crypto.randomUUID()}`);
   const child = mainCommand(await startTaskFlags(), {
     ...env,
     ...settings,
