@@ -208,11 +208,15 @@ function _listen(hostname: string, port: number): TcpListener {
   const waiting: Socket[] = [];
   const takers: { resolve(conn: TcpConn): void; reject(error: unknown): void }[] = [];
   let failure: unknown = null;
-  const server = createTcpServer({ pauseOnConnect: false, noDelay: true }, (socket) => {
-    const taker = takers.shift();
-    if (taker === undefined) waiting.push(socket);
-    else taker.resolve(new _NodeConn(socket));
-  });
+  // Half-open allowed: a client that ends its side mid-body still hears why (_serveOnConnection).
+  const server = createTcpServer(
+    { pauseOnConnect: false, noDelay: true, allowHalfOpen: true },
+    (socket) => {
+      const taker = takers.shift();
+      if (taker === undefined) waiting.push(socket);
+      else taker.resolve(new _NodeConn(socket));
+    },
+  );
   const fail = (error: unknown) => {
     failure = error;
     for (const taker of takers.splice(0)) taker.reject(error);
@@ -252,21 +256,51 @@ function _serveOnConnection(): ServeOnConnection {
   // Deadlines and the connection cap are the pool's; node:http's own timers are off.
   const http = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 0 });
   http.keepAliveTimeout = 0;
+  // How to fail the body being read on each socket.
+  const reading = new WeakMap<Socket, (error: Error) => void>();
   http.on("request", (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const entry = serving.get(incoming.socket);
-    if (entry !== undefined) void _answer(entry, incoming, outgoing);
+    if (entry === undefined) return;
+    const socket = incoming.socket;
+    const body = _bodyOf(incoming);
+    if (body !== null) {
+      reading.set(socket, body.fail);
+      incoming.once("end", () => reading.delete(socket));
+    }
+    void _answer(entry, incoming, outgoing, body?.stream ?? null);
+  });
+  http.on("clientError", (error: Error, socket: Socket) => {
+    // A body cut short (the client ended its side, or sent a bad chunk): as on Deno, the body's
+    // stream fails and the handler answers, rather than node:http's bare 400.
+    const fail = reading.get(socket);
+    if (fail !== undefined) return void fail(error);
+    // Anything else the parser refuses gets node:http's own answer.
+    if (socket.writable) socket.write("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    socket.destroy();
   });
   return (conn, signal, handler, onError) => {
     const socket = (conn as _NodeConn).socket;
     serving.set(socket, { handler, onError, signal });
     const finished = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-    signal.addEventListener("abort", () => socket.destroy(), { once: true });
+    signal.addEventListener("abort", () => {
+      const fail = reading.get(socket);
+      if (fail === undefined) return void socket.destroy();
+      // A body still being read fails first, as on Deno: its handler's answer (a 400, logged)
+      // is dropped and closes the socket (_answer); a second later it goes regardless.
+      fail(new Error("the connection was closed"));
+      setTimeout(() => socket.destroy(), 1000).unref();
+    }, { once: true });
     http.emit("connection", socket);
     return { finished };
   };
 }
 
-async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: ServerResponse) {
+async function _answer(
+  entry: _Serving,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+  body: ReadableStream<Uint8Array> | null,
+) {
   const completed = new Promise<void>((resolve) => outgoing.once("close", () => resolve()));
   let response: Response;
   try {
@@ -277,11 +311,12 @@ async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: Ser
       if (!outgoing.writableFinished) gone.abort();
     });
     const signal = AbortSignal.any([entry.signal, gone.signal]);
-    response = await entry.handler(_request(incoming, signal), { completed });
+    response = await entry.handler(_request(incoming, body, signal), { completed });
   } catch (error) {
     response = entry.onError(error);
   }
-  if (outgoing.destroyed) {
+  if (outgoing.destroyed || entry.signal.aborted) {
+    outgoing.destroy();
     await response.body?.cancel().catch(() => {});
     return;
   }
@@ -290,6 +325,31 @@ async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: Ser
     if (name !== "set-cookie") headers.push([name, value]);
   }
   for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
+  // Deno.serve states the length of a body made from memory, where node:http would send it
+  // chunked; every answer but an event stream is made from memory (src/http/responses.ts), so it
+  // is read whole and sent with its length, and a HEAD answer's fields match the GET's.
+  if (
+    response.body !== null && incoming.method !== "HEAD" &&
+    !response.headers.has("Content-Length") &&
+    !(response.headers.get("Content-Type") ?? "").startsWith("text/event-stream")
+  ) {
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await response.arrayBuffer());
+    } catch {
+      outgoing.destroy();
+      return;
+    }
+    headers.push(["content-length", String(bytes.byteLength)]);
+    outgoing.writeHead(response.status, response.statusText || undefined, headers.flat());
+    outgoing.end(bytes);
+    return;
+  }
+  // No body: its length is 0 (node:http would frame nothing as chunked on GET, and not on HEAD).
+  const mayHaveBody = response.status !== 204 && response.status !== 304;
+  if (response.body === null && mayHaveBody && !response.headers.has("Content-Length")) {
+    headers.push(["content-length", "0"]);
+  }
   // An empty reason phrase lets node:http give the standard one, as Deno does.
   outgoing.writeHead(response.status, response.statusText || undefined, headers.flat());
   if (response.body === null || incoming.method === "HEAD") {
@@ -313,21 +373,60 @@ async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: Ser
   }
 }
 
-function _request(incoming: IncomingMessage, signal: AbortSignal): Request {
+function _request(
+  incoming: IncomingMessage,
+  body: ReadableStream<Uint8Array> | null,
+  signal: AbortSignal,
+): Request {
   const host = incoming.headers.host ?? "localhost";
   const headers = new Headers();
   for (let i = 0; i < incoming.rawHeaders.length; i += 2) {
     headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!);
   }
-  const method = incoming.method ?? "GET";
-  const bodiless = method === "GET" || method === "HEAD";
   return new Request(`http://${host}${incoming.url ?? "/"}`, {
-    method,
+    method: incoming.method ?? "GET",
     headers,
     signal,
-    ...(bodiless ? {} : {
-      body: Readable.toWeb(incoming) as ReadableStream<Uint8Array>,
-      duplex: "half",
-    }),
+    ...(body === null ? {} : { body, duplex: "half" }),
   } as RequestInit);
+}
+
+/**
+ * The request's body as a stream (none for GET and HEAD), read as the handler asks, and a way to
+ * fail it: node:http reports a body cut short on the socket, not on the request.
+ */
+function _bodyOf(
+  incoming: IncomingMessage,
+): { stream: ReadableStream<Uint8Array>; fail(error: Error): void } | null {
+  if (incoming.method === "GET" || incoming.method === "HEAD") return null;
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let open = true;
+  const fail = (error: Error) => {
+    if (!open) return;
+    open = false;
+    controller.error(error);
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      incoming.on("data", (chunk: Uint8Array) => {
+        if (!open) return;
+        controller.enqueue(chunk);
+        if ((controller.desiredSize ?? 0) <= 0) incoming.pause();
+      });
+      incoming.once("end", () => {
+        if (open) controller.close();
+        open = false;
+      });
+      incoming.once("aborted", () => fail(new Error("the client went away")));
+      incoming.once("error", fail);
+      incoming.pause();
+    },
+    pull: () => void incoming.resume(),
+    cancel() {
+      open = false;
+      incoming.resume();
+    },
+  });
+  return { stream, fail };
 }
