@@ -44,10 +44,11 @@ async function main(): Promise<number> {
     }
     server = serve(config, service.handler, log);
     if (service.admin !== null) adminServer = serveAdmin(config, service.admin, log);
+    await Promise.all([server.bound, adminServer?.bound]);
   } catch (error) {
     if (!(error instanceof StartupError)) throw error;
     console.error(`vestibule: ${error.line}`);
-    await server?.shutdown();
+    await Promise.all([server?.shutdown(), adminServer?.shutdown()]);
     await service?.close();
     return 2;
   }

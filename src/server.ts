@@ -14,8 +14,13 @@ import type { NetAddress, ServeOnConnection, TcpConn, TcpListener } from "./runt
 import { StartupError } from "./startup_error.ts";
 
 export interface RunningServer {
-  /** The bound addresses, with the real port when 0 was asked for. */
+  /** The bound addresses, with the real port when 0 was asked for (once `bound` resolved). */
   readonly addresses: readonly NetAddress[];
+  /**
+   * Resolves once every address is bound; rejects with a ListenError naming the one that cannot
+   * be, as `serve` throws it where the runtime binds at once (Deno).
+   */
+  readonly bound: Promise<void>;
   /**
    * Stops accepting, closes connections waiting for a request, lets requests in flight finish
    * for `shutdownGraceMs`, then closes what is left; resolves when every connection is closed.
@@ -122,8 +127,19 @@ export function serve(
   const sweep = Math.min(1000, config.readTimeoutMs / 2, config.idleTimeoutMs / 2);
   const sweeper = setInterval(() => pool.sweep(), sweep);
   const keepSocketErrors = runtime.dropVanishedSocketErrors();
+  const bound = Promise.all(
+    listeners.map((listener, i) =>
+      listener.bound.catch((error) => {
+        throw _listenError(config, i, error);
+      })
+    ),
+  ).then(() => {});
+  bound.catch(() => {}); // Reported by whoever awaits it.
   return {
-    addresses: listeners.map((l) => l.addr),
+    get addresses() {
+      return listeners.map((l) => l.addr);
+    },
+    bound,
     async shutdown() {
       stopping = true;
       for (const listener of listeners) listener.close();
@@ -185,15 +201,20 @@ function _listenAll(config: ServeConfig): TcpListener[] {
       listeners.push(runtime.listen(address.hostname, address.port));
     } catch (error) {
       for (const listener of listeners) listener.close();
-      const at = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
-      throw new ListenError(
-        `cannot listen on ${at}:${address.port} (${config.listenSettings[i]}): ${
-          (error as Error).message
-        }`,
-      );
+      throw _listenError(config, i, error);
     }
   }
   return listeners;
+}
+
+function _listenError(config: ServeConfig, i: number, error: unknown): ListenError {
+  const address = config.listen[i]!;
+  const at = address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname;
+  return new ListenError(
+    `cannot listen on ${at}:${address.port} (${config.listenSettings[i]}): ${
+      (error as Error).message
+    }`,
+  );
 }
 
 /**
@@ -208,6 +229,8 @@ async function _accept(
   pool: ConnectionPool<_Connection>,
   log: LogSink,
 ): Promise<void> {
+  // One that cannot bind is reported through `bound`, not as a failed accept.
+  if (!await listener.bound.then(() => true, () => false)) return;
   let pause = 0;
   let failing = false;
   for (;;) {
@@ -244,6 +267,7 @@ function _plainServe(config: ServeConfig, handler: Handler): RunningServer {
   );
   return {
     addresses: servers.map((s) => s.addr),
+    bound: Promise.resolve(),
     async shutdown() {
       // A plain server cannot close a connection in flight: past the grace, the process just ends.
       const grace = Promise.withResolvers<void>();

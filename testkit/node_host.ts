@@ -80,6 +80,7 @@ try {
   });
   const server = serve(config, service.handler, log);
   const admin = service.admin === null ? null : serveAdmin(config, service.admin, log);
+  await Promise.all([server.bound, admin?.bound]);
   await service.sender.start();
   const adminAddress = admin?.addresses[0];
   process.once("SIGTERM", async () => {

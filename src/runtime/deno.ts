@@ -43,7 +43,9 @@ export const denoRuntime: Runtime = {
     error instanceof Deno.errors.BadResource || error instanceof Deno.errors.Interrupted,
   isGranted: (name, path) => Deno.permissions.querySync({ name, path }).state === "granted",
   rss: () => Deno.memoryUsage().rss,
-  listen: (hostname, port): TcpListener => Deno.listen({ hostname, port, transport: "tcp" }),
+  // Deno binds at once, or throws.
+  listen: (hostname, port): TcpListener =>
+    Object.assign(Deno.listen({ hostname, port, transport: "tcp" }), { bound: Promise.resolve() }),
   async connect({ hostname, port, tls }) {
     if (tls === undefined) {
       const conn = await Deno.connect({ hostname, port });

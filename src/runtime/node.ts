@@ -203,7 +203,7 @@ class _NodeConn implements TcpConn {
   }
 }
 
-/** Binds synchronously enough for start-up: the bind error surfaces from the first accept. */
+/** Binds in the background: `bound` says when it has, or why it cannot (so does every accept). */
 function _listen(hostname: string, port: number): TcpListener {
   const waiting: Socket[] = [];
   const takers: { resolve(conn: TcpConn): void; reject(error: unknown): void }[] = [];
@@ -222,8 +222,14 @@ function _listen(hostname: string, port: number): TcpListener {
     for (const taker of takers.splice(0)) taker.reject(error);
   };
   server.on("error", fail);
+  const bound = new Promise<void>((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  bound.catch(() => {}); // Reported by whoever awaits it.
   server.listen({ host: hostname, port });
   return {
+    bound,
     get addr(): NetAddress {
       const bound = server.address();
       return typeof bound === "object" && bound !== null

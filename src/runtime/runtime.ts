@@ -16,7 +16,10 @@ export interface TcpConn {
 }
 
 export interface TcpListener {
+  /** The bound address (with the real port once `bound` has resolved). */
   readonly addr: NetAddress;
+  /** Resolves once bound, or rejects with why it cannot be (Node.js binds asynchronously). */
+  readonly bound: Promise<void>;
   /** The next connection; rejects with an error `isClosed` knows once the listener is closed. */
   accept(): Promise<TcpConn>;
   close(): void;

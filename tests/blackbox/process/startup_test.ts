@@ -11,11 +11,12 @@ import {
   startup,
 } from "../support/main_process.ts";
 import { freePorts } from "../support/harness.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 Deno.test("`deno task start` flags: serves /health from a KV file under ./data, stops on SIGTERM", async () => {
   const flags = await startTaskFlags();
   const env = originsEnv();
-  const dataFile = `./data/process-test-${crypto.randomUUID()}.kv`;
+  const dataFile = storeFile(`./data/process-test-${crypto.randomUUID()}`);
   const child = mainCommand(flags, { ...env, VESTIBULE_DATA: dataFile, VESTIBULE_MAIL: "log" })
     .spawn();
   const stdout = child.stdout.pipeThrough(new TextDecoderStream()).getReader();

@@ -101,6 +101,7 @@ export async function startTestServer(
   const log = (line: string) => logs.push(line);
   const server = serve(config, service.handler, log);
   const admin = service.admin === null ? null : serveAdmin(config, service.admin, log);
+  await Promise.all([server.bound, admin?.bound]);
   const adminAddress = admin?.addresses[0];
   await service.sender.start();
   return {
