@@ -16,13 +16,18 @@ import {
 } from "../support/metrics_helpers.ts";
 import { modernRequest } from "../support/mcp_helpers.ts";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
+import { denoOnly } from "../support/server_runtime.ts";
 
 const tool = (name: string): TinyTool => ({
   definition: { name, description: `The ${name} tool.`, inputSchema: { type: "object" } },
   handler: () => ({ content: [{ type: "text", text: name }] }),
 });
 
-Deno.test("upstream tools are served by role, business, scope and rate, and counted", async (t) => {
+Deno.test("upstream tools are served by role, business, scope and rate, and counted", {
+  ignore: denoOnly(
+    "serves a store the test seeded before the server starts (its upstreams file names a business made there)",
+  ),
+}, async (t) => {
   const tiny = startTinyUpstream({ tools: [ADD_TOOL, tool("echo"), tool("secret")] });
   const vault = startTinyUpstream({ tools: [tool("open")] });
   const local = startTinyUpstream({ tools: [tool("stock")] });
