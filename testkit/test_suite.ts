@@ -2,7 +2,7 @@
 // every server on Node.js (TEST_SERVER_RUNTIME=node), when a Node.js 24+ is found. Each pass ends
 // with Deno's own `ok | N passed | M failed` line; .ci/run adds them up. Files named on the command
 // line narrow both passes (the Node.js pass to those among NODE_PASS).
-import { nodeBinary } from "../tests/blackbox/support/server_runtime.ts";
+import { nodeBinary } from "./node_binary.ts";
 
 /** What starts a real server: run again on Node.js. Unit tests stay on Deno's runner alone. */
 export const NODE_PASS = ["tests/blackbox/", "tests/browser/", "tests/interop/"];

@@ -11,7 +11,7 @@ import { outboxAt } from "../support/accounts_browser.ts";
 import { rpc } from "../support/mcp_helpers.ts";
 import { answersDiscoveryAndOnboarding } from "../support/node_runtime.ts";
 import { assertHonoured, handOut } from "../support/oauth_helpers.ts";
-import { nodeBinary } from "../support/server_runtime.ts";
+import { nodeBinary } from "../../../testkit/node_binary.ts";
 
 const node = nodeBinary();
 

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
 import { answersDiscoveryAndOnboarding, npmStartFlags } from "../support/node_runtime.ts";
-import { nodeBinary } from "../support/server_runtime.ts";
+import { nodeBinary } from "../../../testkit/node_binary.ts";
 
 const node = nodeBinary();
 

@@ -3,33 +3,7 @@
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import { openSqliteStore } from "../../../src/store/sqlite_store.ts";
 import type { Store } from "../../../src/store/store.ts";
-
-/** A Node.js of major version 24 or later, or null with the reason printed. */
-export function nodeBinary(): string | null {
-  const node = Deno.env.get("TEST_NODE_BINARY") ?? "node";
-  let version = "";
-  try {
-    const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
-    version = new TextDecoder().decode(output.stdout).trim();
-  } catch {
-    // Not installed: reported below.
-  }
-  const major = Number(/^v(\d+)\./.exec(version)?.[1] ?? 0);
-  if (major < 24) {
-    console.warn(
-      `skipping the Node.js tests: ${node} is ${version || "not installed"}; they need Node.js ` +
-        "24+ (TEST_NODE_BINARY=/path/to/node, or .ci/run installs it)",
-    );
-    return null;
-  }
-  try {
-    Deno.statSync(new URL("../../../node_modules/jose/package.json", import.meta.url));
-  } catch {
-    console.warn("skipping the Node.js tests: node_modules is missing (run npm ci)");
-    return null;
-  }
-  return node;
-}
+import { nodeBinary } from "../../../testkit/node_binary.ts";
 
 let _serverNode: string | null | undefined;
 
