@@ -334,6 +334,7 @@ async function _sites(
   const upstreamTools = config.upstreamsFile === null ? undefined : createUpstreamTools({
     upstreams: deps.gateway,
     services: shared.workspace,
+    store,
     rateLimited: config.rateLimits !== null,
     scopes: deps.scopes,
     log: deps.log,

@@ -258,7 +258,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       try {
         const outcome = await send(
           "tools/call",
-          () => ({ name, arguments: args }),
+          () => options.task ? { name, arguments: args, task: {} } : { name, arguments: args },
           { signal: call.signal, onNotification },
           options.meta,
           options.onProgress !== undefined,
@@ -275,6 +275,10 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
           };
         }
         const content = outcome.result["content"];
+        const task = outcome.result["task"];
+        if (options.task && typeof task === "object" && task !== null && !Array.isArray(task)) {
+          return { content: [], task: task as Record<string, unknown> };
+        }
         if (!Array.isArray(content)) {
           throw new UpstreamError("protocol", `${title} answered tools/call without content`);
         }
@@ -282,6 +286,15 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       } finally {
         call.clear();
         if (listChanged) changed();
+      }
+    },
+
+    async taskRequest(method, taskId, signal) {
+      const call = callSignal(signal);
+      try {
+        return await send(method, () => ({ taskId }), { signal: call.signal }, undefined, false);
+      } finally {
+        call.clear();
       }
     },
 

@@ -8,6 +8,8 @@
  * the upstream with none of the agent's credentials, and is one audit entry: who, which agent,
  * which tool, the SHA-256 of the canonical arguments, how it ended and how long it took. A gated
  * call is a gate bound to the caller, the tool and those arguments; approved, it is made once.
+ * A direct call the agent made as a task, of a tool its upstream may run as one, is relayed as
+ * the upstream's task (relayed_tasks.ts).
  */
 import { BoundedMap } from "../bounded_map.ts";
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
@@ -30,6 +32,8 @@ import { canonicalSha256 } from "../canonical_json.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
 import { callSummary, identity, serves } from "./upstream_calls.ts";
 import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
+import { createRelayedTasks } from "./relayed_tasks.ts";
+import type { Store } from "../store/store.ts";
 import { createUpstreamViews, type ViewEntry } from "./upstream_views.ts";
 import { MAX_SERVED_TOOL_NAME, servedToolName, type UpstreamConfig } from "../config/upstreams.ts";
 import { TOOL_NAME } from "../mcp/registry.ts";
@@ -47,6 +51,8 @@ const UPSTREAM_META_KEY = "vestibule/upstream";
 export interface UpstreamToolsDeps {
   readonly upstreams: UpstreamSet;
   readonly services: WorkspaceServices;
+  /** Where relayed upstream tasks are kept. */
+  readonly store: Store;
   /** Whether the upstreams' rate limits apply (VESTIBULE_RATE_LIMITS=off: benchmarks only). */
   readonly rateLimited: boolean;
   /** Which scopes only an owner can be granted. */
@@ -60,6 +66,7 @@ export function createUpstreamTools(
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
   const views = createUpstreamViews({ services, log, now });
+  const relayed = createRelayedTasks({ store: deps.store, upstreams, now });
   // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
   // only built again.
   const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
@@ -100,7 +107,11 @@ export function createUpstreamTools(
     const scope = scopeOf(upstream, entry.tool);
     const gated = upstream.gated.has(entry.tool);
     const limiter = limiterOf(upstream);
-    const definition = _served(entry.definition, name, scope, upstream, gated);
+    // Tasks are relayed where the upstream may run the tool as one and its session is shared.
+    const support = entry.definition["execution"] as { taskSupport?: unknown } | undefined;
+    const relays = !gated && live.taskRequest !== undefined &&
+      (support?.taskSupport === "optional" || support?.taskSupport === "required");
+    const definition = _served(entry.definition, name, scope, upstream, gated, relays);
     const base = { name, definition, scope };
     if (entry.heldBy !== null) {
       const heldBy = entry.heldBy;
@@ -157,7 +168,7 @@ export function createUpstreamTools(
     }
     return {
       ...base,
-      async forward(args, { auth, progress, signal }) {
+      async forward(args, { auth, progress, signal, task }) {
         const decision = limiter.take(`${auth.accountId}:${auth.clientId}`);
         if (!decision.allowed) {
           throw new ToolError(
@@ -167,8 +178,10 @@ export function createUpstreamTools(
           );
         }
         const argumentsSha256 = canonicalSha256(args);
+        const asTask = relays && task === true;
         const record = await live.call(entry.tool, { ...args }, {
           signal,
+          ...(asTask ? { task: true } : {}),
           onProgress: (done, total, message) => void progress(done, total, message),
           ...identity(upstream, auth),
         });
@@ -187,7 +200,7 @@ export function createUpstreamTools(
           const [text] = record.result.content as readonly { readonly text: string }[];
           throw new UrlElicitationRequired(text!.text, record.connect.url, record.connect.prompt);
         }
-        return record.result;
+        return asTask ? await relayed.start(auth, live, entry.tool, record.result) : record.result;
       },
     };
   };
@@ -197,6 +210,7 @@ export function createUpstreamTools(
      * Resolves once every audit entry of a call answered so far is stored (or logged), and every
      * view being built is done.
      */
+    tasks: relayed,
     async settle() {
       await Promise.all([...unsettled, views.settle()]);
     },
@@ -255,15 +269,17 @@ function _served(
   scope: string,
   upstream: UpstreamConfig,
   gated: boolean,
+  relays: boolean,
 ): ToolDescription {
   const own = definition.description === undefined ? "" : `${definition.description} `;
   const note = gated
     ? `Each call needs an owner's approval: it returns a pending approval (approvalUrl); read the result with get_approval. Requires scope ${scope}.`
     : `Requires scope ${scope}.`;
   // A gated call answers either the pending approval or, through a task, the upstream's own
-  // result: no outputSchema fits both, so none is listed. Tasks of a tool that is not gated are
-  // not relayed: its own execution.taskSupport is not passed on.
-  const { execution: _tasks, ...listed } = definition;
+  // result: no outputSchema fits both, so none is listed. Another tool's execution.taskSupport
+  // is passed on only where its tasks are relayed.
+  const { execution: _tasks, ...unrelayed } = definition;
+  const listed = relays ? definition : unrelayed;
   const { outputSchema: _answer, ...rest } = listed;
   return {
     ...(gated ? rest : listed),

@@ -32,7 +32,7 @@ import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
 import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
-import type { TaskEvent, TaskHost } from "./tasks.ts";
+import type { TaskHost, TaskMetricState } from "./tasks.ts";
 import { countOf } from "../count_words.ts";
 
 /**
@@ -110,8 +110,8 @@ export interface McpMetrics {
   request(method: string, tool: string | undefined): void;
   /** A JSON-RPC error answered, by its code. */
   error(code: number): void;
-  /** A tool call answered with a task, or a task cancelled (src/mcp/tasks.ts). */
-  task?(event: TaskEvent): void;
+  /** A task entered a state: created (working), or ended (src/mcp/tasks.ts). */
+  task?(state: TaskMetricState): void;
 }
 
 type HeaderMap = Readonly<Record<string, string>>;

@@ -37,11 +37,25 @@ export interface TaskState {
   readonly lastUpdatedAt: number;
   /** The call's result, for completed and refused. */
   readonly result?: Result;
+  /** This task's own TTL and poll interval (a relayed upstream task's); the host's otherwise. */
+  readonly ttlMs?: number | null;
+  readonly pollIntervalMs?: number;
+  /** This answer is the first to report the task's end: the metrics count the end once. */
+  readonly firstEnd?: boolean;
 }
 
-/** What the operator's metrics count of tasks (a bounded label). */
-export type TaskEvent = "created" | "cancelled";
-export const TASK_EVENTS: readonly TaskEvent[] = ["created", "cancelled"];
+/**
+ * The states the operator's metrics count tasks entering (a bounded label): `working` when a
+ * call is answered with a task, an end when it is first reported (`failed`: refused).
+ */
+export type TaskMetricState = "working" | "completed" | "failed" | "cancelled";
+export const TASK_METRIC_STATES: readonly TaskMetricState[] = [
+  "working",
+  "completed",
+  "failed",
+  "cancelled",
+];
+type OnTask = (state: TaskMetricState) => void;
 
 export interface TaskHost<A> {
   /** The task a tool call's answer started, or null when the answer is final. */
@@ -57,6 +71,28 @@ export interface TaskHost<A> {
   readonly pollIntervalMs: number;
 }
 
+/** A host of some tasks only: those whose ids it owns, and the answers it marks as its own. */
+export interface OwnedTaskHost<A> extends TaskHost<A> {
+  owns(taskId: string): boolean;
+}
+
+/** One endpoint's tasks from two hosts: `owned` answers for its ids, `rest` for any other. */
+export function joinTaskHosts<A>(rest: TaskHost<A>, owned: OwnedTaskHost<A>): TaskHost<A> {
+  const of = (taskId: string) => owned.owns(taskId) ? owned : rest;
+  return {
+    ttlMs: rest.ttlMs,
+    pollIntervalMs: rest.pollIntervalMs,
+    taskOf: async (auth, result) =>
+      await owned.taskOf(auth, result) ?? await rest.taskOf(auth, result),
+    get: (auth, taskId) => of(taskId).get(auth, taskId),
+    cancel: (auth, taskId) => of(taskId).cancel(auth, taskId),
+    async list(auth) {
+      const [some, others] = await Promise.all([rest.list(auth), owned.list(auth)]);
+      return [...some, ...others].sort((a, b) => b.createdAt - a.createdAt);
+    },
+  };
+}
+
 /**
  * Whether a tools/call of `tool` is answered with a task when it starts one: the client asked
  * for a task (2025-11-25; -32601 for a tool that cannot be one) or accepts one (2026-07-28), and
@@ -69,7 +105,8 @@ export function answersWithTask<A>(
 ): boolean {
   if (!_wantsTask(request, version)) return false;
   const support = isForwarded(tool) ? tool.definition.execution?.taskSupport : tool.taskSupport;
-  if (support === "optional") return true;
+  // "required" (a relayed upstream tool's): only a task call reaches it, as its upstream wants.
+  if (support === "optional" || support === "required") return true;
   if (isModern(version)) return false;
   throw new JsonRpcError(
     METHOD_NOT_FOUND,
@@ -89,11 +126,12 @@ export async function taskAnswer<A>(
   auth: A,
   result: Result,
   version: ProtocolVersion,
-  onTask?: (event: TaskEvent) => void,
+  onTask?: OnTask,
 ): Promise<Result | null> {
   const task = await host.taskOf(auth, result);
   if (task !== null) {
-    onTask?.("created");
+    onTask?.("working");
+    _countEnd(task, onTask);
     return isModern(version)
       ? { resultType: "task", ..._modernTask(host, task) }
       : { task: _legacyTask(host, task) };
@@ -149,7 +187,7 @@ export async function taskRequest<A>(
   auth: A,
   request: JsonRpcRequest,
   version: ProtocolVersion,
-  onTask?: (event: TaskEvent) => void,
+  onTask?: OnTask,
 ): Promise<Result> {
   const { method } = request;
   const modern = isModern(version);
@@ -188,11 +226,12 @@ export async function taskRequest<A>(
       );
     }
     const after = await host.cancel(auth, taskId) ?? before;
-    if (after.status === "cancelled") onTask?.("cancelled");
+    _countEnd(after, onTask);
     return modern ? {} : _legacyTask(host, after);
   }
   const task = await host.get(auth, taskId);
   if (task === null) throw _notFound(taskId);
+  _countEnd(task, onTask);
   switch (method) {
     case "tasks/update":
       throw new JsonRpcError(
@@ -221,6 +260,11 @@ export async function taskRequest<A>(
         ...(task.result === undefined ? {} : { result: task.result }),
       };
   }
+}
+
+function _countEnd(task: TaskState, onTask: OnTask | undefined): void {
+  if (task.firstEnd !== true || task.status === "working") return;
+  onTask?.(task.status === "refused" ? "failed" : task.status);
 }
 
 function _declaresTasks(request: JsonRpcRequest): boolean {
@@ -261,8 +305,8 @@ function _modernTask<A>(host: TaskHost<A>, task: TaskState): Result {
     statusMessage: task.statusMessage,
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttlMs: host.ttlMs,
-    pollIntervalMs: host.pollIntervalMs,
+    ttlMs: task.ttlMs === undefined ? host.ttlMs : task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs ?? host.pollIntervalMs,
   };
 }
 
@@ -273,7 +317,7 @@ function _legacyTask<A>(host: TaskHost<A>, task: TaskState): Result {
     statusMessage: task.statusMessage,
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttl: host.ttlMs,
-    pollInterval: host.pollIntervalMs,
+    ttl: task.ttlMs === undefined ? host.ttlMs : task.ttlMs,
+    pollInterval: task.pollIntervalMs ?? host.pollIntervalMs,
   };
 }

@@ -44,9 +44,21 @@ export async function storeGateResult(
 export async function readGateResult(store: Store, gate: Gate): Promise<Result | null> {
   if (gate.result !== undefined) return gate.result;
   if (gate.resultParts === undefined) return null;
+  return await readResultParts(store, gate, gate.resultParts);
+}
+
+/**
+ * A result kept in `count` parts by storeGateResult, under any id of the business (a relayed
+ * upstream task's too: gateway/relayed_tasks.ts); null when they are not all there.
+ */
+export async function readResultParts(
+  store: Store,
+  owner: Pick<Gate, "businessId" | "id">,
+  count: number,
+): Promise<Result | null> {
   const parts: string[] = [];
-  for await (const part of store.list<string>(_prefix(gate))) parts.push(part.value);
-  return parts.length === gate.resultParts ? JSON.parse(parts.join("")) : null;
+  for await (const part of store.list<string>(_prefix(owner))) parts.push(part.value);
+  return parts.length === count ? JSON.parse(parts.join("")) : null;
 }
 
 /** Cuts text into parts, never between the two halves of a surrogate pair. */

@@ -28,6 +28,7 @@ import { createGateTasks } from "./gate_tasks.ts";
 import type { AnyWorkspaceTool, UpstreamTools } from "./scoped_tool.ts";
 import { BoundedMap } from "../../bounded_map.ts";
 import { createToolRegistry, type ToolRegistry } from "../../mcp/registry.ts";
+import { joinTaskHosts } from "../../mcp/tasks.ts";
 
 export interface WorkspaceRoutesDeps {
   readonly config: Pick<
@@ -122,7 +123,9 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
     metrics: deps.mcpMetrics,
-    tasks: createGateTasks(deps.services, now),
+    tasks: deps.upstreamTools?.tasks
+      ? joinTaskHosts(createGateTasks(deps.services, deps.store, now), deps.upstreamTools.tasks)
+      : createGateTasks(deps.services, deps.store, now),
     elicitations: deps.elicitations,
   });
   return {
