@@ -8,7 +8,8 @@
  * token that asked (`["ws", businessId, "relayed_task", accountId, clientId, taskId]`): any
  * replica serves it, and another caller's lookup finds nothing. It is written before the answer
  * goes out, and once more when the task ends (a commit that checks the version, so one replica
- * records the end: it keeps the result, in parts as an approved call's, and counts it).
+ * records the end: it keeps the result, in parts as an approved call's, counts it, and writes
+ * the audit entry of the end).
  *
  * The gateway answers no request of an upstream's (rpc_channel.ts): an upstream task that waits
  * for its caller's input (`input_required`) is cancelled there and ends refused, in words.
@@ -19,6 +20,8 @@ import { errorResult, type ForwardedResult } from "../mcp/tool.ts";
 import type { Store } from "../store/store.ts";
 import { readResultParts, storeGateResult } from "../workspace/domain/gate_results.ts";
 import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
+import type { NewAuditEntry } from "../workspace/domain/audit.ts";
+import { servedToolName } from "../config/upstreams.ts";
 import { type UpstreamAnswer, UpstreamError } from "./mcp_client.ts";
 import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
 
@@ -62,19 +65,31 @@ const UpstreamTaskSchema = v.object({
 export interface RelayedTasks extends OwnedTaskHost<WorkspaceAuth> {
   /**
    * Keeps the task an upstream call started, or the result it answered at once, as a task of
-   * the caller's; the result to answer with (the dispatcher reads it as that task).
+   * the caller's: its id, and the result to answer with (the dispatcher reads it as the task).
    */
   start(
     auth: WorkspaceAuth,
     upstream: LiveUpstream,
     tool: string,
     answered: ForwardedResult & { readonly task?: Result },
-  ): Promise<ForwardedResult>;
+  ): Promise<{ readonly taskId: string | null; readonly answer: ForwardedResult }>;
 }
 
-export function createRelayedTasks(
-  deps: { readonly store: Store; readonly upstreams: UpstreamSet; readonly now: () => number },
-): RelayedTasks {
+export interface RelayedTasksDeps {
+  readonly store: Store;
+  readonly upstreams: UpstreamSet;
+  readonly now: () => number;
+  /** Appends an audit entry without waiting for it (upstream_tools.ts). */
+  readonly audit: (entry: NewAuditEntry) => void;
+}
+
+const END_WORDS: Readonly<Record<Exclude<TaskState["status"], "working">, string>> = {
+  completed: "completed",
+  refused: "failed",
+  cancelled: "cancelled",
+};
+
+export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
   const { store, upstreams, now } = deps;
   const keyOf = (auth: WorkspaceAuth, taskId: string) => [
     "ws",
@@ -136,7 +151,18 @@ export function createRelayedTasks(
     const ended = await store.commit([{ key, version: entry.version }], [
       { type: "set", key, value: record, expireIn },
     ]);
-    if (ended) return await stateOf(auth, taskId, record, true);
+    if (ended) {
+      deps.audit({
+        businessId: auth.businessId,
+        accountId: auth.accountId,
+        actor: "agent",
+        clientId: auth.clientId,
+        action: servedToolName(record.upstream, record.tool),
+        summary: `Relayed task ${taskId} ${END_WORDS[status]}: ${statusMessage}`,
+        gateId: null,
+      });
+      return await stateOf(auth, taskId, record, true);
+    }
     // Another replica recorded the end first: its record stands.
     const current = await store.get<Relayed>(key);
     return await stateOf(auth, taskId, current?.value ?? record);
@@ -253,7 +279,10 @@ export function createRelayedTasks(
         ? null
         : v.safeParse(UpstreamTaskSchema, answered.task);
       if (parsed !== null && !parsed.success) {
-        return errorResult(`${title} answered the call with a task that is not one`);
+        return {
+          taskId: null,
+          answer: errorResult(`${title} answered the call with a task that is not one`),
+        };
       }
       const task = parsed?.output;
       const ttlMs = typeof task?.ttl === "number" ? Math.min(task.ttl, MAX_KEEP_MS) : MAX_KEEP_MS;
@@ -282,7 +311,7 @@ export function createRelayedTasks(
           answered,
         )
         : await stateOf(auth, taskId, record);
-      return { content: [], [STARTED]: state };
+      return { taskId, answer: { content: [], [STARTED]: state } };
     },
     taskOf(_auth, result) {
       return Promise.resolve((result as { [STARTED]?: TaskState })[STARTED] ?? null);

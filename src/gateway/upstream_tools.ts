@@ -66,7 +66,7 @@ export function createUpstreamTools(
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
   const views = createUpstreamViews({ services, log, now });
-  const relayed = createRelayedTasks({ store: deps.store, upstreams, now });
+
   // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
   // only built again.
   const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
@@ -86,6 +86,7 @@ export function createUpstreamTools(
     ).finally(() => unsettled.delete(appended));
     unsettled.add(appended);
   };
+  const relayed = createRelayedTasks({ store: deps.store, upstreams, now, audit });
   // Each upstream's own limit, per account and client; a reload that changes an upstream starts
   // its limit afresh.
   const limiters = new WeakMap<UpstreamConfig, RateLimiter>();
@@ -185,13 +186,17 @@ export function createUpstreamTools(
           onProgress: (done, total, message) => void progress(done, total, message),
           ...identity(upstream, auth),
         });
+        // Kept before the audit line, which names it (the same store: if one cannot be written,
+        // neither can the other).
+        const started = asTask ? await relayed.start(auth, live, entry.tool, record.result) : null;
         audit({
           businessId: auth.businessId,
           accountId: auth.accountId,
           actor: "agent",
           clientId: auth.clientId,
           action: name,
-          summary: callSummary(upstream, entry.tool, record, argumentsSha256),
+          summary: callSummary(upstream, entry.tool, record, argumentsSha256) +
+            (started?.taskId ? `; relayed as task ${started.taskId}` : ""),
           gateId: null,
         });
         // The person must connect first: a client that declared URL elicitation is asked in the
@@ -200,7 +205,7 @@ export function createUpstreamTools(
           const [text] = record.result.content as readonly { readonly text: string }[];
           throw new UrlElicitationRequired(text!.text, record.connect.url, record.connect.prompt);
         }
-        return asTask ? await relayed.start(auth, live, entry.tool, record.result) : record.result;
+        return started?.answer ?? record.result;
       },
     };
   };

@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import { startTaskUpstream } from "../../../testkit/task_upstream.ts";
 import { rpcMessage, startWorkspaceServer } from "../support/workspace_support.ts";
-import { listed, writeUpstreamsFile } from "../support/gateway_support.ts";
+import { listed, until, writeUpstreamsFile } from "../support/gateway_support.ts";
 import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";
+import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 
 const SCOPES = ["app.access", "upstream.up"];
 const TASKS = "io.modelcontextprotocol/tasks";
@@ -125,6 +126,25 @@ Deno.test("an upstream's tasks are relayed: status, result and cancel", async (t
       assert.equal(cancelled.status, "cancelled");
       assert.equal(upstream.tasks.find((each) => each.taskId === upstreamId)!.status, "cancelled");
       assert.equal((await legacy("tasks/get", { taskId: task.taskId })).result.status, "cancelled");
+      // The audit log: the call that started the task, and who ended it.
+      // The call's entry is appended as its answer goes out, without waiting for the store.
+      const mine = await until("both audit entries", async () => {
+        const entries = await createAuditLog(ws.server.store, Date.now).list(ws.businessId);
+        const found = entries.filter((entry) => entry.summary.includes(task.taskId));
+        return found.length === 2 ? found : undefined;
+      });
+      assert.deepEqual(mine.map((entry) => [entry.actor, entry.clientId, entry.action]), [
+        ["agent", "test-client", "up__research"],
+        ["agent", "test-client", "up__research"],
+      ]);
+      assert.match(
+        mine[0]!.summary,
+        /^Relayed task relayed-\S+ cancelled: Cancelled by this client/,
+      );
+      assert.match(
+        mine[1]!.summary,
+        /^Called research of Upstream: answered \(ok\) .*; relayed as task/,
+      );
     });
 
     await t.step("an upstream's failure is a failed task with its result", async () => {
