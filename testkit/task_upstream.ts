@@ -5,8 +5,8 @@
  * JSON answers only, over Streamable HTTP. Never imported by production code.
  *
  *   const upstream = startTaskUpstream();
- *   // tools: `research` (taskSupport optional), `quick` (optional, but answers at once),
- *   // `plain` (no task support)
+ *   // tools: `research` (taskSupport optional), `deep` (required), `quick` (optional, but
+ *   // answers at once), `plain` (no task support)
  *   const { taskId } = upstream.tasks.at(-1)!;  upstream.finish(taskId, "the report");
  */
 
@@ -39,6 +39,12 @@ const TOOLS = [
     description: "Researches a topic, as a task.",
     inputSchema: { type: "object", properties: { topic: { type: "string" } } },
     execution: { taskSupport: "optional" },
+  },
+  {
+    name: "deep",
+    description: "Researches deeply, only as a task.",
+    inputSchema: { type: "object" },
+    execution: { taskSupport: "required" },
   },
   {
     name: "quick",
@@ -84,7 +90,8 @@ export function startTaskUpstream(): TaskUpstream {
         return { result: { tools: TOOLS } };
       case "tools/call": {
         const args = (params["arguments"] ?? {}) as Record<string, unknown>;
-        if (params["name"] === "research" && params["task"] !== undefined) {
+        const tasking = params["name"] === "research" || params["name"] === "deep";
+        if (tasking && params["task"] !== undefined) {
           const task: UpstreamTaskRecord = {
             taskId: `up-${tasks.length + 1}`,
             arguments: args,

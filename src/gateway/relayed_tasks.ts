@@ -27,6 +27,8 @@ import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
 
 /** Every relayed task's id starts so; a gate's id is a bare UUID. */
 const ID_PREFIX = "relayed-";
+/** The `_meta` key that ties a result to its task (2025-11-25). */
+const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** How long a task is kept when its upstream keeps it for ever, and the most it is kept. */
 const MAX_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
 /** The poll interval when the upstream names none, and its bounds (never a tight loop). */
@@ -239,7 +241,7 @@ export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
           });
         }
         const ok = "result" in got && Array.isArray(got.result["content"]);
-        const result = ok ? got.result : errorResult(
+        const result = ok ? _unrelated(got.result) : errorResult(
           `${title} ${task.status} the task${said}` +
             ("error" in got ? `; its result: ${got.error.message}` : ""),
         );
@@ -351,6 +353,15 @@ export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
       return states.sort((a, b) => b.createdAt - a.createdAt);
     },
   };
+}
+
+/** The upstream's result without its tie to the upstream's task id, which is not the agent's. */
+function _unrelated(result: Result): Result {
+  const meta = result["_meta"];
+  if (typeof meta !== "object" || meta === null || !(RELATED_TASK in meta)) return result;
+  const { [RELATED_TASK]: _upstreams, ...rest } = meta as Record<string, unknown>;
+  const { _meta: _, ...body } = result;
+  return Object.keys(rest).length === 0 ? body : { ...body, _meta: rest };
 }
 
 /** The upstream's answer, or why it could not be had (unreachable, too slow…), in words. */

@@ -23,7 +23,12 @@ import type { MethodHandlers } from "../http/router.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, DISPATCHED_METHODS, type Outcome, type ServerInfo } from "./dispatch.ts";
-import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
+import {
+  METHOD_NOT_FOUND,
+  MISSING_REQUIRED_CLIENT_CAPABILITY,
+  rpcError,
+  TRANSPORT_ERROR,
+} from "./errors.ts";
 import type { CacheScope, JsonRpcRequest, RequestId, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
@@ -169,6 +174,10 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
       if (modern && outcome.errorCode === METHOD_NOT_FOUND) {
         return _errorResponse(404, outcome.body);
+      }
+      // 2026-07-28 "Capabilities": a capability the request did not declare is 400.
+      if (modern && outcome.errorCode === MISSING_REQUIRED_CLIENT_CAPABILITY) {
+        return _errorResponse(400, outcome.body);
       }
       if (!alwaysSse) return new Response(outcome.body, { headers: JSON_HEADERS });
       return new Response(encodeSseEvent(outcome.body), { headers: SSE_HEADERS });

@@ -96,16 +96,20 @@ export function joinTaskHosts<A>(rest: TaskHost<A>, owned: OwnedTaskHost<A>): Ta
 /**
  * Whether a tools/call of `tool` is answered with a task when it starts one: the client asked
  * for a task (2025-11-25; -32601 for a tool that cannot be one) or accepts one (2026-07-28), and
- * the tool may create one.
+ * the tool may create one. A tool that must be one (a relayed upstream tool's "required") is
+ * refused to a client that did not ask: -32601 (2025-11-25 "Tool-Level Negotiation"), or -32021
+ * naming the extension (2026-07-28 tasks.md).
  */
 export function answersWithTask<A>(
   request: JsonRpcRequest,
   version: ProtocolVersion,
   tool: AnyTool<A>,
 ): boolean {
-  if (!_wantsTask(request, version)) return false;
   const support = isForwarded(tool) ? tool.definition.execution?.taskSupport : tool.taskSupport;
-  // "required" (a relayed upstream tool's): only a task call reaches it, as its upstream wants.
+  if (!_wantsTask(request, version)) {
+    if (support === "required") throw _taskRequired(tool.name, version);
+    return false;
+  }
   if (support === "optional" || support === "required") return true;
   if (isModern(version)) return false;
   throw new JsonRpcError(
@@ -260,6 +264,23 @@ export async function taskRequest<A>(
         ...(task.result === undefined ? {} : { result: task.result }),
       };
   }
+}
+
+function _taskRequired(name: string, version: ProtocolVersion): JsonRpcError {
+  const what = `The tool ${JSON.stringify(name)} runs only as a task`;
+  if (isModern(version)) {
+    return new JsonRpcError(
+      MISSING_REQUIRED_CLIENT_CAPABILITY,
+      `Missing required client capability: ${what}; declare the ${TASKS_EXTENSION} extension in the request's client capabilities`,
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    );
+  }
+  return new JsonRpcError(
+    METHOD_NOT_FOUND,
+    version === LEGACY_TASKS_VERSION
+      ? `${what} (its execution.taskSupport is required); call it with params.task`
+      : `${what}, which MCP ${version} does not have; use MCP ${LEGACY_TASKS_VERSION} or later`,
+  );
 }
 
 function _countEnd(task: TaskState, onTask: OnTask | undefined): void {

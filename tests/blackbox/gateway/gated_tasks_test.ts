@@ -307,6 +307,7 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
       const { taskId } = task;
 
       const undeclared = await modern("tasks/get", { taskId }, UNDECLARED);
+      assert.equal(undeclared.status, 400);
       assert.equal(undeclared.message.error.code, -32021);
       assert.deepEqual(undeclared.message.error.data, {
         requiredCapabilities: { extensions: { [TASKS]: {} } },

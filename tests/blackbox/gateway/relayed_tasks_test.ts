@@ -18,6 +18,7 @@ const DECLARED = {
   "io.modelcontextprotocol/clientInfo": { name: "bb", version: "1" },
   "io.modelcontextprotocol/clientCapabilities": { extensions: { [TASKS]: {} } },
 };
+const UNDECLARED = { ...DECLARED, "io.modelcontextprotocol/clientCapabilities": {} };
 
 Deno.test("an upstream's tasks are relayed: status, result and cancel", async (t) => {
   const upstream = startTaskUpstream();
@@ -67,6 +68,7 @@ Deno.test("an upstream's tasks are relayed: status, result and cancel", async (t
     await t.step("tools/list passes on the task support of a tool whose tasks relay", async () => {
       const tools = await listed(ws, token, "up__");
       assert.deepEqual(tools.get("up__research").execution, { taskSupport: "optional" });
+      assert.deepEqual(tools.get("up__deep").execution, { taskSupport: "required" });
       assert.equal(tools.get("up__plain").execution, undefined);
     });
 
@@ -190,6 +192,32 @@ Deno.test("an upstream's tasks are relayed: status, result and cancel", async (t
       assert.deepEqual(result.content, [{ type: "text", text: "quick answered at once" }]);
     });
 
+    await t.step(
+      "a tool that runs only as a task is refused to a call that is not one",
+      async () => {
+        const calls = upstream.methods.length;
+        const plain = await legacy("tools/call", { name: "up__deep", arguments: {} });
+        assert.equal(plain.error.code, -32601);
+        assert.match(plain.error.message, /runs only as a task .*call it with params\.task/);
+        const undeclared = await ws.post(token, {
+          jsonrpc: "2.0",
+          id: ++id,
+          method: "tools/call",
+          params: { name: "up__deep", arguments: {}, _meta: UNDECLARED },
+        }, {
+          "MCP-Protocol-Version": "2026-07-28",
+          "Mcp-Method": "tools/call",
+          "Mcp-Name": "up__deep",
+        });
+        // 2026-07-28 "Capabilities": on HTTP, a missing capability is 400.
+        assert.equal(undeclared.status, 400);
+        const refused = await undeclared.json();
+        assert.equal(refused.error.code, -32021);
+        assert.deepEqual(refused.error.data.requiredCapabilities, { extensions: { [TASKS]: {} } });
+        assert.equal(upstream.methods.length, calls, "nothing reached the upstream");
+      },
+    );
+
     await t.step("tasks/list holds the relayed tasks of this client only", async () => {
       const mine = (await legacy("tasks/list", {})).result.tasks;
       assert.equal(mine.length, 7);
@@ -205,6 +233,8 @@ Deno.test("an upstream's tasks are relayed: status, result and cancel", async (t
       const done = (await modern("tasks/get", { taskId: created.taskId })).result;
       assert.equal(done.status, "completed");
       assert.deepEqual(done.result.content, [{ type: "text", text: "modern report" }]);
+      // The upstream's own task id stays behind the gateway.
+      assert.equal(done.result._meta, undefined);
     });
 
     await t.step("the metrics count tasks entering each state, each end once", async () => {
