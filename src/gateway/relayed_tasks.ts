@@ -139,8 +139,12 @@ export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
     statusMessage: string,
     result?: Result,
   ): Promise<TaskState> => {
+    // The result's parts go with the task (a minute's grace for whoever is reading it).
+    const expireIn = Math.max(entry.value.createdAt + entry.value.ttlMs - now(), 60_000);
     const owner = { businessId: auth.businessId, id: taskId };
-    const parts = result === undefined ? undefined : await storeGateResult(store, owner, result);
+    const parts = result === undefined
+      ? undefined
+      : await storeGateResult(store, owner, result, expireIn);
     const record: Relayed = {
       ...entry.value,
       status,
@@ -149,7 +153,6 @@ export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
       ...(parts === undefined ? {} : { resultParts: parts }),
     };
     const key = keyOf(auth, taskId);
-    const expireIn = Math.max(record.createdAt + record.ttlMs - now(), 60_000);
     const ended = await store.commit([{ key, version: entry.version }], [
       { type: "set", key, value: record, expireIn },
     ]);

@@ -22,11 +22,15 @@ const _prefix = (gate: Pick<Gate, "businessId" | "id">) => [
   gate.id,
 ];
 
-/** Writes the result's parts; returns how many there are. */
+/**
+ * Writes the result's parts, kept as long as the business or for `expireIn` ms (a relayed task's
+ * result, which goes with its task); returns how many there are.
+ */
 export async function storeGateResult(
   store: Store,
   gate: Pick<Gate, "businessId" | "id">,
   result: Result,
+  expireIn?: number,
 ): Promise<number> {
   const parts = _cut(JSON.stringify(result));
   for (let first = 0; first < parts.length; first += PARTS_PER_COMMIT) {
@@ -34,6 +38,7 @@ export async function storeGateResult(
       type: "set",
       key: [..._prefix(gate), first + i],
       value: part,
+      ...(expireIn === undefined ? {} : { expireIn }),
     }));
     await store.commit([], mutations);
   }
