@@ -65,7 +65,7 @@ export async function answersDiscoveryAndOnboarding(origins: Record<string, stri
 
   const onboarding = `${origins.VESTIBULE_AUTH_URL}/mcp`;
   const initialized = await rpc(onboarding, INITIALIZE);
-  assert.equal(initialized.result.serverInfo.name, "vestibule-onboarding");
+  assert.equal(initialized.result.serverInfo.name, "127.0.0.1/onboarding");
   const listed = await rpc(onboarding, { jsonrpc: "2.0", id: 1, method: "tools/list" });
   const names = listed.result.tools.map((tool: { name: string }) => tool.name);
   assert.ok(names.includes("get_connection_guide"), names.join(", "));
