@@ -3,7 +3,8 @@
 // to the card's remote, whose server/discover and initialize must agree with the card.
 import assert from "node:assert/strict";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
-import { startGatewayServer } from "../support/gateway_support.ts";
+import { startGatewayServer, writeUpstreamsFile } from "../support/gateway_support.ts";
+import { createTestApp } from "../support/harness.ts";
 import { serverCardProblems } from "../../content/server_card_schema.ts";
 
 const CARD_TYPE = "application/mcp-server-card+json";
@@ -224,5 +225,46 @@ Deno.test("upstreams stay out of the catalog unless listed, and then only as the
     }
   } finally {
     await gw.close();
+  }
+});
+
+Deno.test("the catalog follows an upstreams reload: a listing added to the file is published", async () => {
+  const listed = (catalog?: Record<string, string>) => ({
+    upstreams: [{
+      name: "crm-internal",
+      url: "http://10.1.2.3:9/mcp",
+      ...(catalog ? { catalog } : {}),
+    }],
+  });
+  const file = await writeUpstreamsFile(listed().upstreams);
+  const app = await createTestApp({ VESTIBULE_UPSTREAMS: file });
+  try {
+    // In process, with the Host a client sends.
+    const send = (url: string, init: RequestInit = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set("Host", new URL(url).host);
+      return app.handler(new Request(url, { headers }), { clientAddress: "192.0.2.1" });
+    };
+    const url = `${app.config.baseUrl}/.well-known/ai-catalog.json`;
+    const before = await send(url);
+    assert.equal((await before.json()).entries.length, 2);
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify(
+        listed({ id: "customer-records", title: "Customer records", description: "Orders." }),
+      ),
+    );
+    await app.reloadUpstreams();
+    const after = await send(url, { headers: { "If-None-Match": before.headers.get("ETag")! } });
+    assert.equal(after.status, 200, "a changed catalog is not 304 to the old ETag");
+    const entries = (await after.json()).entries;
+    assert.deepEqual(entries.map((e: Json) => e.identifier.split(":").at(-1)), [
+      "onboarding",
+      "workspace",
+      "customer-records",
+    ]);
+  } finally {
+    await app.close();
+    await Deno.remove(file);
   }
 });
