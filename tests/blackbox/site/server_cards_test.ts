@@ -268,3 +268,32 @@ Deno.test("the catalog follows an upstreams reload: a listing added to the file 
     await Deno.remove(file);
   }
 });
+
+Deno.test("llms.txt, the connection guide and the developer reference point to the catalog", async () => {
+  const ws = await startWorkspaceServer();
+  try {
+    const { baseUrl, authUrl, apiUrl } = ws.server;
+    const catalog = `${baseUrl}/.well-known/ai-catalog.json`;
+    for (
+      const [url, mentions] of [
+        [`${baseUrl}/llms.txt`, [
+          catalog,
+          `${authUrl}/mcp/server-card`,
+          `${apiUrl}/api/mcp/server-card`,
+        ]],
+        [`${authUrl}/llms.txt`, [catalog, `${apiUrl}/api/mcp/server-card`]],
+        [`${authUrl}/agents`, [catalog]],
+        [`${baseUrl}/developers.md`, [
+          catalog,
+          `${authUrl}/mcp/server-card`,
+          "127.0.0.1/workspace",
+        ]],
+      ] as const
+    ) {
+      const text = await (await fetch(url)).text();
+      for (const mention of mentions) assert.ok(text.includes(mention), `${url} names ${mention}`);
+    }
+  } finally {
+    await ws.close();
+  }
+});
