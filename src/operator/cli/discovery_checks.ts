@@ -27,11 +27,8 @@ export async function discoveryChecks(config: Config, get: Get): Promise<Finding
   if (catalog === null) return findings;
   const entries = Array.isArray(catalog["entries"]) ? catalog["entries"] as Json[] : [];
   const cardUrls = new Set([servers.onboarding.cardUrl, servers.workspace.cardUrl]);
-  const stray = entries.filter((e) =>
-    e?.["type"] === SERVER_CARD_TYPE && !cardUrls.has(
-      String(e["url"]),
-    )
-  );
+  const ours = (e: Json) => e?.["type"] !== SERVER_CARD_TYPE || cardUrls.has(String(e["url"]));
+  const stray = entries.filter((e) => !ours(e));
   for (const entry of stray) {
     findings.push(fault(
       `entry ${JSON.stringify(entry["identifier"])} points at ${
@@ -51,20 +48,13 @@ export async function discoveryChecks(config: Config, get: Get): Promise<Finding
     }
     const card = await _document(get, server.cardUrl, SERVER_CARD_TYPE, findings);
     if (card === null) continue;
-    const wrong = _disagreements(card, server, server === servers.onboarding ? live : null);
-    findings.push(
-      ...wrong.map((what) => fault(what, server.cardUrl)),
-      ...(wrong.length === 0
-        ? [
-          ok(
-            `agrees with ${
-              server === servers.onboarding ? "the live endpoint" : "this release"
-            }: ${server.info.name} ${server.info.version}`,
-            server.cardUrl,
-          ),
-        ]
-        : []),
-    );
+    const answered = server === servers.onboarding ? live : null;
+    const wrong = _disagreements(card, server, answered);
+    for (const what of wrong) findings.push(fault(what, server.cardUrl));
+    if (wrong.length > 0) continue;
+    const against = answered === null ? "this release" : "the live endpoint";
+    const { name, version } = server.info;
+    findings.push(ok(`agrees with ${against}: ${name} ${version}`, server.cardUrl));
   }
   return findings;
 }
