@@ -9,7 +9,7 @@ import type { ServerInfo } from "./dispatch.ts";
 
 type Origins = Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
 
-export type McpServerKey = "onboarding" | "workspace";
+type McpServerKey = "onboarding" | "workspace";
 
 export interface McpServer {
   readonly key: McpServerKey;
@@ -17,8 +17,6 @@ export interface McpServer {
   readonly info: Required<ServerInfo>;
   /** The Streamable HTTP endpoint's exact URL. */
   readonly endpoint: string;
-  /** Its path on its origin. */
-  readonly path: string;
   /** Where its Server Card is served (MCP Server Cards: `<streamable-http-url>/server-card`). */
   readonly cardUrl: string;
   /** Where a person reads how to connect. */
@@ -26,7 +24,7 @@ export interface McpServer {
 }
 
 /** The path every Server Card takes after its endpoint's (discovery.md "Hosted Server Card"). */
-export const SERVER_CARD_SUFFIX = "/server-card";
+const SERVER_CARD_SUFFIX = "/server-card";
 
 export const MCP_PATHS: Readonly<Record<McpServerKey, string>> = Object.freeze({
   onboarding: "/mcp",
@@ -49,7 +47,6 @@ export function mcpServers(origins: Origins): Readonly<Record<McpServerKey, McpS
       key,
       info: Object.freeze({ name: `${namespace}/${key}`, version: VERSION, ...words }),
       endpoint,
-      path: MCP_PATHS[key],
       cardUrl: `${endpoint}${SERVER_CARD_SUFFIX}`,
       websiteUrl,
     });
