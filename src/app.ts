@@ -343,7 +343,12 @@ async function _sites(
   const sites = [
     {
       origin: config.baseUrl,
-      handler: await createPublicSite({ config, scopes: deps.scopes, ...shared }),
+      handler: await createPublicSite({
+        config,
+        scopes: deps.scopes,
+        upstreams: () => deps.gateway.upstreams,
+        ...shared,
+      }),
     },
     {
       origin: config.authUrl,

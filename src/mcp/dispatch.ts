@@ -68,10 +68,12 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "./versions.ts";
 
+/** MCP 2025-11-25 `Implementation`; the Server Card repeats each field (mcp/servers.ts). */
 export interface ServerInfo {
   readonly name: string;
   readonly title: string;
   readonly version: string;
+  readonly description?: string;
 }
 
 /** MCP 2026-07-28 "Caching": the hints every cacheable result of an endpoint carries. */

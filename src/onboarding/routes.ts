@@ -8,6 +8,7 @@ import type { LogSink } from "../http/request_log.ts";
 import { HTML_SECURITY_HEADERS } from "../http/security_headers.ts";
 import { createStaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { createMcpEndpoint, type McpMetrics } from "../mcp/endpoint.ts";
+import { mcpServers } from "../mcp/servers.ts";
 import type { OnboardingCaller } from "./caller.ts";
 import { loadConnectionGuide, renderGuidePage, renderGuideText } from "./connection_guide.ts";
 import { createOnboardingTools, type OnboardingToolDeps } from "./tools.ts";
@@ -58,7 +59,7 @@ export async function createOnboardingRoutes(
         Promise.resolve({ auth: { clientAddress }, rateKey: clientAddress }),
     },
     rateLimiter: deps.limiters.local("onboarding"),
-    serverInfo: { name: "vestibule-onboarding", title: "Vestibule onboarding", version: "1.0.0" },
+    serverInfo: mcpServers(config).onboarding.info,
     // The same catalogue and guidance for everyone: shared caches may keep it.
     cacheScope: "public",
     instructions:

@@ -40,6 +40,8 @@ import { html } from "../ui/html.ts";
 import { authPage } from "../ui/auth_pages.ts";
 import { htmlErrorAnswers } from "../ui/error_pages.ts";
 import { withMcpNearMiss } from "../mcp/near_miss.ts";
+import { mcpServers } from "../mcp/servers.ts";
+import { discoveryRoute, serverCardHandler } from "../content/server_cards.ts";
 
 export interface AuthSiteDeps {
   readonly config: Pick<
@@ -169,6 +171,8 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
 
     // Onboarding, no credentials: the MCP endpoint, and the connection guide as text and page.
     "/mcp": mcpRoute(onboarding.mcp, cors.mcp, deps.mcpMetrics),
+    // Its Server Card, for discovery by domain (content/server_cards.ts).
+    "/mcp/server-card": discoveryRoute(await serverCardHandler(mcpServers(config).onboarding)),
     "/llms.txt": { GET: onboarding.guideText },
     "/agents": { GET: onboarding.guidePage },
 

@@ -13,6 +13,7 @@ import type { LogSink } from "../../http/request_log.ts";
 import { followingJsonHandler } from "../../http/static_asset.ts";
 import type { UrlElicitations } from "../../mcp/elicitation.ts";
 import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
+import { mcpServers } from "../../mcp/servers.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
@@ -115,7 +116,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       },
     },
     rateLimiter: deps.limiters.local("workspace"),
-    serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
+    serverInfo: mcpServers(config).workspace.info,
     // Behind a token, and with upstreams the list depends on the caller's business and role:
     // no cache may share it across authorization contexts.
     cacheScope: "private",

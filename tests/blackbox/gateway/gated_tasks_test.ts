@@ -303,7 +303,7 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
       assert.equal(task.status, "working");
       assert.equal(task.ttlMs, null);
       assert.ok(task.pollIntervalMs > 0 && task.pollIntervalMs <= 600_000);
-      assert.equal(task._meta["io.modelcontextprotocol/serverInfo"].name, "vestibule-workspace");
+      assert.equal(task._meta["io.modelcontextprotocol/serverInfo"].name, "127.0.0.1/workspace");
       const { taskId } = task;
 
       const undeclared = await modern("tasks/get", { taskId }, UNDECLARED);
