@@ -83,14 +83,14 @@ Deno.test("every workspace tool meeting a store outage answers 503, never a tool
   const { token } = await ws.token(Object.keys(SCOPE_MEANINGS));
   const tools: { name: string; inputSchema: JsonSchema }[] = [];
   try {
-    for (let cursor: string | undefined;;) {
+    let cursor: string | undefined;
+    do {
       const listed = await post({ method: "tools/list", params: cursor ? { cursor } : {} });
       assert.equal(listed.status, 200);
       const { result } = await listed.json();
       tools.push(...result.tools);
       cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
+    } while (cursor !== undefined);
     assert.ok(tools.some((tool) => tool.name === "send_test_notification"));
     // With the store up: what each tool answers to these arguments. Some refuse them (an id
     // that names nothing, a change that changes nothing); under an outage a tool may answer the
