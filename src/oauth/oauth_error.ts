@@ -1,4 +1,6 @@
 import type { Handler } from "../http/handler.ts";
+import { OUTAGE_RETRY_SECONDS } from "../http/request_log.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import type { OAuthError as OAuthErrorBody } from "./wire_schemas.ts";
 
 /** RFC 6749 §5.2 / RFC 6750 §3.1 / RFC 7591 §3.2.2 / RFC 8707 error codes this server sends. */
@@ -57,20 +59,32 @@ export function oauthErrorResponse(error: OAuthError): Response {
 
 /**
  * The authorization server's error boundary: an OAuthError thrown by `handler` becomes its
- * JSON error response; anything else propagates (a bare 500 from the request log). Like every
- * answer of these endpoints, errors carry `Pragma: no-cache` too (RFC 6749 §5.1).
+ * JSON error response, and so does a store outage (503 `temporarily_unavailable` with
+ * Retry-After, as the request log answers it elsewhere); anything else propagates (a bare 500
+ * from the request log). Like every answer of these endpoints, errors carry `Pragma: no-cache`
+ * too (RFC 6749 §5.1).
  */
 export function withOAuthErrors(handler: Handler): Handler {
   return async (request, context) => {
     try {
       return await handler(request, context);
-    } catch (error) {
+    } catch (thrown) {
+      const error = thrown instanceof StoreUnavailableError ? _outage() : thrown;
       if (!(error instanceof OAuthError)) throw error;
       const response = oauthErrorResponse(error);
       response.headers.set("Pragma", "no-cache");
       return response;
     }
   };
+}
+
+function _outage(): OAuthError {
+  return new OAuthError(
+    "temporarily_unavailable",
+    `The service is briefly unavailable; retry after ${OUTAGE_RETRY_SECONDS} seconds`,
+    503,
+    { "Retry-After": String(OUTAGE_RETRY_SECONDS) },
+  );
 }
 
 /** A successful JSON answer of the token, registration or revocation endpoints. */
