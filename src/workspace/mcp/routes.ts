@@ -13,6 +13,7 @@ import type { LogSink } from "../../http/request_log.ts";
 import { followingJsonHandler } from "../../http/static_asset.ts";
 import type { UrlElicitations } from "../../mcp/elicitation.ts";
 import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
+import { createSharedCancels } from "../../mcp/shared_cancels.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
@@ -92,6 +93,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       }
       : {}),
     config,
+    sharedCancels: createSharedCancels({ store: deps.store, now }),
     maxBodyBytes: config.workspaceMaxBody,
     access: {
       async authenticate(request, context) {
