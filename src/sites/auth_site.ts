@@ -38,7 +38,7 @@ import { createServerInventory } from "../gateway/servers/inventory.ts";
 import { createServersRoutes } from "../gateway/servers/routes.ts";
 import { html } from "../ui/html.ts";
 import { authPage } from "../ui/auth_pages.ts";
-import { htmlErrorAnswers } from "../ui/error_pages.ts";
+import { type ErrorPageSite, htmlErrorAnswers, withOutagePage } from "../ui/error_pages.ts";
 import { withMcpNearMiss } from "../mcp/near_miss.ts";
 
 export interface AuthSiteDeps {
@@ -80,13 +80,14 @@ export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
   const routes = await authSiteRoutes(deps);
   // Start-up self-check: every metadata location and every endpoint it names is served.
   await checkMetadataRoutes(deps.config, routes, deps.scopes);
-  return createRouter(routes, _errorAnswers(deps.config));
+  const site = _errorSite(deps.config);
+  return withOutagePage(createRouter(routes, _errorAnswers(deps.config, site)), site, deps.log);
 }
 
-/** Unknown paths and wrong methods: a near-miss MCP path, a page for a browser, else text. */
-function _errorAnswers(config: AuthSiteDeps["config"]): RouterOptions {
+/** The frame and the ways on of the pages that say something went wrong. */
+function _errorSite(config: AuthSiteDeps["config"]): ErrorPageSite {
   const base = config.baseUrl;
-  const errors = htmlErrorAnswers({
+  return {
     frame: (title, main) => authPage({ title, main }),
     next: [
       { href: "/account", label: "Your account" },
@@ -95,7 +96,12 @@ function _errorAnswers(config: AuthSiteDeps["config"]): RouterOptions {
       { href: `${base}/`, label: "The public website" },
       { href: `${base}/developers`, label: "The developer page" },
     ],
-  });
+  };
+}
+
+/** Unknown paths and wrong methods: a near-miss MCP path, a page for a browser, else text. */
+function _errorAnswers(config: AuthSiteDeps["config"], site: ErrorPageSite): RouterOptions {
+  const errors = htmlErrorAnswers(site);
   return { ...errors, notFound: withMcpNearMiss(config, errors.notFound) };
 }
 
