@@ -1,5 +1,5 @@
 import type { Handler } from "../http/handler.ts";
-import { OUTAGE_RETRY_SECONDS } from "../http/request_log.ts";
+import { logOutage, type LogSink, OUTAGE_RETRY_SECONDS } from "../http/request_log.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import type { OAuthError as OAuthErrorBody } from "./wire_schemas.ts";
 
@@ -59,17 +59,14 @@ export function oauthErrorResponse(error: OAuthError): Response {
 
 /**
  * The authorization server's error boundary: an OAuthError thrown by `handler` becomes its
- * JSON error response, and so does a store outage (503 `temporarily_unavailable` with
- * Retry-After, as the request log answers it elsewhere); anything else propagates (a bare 500
- * from the request log). Like every answer of these endpoints, errors carry `Pragma: no-cache`
- * too (RFC 6749 §5.1).
+ * JSON error response; anything else propagates (a bare 500 from the request log). Like every
+ * answer of these endpoints, errors carry `Pragma: no-cache` too (RFC 6749 §5.1).
  */
 export function withOAuthErrors(handler: Handler): Handler {
   return async (request, context) => {
     try {
       return await handler(request, context);
-    } catch (thrown) {
-      const error = thrown instanceof StoreUnavailableError ? _outage() : thrown;
+    } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       const response = oauthErrorResponse(error);
       response.headers.set("Pragma", "no-cache");
@@ -78,13 +75,29 @@ export function withOAuthErrors(handler: Handler): Handler {
   };
 }
 
-function _outage(): OAuthError {
-  return new OAuthError(
-    "temporarily_unavailable",
-    `The service is briefly unavailable; retry after ${OUTAGE_RETRY_SECONDS} seconds`,
-    503,
-    { "Retry-After": String(OUTAGE_RETRY_SECONDS) },
-  );
+/**
+ * A store outage met by an OAuth JSON endpoint (registration, token, revocation): its error
+ * shape, 503 `temporarily_unavailable` with Retry-After, and the request log's warning line.
+ */
+export function withOAuthOutage(handler: Handler, log: LogSink): Handler {
+  return async (request, context) => {
+    try {
+      return await handler(request, context);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      logOutage(log, error);
+      // The outage may come before the body was read (the rate limit's bucket) or after.
+      if (!request.bodyUsed) await request.body?.cancel();
+      return oauthErrorResponse(
+        new OAuthError(
+          "temporarily_unavailable",
+          `The service is briefly unavailable; retry after ${OUTAGE_RETRY_SECONDS} seconds`,
+          503,
+          { "Retry-After": String(OUTAGE_RETRY_SECONDS), "Pragma": "no-cache" },
+        ),
+      );
+    }
+  };
 }
 
 /** A successful JSON answer of the token, registration or revocation endpoints. */

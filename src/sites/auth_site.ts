@@ -16,6 +16,7 @@ import type { StaticAsset } from "../http/static_asset.ts";
 import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
 import { getGrant, listGrantsOfAccount } from "../oauth/grants.ts";
 import { OAUTH_PATHS } from "../oauth/issuer.ts";
+import { withOAuthOutage } from "../oauth/oauth_error.ts";
 import { checkMetadataRoutes, metadataPaths } from "../oauth/metadata.ts";
 import type { OAuthMetrics } from "../oauth/oauth_metrics.ts";
 import { createOAuthRoutes } from "../oauth/routes.ts";
@@ -204,8 +205,10 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     [OAUTH_PATHS.jwks]: withCors(cors.open, { GET: oauth.jwks }),
     [OAUTH_PATHS.authorize]: { GET: oauth.authorize },
     [OAUTH_PATHS.consent]: { POST: oauth.consent },
-    [OAUTH_PATHS.register]: withCors(cors.open, { POST: oauth.register }),
-    [OAUTH_PATHS.token]: withCors(cors.client, { POST: oauth.token }),
-    [OAUTH_PATHS.revoke]: withCors(cors.client, { POST: oauth.revoke }),
+    [OAUTH_PATHS.register]: withCors(cors.open, {
+      POST: withOAuthOutage(oauth.register, deps.log),
+    }),
+    [OAUTH_PATHS.token]: withCors(cors.client, { POST: withOAuthOutage(oauth.token, deps.log) }),
+    [OAUTH_PATHS.revoke]: withCors(cors.client, { POST: withOAuthOutage(oauth.revoke, deps.log) }),
   };
 }
