@@ -112,6 +112,7 @@ const SCHEMAS = {
     v.minValue(1, "must be at least 1"),
     v.maxValue(1000, "must be at most 1000"),
   ),
+  dataTimeoutMs: SecondsSchema,
   mail: MailSchema,
   mailFrom: MailFromSchema,
   mailPasswordFile: v.string(),
@@ -297,6 +298,7 @@ function _postgres(p: Parsed): PostgresConfig | null {
     url: p.dataPath,
     passwordFile: p.dataPasswordFile === "" ? null : p.dataPasswordFile,
     poolSize: p.dataPoolSize,
+    deadlineMs: p.dataTimeoutMs,
   });
 }
 

@@ -20,6 +20,7 @@ export const SETTINGS = {
   dataPath: { env: "VESTIBULE_DATA", default: "./data/vestibule.kv" },
   dataPasswordFile: { env: "VESTIBULE_DATA_PASSWORD_FILE", default: "" },
   dataPoolSize: { env: "VESTIBULE_DATA_POOL_SIZE", default: "10" },
+  dataTimeoutMs: { env: "VESTIBULE_DATA_TIMEOUT", default: "5" },
   mail: { env: "VESTIBULE_MAIL", default: "log" },
   mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
   mailPasswordFile: { env: "VESTIBULE_MAIL_PASSWORD_FILE", default: "" },

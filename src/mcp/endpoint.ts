@@ -34,6 +34,7 @@ import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
 import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
+import type { SharedCancels } from "./shared_cancels.ts";
 import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
 import { isModern } from "./versions.ts";
@@ -84,6 +85,8 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly tasks?: TaskHost<A> | undefined;
   /** Where a tool may ask the person to open a page (elicitation.ts); nobody is asked without. */
   readonly elicitations?: UrlElicitations<A> | undefined;
+  /** How a cancel reaches a forwarded call on another replica; without it, only this one's. */
+  readonly sharedCancels?: SharedCancels | undefined;
 }
 
 /** Who may use an endpoint: asked before anything of the message is read, then per tool. */
@@ -145,7 +148,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     elicitations: options.elicitations,
   });
   const alwaysSse = config.mcpResponse === "sse";
-  const forwarded = createForwardedCalls();
+  const forwarded = createForwardedCalls(options.sharedCancels);
   // A forwarded call not answered by then is answered as an event stream: the read timeout
   // closes a request whose answer has not started, and the upstream's own timeout may be longer.
   const jsonWindowMs = config.readTimeoutMs / 2;
@@ -268,7 +271,15 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     const negotiated = negotiate(request.headers, decoded);
     if (!negotiated.ok) return fail(400, negotiated.error);
     if (decoded.kind !== "request") {
-      if (decoded.kind === "notification") forwarded.notify(caller.rateKey, decoded.notification);
+      if (decoded.kind === "notification") {
+        try {
+          await forwarded.notify(caller.rateKey, decoded.notification);
+        } catch (error) {
+          if (!(error instanceof StoreUnavailableError)) throw error;
+          logOutage(options.log, error, { method: decoded.notification.method });
+          return storeUnavailableResponse(null);
+        }
+      }
       return new Response(null, { status: 202 });
     }
     const { version } = negotiated;

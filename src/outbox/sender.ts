@@ -5,7 +5,8 @@
  * logged, and the delivery is tried again. A mail whose link died before it could go is
  * recorded failed and logged as a warning, never sent.
  */
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
+import { describeError, logEvent, logOutage, type LogSink } from "../http/request_log.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import {
   type AttemptOutcome,
   type Delivery,
@@ -128,7 +129,9 @@ export function createSender(deps: {
     try {
       return await work();
     } catch (error) {
-      logEvent(log, { level: "error", message: "outbox error", ...describeError(error) });
+      // The store's outage is no bug: one warning, no stack; the next look comes at its time.
+      if (error instanceof StoreUnavailableError) logOutage(log, error, { during: "outbox" });
+      else logEvent(log, { level: "error", message: "outbox error", ...describeError(error) });
       return fallback;
     }
   };

@@ -14,6 +14,7 @@ import { followingJsonHandler } from "../../http/static_asset.ts";
 import type { UrlElicitations } from "../../mcp/elicitation.ts";
 import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
 import { mcpServers } from "../../mcp/servers.ts";
+import { createSharedCancels } from "../../mcp/shared_cancels.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
@@ -94,6 +95,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       }
       : {}),
     config,
+    sharedCancels: createSharedCancels({ store: deps.store, now }),
     maxBodyBytes: config.workspaceMaxBody,
     access: {
       async authenticate(request, context) {
