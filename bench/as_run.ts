@@ -6,17 +6,40 @@
 import { createAccounts } from "../src/accounts/accounts.ts";
 import { resolveConfig } from "../src/config/config.ts";
 import { prepareSchema } from "../src/schema.ts";
-import { openKvStore } from "../src/store/kv_store.ts";
+import { openStore } from "../src/store/open.ts";
 import { issueGrant } from "../testkit/issue_grant.ts";
+import type { BenchRuntime } from "./main.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
-/** `deno task start` as deno.json says, with this Deno. */
-export async function startTaskCommand(): Promise<string[]> {
+
+/**
+ * `deno task start` as deno.json says, with this Deno; or on Node.js `npm start` as
+ * package.json says, with the `node` of TEST_NODE_BINARY (as the tests) or the one on PATH.
+ */
+export async function startTaskCommand(runtime: BenchRuntime = "deno"): Promise<string[]> {
+  if (runtime === "node") {
+    const pkg = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
+    const [node, ...rest] = (pkg.scripts.start as string).split(/\s+/);
+    if (node !== "node") throw new Error(`npm start does not run node: ${pkg.scripts.start}`);
+    return [nodeBinary(), ...rest];
+  }
   const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
   const [deno, ...rest] = (config.tasks.start as string).split(/\s+/);
   if (deno !== "deno") throw new Error(`the start task does not run deno: ${config.tasks.start}`);
   return [Deno.execPath(), ...rest];
+}
+
+export function nodeBinary(): string {
+  return Deno.env.get("TEST_NODE_BINARY") ?? "node";
+}
+
+/**
+ * A new store file inside data/ (the one folder the start task may write), of the runtime's
+ * default embedded store: Deno KV on Deno, SQLite on Node.js.
+ */
+export function benchDataPath(runtime: BenchRuntime): string {
+  return `data/bench-${crypto.randomUUID()}.${runtime === "node" ? "sqlite" : "kv"}`;
 }
 
 /**
@@ -29,7 +52,10 @@ export async function seedStore(
 ): Promise<string> {
   const config = resolveConfig(env);
   await Deno.mkdir(new URL("data/", ROOT), { recursive: true });
-  const store = await openKvStore(new URL(env.VESTIBULE_DATA!, ROOT).pathname);
+  const store = await openStore({
+    ...config,
+    dataPath: new URL(env.VESTIBULE_DATA!, ROOT).pathname,
+  });
   try {
     await prepareSchema(store, Date.now);
     const { account, business } = await createAccounts(store, Date.now)
