@@ -12,7 +12,6 @@ import type { BenchRuntime } from "./main.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
-
 /**
  * `deno task start` as deno.json says, with this Deno; or on Node.js `npm start` as
  * package.json says, with the `node` of TEST_NODE_BINARY (as the tests) or the one on PATH.
