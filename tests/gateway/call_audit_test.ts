@@ -37,7 +37,7 @@ function slowStore() {
   };
 }
 
-/** Whether the promise settled by now (after the microtasks queued so far). */
+/** Whether the promise settled by now (after the batch's timer of 0 ms, queued before). */
 async function settled(promise: Promise<unknown>): Promise<boolean> {
   let done = false;
   promise.then(() => done = true, () => done = true);
@@ -47,14 +47,24 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 
 Deno.test("entries within the bound do not hold up the answers", async () => {
   const store = slowStore();
-  const audit = createCallAudit({ append: store.append, log: () => {}, maxUnstored: 3 });
+  const audit = createCallAudit({
+    append: store.append,
+    log: () => {},
+    maxUnstored: 3,
+    flushMs: 0,
+  });
   for (let i = 0; i < 3; i++) assert.ok(await settled(audit.record(entry(`t${i}`))));
   assert.equal(store.waiting.length, 3);
 });
 
 Deno.test("past the bound a call waits for its own entry to be stored, and none is dropped", async () => {
   const store = slowStore();
-  const audit = createCallAudit({ append: store.append, log: () => {}, maxUnstored: 2 });
+  const audit = createCallAudit({
+    append: store.append,
+    log: () => {},
+    maxUnstored: 2,
+    flushMs: 0,
+  });
   await audit.record(entry("t0"));
   await audit.record(entry("t1"));
   const third = audit.record(entry("t2"));
@@ -65,6 +75,21 @@ Deno.test("past the bound a call waits for its own entry to be stored, and none 
   store.storeNext();
   assert.ok(await settled(third));
   assert.deepEqual(store.stored, ["t0", "t1", "t2"]);
+});
+
+Deno.test("entries of the same moment are handed over together, after the wait", async () => {
+  const store = slowStore();
+  const audit = createCallAudit({ append: store.append, log: () => {}, flushMs: 60_000 });
+  await audit.record(entry("t0"));
+  await audit.record(entry("t1"));
+  assert.equal(store.waiting.length, 0, "gathered, not yet handed over");
+  const settling = audit.settle();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(store.waiting.map((w) => w.action), ["t0", "t1"], "settle hands them over");
+  store.storeNext();
+  store.storeNext();
+  await settling;
+  assert.deepEqual(store.stored, ["t0", "t1"]);
 });
 
 Deno.test("settle waits for every entry; one the store refuses is logged whole", async () => {
