@@ -8,6 +8,11 @@ import { resolveConfig } from "../src/config/config.ts";
 import { prepareSchema } from "../src/schema.ts";
 import { openStore } from "../src/store/open.ts";
 import { issueGrant } from "../testkit/issue_grant.ts";
+import { UNLIMITED } from "../src/http/rate_limiter.ts";
+import { createMetadataDocuments } from "../src/oauth/cimd.ts";
+import { createClients } from "../src/oauth/clients.ts";
+import { issuerOf } from "../src/oauth/issuer.ts";
+import { SPEC_SCOPES } from "../src/oauth/scopes.ts";
 import type { BenchRuntime } from "./main.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -43,7 +48,8 @@ export function benchDataPath(runtime: BenchRuntime): string {
 
 /**
  * Creates the store file `env.VESTIBULE_DATA` (a path inside data/, the one folder the start
- * task may write) with an account, a business and a grant of `scopes`; its access token.
+ * task may write; Deno KV or SQLite by its name) with an account, a business and a grant of
+ * `scopes`; its access token.
  */
 export async function seedStore(
   env: Readonly<Record<string, string>>,
@@ -66,6 +72,65 @@ export async function seedStore(
       scopes,
     });
     return tokens.access_token;
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * A registered public client and `count` refresh tokens of it in the store file
+ * `env.VESTIBULE_DATA`, each of its own member account (a grant is one per account, business and
+ * client, so concurrent refreshes do not replace each other's grant): each chain rotates.
+ */
+export async function seedRefreshChains(
+  env: Readonly<Record<string, string>>,
+  count: number,
+): Promise<{ readonly clientId: string; readonly refreshTokens: string[] }> {
+  const config = resolveConfig(env);
+  const store = await openStore({
+    ...config,
+    dataPath: new URL(env.VESTIBULE_DATA!, ROOT).pathname,
+  });
+  try {
+    const accounts = createAccounts(store, Date.now);
+    const { business } = await accounts.createAccountWithBusiness("chains@example.com", "Chains");
+    const clients = createClients({
+      store,
+      now: Date.now,
+      documents: createMetadataDocuments({
+        config,
+        now: Date.now,
+        budget: UNLIMITED,
+        scopes: SPEC_SCOPES,
+      }),
+      issuer: issuerOf(config),
+    });
+    const { client } = await clients.register({
+      clientName: "Bench client",
+      redirectUris: ["http://127.0.0.1/cb"],
+      grantTypes: ["authorization_code", "refresh_token"],
+      tokenEndpointAuthMethod: "none",
+      scope: null,
+      applicationType: "native",
+    });
+    await clients.markUsed(client);
+    const refreshTokens: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const { accountId } = await accounts.addMember(
+        business.id,
+        `chain-${i}@example.com`,
+        "member",
+      );
+      const { tokens } = await issueGrant({ config, store, now: Date.now }, {
+        accountId,
+        businessId: business.id,
+        clientId: client.clientId,
+        scopes: ["app.access"],
+        refresh: true,
+      });
+      refreshTokens.push(tokens.refresh_token!);
+    }
+    return { clientId: client.clientId, refreshTokens };
   } finally {
     store.close();
   }

@@ -16,10 +16,19 @@
  * handler that checks the headers and parses the body); workspace tools/list with a valid
  * token >= 0.8x onboarding; peak RSS <= 1.5x bare. Idle RSS and start to first 200 are stated.
  */
-import { loadAverage, logLines, removeStore, seedStore, startTaskCommand } from "./as_run.ts";
+import {
+  benchDataPath,
+  loadAverage,
+  logLines,
+  nodeBinary,
+  removeStore,
+  seedRefreshChains,
+  seedStore,
+  startTaskCommand,
+} from "./as_run.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./table.ts";
-import { type LoadResult, runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
+import { driveForms, type LoadResult, runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
 const ROUNDS = 3;
 const SERVER_CPU = 0;
@@ -117,7 +126,7 @@ interface Run extends LoadResult {
 
 export default {
   name: "as-run",
-  async run({ seconds, connections, requestLog }) {
+  async run({ seconds, connections, requestLog, runtime }) {
     if (!(await wrkAvailable())) throw new Error("the as-run section needs wrk");
     const [base, auth, api, barePort, floorPort] = freePorts(5);
     const origins: Record<Origin, string> = {
@@ -130,16 +139,16 @@ export default {
       VESTIBULE_AUTH_URL: origins.auth,
       VESTIBULE_API_URL: origins.api,
       VESTIBULE_RATE_LIMITS: "off",
-      // Inside data/, the one folder the start task may write.
-      VESTIBULE_DATA: `data/bench-${crypto.randomUUID()}.kv`,
+      VESTIBULE_DATA: benchDataPath(runtime),
     };
     const dir = await Deno.makeTempDir({ prefix: "vestibule-as-run-" });
     const logFile = requestLog ? `${dir}/vestibule.log` : "/dev/null";
     const servers: Partial<Record<Name, ServerProcess>> = {};
     try {
       const token = await seedStore(env, ["app.access"]);
+      const chains = await seedRefreshChains(env, connections);
       servers.vestibule = await startServerProcess({
-        command: await startTaskCommand(),
+        command: await startTaskCommand(runtime),
         env,
         readyUrl: `${origins.base}/health`,
         stdoutFile: logFile,
@@ -164,10 +173,13 @@ export default {
         answers.set(endpoint, answer);
         if (endpoint.against !== "bare") continue;
         const file = `${dir}/${endpoint.barePath.replaceAll(/\W/g, "_")}`;
-        await Deno.writeFile(file, answer.body);
+        await Deno.writeFile(file, _payload(answer));
         routes.push({
           path: endpoint.barePath,
-          headers: answer.headers.filter(([name]) => !FRAMING.has(name)),
+          // Node.js sends a Content-Length only where the answer names one: it stays a header.
+          headers: answer.headers.filter(([name]) =>
+            !FRAMING.has(name) || (runtime === "node" && name === "content-length")
+          ),
           file,
           mcp: endpoint.method === "POST",
         });
@@ -179,12 +191,15 @@ export default {
       };
       for (const name of ["bare", "floor"] as const) {
         servers[name] = await startServerProcess({
+          // On the runtime Vestibule runs on.
           command: [
-            Deno.execPath(),
-            "run",
-            "--allow-net=127.0.0.1",
-            `--allow-read=${dir}`,
-            "bench/baseline_server.ts",
+            ...(runtime === "node" ? [nodeBinary(), "bench/baseline_server_node.mjs"] : [
+              Deno.execPath(),
+              "run",
+              "--allow-net=127.0.0.1",
+              `--allow-read=${dir}`,
+              "bench/baseline_server.ts",
+            ]),
             new URL(bareOrigins[name]).port,
             `${dir}/routes.json`,
             ...(name === "floor" ? ["stamp"] : []),
@@ -278,9 +293,19 @@ export default {
         vestibule: await servers.vestibule.residentKib(),
         bare: await servers.bare!.residentKib(),
       };
+      const tokens = await _refreshes(
+        servers.vestibule,
+        origins.auth,
+        chains,
+        seconds,
+        connections,
+      );
       const logged = requestLog ? await logLines(logFile) : NaN;
       console.log(
-        `load: wrk on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}, ${connections} connections, ` +
+        `Vestibule on ${runtime === "node" ? "Node.js" : "Deno"} (${
+          (await startTaskCommand(runtime))[0]
+        }), the bare and floor servers on the same runtime; ` +
+          `load: wrk on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}, ${connections} connections, ` +
           `${seconds}s per run, median of ${ROUNDS} alternating rounds; request log ${
             requestLog ? `to a file (${logged} lines written)` : "to /dev/null"
           }; load average at the end ${await loadAverage()}\n`,
@@ -313,9 +338,17 @@ export default {
         } ms, bare ${servers.bare!.startMs.toFixed(0)} ms`,
       );
       console.log(
+        `token endpoint (refresh with rotation, a Deno client, ${connections} ` +
+          `chains, ${seconds}s): ${tokens.perSecond.toFixed(0)}/s, p99 ${
+            tokens.p99Ms.toFixed(1)
+          } ms, Vestibule CPU ${
+            tokens.cpuMicros.toFixed(0)
+          } µs per refresh, ${tokens.errors} errors`,
+      );
+      console.log(
         `resident after the load: vestibule ${_mib(resident.vestibule.anonymous)} allocated and ${
           _mib(resident.vestibule.files)
-        } of mapped files (the deno executable's pages), bare ${
+        } of mapped files (the runtime executable's pages), bare ${
           _mib(resident.bare.anonymous)
         } and ${_mib(resident.bare.files)}`,
       );
@@ -376,6 +409,26 @@ async function _exchange(exchange: Exchange): Promise<Answer> {
   };
 }
 
+/** The body's bytes without the chunked framing (Node.js sends every answer chunked). */
+function _payload(answer: Answer): Uint8Array {
+  const chunked = answer.headers.some(([name, value]) =>
+    name === "transfer-encoding" && value === "chunked"
+  );
+  if (!chunked) return answer.body;
+  const parts: Uint8Array[] = [];
+  const text = new TextDecoder("latin1");
+  for (let at = 0;;) {
+    const lineEnd = answer.body.indexOf(13, at);
+    const size = parseInt(text.decode(answer.body.subarray(at, lineEnd)), 16);
+    if (!(size > 0)) break;
+    parts.push(answer.body.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
+  const payload = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
+  parts.reduce((offset, part) => (payload.set(part, offset), offset + part.length), 0);
+  return payload;
+}
+
 /** The comparison is only fair when both servers send the same bytes. */
 function _sameBytes(label: string, vestibule: Answer, bare: Answer): void {
   const shown = (answer: Answer) =>
@@ -387,7 +440,13 @@ function _sameBytes(label: string, vestibule: Answer, bare: Answer): void {
   if (a !== b) throw new Error(`${label}: the bare server's head differs:\n${a}\n---\n${b}`);
   const same = vestibule.body.length === bare.body.length &&
     vestibule.body.every((byte, i) => byte === bare.body[i]);
-  if (!same) throw new Error(`${label}: the bare server's body differs`);
+  if (!same) {
+    const start = (answer: Answer) =>
+      JSON.stringify(new TextDecoder("latin1").decode(answer.body.subarray(0, 120)));
+    throw new Error(
+      `${label}: the bare server's body differs:\n${start(vestibule)}\n---\n${start(bare)}`,
+    );
+  }
 }
 
 async function _wrk(
@@ -411,6 +470,38 @@ async function _wrk(
 function _median(runs: readonly Run[]): Run {
   const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
   return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * Refreshes with rotation at the token endpoint, each connection its own chain; with
+ * Vestibule's CPU time per refresh. The client is fetch in this bench's own process.
+ */
+async function _refreshes(
+  server: ServerProcess,
+  authOrigin: string,
+  chains: { readonly clientId: string; readonly refreshTokens: readonly string[] },
+  seconds: number,
+  connections: number,
+) {
+  const tokens = [...chains.refreshTokens];
+  let next = 0;
+  const cpuBefore = await server.cpuSeconds();
+  const measured = await driveForms(
+    seconds,
+    connections,
+    (answer, lane) => {
+      if (answer?.refresh_token) tokens[lane] = String(answer.refresh_token);
+      return new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: tokens[lane]!,
+        client_id: chains.clientId,
+      });
+    },
+    `${authOrigin}/api/auth/oauth2/token`,
+    () => next++,
+  );
+  const cpu = await server.cpuSeconds() - cpuBefore;
+  return { ...measured, cpuMicros: (cpu / (measured.perSecond * seconds)) * 1e6 };
 }
 
 function _mib(kib: number): string {
