@@ -14,6 +14,8 @@ import { createClients } from "../src/oauth/clients.ts";
 import { issuerOf } from "../src/oauth/issuer.ts";
 import { SPEC_SCOPES } from "../src/oauth/scopes.ts";
 import type { BenchRuntime } from "./main.ts";
+import { driveForms } from "./load.ts";
+import type { ServerProcess } from "./processes.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -156,4 +158,36 @@ export async function loadAverage(): Promise<string> {
   } catch {
     return "unknown";
   }
+}
+
+/**
+ * Refreshes with rotation at the token endpoint, each connection its own chain; with
+ * Vestibule's CPU time per refresh. The client is fetch in this bench's own process.
+ */
+export async function measureRefreshes(
+  server: ServerProcess,
+  authOrigin: string,
+  chains: { readonly clientId: string; readonly refreshTokens: readonly string[] },
+  seconds: number,
+  connections: number,
+) {
+  const tokens = [...chains.refreshTokens];
+  let next = 0;
+  const cpuBefore = await server.cpuSeconds();
+  const measured = await driveForms(
+    seconds,
+    connections,
+    (answer, lane) => {
+      if (answer?.refresh_token) tokens[lane] = String(answer.refresh_token);
+      return new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: tokens[lane]!,
+        client_id: chains.clientId,
+      });
+    },
+    `${authOrigin}/api/auth/oauth2/token`,
+    () => next++,
+  );
+  const cpu = await server.cpuSeconds() - cpuBefore;
+  return { ...measured, cpuMicros: (cpu / (measured.perSecond * seconds)) * 1e6 };
 }

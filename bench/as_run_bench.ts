@@ -20,6 +20,7 @@ import {
   benchDataPath,
   loadAverage,
   logLines,
+  measureRefreshes,
   nodeBinary,
   removeStore,
   seedRefreshChains,
@@ -28,13 +29,18 @@ import {
 } from "./as_run.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./table.ts";
-import { driveForms, type LoadResult, runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
+import {
+  type Answer,
+  type Exchange,
+  expectSameBytes,
+  payloadOf,
+  rawExchange,
+} from "./raw_exchange.ts";
+import { type LoadResult, runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
 const ROUNDS = 3;
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-/** Header values that differ on every answer by design. */
-const VARYING = new Set(["date", "x-request-id"]);
 /** Set by the HTTP engine from the body, on both servers. */
 const FRAMING = new Set(["date", "content-length", "connection", "transfer-encoding"]);
 
@@ -166,14 +172,14 @@ export default {
       const routes = [];
       const answers = new Map<Endpoint, Answer>();
       for (const endpoint of ENDPOINTS) {
-        const answer = await _exchange(requestOf(endpoint));
+        const answer = await rawExchange(requestOf(endpoint));
         if (answer.status !== "HTTP/1.1 200 OK") {
           throw new Error(`${endpoint.label}: ${answer.status}`);
         }
         answers.set(endpoint, answer);
         if (endpoint.against !== "bare") continue;
         const file = `${dir}/${endpoint.barePath.replaceAll(/\W/g, "_")}`;
-        await Deno.writeFile(file, _payload(answer));
+        await Deno.writeFile(file, payloadOf(answer));
         routes.push({
           path: endpoint.barePath,
           // Node.js sends a Content-Length only where the answer names one: it stays a header.
@@ -221,10 +227,10 @@ export default {
       for (const { endpoint } of measured) {
         if (endpoint.against !== "bare") continue;
         for (const name of ["bare", "floor"] as const) {
-          _sameBytes(
+          expectSameBytes(
             `${endpoint.label} (${name})`,
             answers.get(endpoint)!,
-            await _exchange(exchangeOf(endpoint, name)),
+            await rawExchange(exchangeOf(endpoint, name)),
           );
         }
       }
@@ -256,35 +262,7 @@ export default {
           }
         }
       }
-      const median = (endpoint: Endpoint, name: Name) =>
-        _median(runs.get(`${endpoint.label} ${name}`)!);
-      const onboarding = ENDPOINTS.find((e) => e.label === "onboarding tools/list")!;
-      const rows = measured.map(({ endpoint }) => {
-        const v = median(endpoint, "vestibule");
-        const reference = endpoint.against === "bare"
-          ? median(endpoint, "bare")
-          : median(onboarding, "vestibule");
-        const ratio = v.requestsPerSecond / reference.requestsPerSecond;
-        const errors = [...runs.entries()]
-          .filter(([key]) => key.startsWith(`${endpoint.label} `))
-          .reduce((n, [, r]) => n + r.reduce((m, run) => m + run.errors, 0), 0);
-        const bare = endpoint.against === "bare" ? reference : undefined;
-        const floor = endpoint.against === "bare" ? median(endpoint, "floor") : undefined;
-        return [
-          endpoint.label,
-          bare?.requestsPerSecond.toFixed(0) ?? "",
-          bare?.cpuMicros.toFixed(1) ?? "",
-          floor?.requestsPerSecond.toFixed(0) ?? "",
-          floor?.cpuMicros.toFixed(1) ?? "",
-          v.requestsPerSecond.toFixed(0),
-          v.cpuMicros.toFixed(1),
-          v.p99Ms.toFixed(2),
-          `${ratio.toFixed(3)} of ${endpoint.against}`,
-          `${endpoint.target}: ${ratio >= endpoint.target ? "ok" : "BELOW"}`,
-          floor ? (v.requestsPerSecond / floor.requestsPerSecond).toFixed(3) : "",
-          String(errors),
-        ];
-      });
+      const rows = _rows(measured.map((m) => m.endpoint), runs);
       const peak = {
         vestibule: await servers.vestibule.peakRssKib(),
         bare: await servers.bare!.peakRssKib(),
@@ -293,7 +271,7 @@ export default {
         vestibule: await servers.vestibule.residentKib(),
         bare: await servers.bare!.residentKib(),
       };
-      const tokens = await _refreshes(
+      const tokens = await measureRefreshes(
         servers.vestibule,
         origins.auth,
         chains,
@@ -310,48 +288,16 @@ export default {
             requestLog ? `to a file (${logged} lines written)` : "to /dev/null"
           }; load average at the end ${await loadAverage()}\n`,
       );
-      console.log(table(
-        [
-          "endpoint",
-          "bare req/s",
-          "CPU µs/req",
-          "floor req/s",
-          "CPU µs/req",
-          "vestibule req/s",
-          "CPU µs/req",
-          "p99 ms",
-          "ratio",
-          "target",
-          "of floor",
-          "errors",
-        ],
-        rows,
-      ));
-      const rssRatio = peak.vestibule / peak.bare;
-      console.log(
-        `\npeak RSS: vestibule ${_mib(peak.vestibule)}, bare ${_mib(peak.bare)}: ${
-          rssRatio.toFixed(2)
-        }x (<= 1.5: ${rssRatio <= 1.5 ? "ok" : "ABOVE"}); idle RSS: vestibule ${
-          _mib(idle.vestibule)
-        }, bare ${_mib(idle.bare)}; start to first 200: vestibule ${
-          servers.vestibule.startMs.toFixed(0)
-        } ms, bare ${servers.bare!.startMs.toFixed(0)} ms`,
-      );
-      console.log(
-        `token endpoint (refresh with rotation, a Deno client, ${connections} ` +
-          `chains, ${seconds}s): ${tokens.perSecond.toFixed(0)}/s, p99 ${
-            tokens.p99Ms.toFixed(1)
-          } ms, Vestibule CPU ${
-            tokens.cpuMicros.toFixed(0)
-          } µs per refresh, ${tokens.errors} errors`,
-      );
-      console.log(
-        `resident after the load: vestibule ${_mib(resident.vestibule.anonymous)} allocated and ${
-          _mib(resident.vestibule.files)
-        } of mapped files (the runtime executable's pages), bare ${
-          _mib(resident.bare.anonymous)
-        } and ${_mib(resident.bare.files)}`,
-      );
+      console.log(_table(rows));
+      _printFooter({
+        peak,
+        idle,
+        resident,
+        startMs: { vestibule: servers.vestibule.startMs, bare: servers.bare!.startMs },
+        tokens,
+        connections,
+        seconds,
+      });
     } finally {
       for (const server of Object.values(servers)) await server.stop();
       await removeStore(env);
@@ -359,95 +305,6 @@ export default {
     }
   },
 } satisfies BenchSection;
-
-interface Exchange {
-  readonly url: URL;
-  readonly method: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
-}
-
-interface Answer {
-  readonly status: string;
-  /** Header lines in the order sent, names lower-cased. */
-  readonly headers: [string, string][];
-  readonly body: Uint8Array;
-}
-
-/** One request on its own connection, read to the end: the answer's very bytes. */
-async function _exchange(exchange: Exchange): Promise<Answer> {
-  const body = exchange.body === undefined ? "" : exchange.body;
-  const head = [
-    `${exchange.method} ${exchange.url.pathname} HTTP/1.1`,
-    `Host: ${exchange.url.host}`,
-    ...Object.entries(exchange.headers).map(([name, value]) => `${name}: ${value}`),
-    ...(exchange.body === undefined
-      ? []
-      : [`Content-Length: ${new TextEncoder().encode(body).length}`]),
-    "Connection: close",
-  ];
-  const conn = await Deno.connect({
-    hostname: exchange.url.hostname,
-    port: Number(exchange.url.port),
-  });
-  await conn.write(new TextEncoder().encode(`${head.join("\r\n")}\r\n\r\n${body}`));
-  const bytes = new Uint8Array(await new Response(conn.readable).arrayBuffer());
-  let end = 0;
-  while (
-    !(bytes[end] === 13 && bytes[end + 1] === 10 && bytes[end + 2] === 13 && bytes[end + 3] === 10)
-  ) {
-    if (++end + 3 >= bytes.length) throw new Error(`no end of headers from ${exchange.url}`);
-  }
-  const [status, ...lines] = new TextDecoder().decode(bytes.subarray(0, end)).split("\r\n");
-  return {
-    status: status!,
-    headers: lines.map((line) => {
-      const colon = line.indexOf(":");
-      return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
-    }),
-    body: bytes.subarray(end + 4),
-  };
-}
-
-/** The body's bytes without the chunked framing (Node.js sends every answer chunked). */
-function _payload(answer: Answer): Uint8Array {
-  const chunked = answer.headers.some(([name, value]) =>
-    name === "transfer-encoding" && value === "chunked"
-  );
-  if (!chunked) return answer.body;
-  const parts: Uint8Array[] = [];
-  const text = new TextDecoder("latin1");
-  for (let at = 0;;) {
-    const lineEnd = answer.body.indexOf(13, at);
-    const size = parseInt(text.decode(answer.body.subarray(at, lineEnd)), 16);
-    if (!(size > 0)) break;
-    parts.push(answer.body.subarray(lineEnd + 2, lineEnd + 2 + size));
-    at = lineEnd + 2 + size + 2;
-  }
-  const payload = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  parts.reduce((offset, part) => (payload.set(part, offset), offset + part.length), 0);
-  return payload;
-}
-
-/** The comparison is only fair when both servers send the same bytes. */
-function _sameBytes(label: string, vestibule: Answer, bare: Answer): void {
-  const shown = (answer: Answer) =>
-    [
-      answer.status,
-      ...answer.headers.map(([name, value]) => `${name}: ${VARYING.has(name) ? "…" : value}`),
-    ].join("\n");
-  const [a, b] = [shown(vestibule), shown(bare)];
-  if (a !== b) throw new Error(`${label}: the bare server's head differs:\n${a}\n---\n${b}`);
-  const same = vestibule.body.length === bare.body.length &&
-    vestibule.body.every((byte, i) => byte === bare.body[i]);
-  if (!same) {
-    const start = (answer: Answer) =>
-      JSON.stringify(new TextDecoder("latin1").decode(answer.body.subarray(0, 120)));
-    throw new Error(
-      `${label}: the bare server's body differs:\n${start(vestibule)}\n---\n${start(bare)}`,
-    );
-  }
-}
 
 async function _wrk(
   server: ServerProcess,
@@ -472,36 +329,93 @@ function _median(runs: readonly Run[]): Run {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/**
- * Refreshes with rotation at the token endpoint, each connection its own chain; with
- * Vestibule's CPU time per refresh. The client is fetch in this bench's own process.
- */
-async function _refreshes(
-  server: ServerProcess,
-  authOrigin: string,
-  chains: { readonly clientId: string; readonly refreshTokens: readonly string[] },
-  seconds: number,
-  connections: number,
-) {
-  const tokens = [...chains.refreshTokens];
-  let next = 0;
-  const cpuBefore = await server.cpuSeconds();
-  const measured = await driveForms(
-    seconds,
-    connections,
-    (answer, lane) => {
-      if (answer?.refresh_token) tokens[lane] = String(answer.refresh_token);
-      return new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: tokens[lane]!,
-        client_id: chains.clientId,
-      });
-    },
-    `${authOrigin}/api/auth/oauth2/token`,
-    () => next++,
+/** The table's rows: each endpoint's medians, its ratio and target, errors. */
+function _rows(endpoints: readonly Endpoint[], runs: ReadonlyMap<string, Run[]>): string[][] {
+  const median = (endpoint: Endpoint, name: Name) =>
+    _median(runs.get(`${endpoint.label} ${name}`)!);
+  const onboarding = ENDPOINTS.find((e) => e.label === "onboarding tools/list")!;
+  return endpoints.map((endpoint) => {
+    const v = median(endpoint, "vestibule");
+    const reference = endpoint.against === "bare"
+      ? median(endpoint, "bare")
+      : median(onboarding, "vestibule");
+    const ratio = v.requestsPerSecond / reference.requestsPerSecond;
+    const errors = [...runs.entries()]
+      .filter(([key]) => key.startsWith(`${endpoint.label} `))
+      .reduce((n, [, r]) => n + r.reduce((m, run) => m + run.errors, 0), 0);
+    const bare = endpoint.against === "bare" ? reference : undefined;
+    const floor = endpoint.against === "bare" ? median(endpoint, "floor") : undefined;
+    return [
+      endpoint.label,
+      bare?.requestsPerSecond.toFixed(0) ?? "",
+      bare?.cpuMicros.toFixed(1) ?? "",
+      floor?.requestsPerSecond.toFixed(0) ?? "",
+      floor?.cpuMicros.toFixed(1) ?? "",
+      v.requestsPerSecond.toFixed(0),
+      v.cpuMicros.toFixed(1),
+      v.p99Ms.toFixed(2),
+      `${ratio.toFixed(3)} of ${endpoint.against}`,
+      `${endpoint.target}: ${ratio >= endpoint.target ? "ok" : "BELOW"}`,
+      floor ? (v.requestsPerSecond / floor.requestsPerSecond).toFixed(3) : "",
+      String(errors),
+    ];
+  });
+}
+
+function _table(rows: readonly string[][]): string {
+  return table(
+    [
+      "endpoint",
+      "bare req/s",
+      "CPU µs/req",
+      "floor req/s",
+      "CPU µs/req",
+      "vestibule req/s",
+      "CPU µs/req",
+      "p99 ms",
+      "ratio",
+      "target",
+      "of floor",
+      "errors",
+    ],
+    rows,
   );
-  const cpu = await server.cpuSeconds() - cpuBefore;
-  return { ...measured, cpuMicros: (cpu / (measured.perSecond * seconds)) * 1e6 };
+}
+
+/** Memory, start and the token endpoint, below the table. */
+function _printFooter(figures: {
+  readonly peak: { readonly vestibule: number; readonly bare: number };
+  readonly idle: { readonly vestibule: number; readonly bare: number };
+  readonly resident: Readonly<Record<"vestibule" | "bare", { anonymous: number; files: number }>>;
+  readonly startMs: { readonly vestibule: number; readonly bare: number };
+  readonly tokens: { perSecond: number; p99Ms: number; cpuMicros: number; errors: number };
+  readonly connections: number;
+  readonly seconds: number;
+}): void {
+  const { peak, idle, resident, startMs, tokens, connections, seconds } = figures;
+  const rssRatio = peak.vestibule / peak.bare;
+  console.log(
+    `\npeak RSS: vestibule ${_mib(peak.vestibule)}, bare ${_mib(peak.bare)}: ${
+      rssRatio.toFixed(2)
+    }x (<= 1.5: ${rssRatio <= 1.5 ? "ok" : "ABOVE"}); idle RSS: vestibule ${
+      _mib(idle.vestibule)
+    }, bare ${_mib(idle.bare)}; start to first 200: vestibule ${
+      startMs.vestibule.toFixed(0)
+    } ms, bare ${startMs.bare.toFixed(0)} ms`,
+  );
+  console.log(
+    `token endpoint (refresh with rotation, a Deno client, ${connections} ` +
+      `chains, ${seconds}s): ${tokens.perSecond.toFixed(0)}/s, p99 ${
+        tokens.p99Ms.toFixed(1)
+      } ms, Vestibule CPU ${tokens.cpuMicros.toFixed(0)} µs per refresh, ${tokens.errors} errors`,
+  );
+  console.log(
+    `resident after the load: vestibule ${_mib(resident.vestibule.anonymous)} allocated and ${
+      _mib(resident.vestibule.files)
+    } of mapped files (the runtime executable's pages), bare ${_mib(resident.bare.anonymous)} and ${
+      _mib(resident.bare.files)
+    }`,
+  );
 }
 
 function _mib(kib: number): string {

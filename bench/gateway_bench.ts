@@ -25,7 +25,7 @@ import {
   seedStore,
   startTaskCommand,
 } from "./as_run.ts";
-import type { BenchSection } from "./main.ts";
+import type { BenchRuntime, BenchSection } from "./main.ts";
 import { table } from "./table.ts";
 import { runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
@@ -199,67 +199,7 @@ export default {
       }
 
       const logged = requestLog ? await logLines(logFile) : NaN;
-      console.log(
-        `Vestibule on ${runtime === "node" ? "Node.js" : "Deno"} (${
-          (await startTaskCommand(runtime))[0]
-        }); wrk on CPU ${LOAD_CPU}, the tiny upstreams (Deno) and Vestibule on CPU ${SERVER_CPU}; ` +
-          `${count} interleaved ${SLICE_SECONDS}s slices per cell, medians; request log ${
-            requestLog ? `to a file (${logged} lines written)` : "to /dev/null"
-          }; load average at the end ${await loadAverage()}\n`,
-      );
-      const rows: string[][] = [];
-      const cpuPerCall = new Map<string, number>();
-      for (const [level, measured] of slices) {
-        for (const answer of ANSWERS) {
-          const direct = measured[`direct ${answer}`];
-          const gateway = measured[`gateway ${answer}`];
-          const pairs = direct.map((d, i) => [d, gateway[i]!] as const);
-          const ratio = _median(pairs.map(([d, g]) => g.requestsPerSecond / d.requestsPerSecond));
-          const cpu = _median(gateway.map((r) => r.vestibuleCpu));
-          cpuPerCall.set(`${level} ${answer}`, cpu);
-          rows.push([
-            String(level),
-            answer === "sse" ? "event stream" : "JSON",
-            _median(direct.map((r) => r.requestsPerSecond)).toFixed(0),
-            _median(gateway.map((r) => r.requestsPerSecond)).toFixed(0),
-            ratio.toFixed(3) + _verdict(ratio >= (TARGET_RATIO.get(level) ?? 0)),
-            _micros(_median(pairs.map(([d, g]) => g.p50Ms - d.p50Ms))),
-            _micros(_median(pairs.map(([d, g]) => g.p99Ms - d.p99Ms))),
-            cpu.toFixed(0) + _verdict(cpu <= (TARGET_CPU.get(level) ?? Infinity)),
-            String([...direct, ...gateway].reduce((n, r) => n + r.errors, 0)),
-            String(gateway.reduce((n, r) => n + r.unforwarded, 0)),
-          ]);
-        }
-      }
-      console.log(table(
-        [
-          "connections",
-          "upstream answers",
-          "direct req/s",
-          "gateway req/s",
-          "ratio",
-          "added p50 µs",
-          "added p99 µs",
-          "Vestibule CPU µs/call",
-          "errors",
-          "unforwarded",
-        ],
-        rows,
-      ));
-      console.log(
-        `\ntargets: ratio >= ${[...TARGET_RATIO].map(([c, r]) => `${r} at ${c}`).join(", ")}; ` +
-          `CPU per call <= ${[...TARGET_CPU].map(([c, r]) => `${r} µs at ${c}`).join(", ")}`,
-      );
-      for (const level of levels) {
-        const cost = cpuPerCall.get(`${level} sse`)! / cpuPerCall.get(`${level} json`)!;
-        console.log(
-          `${level} connection${level === 1 ? "" : "s"}: an event-stream upstream costs ${
-            cost.toFixed(2)
-          }x the CPU per call of a JSON one (target <= ${TARGET_STREAM_COST}${
-            _verdict(cost <= TARGET_STREAM_COST)
-          })`,
-        );
-      }
+      await _report(slices, { runtime, count, logged });
     } finally {
       await vestibule?.stop();
       for (const server of upstreams) await server.stop();
@@ -269,6 +209,76 @@ export default {
     }
   },
 } satisfies BenchSection;
+
+/** The issue's table from the slices, with the targets and the event stream's cost. */
+async function _report(
+  slices: ReadonlyMap<number, Record<Path, Slice[]>>,
+  run: { readonly runtime: BenchRuntime; readonly count: number; readonly logged: number },
+): Promise<void> {
+  const { runtime, count, logged } = run;
+  const levels = [...slices.keys()];
+  console.log(
+    `Vestibule on ${runtime === "node" ? "Node.js" : "Deno"} (${
+      (await startTaskCommand(runtime))[0]
+    }); wrk on CPU ${LOAD_CPU}, the tiny upstreams (Deno) and Vestibule on CPU ${SERVER_CPU}; ` +
+      `${count} interleaved ${SLICE_SECONDS}s slices per cell, medians; request log ${
+        Number.isNaN(logged) ? "to /dev/null" : `to a file (${logged} lines written)`
+      }; load average at the end ${await loadAverage()}\n`,
+  );
+  const rows: string[][] = [];
+  const cpuPerCall = new Map<string, number>();
+  for (const [level, measured] of slices) {
+    for (const answer of ANSWERS) {
+      const direct = measured[`direct ${answer}`];
+      const gateway = measured[`gateway ${answer}`];
+      const pairs = direct.map((d, i) => [d, gateway[i]!] as const);
+      const ratio = _median(pairs.map(([d, g]) => g.requestsPerSecond / d.requestsPerSecond));
+      const cpu = _median(gateway.map((r) => r.vestibuleCpu));
+      cpuPerCall.set(`${level} ${answer}`, cpu);
+      rows.push([
+        String(level),
+        answer === "sse" ? "event stream" : "JSON",
+        _median(direct.map((r) => r.requestsPerSecond)).toFixed(0),
+        _median(gateway.map((r) => r.requestsPerSecond)).toFixed(0),
+        ratio.toFixed(3) + _verdict(ratio >= (TARGET_RATIO.get(level) ?? 0)),
+        _micros(_median(pairs.map(([d, g]) => g.p50Ms - d.p50Ms))),
+        _micros(_median(pairs.map(([d, g]) => g.p99Ms - d.p99Ms))),
+        cpu.toFixed(0) + _verdict(cpu <= (TARGET_CPU.get(level) ?? Infinity)),
+        String([...direct, ...gateway].reduce((n, r) => n + r.errors, 0)),
+        String(gateway.reduce((n, r) => n + r.unforwarded, 0)),
+      ]);
+    }
+  }
+  console.log(table(
+    [
+      "connections",
+      "upstream answers",
+      "direct req/s",
+      "gateway req/s",
+      "ratio",
+      "added p50 µs",
+      "added p99 µs",
+      "Vestibule CPU µs/call",
+      "errors",
+      "unforwarded",
+    ],
+    rows,
+  ));
+  console.log(
+    `\ntargets: ratio >= ${[...TARGET_RATIO].map(([c, r]) => `${r} at ${c}`).join(", ")}; ` +
+      `CPU per call <= ${[...TARGET_CPU].map(([c, r]) => `${r} µs at ${c}`).join(", ")}`,
+  );
+  for (const level of levels) {
+    const cost = cpuPerCall.get(`${level} sse`)! / cpuPerCall.get(`${level} json`)!;
+    console.log(
+      `${level} connection${level === 1 ? "" : "s"}: an event-stream upstream costs ${
+        cost.toFixed(2)
+      }x the CPU per call of a JSON one (target <= ${TARGET_STREAM_COST}${
+        _verdict(cost <= TARGET_STREAM_COST)
+      })`,
+    );
+  }
+}
 
 function _verdict(met: boolean): string {
   return met ? "" : " (missed)";
