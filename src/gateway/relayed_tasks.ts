@@ -81,8 +81,8 @@ export interface RelayedTasksDeps {
   readonly store: Store;
   readonly upstreams: UpstreamSet;
   readonly now: () => number;
-  /** Appends an audit entry without waiting for it (upstream_tools.ts). */
-  readonly audit: (entry: NewAuditEntry) => void;
+  /** Gathers an audit entry, written behind the answer (call_audit.ts). */
+  readonly audit: (entry: NewAuditEntry) => Promise<void>;
 }
 
 const END_WORDS: Readonly<Record<Exclude<TaskState["status"], "working">, string>> = {
@@ -157,7 +157,7 @@ export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
       { type: "set", key, value: record, expireIn },
     ]);
     if (ended) {
-      deps.audit({
+      await deps.audit({
         businessId: auth.businessId,
         accountId: auth.accountId,
         actor: "agent",

@@ -12,13 +12,12 @@
  * the upstream's task (relayed_tasks.ts).
  */
 import { BoundedMap } from "../bounded_map.ts";
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
+import { logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
 import type { ToolDescription } from "../mcp/messages.ts";
 import { ToolError } from "../mcp/tool.ts";
 import { UrlElicitationRequired } from "../mcp/elicitation.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
-import type { NewAuditEntry } from "../workspace/domain/audit.ts";
 import type { GateAction } from "../workspace/domain/gate_actions.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import {
@@ -31,6 +30,7 @@ import {
 import { canonicalSha256 } from "../canonical_json.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
 import { callSummary, identity, serves } from "./upstream_calls.ts";
+import { createCallAudit } from "./call_audit.ts";
 import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
 import { createRelayedTasks } from "./relayed_tasks.ts";
 import type { Store } from "../store/store.ts";
@@ -70,23 +70,14 @@ export function createUpstreamTools(
   // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
   // only built again.
   const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
-  // A call's audit entry is committed as its answer goes out, not before: the upstream acted
-  // whatever our store does, so waiting would only delay the answer (by a whole commit on a
-  // disk store). Entries of concurrent calls share a commit (AuditLog.append); one that cannot
-  // be stored is logged whole (no secrets in it), and `settle` waits for all before shutdown.
-  const unsettled = new Set<Promise<void>>();
-  const audit = (entry: NewAuditEntry) => {
-    const appended = services.audit.append(entry).catch((error: unknown) =>
-      logEvent(log, {
-        level: "error",
-        message: "audit entry of an upstream call not stored",
-        ...entry,
-        ...describeError(error),
-      })
-    ).finally(() => unsettled.delete(appended));
-    unsettled.add(appended);
-  };
-  const relayed = createRelayedTasks({ store: deps.store, upstreams, now, audit });
+  // A call's audit entry is committed behind its answer, within a bounded number (call_audit.ts).
+  const audit = createCallAudit({ append: (entry) => services.audit.append(entry), log });
+  const relayed = createRelayedTasks({
+    store: deps.store,
+    upstreams,
+    now,
+    audit: (entry) => audit.record(entry),
+  });
   // Each upstream's own limit, per account and client; a reload that changes an upstream starts
   // its limit afresh.
   const limiters = new WeakMap<UpstreamConfig, RateLimiter>();
@@ -189,7 +180,7 @@ export function createUpstreamTools(
         // Kept before the audit line, which names it (the same store: if one cannot be written,
         // neither can the other).
         const started = asTask ? await relayed.start(auth, live, entry.tool, record.result) : null;
-        audit({
+        await audit.record({
           businessId: auth.businessId,
           accountId: auth.accountId,
           actor: "agent",
@@ -217,7 +208,7 @@ export function createUpstreamTools(
      */
     tasks: relayed,
     async settle() {
-      await Promise.all([...unsettled, views.settle()]);
+      await Promise.all([audit.settle(), views.settle()]);
     },
     async forCaller(auth) {
       const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
