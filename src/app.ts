@@ -33,6 +33,9 @@ import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
 import { logEvent, type LogSink, withRequestLog } from "./http/request_log.ts";
+import { withRequestTrace } from "./http/request_trace.ts";
+import { openTracing } from "./tracing/open.ts";
+import { type Tracing, withTraceIds } from "./tracing/tracing.ts";
 import { checkMailTransport, openMailTransport } from "./mail/transport.ts";
 import { createScopeCatalogue, type ScopeCatalogue } from "./oauth/scopes.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
@@ -81,6 +84,8 @@ export interface Service extends ProcessServices {
   /** The operator listener (VESTIBULE_ADMIN_LISTEN), or null when it is off. */
   readonly admin: Handler | null;
   readonly metrics: ServiceMetrics | undefined;
+  /** Spans and audit records (src/tracing/): NO_TRACING unless VESTIBULE_OTEL=on. */
+  readonly tracing: Tracing;
   /** People's upstream connections; null without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly connections: Connections | null;
   /**
@@ -93,7 +98,10 @@ export interface Service extends ProcessServices {
 }
 
 export async function createService(config: Config, deps: ServiceDeps): Promise<Service> {
-  const { log, now } = deps;
+  const { now } = deps;
+  // VESTIBULE_OTEL=on: spans and audit records to the collector, and the ids on every log line.
+  const tracing = await openTracing(config.otel, (fields) => logEvent(deps.log, fields as never));
+  const log = tracing.on ? withTraceIds(deps.log, tracing) : deps.log;
   const data = `VESTIBULE_DATA=${JSON.stringify(maskDataUrl(config.dataPath))}`;
   if (config.mail.kind === "file") {
     // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
@@ -247,6 +255,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       gateway,
       connect,
       connections,
+      tracing,
       elicitations: vault === null ? undefined : createWorkspaceElicitations({ store, vault, now }),
       ...services,
     });
@@ -266,6 +275,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       handler,
       admin,
       metrics,
+      tracing,
       connections,
       reloadUpstreams: createUpstreamsReload({
         file: config.upstreamsFile,
@@ -280,10 +290,12 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
         upstreamFetch.close();
         await services.sender.stop();
         await opened.close();
+        await tracing.shutdown();
       },
     };
   } catch (error) {
     await opened.close();
+    await tracing.shutdown();
     throw error;
   }
 }
@@ -303,6 +315,7 @@ type SiteDeps = ProcessServices & {
   readonly connections: Connections | null;
   /** URL elicitation of the workspace; none without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly elicitations: UrlElicitations<WorkspaceAuth> | undefined;
+  readonly tracing: Tracing;
 };
 
 /**
@@ -363,8 +376,9 @@ async function _sites(
       }),
     },
   ];
+  const logged = withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest);
   return {
-    handler: withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest),
+    handler: deps.tracing.on ? withRequestTrace(logged, deps.tracing) : logged,
     upstreamTools,
   };
 }

@@ -1,0 +1,146 @@
+// Tracing on and off, and the collector: what `deno task start` exports with only VESTIBULE_OTEL
+// and the standard OTEL_* variables, both OTLP protocols, the headers file, and a collector that
+// refuses connections or never answers.
+import assert from "node:assert/strict";
+import { startTestServer } from "../support/harness.ts";
+import { until } from "../support/gateway_support.ts";
+import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
+import { startOtlpReceiver } from "../support/otlp_receiver.ts";
+
+const AGENT_TRACE = "0af7651916cd43dd8448eb211c80319c";
+const AGENT_SPAN = "b7ad6b7169203331";
+const TRACEPARENT = `00-${AGENT_TRACE}-${AGENT_SPAN}-01`;
+
+Deno.test("`deno task start` with VESTIBULE_OTEL=on and OTEL_* alone exports a server span continuing the caller's traceparent", async () => {
+  const receiver = startOtlpReceiver();
+  const origins = originsEnv();
+  const env = {
+    ...origins,
+    VESTIBULE_DATA: ":memory:",
+    VESTIBULE_OTEL: "on",
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_SERVICE_NAME: "vestibule-test",
+    OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test",
+  };
+  const server = await startServerProcess(new URL(".", ROOT).pathname, env);
+  try {
+    const response = await fetch(`${origins.VESTIBULE_BASE_URL}/health`, {
+      headers: { traceparent: TRACEPARENT },
+    });
+    await response.body?.cancel();
+    // Spans leave in batches every 2 s; the interface promises them within 15 s.
+    const span = await until(
+      "the request's server span",
+      () => receiver.spans.find((s) => s.attributes["url.path"] === "/health"),
+      15_000,
+    );
+    assert.equal(span.traceId, AGENT_TRACE);
+    assert.equal(span.parentSpanId, AGENT_SPAN, "continued as the parent, not a new root");
+    assert.equal(span.kind, 2, "SERVER");
+    assert.equal(span.name, "GET /health");
+    assert.equal(span.attributes["http.response.status_code"], 200);
+    assert.equal(span.resource["service.name"], "vestibule-test");
+    assert.equal(span.resource["deployment.environment"], "test");
+    assert.deepEqual([...receiver.contentTypes], ["application/x-protobuf"]);
+  } finally {
+    const { code, stdout } = await server.stop();
+    await receiver.close();
+    assert.equal(code, 0);
+    const line = stdout.split("\n").find((l) => l.includes('"path":"/health"'));
+    assert.match(line ?? "", new RegExp(`"trace_id":"${AGENT_TRACE}","span_id":"[0-9a-f]{16}"`));
+  }
+});
+
+Deno.test("tracing exports over http/json too, with the headers file's headers on every export", async () => {
+  const receiver = startOtlpReceiver();
+  const headersFile = await Deno.makeTempFile();
+  await Deno.chmod(headersFile, 0o600);
+  await Deno.writeTextFile(headersFile, "x-collector-key=k3y-from-file\n");
+  const server = await startTestServer({
+    VESTIBULE_OTEL: "on",
+    VESTIBULE_OTEL_HEADERS_FILE: headersFile,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    OTEL_EXPORTER_OTLP_HEADERS: "x-tenant=acme",
+  });
+  try {
+    await (await fetch(`${server.baseUrl}/health`)).body?.cancel();
+  } finally {
+    await server.close(); // exports what is pending
+    await receiver.close();
+    await Deno.remove(headersFile);
+  }
+  assert.deepEqual([...receiver.contentTypes], ["application/json"]);
+  const span = receiver.spans.find((s) => s.name === "GET /health");
+  assert.ok(span, "the request's span");
+  assert.equal(span.parentSpanId, "", "no caller's traceparent: a root");
+  assert.ok(receiver.headers.every((h) => h.get("x-collector-key") === "k3y-from-file"));
+  assert.ok(receiver.headers.every((h) => h.get("x-tenant") === "acme"));
+});
+
+Deno.test("tracing off: no span, no trace ids on log lines", async () => {
+  const receiver = startOtlpReceiver();
+  const server = await startTestServer({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+  try {
+    await (await fetch(`${server.baseUrl}/health`, { headers: { traceparent: TRACEPARENT } }))
+      .body?.cancel();
+  } finally {
+    await server.close();
+    await receiver.close();
+  }
+  assert.equal(receiver.raw.length, 0);
+  assert.ok(!server.logs.some((line) => line.includes("trace_id")));
+});
+
+/** A collector that accepts connections and never answers. */
+function silentCollector(): { url: string; close(): void } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  (async () => {
+    for await (const conn of listener) held.push(conn);
+  })().catch(() => {});
+  return {
+    url: `http://127.0.0.1:${listener.addr.port}`,
+    close() {
+      for (const conn of held) conn.close();
+      listener.close();
+    },
+  };
+}
+
+Deno.test("a collector that refuses connections or never answers: requests are answered as before, one line says spans are dropped", async (t) => {
+  const refusing = startOtlpReceiver();
+  const refusedUrl = refusing.url;
+  await refusing.close();
+  const silent = silentCollector();
+  const collectors: [string, string][] = [["refuses", refusedUrl], ["never answers", silent.url]];
+  for (const [name, url] of collectors) {
+    await t.step(name, async () => {
+      const server = await startTestServer({
+        VESTIBULE_OTEL: "on",
+        OTEL_EXPORTER_OTLP_ENDPOINT: url,
+      });
+      try {
+        // Requests go on being answered while exports fail or hang.
+        for (let i = 0; i < 20; i++) {
+          const response = await fetch(`${server.baseUrl}/health`);
+          assert.equal(response.status, 200);
+          await response.body?.cancel();
+        }
+        const dropped = () =>
+          server.logs.filter((line) =>
+            line.includes("spans are dropped until the collector answers")
+          );
+        await until("the line saying spans are dropped", () => dropped().length > 0, 40_000);
+        for (let i = 0; i < 5; i++) {
+          await (await fetch(`${server.baseUrl}/health`)).body?.cancel();
+        }
+        assert.equal(dropped().length, 1, "one line, not one per batch");
+        assert.equal(JSON.parse(dropped()[0]!).level, "warn");
+      } finally {
+        await server.close();
+      }
+    });
+  }
+  silent.close();
+});
