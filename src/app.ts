@@ -204,7 +204,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     const gateway: UpstreamSet = createUpstreamSet(upstreams, {
       log,
       now,
-      connect: (upstream) => createMcpClient(upstream, { log, now, fetch: upstreamFetch, ids }),
+      connect: (upstream) =>
+        createMcpClient(upstream, { log, now, fetch: upstreamFetch, ids, tracing }),
       metrics: metrics?.gateway,
       personal: connections === null || links === null ? undefined : (upstream) => {
         const live = createPersonalUpstream(upstream, {
@@ -212,7 +213,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
           log,
           now,
           connections,
-          connect: (upstream, fetch) => createMcpClient(upstream, { log, now, fetch, ids }),
+          connect: (upstream, fetch) =>
+            createMcpClient(upstream, { log, now, fetch, ids, tracing }),
           fetch: upstreamFetch,
           metrics: metrics?.gateway,
           links,
@@ -340,7 +342,7 @@ async function _sites(
       mailer: deps.mailer,
       events: deps.events,
       authUrl: config.authUrl,
-      upstreams: createUpstreamCalls(deps.gateway),
+      upstreams: createUpstreamCalls(deps.gateway, deps.tracing),
     }),
   };
   // With a file, even one naming no upstream: a reload may add some.
@@ -351,6 +353,7 @@ async function _sites(
     scopes: deps.scopes,
     log: deps.log,
     now,
+    tracing: deps.tracing,
   });
   const sites = [
     {

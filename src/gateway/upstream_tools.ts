@@ -9,6 +9,7 @@
  * which tool, the SHA-256 of the canonical arguments, how it ended and how long it took. A gated
  * call is a gate bound to the caller, the tool and those arguments; approved, it is made once.
  */
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 import { BoundedMap } from "../bounded_map.ts";
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
@@ -53,12 +54,15 @@ export interface UpstreamToolsDeps {
   readonly scopes: Pick<ScopeCatalogue, "ownerOnly">;
   readonly log: LogSink;
   readonly now: () => number;
+  /** A gated call's request keeps its trace context, for the approved call's link. */
+  readonly tracing?: Tracing | undefined;
 }
 
 export function createUpstreamTools(
   deps: UpstreamToolsDeps,
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
+  const tracing = deps.tracing ?? NO_TRACING;
   const views = createUpstreamViews({ services, log, now });
   // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
   // only built again.
@@ -127,6 +131,7 @@ export function createUpstreamTools(
       return {
         ...base,
         async forward(args, { auth }) {
+          const trace = tracing.carrier();
           const action: Extract<GateAction, { type: "call_upstream" }> = {
             type: "call_upstream",
             upstream: upstream.name,
@@ -136,6 +141,7 @@ export function createUpstreamTools(
             expiresAt: now() + GATED_CALL_LIFETIME_MS,
             // The pinned definition served (not held): only under it is the call made.
             definitionSha256: entry.hash,
+            ...(trace?.traceparent === undefined ? {} : { trace: trace.traceparent }),
           };
           const requested = await services.gates.request({
             businessId: auth.businessId,

@@ -31,9 +31,11 @@ import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
 import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
 import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
-import { isModern } from "./versions.ts";
+import { isModern, type ProtocolVersion } from "./versions.ts";
 import type { TaskEvent, TaskHost } from "./tasks.ts";
 import { countOf } from "../count_words.ts";
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
+import { mcpRequestSpan } from "./request_span.ts";
 
 /**
  * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh, unless the
@@ -79,6 +81,8 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly tasks?: TaskHost<A> | undefined;
   /** Where a tool may ask the person to open a page (elicitation.ts); nobody is asked without. */
   readonly elicitations?: UrlElicitations<A> | undefined;
+  /** A span per request (request_span.ts) when tracing is on. */
+  readonly tracing?: Tracing | undefined;
 }
 
 /** Who may use an endpoint: asked before anything of the message is read, then per tool. */
@@ -128,6 +132,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   options: McpEndpointOptions<A, T>,
 ): Handler {
   const { config, maxBodyBytes, rateLimiter, access, metrics } = options;
+  const tracing = options.tracing ?? NO_TRACING;
   const registry = createToolRegistry<A, T>(options.tools, { pageSize: config.mcpPageSize });
   const { catalogue } = options;
   const dispatcher = createDispatcher<A>({
@@ -165,7 +170,10 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
 
   const respond = (outcome: Outcome, request: JsonRpcRequest, modern: boolean): Response => {
     if (outcome.kind === "reply") {
-      if (outcome.errorCode !== undefined) metrics?.error(outcome.errorCode);
+      if (outcome.errorCode !== undefined) {
+        metrics?.error(outcome.errorCode);
+        _annotateError(tracing, outcome.errorCode);
+      }
       // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
       if (modern && outcome.errorCode === METHOD_NOT_FOUND) {
         return _errorResponse(404, outcome.body);
@@ -221,13 +229,72 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     }
   };
 
+  // A request past its transport checks: the caller's tool, the dispatcher, the answer.
+  const answer = async (
+    message: JsonRpcRequest,
+    version: ProtocolVersion,
+    caller: McpCaller<A>,
+    request: Request,
+    context: RequestContext,
+  ): Promise<Response> => {
+    const { auth } = caller;
+    const { method } = message;
+    let callers = registry;
+    let tool: T | undefined;
+    let outcome: Outcome;
+    let call: ForwardedCall | undefined;
+    try {
+      // Only where tools depend on the caller: a fixed catalogue costs no await.
+      if (catalogue && (method === "tools/list" || method === "tools/call")) {
+        callers = await catalogue(auth);
+      }
+      if (metrics) _countRequest(metrics, message, callers);
+      // Aborted only when the client goes away: deno.json opts out of the legacy abort that
+      // also fired after every successful response ("no-legacy-abort").
+      let signal = request.signal;
+      if (method === "tools/call") {
+        const name = message.params?.["name"];
+        tool = typeof name === "string" ? callers.find(name) : undefined;
+        const refusal = tool && await access.mayCall?.(tool, auth);
+        if (refusal) return refusal;
+        if (tool && isForwarded(tool)) {
+          call = forwarded.start(caller.rateKey, message.id, request, context);
+          signal = call.signal;
+        }
+      }
+      const dispatched = dispatcher.dispatch(message, {
+        auth,
+        version,
+        registry: callers,
+        signal,
+      });
+      outcome = call === undefined
+        ? await dispatched
+        : await _within(dispatched, jsonWindowMs) ?? _later(dispatched);
+    } catch (error) {
+      call?.done();
+      return unavailable(message, error);
+    }
+    if (call === undefined) return respond(outcome, message, isModern(version));
+    if (outcome.kind === "reply") {
+      call.done();
+      return respond(outcome, message, isModern(version));
+    }
+    const { run } = outcome;
+    const ended = call;
+    const tracked: Outcome = {
+      kind: "stream",
+      run: (send) => run(send).finally(() => ended.done()),
+    };
+    return respond(tracked, message, isModern(version));
+  };
+
   return async (request, context) => {
     const caller = await authenticate(request, context);
     if (caller instanceof Response) {
       await request.body?.cancel();
       return caller;
     }
-    const { auth } = caller;
     const decision = rateLimiter.take(caller.rateKey);
     if (!decision.allowed) {
       await request.body?.cancel();
@@ -263,56 +330,20 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       return new Response(null, { status: 202 });
     }
     const { version } = negotiated;
-    const { method } = decoded.request;
-    let callers = registry;
-    let tool: T | undefined;
-    let outcome: Outcome;
-    let call: ForwardedCall | undefined;
-    try {
-      // Only where tools depend on the caller: a fixed catalogue costs no await.
-      if (catalogue && (method === "tools/list" || method === "tools/call")) {
-        callers = await catalogue(auth);
-      }
-      if (metrics) _countRequest(metrics, decoded.request, callers);
-      // Aborted only when the client goes away: deno.json opts out of the legacy abort that
-      // also fired after every successful response ("no-legacy-abort").
-      let signal = request.signal;
-      if (method === "tools/call") {
-        const name = decoded.request.params?.["name"];
-        tool = typeof name === "string" ? callers.find(name) : undefined;
-        const refusal = tool && await access.mayCall?.(tool, auth);
-        if (refusal) return refusal;
-        if (tool && isForwarded(tool)) {
-          call = forwarded.start(caller.rateKey, decoded.request.id, request, context);
-          signal = call.signal;
-        }
-      }
-      const dispatched = dispatcher.dispatch(decoded.request, {
-        auth,
-        version,
-        registry: callers,
-        signal,
-      });
-      outcome = call === undefined
-        ? await dispatched
-        : await _within(dispatched, jsonWindowMs) ?? _later(dispatched);
-    } catch (error) {
-      call?.done();
-      return unavailable(decoded.request, error);
-    }
-    if (call === undefined) return respond(outcome, decoded.request, isModern(version));
-    if (outcome.kind === "reply") {
-      call.done();
-      return respond(outcome, decoded.request, isModern(version));
-    }
-    const { run } = outcome;
-    const ended = call;
-    const tracked: Outcome = {
-      kind: "stream",
-      run: (send) => run(send).finally(() => ended.done()),
-    };
-    return respond(tracked, decoded.request, isModern(version));
+    if (!tracing.on) return await answer(decoded.request, version, caller, request, context);
+    const span = mcpRequestSpan(decoded.request, version, request.headers);
+    return await tracing.span(
+      span.name,
+      span.options,
+      () => answer(decoded.request, version, caller, request, context),
+    );
   };
+}
+
+/** A JSON-RPC error answered: its code is the span's `error.type` (MCP conventions). */
+function _annotateError(tracing: Tracing, code: number): void {
+  const type = String(code);
+  tracing.annotate({ "error.type": type, "rpc.response.status_code": type }, type);
 }
 
 /** The outcome when it comes within `ms`, else null (it is still on its way). */

@@ -1,5 +1,6 @@
 // What the onboarding part answers on {auth_url} (auth_site.ts maps the paths): the public MCP
 // endpoint, and the connection guide as text and as a page, all from the one guide source.
+import type { Tracing } from "../tracing/tracing.ts";
 import type { EmailLinks } from "../accounts/email_links.ts";
 import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
@@ -24,6 +25,7 @@ export interface OnboardingRoutesDeps {
   readonly log: LogSink;
   readonly emailLinks: EmailLinks;
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly tracing?: Tracing | undefined;
   readonly limiters: Limiters;
   readonly scopes: OnboardingToolDeps["scopes"];
 }
@@ -65,6 +67,7 @@ export async function createOnboardingRoutes(
       `Public onboarding for Vestibule; it grants no business access. Call get_connection_guide for the exact steps to reach the OAuth-protected workspace MCP at ${guide.workspaceMcpUrl}, list_scopes for the scopes, describe_service for what is offered.`,
     log: deps.log,
     metrics: deps.mcpMetrics,
+    tracing: deps.tracing,
   });
   const text = await createStaticAsset(renderGuideText(guide), "text/plain; charset=utf-8");
   const page = await createStaticAsset(renderGuidePage(guide), "text/html; charset=utf-8");

@@ -130,8 +130,13 @@ export function createOtelTracing(config: OtelConfig, deps: OtelDeps): Tracing {
         }
       });
     },
-    annotate(attributes) {
-      current()?.setAttributes(_defined(attributes));
+    annotate(attributes, errorType) {
+      const span = current();
+      span?.setAttributes(_defined(attributes));
+      if (errorType !== undefined) {
+        span?.setAttribute("error.type", errorType);
+        span?.setStatus({ code: SpanStatusCode.ERROR });
+      }
     },
     carrier() {
       const carrier: Record<string, string> = {};

@@ -46,8 +46,11 @@ export interface Tracing {
   readonly on: boolean;
   /** Runs `work` in a new span (child of `options.parent` or of the current one), ended after it. */
   span<T>(name: string, options: SpanOptions, work: (span: ActiveSpan) => Promise<T>): Promise<T>;
-  /** Sets attributes on the current span (the request's, when no part made its own). */
-  annotate(attributes: SpanAttributes): void;
+  /**
+   * Sets attributes on the current span (the request's, when no part made its own); with
+   * `errorType`, also marks it failed.
+   */
+  annotate(attributes: SpanAttributes, errorType?: string): void;
   /** The current span's context to send on (a `traceparent` whose parent is this process's span). */
   carrier(): TraceCarrier | null;
   /** The current span's ids for a log line. */

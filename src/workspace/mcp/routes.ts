@@ -4,6 +4,7 @@
  * from outside (the endpoint's `access`): the bearer checks run before any JSON-RPC is read, and
  * the MCP code only ever sees a verified `WorkspaceAuth`.
  */
+import type { Tracing } from "../../tracing/tracing.ts";
 import * as v from "valibot";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Config } from "../../config/config.ts";
@@ -49,6 +50,7 @@ export interface WorkspaceRoutesDeps {
   readonly now: () => number;
   readonly log: LogSink;
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly tracing?: Tracing | undefined;
   readonly limiters: Limiters;
   readonly scopes: ScopeCatalogue;
   /** The upstream MCP servers' tools (VESTIBULE_UPSTREAMS); none when left out. */
@@ -122,6 +124,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
     metrics: deps.mcpMetrics,
+    tracing: deps.tracing,
     tasks: createGateTasks(deps.services, now),
     elicitations: deps.elicitations,
   });
