@@ -49,6 +49,7 @@ import { createApiSite } from "./sites/api_site.ts";
 import { createAuthSite } from "./sites/auth_site.ts";
 import { createPublicSite } from "./sites/public_site.ts";
 import { openStore } from "./store/open.ts";
+import { withStoreSpans } from "./store/traced_store.ts";
 import { prepareSchema, SchemaError } from "./schema.ts";
 import { type Store, StoreBusyError } from "./store/store.ts";
 import { StartupError } from "./startup_error.ts";
@@ -152,8 +153,12 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       now,
       origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
     });
-    // Measured only with metrics on: otherwise the parts call the store directly.
-    const store = metrics === undefined ? opened : withStoreMetrics(opened, metrics.observeStore);
+    // Measured only with metrics on, traced only with tracing on: otherwise the parts call the
+    // store directly.
+    const measured = metrics === undefined
+      ? opened
+      : withStoreMetrics(opened, metrics.observeStore);
+    const store = tracing.on ? withStoreSpans(measured, config.store, tracing) : measured;
     const services = createProcessServices({
       config,
       store,
@@ -163,6 +168,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       transport,
       rateLimitRefused: metrics?.rateLimitRefused,
       webhook,
+      tracing,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
     // Approved work the business's systems carry out would wait for ever: say so once, here.

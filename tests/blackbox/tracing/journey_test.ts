@@ -95,6 +95,14 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     assert.equal(decided.status, 303, decided.text);
     assert.equal(tiny.lastCall?.name, "pay");
 
+    // The sign-in links' tokens (an approval's link names its gate, which is no secret: the
+    // page asks the owner to sign in).
+    for (const mail of await fx.outbox.read()) {
+      if (mail.link.includes("/approvals/")) continue;
+      const secret = /[^/=]+$/.exec(mail.link)?.[0];
+      assert.ok(secret !== undefined && secret.length >= 16, mail.link);
+      secrets.push(secret);
+    }
     await fx.close(); // exports what is pending
     closed = true;
     const spans = receiver.spans;
@@ -155,6 +163,15 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     );
     assert.notEqual(gate.traceId, AGENT_TRACE, "in the owner's request's trace");
     assert.match(byId.get(gate.parentSpanId)?.name ?? "", /^POST \/approvals\/\*/);
+
+    // The store and mail delivery are child spans too; never a key, a value or an address.
+    const get = find("a store read", (s) => s.name === "store get");
+    assert.equal(get.kind, CLIENT);
+    assert.equal(get.attributes["db.system.name"], "deno_kv");
+    assert.equal(get.attributes["db.operation.name"], "get");
+    assert.ok(spans.some((s) => s.name === "store commit" && byId.has(s.parentSpanId)));
+    const mail = find("a mail delivery", (s) => s.name === "deliver mail");
+    assert.equal(mail.attributes["vestibule.delivery.kind"], "mail");
 
     // No token, code, e-mail address or argument value in any exported byte, either encoding.
     const exported = receiver.raw.map((bytes) => new TextDecoder().decode(bytes)).join("\n");
