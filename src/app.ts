@@ -55,6 +55,7 @@ import { type Store, StoreBusyError } from "./store/store.ts";
 import { StartupError } from "./startup_error.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
 import { seedDemo } from "./workspace/domain/demo.ts";
+import { withAuditExport } from "./workspace/domain/audit_export.ts";
 import { waitingActionsWarning } from "./workspace/domain/gate_handoffs.ts";
 import { createWorkspaceServices } from "./workspace/domain/services.ts";
 
@@ -158,7 +159,9 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     const measured = metrics === undefined
       ? opened
       : withStoreMetrics(opened, metrics.observeStore);
-    const store = tracing.on ? withStoreSpans(measured, config.store, tracing) : measured;
+    const store = tracing.on
+      ? withAuditExport(withStoreSpans(measured, config.store, tracing), tracing)
+      : measured;
     const services = createProcessServices({
       config,
       store,

@@ -173,6 +173,15 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     const mail = find("a mail delivery", (s) => s.name === "deliver mail");
     assert.equal(mail.attributes["vestibule.delivery.kind"], "mail");
 
+    // Audit entries leave as log records, in the trace of the request that wrote them.
+    const audited = receiver.logs.filter((l) => l.eventName === "vestibule.audit");
+    const echoEntry = audited.find((l) => l.attributes["vestibule.audit.action"] === "tiny__echo");
+    assert.ok(echoEntry, `the direct call's entry among ${audited.length}`);
+    assert.equal(echoEntry.traceId, AGENT_TRACE);
+    assert.equal(echoEntry.attributes["vestibule.audit.actor"], "agent");
+    assert.equal(echoEntry.body, "agent tiny__echo", "no summary: it may quote arguments");
+    assert.ok(audited.some((l) => l.attributes["vestibule.audit.action"] === "approve"));
+
     // No token, code, e-mail address or argument value in any exported byte, either encoding.
     const exported = receiver.raw.map((bytes) => new TextDecoder().decode(bytes)).join("\n");
     for (const secret of secrets) {
