@@ -6,6 +6,7 @@ import { startTestServer } from "../support/harness.ts";
 import { until } from "../support/gateway_support.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
 import { startOtlpReceiver } from "../support/otlp_receiver.ts";
+import { nodeBinary, npmStartFlags } from "../support/node_runtime.ts";
 
 const AGENT_TRACE = "0af7651916cd43dd8448eb211c80319c";
 const AGENT_SPAN = "b7ad6b7169203331";
@@ -49,6 +50,52 @@ Deno.test("`deno task start` with VESTIBULE_OTEL=on and OTEL_* alone exports a s
     const line = stdout.split("\n").find((l) => l.includes('"path":"/health"'));
     assert.match(line ?? "", new RegExp(`"trace_id":"${AGENT_TRACE}","span_id":"[0-9a-f]{16}"`));
   }
+});
+
+const node = nodeBinary();
+
+Deno.test({
+  name: "`npm start` on Node.js with VESTIBULE_OTEL=on and OTEL_* alone exports the same spans",
+  ignore: node === null,
+  async fn() {
+    const receiver = startOtlpReceiver();
+    const origins = originsEnv();
+    const env = {
+      NO_COLOR: "1",
+      ...origins,
+      VESTIBULE_DATA: ":memory:",
+      VESTIBULE_OTEL: "on",
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    };
+    const command = new Deno.Command(node!, {
+      args: [...await npmStartFlags(), "main.ts"],
+      cwd: ROOT,
+      env,
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    });
+    const server = await startServerProcess(ROOT.pathname, env, command);
+    try {
+      const response = await fetch(`${origins.VESTIBULE_BASE_URL}/health`, {
+        headers: { traceparent: TRACEPARENT },
+      });
+      await response.body?.cancel();
+      const span = await until(
+        "the request's server span",
+        () => receiver.spans.find((s) => s.name === "GET /health"),
+        15_000,
+      );
+      assert.equal(span.traceId, AGENT_TRACE);
+      assert.equal(span.parentSpanId, AGENT_SPAN);
+    } finally {
+      const { code, stderr } = await server.stop();
+      await receiver.close();
+      assert.equal(code, 0, stderr);
+    }
+  },
 });
 
 Deno.test("tracing exports over http/json too, with the headers file's headers on every export", async () => {
