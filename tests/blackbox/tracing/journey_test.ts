@@ -9,6 +9,7 @@ import { hiddenField } from "../support/accounts_browser.ts";
 import { until, writeUpstreamsFile } from "../support/gateway_support.ts";
 import { oauthFixture, ownerBrowser, registerClient, tokensFor } from "../support/oauth_helpers.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "../support/otlp_receiver.ts";
+import { connect, personBrowser, startPersonUpstream } from "../support/person_upstream_support.ts";
 
 const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const AGENT_SPAN = "00f067aa0ba902b7";
@@ -192,5 +193,67 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     await receiver.close();
     await tiny.close();
     await Deno.remove(file);
+  }
+});
+
+Deno.test("a per-person upstream call is a CLIENT span of the agent's trace, and no token of the person's leaves", async () => {
+  const receiver = startOtlpReceiver();
+  const setup = await startPersonUpstream({
+    env: { VESTIBULE_OTEL: "on", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+  });
+  let closed = false;
+  try {
+    await connect(setup, await personBrowser(setup), "alice");
+    const { token } = await setup.ws.token(["app.access", "upstream.crm"]);
+    const called = await until("a call that reaches the upstream", async () => {
+      const response = await fetch(`${setup.ws.server.apiUrl}/api/mcp`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "Accept": "application/json, text/event-stream",
+          "MCP-Protocol-Version": "2025-06-18",
+          "Authorization": `Bearer ${token}`,
+          "traceparent": `00-${AGENT_TRACE}-${AGENT_SPAN}-01`,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name: "crm__whoami", arguments: {} },
+        }),
+      });
+      const message = await response.json();
+      return message.result?.isError === undefined && message.result;
+    });
+    assert.match(JSON.stringify(called), /alice/);
+    const connections = JSON.stringify(
+      await Array.fromAsync(
+        setup.ws.server.store.list(["ws", setup.ws.businessId, "upstream_connection"]),
+      ),
+    );
+    await setup.close();
+    closed = true;
+    const spans = receiver.spans;
+    const mcp = spans.find((s) => s.name === "tools/call crm__whoami" && s.traceId === AGENT_TRACE);
+    assert.ok(mcp, `the MCP span among ${spans.map((s) => s.name).join(", ")}`);
+    const upstream = spans.find((s) =>
+      s.name === "tools/call whoami" && s.parentSpanId === mcp.spanId
+    );
+    assert.ok(upstream, "the per-person upstream call is the MCP span's CLIENT child");
+    assert.equal(upstream.kind, CLIENT);
+    assert.equal(upstream.attributes["vestibule.upstream.name"], "crm");
+    const exported = receiver.raw.map((bytes) => new TextDecoder().decode(bytes)).join("\n");
+    for (const secret of [token, "owner@example.com", "alice"]) {
+      assert.ok(!exported.includes(secret), `an export carried ${secret.slice(0, 12)}…`);
+    }
+    // Whatever the store holds of the connection (sealed tokens) never leaves either.
+    const sealedValues = connections.match(/"[A-Za-z0-9_-]{40,}"/g) ?? [];
+    assert.ok(sealedValues.length > 0, "the connection's sealed tokens were read");
+    for (const sealed of sealedValues) {
+      assert.ok(!exported.includes(sealed.slice(1, -1)), "a sealed token was exported");
+    }
+  } finally {
+    if (!closed) await setup.close();
+    await receiver.close();
   }
 });
