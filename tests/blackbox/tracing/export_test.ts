@@ -7,6 +7,7 @@ import { until } from "../support/gateway_support.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
 import { startOtlpReceiver } from "../support/otlp_receiver.ts";
 import { nodeBinary, npmStartFlags } from "../support/node_runtime.ts";
+import { modernRequest, rpc } from "../support/mcp_helpers.ts";
 
 const AGENT_TRACE = "0af7651916cd43dd8448eb211c80319c";
 const AGENT_SPAN = "b7ad6b7169203331";
@@ -123,6 +124,48 @@ Deno.test("tracing exports over http/json too, with the headers file's headers o
   assert.equal(span.parentSpanId, "", "no caller's traceparent: a root");
   assert.ok(receiver.headers.every((h) => h.get("x-collector-key") === "k3y-from-file"));
   assert.ok(receiver.headers.every((h) => h.get("x-tenant") === "acme"));
+});
+
+Deno.test("a 2026-07-28 request's _meta traceparent is the parent of its MCP span, and its errors are marked", async () => {
+  const receiver = startOtlpReceiver();
+  const server = await startTestServer({
+    VESTIBULE_OTEL: "on",
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+  });
+  const metaSpan = "53995c3f42cd8ad8";
+  try {
+    const list = modernRequest("tools/list", {}, "list-1");
+    (list.body.params as Record<string, unknown>)["_meta"] = {
+      ...(list.body.params as Record<string, Record<string, unknown>>)["_meta"],
+      traceparent: `00-${AGENT_TRACE}-${metaSpan}-01`,
+    };
+    const listed = await rpc(`${server.authUrl}/mcp`, list.body, list.headers);
+    assert.ok(Array.isArray(listed.result?.tools));
+    const unknown = modernRequest("tools/call", { name: "no_such_tool", arguments: {} }, 2);
+    await (await fetch(`${server.authUrl}/mcp`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        ...unknown.headers,
+      },
+      body: JSON.stringify(unknown.body),
+    })).body?.cancel();
+  } finally {
+    await server.close();
+    await receiver.close();
+  }
+  const list = receiver.spans.find((s) => s.name === "tools/list");
+  assert.ok(list, receiver.spans.map((s) => s.name).join(", "));
+  assert.equal(list.traceId, AGENT_TRACE);
+  assert.equal(list.parentSpanId, metaSpan, "_meta's context is the parent");
+  assert.equal(list.attributes["jsonrpc.request.id"], "list-1");
+  assert.equal(list.attributes["mcp.protocol.version"], "2026-07-28");
+  const failed = receiver.spans.find((s) => s.name === "tools/call no_such_tool");
+  assert.ok(failed, receiver.spans.map((s) => s.name).join(", "));
+  assert.match(String(failed.attributes["error.type"]), /^-32\d{3}$/);
+  assert.equal(failed.attributes["rpc.response.status_code"], failed.attributes["error.type"]);
+  assert.equal(failed.statusCode, 2, "ERROR");
 });
 
 Deno.test("tracing off: no span, no trace ids on log lines", async () => {
