@@ -10,7 +10,7 @@ import {
   storeKind,
 } from "./data_url.ts";
 import { type MailConfig, MailFromSchema, MailSchema, maskMailUrl } from "./mail_url.ts";
-import { OTEL_VARIABLES, type OtelConfig, resolveOtel } from "./otel.ts";
+import { OTEL_VARIABLES, type OtelConfig, resolveOtel, UNREADABLE } from "./otel.ts";
 import { parseRateLimits, type RateLimits } from "./rate_limit_table.ts";
 import { ConfigError, flagName, ORIGIN_SETTINGS, type SettingName, SETTINGS } from "./settings.ts";
 import { likelyTypos, refuseUnknownVariables } from "./typo_hints.ts";
@@ -353,7 +353,14 @@ export function readEnvironment(): Record<string, string | undefined> {
     likelyTypos();
   for (const setting of Object.values(SETTINGS)) env[setting.env] = runtime.env(setting.env);
   for (const name of names) env[name] ??= runtime.env(name);
-  for (const name of OTEL_VARIABLES) env[name] = runtime.env(name);
+  for (const name of OTEL_VARIABLES) {
+    try {
+      env[name] = runtime.env(name);
+    } catch {
+      // Not permitted (an older --allow-env): an error only if tracing is on (otel.ts).
+      env[name] = UNREADABLE;
+    }
+  }
   return env;
 }
 

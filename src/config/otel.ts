@@ -11,6 +11,12 @@ export const OTEL_VARIABLES = [
   "OTEL_RESOURCE_ATTRIBUTES",
 ] as const;
 
+/**
+ * What readEnvironment records for a variable the process may not read (an older
+ * `--allow-env=VESTIBULE_*,PGAPPNAME`): harmless with tracing off, a start-up error with it on.
+ */
+export const UNREADABLE = "\u0000unreadable";
+
 export const OTLP_PROTOCOLS = ["http/protobuf", "http/json"] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
@@ -41,6 +47,13 @@ export function resolveOtel(
       throw new ConfigError("VESTIBULE_OTEL_HEADERS_FILE needs VESTIBULE_OTEL=on");
     }
     return null;
+  }
+  const unreadable = OTEL_VARIABLES.find((name) => env[name] === UNREADABLE);
+  if (unreadable !== undefined) {
+    throw new ConfigError(
+      `${unreadable} cannot be read: the process may not read OTEL_* variables ` +
+        "(give --allow-env=VESTIBULE_*,PGAPPNAME,OTEL_* as deno task start does)",
+    );
   }
   const endpoint = (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "").trim() || DEFAULT_ENDPOINT;
   if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {

@@ -4,7 +4,14 @@
 import assert from "node:assert/strict";
 import { startTestServer } from "../support/harness.ts";
 import { until } from "../support/gateway_support.ts";
-import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
+import {
+  mainCommand,
+  originsEnv,
+  ROOT,
+  startServerProcess,
+  startTaskFlags,
+  startup,
+} from "../support/main_process.ts";
 import { startOtlpReceiver } from "../support/otlp_receiver.ts";
 import { nodeBinary, npmStartFlags } from "../support/node_runtime.ts";
 import { modernRequest, rpc } from "../support/mcp_helpers.ts";
@@ -233,4 +240,25 @@ Deno.test("a collector that refuses connections or never answers: requests are a
     });
   }
   silent.close();
+});
+
+Deno.test("started with an older --allow-env that does not let OTEL_* be read: fine with tracing off, one line with it on", async () => {
+  const flags = (await startTaskFlags()).map((flag) =>
+    flag.startsWith("--allow-env=") ? "--allow-env=VESTIBULE_*,PGAPPNAME" : flag
+  );
+  const env = { ...originsEnv(), VESTIBULE_DATA: ":memory:" };
+  const server = await startServerProcess(
+    ROOT.pathname,
+    env,
+    mainCommand(flags, env, { cwd: ROOT }),
+  );
+  const { code } = await server.stop();
+  assert.equal(code, 0);
+  const on = await startup(
+    mainCommand(flags, { ...originsEnv(), VESTIBULE_DATA: ":memory:", VESTIBULE_OTEL: "on" }, {
+      cwd: ROOT,
+    }),
+  );
+  assert.equal(on.code, 2);
+  assert.match(on.stderr, /OTEL_EXPORTER_OTLP_ENDPOINT cannot be read: the process may not read/);
 });
