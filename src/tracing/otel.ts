@@ -100,7 +100,11 @@ export function createOtelTracing(config: OtelConfig, deps: OtelDeps): Tracing {
   return {
     on: true,
     span(name, options, work) {
-      const parent = options.parent?.traceparent ? extract(options.parent) : contexts.active();
+      // A remote parent continues the caller's trace; a malformed one is ignored, not a new root.
+      const remote = options.parent?.traceparent ? extract(options.parent) : undefined;
+      const parent = remote !== undefined && trace.getSpanContext(remote) !== undefined
+        ? remote
+        : contexts.active();
       const links: Link[] = [];
       for (const carrier of options.links ?? []) {
         const linked = trace.getSpanContext(extract(carrier));

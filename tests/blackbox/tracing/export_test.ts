@@ -148,6 +148,13 @@ Deno.test("a 2026-07-28 request's _meta traceparent is the parent of its MCP spa
     };
     const listed = await rpc(`${server.authUrl}/mcp`, list.body, list.headers);
     assert.ok(Array.isArray(listed.result?.tools));
+    // A malformed one is ignored: that request's MCP span stays the child of its HTTP span.
+    const odd = modernRequest("tools/list", {}, "list-2");
+    (odd.body.params as Record<string, unknown>)["_meta"] = {
+      ...(odd.body.params as Record<string, Record<string, unknown>>)["_meta"],
+      traceparent: "00-not-a-trace-01",
+    };
+    await rpc(`${server.authUrl}/mcp`, odd.body, odd.headers);
     const unknown = modernRequest("tools/call", { name: "no_such_tool", arguments: {} }, 2);
     await (await fetch(`${server.authUrl}/mcp`, {
       method: "POST",
@@ -162,11 +169,17 @@ Deno.test("a 2026-07-28 request's _meta traceparent is the parent of its MCP spa
     await server.close();
     await receiver.close();
   }
-  const list = receiver.spans.find((s) => s.name === "tools/list");
+  const list = receiver.spans.find((s) => s.attributes["jsonrpc.request.id"] === "list-1");
   assert.ok(list, receiver.spans.map((s) => s.name).join(", "));
   assert.equal(list.traceId, AGENT_TRACE);
   assert.equal(list.parentSpanId, metaSpan, "_meta's context is the parent");
-  assert.equal(list.attributes["jsonrpc.request.id"], "list-1");
+  assert.equal(list.name, "tools/list");
+  const odd = receiver.spans.find((s) => s.attributes["jsonrpc.request.id"] === "list-2");
+  assert.equal(
+    receiver.spans.find((s) => s.spanId === odd?.parentSpanId)?.name,
+    "POST /mcp",
+    "a malformed _meta traceparent leaves the HTTP span the parent",
+  );
   assert.equal(list.attributes["mcp.protocol.version"], "2026-07-28");
   const failed = receiver.spans.find((s) => s.name === "tools/call no_such_tool");
   assert.ok(failed, receiver.spans.map((s) => s.name).join(", "));
