@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { hiddenField } from "../support/accounts_browser.ts";
 import { until, writeUpstreamsFile } from "../support/gateway_support.ts";
+import { startTestReceiver } from "../support/webhook_receiver.ts";
 import { oauthFixture, ownerBrowser, registerClient, tokensFor } from "../support/oauth_helpers.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "../support/otlp_receiver.ts";
 import { connect, personBrowser, startPersonUpstream } from "../support/person_upstream_support.ts";
@@ -38,13 +39,20 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
   const file = await writeUpstreamsFile([
     { name: "tiny", title: "Tiny", url: tiny.url, gated: ["pay"] },
   ]);
+  const events = await startTestReceiver();
   const fx = await oauthFixture({
+    ...events.env,
     VESTIBULE_OTEL: "on",
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     VESTIBULE_UPSTREAMS: file,
     VESTIBULE_MCP_PAGE_SIZE: "200",
   });
-  const secrets: string[] = ["owner@example.com", "argument-value-3141", "invoice-2718"];
+  const secrets: string[] = [
+    "owner@example.com",
+    "argument-value-3141",
+    "invoice-2718",
+    events.secret,
+  ];
   let closed = false;
   try {
     const owner = await ownerBrowser(fx, "owner@example.com");
@@ -95,6 +103,10 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     });
     assert.equal(decided.status, 303, decided.text);
     assert.equal(tiny.lastCall?.name, "pay");
+    await until(
+      "the approved call's event",
+      () => events.accepted.some((e: any) => e.type === "upstream.call_completed"),
+    );
 
     // The sign-in links' tokens (an approval's link names its gate, which is no secret: the
     // page asks the owner to sign in).
@@ -173,6 +185,8 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     assert.ok(spans.some((s) => s.name === "store commit" && byId.has(s.parentSpanId)));
     const mail = find("a mail delivery", (s) => s.name === "deliver mail");
     assert.equal(mail.attributes["vestibule.delivery.kind"], "mail");
+    const event = find("an event delivery", (s) => s.name === "deliver webhook");
+    assert.equal(event.kind, CLIENT);
 
     // Audit entries leave as log records, in the trace of the request that wrote them.
     const audited = receiver.logs.filter((l) => l.eventName === "vestibule.audit");
@@ -192,6 +206,7 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     if (!closed) await fx.close();
     await receiver.close();
     await tiny.close();
+    await events.close();
     await Deno.remove(file);
   }
 });
