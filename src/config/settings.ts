@@ -42,6 +42,8 @@ export const SETTINGS = {
   readTimeoutMs: { env: "VESTIBULE_READ_TIMEOUT", default: "10" },
   idleTimeoutMs: { env: "VESTIBULE_IDLE_TIMEOUT", default: "5" },
   shutdownGraceMs: { env: "VESTIBULE_SHUTDOWN_GRACE", default: "10" },
+  otel: { env: "VESTIBULE_OTEL", default: "off" },
+  otelHeadersFile: { env: "VESTIBULE_OTEL_HEADERS_FILE", default: "" },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -272,12 +272,11 @@ export function createHttpChannel(
         method: call.method,
         params: call.params,
       });
-      const response = await post(
-        body,
-        headersFor(call.method, call.params["name"], call.version),
-        call.signal,
-        IDEMPOTENT_METHODS.has(call.method),
-      );
+      const headers = headersFor(call.method, call.params["name"], call.version);
+      // W3C Trace Context: the upstream's span is a child of our client span.
+      if (call.trace?.traceparent) headers.set("traceparent", call.trace.traceparent);
+      if (call.trace?.tracestate) headers.set("tracestate", call.trace.tracestate);
+      const response = await post(body, headers, call.signal, IDEMPOTENT_METHODS.has(call.method));
       if (call.method === "initialize") sessionId = response.headers.get("Mcp-Session-Id");
       const type = response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
       if (response.status === 401) {

@@ -11,6 +11,7 @@
  * A direct call the agent made as a task, of a tool its upstream may run as one, is relayed as
  * the upstream's task (relayed_tasks.ts).
  */
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 import { BoundedMap } from "../bounded_map.ts";
 import { logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
@@ -59,12 +60,15 @@ export interface UpstreamToolsDeps {
   readonly scopes: Pick<ScopeCatalogue, "ownerOnly">;
   readonly log: LogSink;
   readonly now: () => number;
+  /** A gated call's request keeps its trace context, for the approved call's link. */
+  readonly tracing?: Tracing | undefined;
 }
 
 export function createUpstreamTools(
   deps: UpstreamToolsDeps,
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
+  const tracing = deps.tracing ?? NO_TRACING;
   const views = createUpstreamViews({ services, log, now });
 
   // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
@@ -130,6 +134,7 @@ export function createUpstreamTools(
       return {
         ...base,
         async forward(args, { auth }) {
+          const trace = tracing.carrier();
           const action: Extract<GateAction, { type: "call_upstream" }> = {
             type: "call_upstream",
             upstream: upstream.name,
@@ -139,6 +144,7 @@ export function createUpstreamTools(
             expiresAt: now() + GATED_CALL_LIFETIME_MS,
             // The pinned definition served (not held): only under it is the call made.
             definitionSha256: entry.hash,
+            ...(trace?.traceparent === undefined ? {} : { trace: trace.traceparent }),
           };
           const requested = await services.gates.request({
             businessId: auth.businessId,

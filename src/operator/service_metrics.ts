@@ -3,7 +3,7 @@
  * readiness). Counters move on the request path; gauges are read from the store when scraped.
  */
 import type { GatewayMetrics } from "../gateway/upstream_set.ts";
-import type { McpMetrics } from "../mcp/endpoint.ts";
+import type { McpMetrics } from "../mcp/transport.ts";
 import { TASK_METRIC_STATES } from "../mcp/tasks.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { RATE_LIMIT_NAMES, type RateLimitName } from "../config/rate_limit_table.ts";

@@ -5,7 +5,7 @@ import type { Handler } from "../http/handler.ts";
 import type { Limiters } from "../http/rate_limits.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createRouter, plainNotFound } from "../http/router.ts";
-import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
+import { type McpMetrics, mcpRoute } from "../mcp/transport.ts";
 import { withMcpNearMiss } from "../mcp/near_miss.ts";
 import { mcpServers } from "../mcp/servers.ts";
 import { discoveryRoute, serverCardHandler } from "../content/server_cards.ts";

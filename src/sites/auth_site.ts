@@ -13,7 +13,7 @@ import type { Limiters } from "../http/rate_limits.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createRouter, type RouterOptions, type RouteTable } from "../http/router.ts";
 import type { StaticAsset } from "../http/static_asset.ts";
-import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
+import { type McpMetrics, mcpRoute } from "../mcp/transport.ts";
 import { getGrant, listGrantsOfAccount } from "../oauth/grants.ts";
 import { OAUTH_PATHS } from "../oauth/issuer.ts";
 import { withOAuthOutage } from "../oauth/oauth_error.ts";
