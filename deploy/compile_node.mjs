@@ -61,25 +61,33 @@ const installed = Object.keys(lock.packages).filter((path) =>
 for (const name of installed) {
   for (const path of files(name)) assets[path] = join(root, path);
 }
-// Every bare specifier the code imports ("jose", "jose/errors"), resolved here as Node would.
-const packages = {};
-for (const path of Object.keys(assets).filter((path) => /\.([cm]?js|ts)$/.test(path))) {
+// Every bare specifier the code imports ("jose", "jose/errors"), resolved here as Node would,
+// and the optional dependencies: the tracing packages, imported by a name held in a variable
+// (src/tracing/packages.ts), so no text names them as an import.
+const optional = Object.keys(
+  JSON.parse(readFileSync(join(root, "package.json"), "utf8")).optionalDependencies ?? {},
+).map((name) => ["main.ts", name]);
+/** The bare specifiers `path`'s text imports, as [path, specifier]. */
+function imported(path) {
   const text = readFileSync(join(root, path), "utf8");
-  for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*"([^".\/][^"]*)"/g)) {
-    // A package's own subpath import ("#platform") means a file of that package: keyed by it.
-    const key = specifier.startsWith("#") ? `${packageDir(path)}${specifier}` : specifier;
-    if (specifier.startsWith("node:") || Object.hasOwn(packages, key)) continue;
-    if (specifier.startsWith("#")) {
-      const target = subpathImport(packageDir(path), specifier);
-      if (target !== null) packages[key] = target;
-      continue;
-    }
-    try {
-      const url = import.meta.resolve(specifier, pathToFileURL(join(root, path)).href);
-      if (url.startsWith("file:")) packages[key] = relative(root, fileURLToPath(url));
-    } catch {
-      // A word in a comment or a string that only looks like an import.
-    }
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*"([^".\/][^"]*)"/g)].map(([, s]) => [path, s]);
+}
+const packages = {};
+const sources = Object.keys(assets).filter((path) => /\.([cm]?js|ts)$/.test(path));
+for (const [path, specifier] of [...optional, ...sources.flatMap(imported)]) {
+  // A package's own subpath import ("#platform") means a file of that package: keyed by it.
+  const key = specifier.startsWith("#") ? `${packageDir(path)}${specifier}` : specifier;
+  if (specifier.startsWith("node:") || Object.hasOwn(packages, key)) continue;
+  if (specifier.startsWith("#")) {
+    const target = subpathImport(packageDir(path), specifier);
+    if (target !== null) packages[key] = target;
+    continue;
+  }
+  try {
+    const url = import.meta.resolve(specifier, pathToFileURL(join(root, path)).href);
+    if (url.startsWith("file:")) packages[key] = relative(root, fileURLToPath(url));
+  } catch {
+    // A word in a comment or a string that only looks like an import.
   }
 }
 writeFileSync(join(build, "sea-packages.json"), JSON.stringify(packages));

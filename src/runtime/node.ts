@@ -115,6 +115,8 @@ export const nodeRuntime: Runtime = {
     throw new Error("Node.js serves every connection through the connection pool");
   },
   dropVanishedSocketErrors: () => () => {},
+  // node_modules (package.json optionalDependencies); the single executable maps the name.
+  importPackage: (name) => import(name),
   openKv: null,
 };
 

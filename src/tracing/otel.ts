@@ -8,32 +8,70 @@
  * Spans and audit records leave in batches, off the request's path; an export that fails or
  * hangs loses that batch, never delays an answer, and says so in one log line.
  */
-import {
-  type Context,
-  type Link,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind as OtelSpanKind,
-  SpanStatusCode,
-  trace,
-} from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, type SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
-import {
-  BatchLogRecordProcessor,
-  LoggerProvider,
-  type LogRecordExporter,
-} from "@opentelemetry/sdk-logs";
-import { OTLPTraceExporter as ProtobufTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
-import { OTLPTraceExporter as JsonTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { OTLPLogExporter as ProtobufLogExporter } from "@opentelemetry/exporter-logs-otlp-proto";
-import { OTLPLogExporter as JsonLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
+// Types only, erased before the code runs: the values come through loadPackage, which Deno
+// cannot follow before run time (src/tracing/packages.ts says why). Same versions as that table.
+import type * as Api from "npm:@opentelemetry/api@1.10.0";
+import type * as Hooks from "npm:@opentelemetry/context-async-hooks@3.1.0";
+import type * as Core from "npm:@opentelemetry/core@3.1.0";
+import type * as Resources from "npm:@opentelemetry/resources@3.1.0";
+import type * as SdkTrace from "npm:@opentelemetry/sdk-trace@3.1.0";
+import type * as SdkLogs from "npm:@opentelemetry/sdk-logs@3.1.0";
+import type * as TraceProto from "npm:@opentelemetry/exporter-trace-otlp-proto@0.301.0";
+import type * as TraceJson from "npm:@opentelemetry/exporter-trace-otlp-http@0.301.0";
+import type * as LogsProto from "npm:@opentelemetry/exporter-logs-otlp-proto@0.301.0";
+import type * as LogsJson from "npm:@opentelemetry/exporter-logs-otlp-http@0.301.0";
+import { runtime } from "../runtime/current.ts";
+import { OTEL_PACKAGES, type OtelPackage } from "./packages.ts";
 import type { OtelConfig } from "../config/otel.ts";
 import type { SpanAttributes, SpanKind, TraceCarrier, Tracing } from "./tracing.ts";
 
-const KINDS: Record<SpanKind, OtelSpanKind> = {
+interface Modules {
+  "@opentelemetry/api": typeof Api;
+  "@opentelemetry/context-async-hooks": typeof Hooks;
+  "@opentelemetry/core": typeof Core;
+  "@opentelemetry/resources": typeof Resources;
+  "@opentelemetry/sdk-trace": typeof SdkTrace;
+  "@opentelemetry/sdk-logs": typeof SdkLogs;
+  "@opentelemetry/exporter-trace-otlp-proto": typeof TraceProto;
+  "@opentelemetry/exporter-trace-otlp-http": typeof TraceJson;
+  "@opentelemetry/exporter-logs-otlp-proto": typeof LogsProto;
+  "@opentelemetry/exporter-logs-otlp-http": typeof LogsJson;
+}
+
+function loadPackage<N extends OtelPackage>(name: N): Promise<Modules[N]> {
+  return runtime.importPackage(name, OTEL_PACKAGES[name]) as Promise<Modules[N]>;
+}
+
+const [api, hooks, core, resources, sdkTrace, sdkLogs, traceProto, traceJson, logsProto, logsJson] =
+  await Promise.all([
+    loadPackage("@opentelemetry/api"),
+    loadPackage("@opentelemetry/context-async-hooks"),
+    loadPackage("@opentelemetry/core"),
+    loadPackage("@opentelemetry/resources"),
+    loadPackage("@opentelemetry/sdk-trace"),
+    loadPackage("@opentelemetry/sdk-logs"),
+    loadPackage("@opentelemetry/exporter-trace-otlp-proto"),
+    loadPackage("@opentelemetry/exporter-trace-otlp-http"),
+    loadPackage("@opentelemetry/exporter-logs-otlp-proto"),
+    loadPackage("@opentelemetry/exporter-logs-otlp-http"),
+  ]);
+const { ROOT_CONTEXT, SpanKind: OtelSpanKind, SpanStatusCode, trace } = api;
+const { AsyncLocalStorageContextManager } = hooks;
+const { ExportResultCode, W3CTraceContextPropagator } = core;
+const { resourceFromAttributes } = resources;
+const { BatchSpanProcessor, TracerProvider } = sdkTrace;
+const { BatchLogRecordProcessor, LoggerProvider } = sdkLogs;
+const { OTLPTraceExporter: ProtobufTraceExporter } = traceProto;
+const { OTLPTraceExporter: JsonTraceExporter } = traceJson;
+const { OTLPLogExporter: ProtobufLogExporter } = logsProto;
+const { OTLPLogExporter: JsonLogExporter } = logsJson;
+type Context = Api.Context;
+type Link = Api.Link;
+type Span = Api.Span;
+type SpanExporter = SdkTrace.SpanExporter;
+type LogRecordExporter = SdkLogs.LogRecordExporter;
+
+const KINDS: Record<SpanKind, Api.SpanKind> = {
   server: OtelSpanKind.SERVER,
   client: OtelSpanKind.CLIENT,
   internal: OtelSpanKind.INTERNAL,
@@ -199,7 +237,7 @@ function _reportingFailures<T extends SpanExporter | LogRecordExporter>(
   let failing = false;
   const original = exporter.export.bind(exporter) as (
     items: never[],
-    done: (result: { code: ExportResultCode; error?: Error }) => void,
+    done: (result: { code: Core.ExportResultCode; error?: Error }) => void,
   ) => void;
   (exporter as { export: typeof original }).export = (items, done) =>
     original(items, (result) => {

@@ -48,19 +48,35 @@ export function mainCommand(
   options: MainOptions = {},
 ): Deno.Command {
   const entry = options.entry ?? "main.ts";
-  const deno = [Deno.execPath(), "run", ...flags, entry, ...options.args ?? []];
+  const cwd = options.cwd ?? ROOT;
+  const lock = env.VESTIBULE_OTEL === "on" ? [_scratchLock(cwd)] : [];
+  const deno = [Deno.execPath(), "run", ...lock, ...flags, entry, ...options.args ?? []];
   const [command, ...args] = options.umask === undefined
     ? deno
     : ["/bin/sh", "-c", `umask ${options.umask} && exec "$@"`, "sh", ...deno];
   return new Deno.Command(command!, {
     args,
-    cwd: options.cwd ?? ROOT,
+    cwd,
     env: { NO_COLOR: "1", ...env },
     clearEnv: true,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   });
+}
+
+/**
+ * `--lock=` a copy of the project's deno.lock: Deno records the OpenTelemetry packages in the lock
+ * the first time tracing loads them (docs/operating.md), and the checkout's deno.lock must keep
+ * naming the runtime packages only (tests/runtime_dependencies_test.ts).
+ */
+function _scratchLock(project: string | URL): string {
+  const path = Deno.makeTempFileSync({ prefix: "vestibule-deno-", suffix: ".lock" });
+  Deno.copyFileSync(
+    new URL("deno.lock", new URL(`${project}`.replace(/\/?$/, "/"), "file:")),
+    path,
+  );
+  return `--lock=${path}`;
 }
 
 /** A copy of what `deno task start` needs (no data/), in a new temporary directory. */
