@@ -7,33 +7,19 @@ import { resolveConfig } from "../../src/config/config.ts";
 import { openTracing } from "../../src/tracing/open.ts";
 import { upstreamConfig } from "../../testkit/upstreams.ts";
 import { startOtlpReceiver } from "../blackbox/support/otlp_receiver.ts";
+import { stdioChildScript } from "../../testkit/stdio_child.ts";
 
 /** A 2026-07-28 stdio server in a few lines: discover, tools, and an echo of `_meta`. */
-const MODERN_CHILD = `
-const encoder = new TextEncoder();
-const write = (message) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(message) + "\\n"));
-let buffer = "";
-for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\\n")) !== -1) {
-    const message = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    const reply = (result) => write({ jsonrpc: "2.0", id: message.id, result });
-    if (message.id === undefined) continue;
-    if (message.method === "server/discover") {
-      reply({ supportedVersions: ["2026-07-28"], capabilities: { tools: {} },
-        serverInfo: { name: "s", version: "0" } });
-    } else if (message.method === "tools/list") {
-      reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
-    } else if (message.method === "tools/call") {
-      reply({ content: [{ type: "text", text: String(message.params._meta?.traceparent) }] });
-    } else {
-      write({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } });
-    }
-  }
+const MODERN_CHILD = stdioChildScript(`
+if (message.method === "server/discover") {
+  reply({ supportedVersions: ["2026-07-28"], capabilities: { tools: {} },
+    serverInfo: { name: "s", version: "0" } });
+} else if (message.method === "tools/list") {
+  reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+} else if (message.method === "tools/call") {
+  reply({ content: [{ type: "text", text: String(message.params._meta?.traceparent) }] });
 }
-`;
+`);
 
 Deno.test("a 2026-07-28 stdio upstream gets the client span's traceparent in _meta", async () => {
   const receiver = startOtlpReceiver();
