@@ -267,15 +267,17 @@ function _serveOnConnection(): ServeOnConnection {
 }
 
 async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: ServerResponse) {
-  const completed = new Promise<void>((resolve) => outgoing.once("close", () => resolve()));
-  let response: Response;
-  try {
-    // As Deno with `no-legacy-abort`: the request's signal fires when the connection is closed
-    // (the client went away, or the pool closed it) before the answer was sent, never after.
-    const gone = new AbortController();
+  // As Deno with `no-legacy-abort`: the request's signal fires when the connection is closed
+  // (the client went away, or the pool closed it) before the answer was sent, never after.
+  const gone = new AbortController();
+  const completed = new Promise<void>((resolve) =>
     outgoing.once("close", () => {
       if (!outgoing.writableFinished) gone.abort();
-    });
+      resolve();
+    })
+  );
+  let response: Response;
+  try {
     const signal = AbortSignal.any([entry.signal, gone.signal]);
     response = await entry.handler(_request(incoming, signal), { completed });
   } catch (error) {
@@ -285,19 +287,41 @@ async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: Ser
     await response.body?.cancel().catch(() => {});
     return;
   }
-  const headers: [string, string][] = [];
+  // Names and values in one flat list, as writeHead takes them.
+  const headers: string[] = [];
   for (const [name, value] of response.headers) {
-    if (name !== "set-cookie") headers.push([name, value]);
+    if (name !== "set-cookie") headers.push(name, value);
   }
-  for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
+  for (const cookie of response.headers.getSetCookie()) headers.push("set-cookie", cookie);
   // An empty reason phrase lets node:http give the standard one, as Deno does.
-  outgoing.writeHead(response.status, response.statusText || undefined, headers.flat());
+  outgoing.writeHead(response.status, response.statusText || undefined, headers);
   if (response.body === null || incoming.method === "HEAD") {
     outgoing.end();
     return;
   }
+  await _writeBody(response.body.getReader(), outgoing);
+}
+
+/**
+ * Writes a body, holding each chunk until the stream says whether another follows: a body that
+ * is already complete (built from bytes) ends before the next turn of the event loop, so its
+ * last chunk goes out with the end of the answer in one socket write, not two. A live stream
+ * (events as they come) waits at most that one turn per chunk.
+ */
+async function _writeBody(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  outgoing: ServerResponse,
+): Promise<void> {
   try {
-    for await (const chunk of response.body) {
+    let result = await reader.read();
+    while (!result.done) {
+      const chunk = result.value;
+      const next = reader.read();
+      const settled = await Promise.race([next, _nextTurn()]);
+      if (settled?.done) {
+        outgoing.end(chunk);
+        return;
+      }
       // Waits for the socket to drain, so a slow reader holds back a streamed answer.
       if (!outgoing.write(chunk)) {
         await new Promise((resolve) => {
@@ -305,12 +329,28 @@ async function _answer(entry: _Serving, incoming: IncomingMessage, outgoing: Ser
           outgoing.once("close", resolve);
         });
       }
-      if (outgoing.destroyed) break;
+      if (outgoing.destroyed) {
+        await reader.cancel().catch(() => {});
+        return;
+      }
+      result = await next;
     }
     outgoing.end();
   } catch {
     outgoing.destroy();
   }
+}
+
+let _turn: Promise<undefined> | null = null;
+
+/** Settles on the next turn of the event loop; one timer shared by every answer of this turn. */
+function _nextTurn(): Promise<undefined> {
+  return _turn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      _turn = null;
+      resolve(undefined);
+    })
+  );
 }
 
 function _request(incoming: IncomingMessage, signal: AbortSignal): Request {
