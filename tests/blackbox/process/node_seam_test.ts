@@ -29,7 +29,8 @@ async function ask(port: number, path: string): Promise<Deno.Conn> {
 }
 
 Deno.test({
-  name: "on Node.js a streamed answer's events arrive as they come, a complete body in full",
+  name:
+    "on Node.js a streamed answer's events arrive as they come, a complete body in full, and a request's signal fires when its client leaves",
   ignore: node === null,
   async fn() {
     const server = new Deno.Command(node!, {
@@ -61,6 +62,12 @@ Deno.test({
       next.close();
       assert.equal(await readUntil(stream, "0\r\n\r\n"), "8\r\nevent 1\n\r\n0\r\n\r\n");
       stream.close();
+      // A request's signal fires when its client goes away before the answer.
+      const waiting = await ask(port, "/wait");
+      const aborted = await ask(port, "/aborted");
+      waiting.close();
+      await readUntil(aborted, "aborted\r\n0\r\n\r\n");
+      aborted.close();
       lines.releaseLock();
     } finally {
       server.kill();
