@@ -6,22 +6,52 @@
 import { createAccounts } from "../src/accounts/accounts.ts";
 import { resolveConfig } from "../src/config/config.ts";
 import { prepareSchema } from "../src/schema.ts";
-import { openKvStore } from "../src/store/kv_store.ts";
+import { openStore } from "../src/store/open.ts";
 import { issueGrant } from "../testkit/issue_grant.ts";
+import { UNLIMITED } from "../src/http/rate_limiter.ts";
+import { createMetadataDocuments } from "../src/oauth/cimd.ts";
+import { createClients } from "../src/oauth/clients.ts";
+import { issuerOf } from "../src/oauth/issuer.ts";
+import { SPEC_SCOPES } from "../src/oauth/scopes.ts";
+import type { BenchRuntime } from "./main.ts";
+import { driveForms } from "./load.ts";
+import type { ServerProcess } from "./processes.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
-/** `deno task start` as deno.json says, with this Deno. */
-export async function startTaskCommand(): Promise<string[]> {
+/**
+ * `deno task start` as deno.json says, with this Deno; or on Node.js `npm start` as
+ * package.json says, with the `node` of TEST_NODE_BINARY (as the tests) or the one on PATH.
+ */
+export async function startTaskCommand(runtime: BenchRuntime = "deno"): Promise<string[]> {
+  if (runtime === "node") {
+    const pkg = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
+    const [node, ...rest] = (pkg.scripts.start as string).split(/\s+/);
+    if (node !== "node") throw new Error(`npm start does not run node: ${pkg.scripts.start}`);
+    return [nodeBinary(), ...rest];
+  }
   const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
   const [deno, ...rest] = (config.tasks.start as string).split(/\s+/);
   if (deno !== "deno") throw new Error(`the start task does not run deno: ${config.tasks.start}`);
   return [Deno.execPath(), ...rest];
 }
 
+export function nodeBinary(): string {
+  return Deno.env.get("TEST_NODE_BINARY") ?? "node";
+}
+
+/**
+ * A new store file inside data/ (the one folder the start task may write), of the runtime's
+ * default embedded store: Deno KV on Deno, SQLite on Node.js.
+ */
+export function benchDataPath(runtime: BenchRuntime): string {
+  return `data/bench-${crypto.randomUUID()}.${runtime === "node" ? "sqlite" : "kv"}`;
+}
+
 /**
  * Creates the store file `env.VESTIBULE_DATA` (a path inside data/, the one folder the start
- * task may write) with an account, a business and a grant of `scopes`; its access token.
+ * task may write; Deno KV or SQLite by its name) with an account, a business and a grant of
+ * `scopes`; its access token.
  */
 export async function seedStore(
   env: Readonly<Record<string, string>>,
@@ -29,7 +59,10 @@ export async function seedStore(
 ): Promise<string> {
   const config = resolveConfig(env);
   await Deno.mkdir(new URL("data/", ROOT), { recursive: true });
-  const store = await openKvStore(new URL(env.VESTIBULE_DATA!, ROOT).pathname);
+  const store = await openStore({
+    ...config,
+    dataPath: new URL(env.VESTIBULE_DATA!, ROOT).pathname,
+  });
   try {
     await prepareSchema(store, Date.now);
     const { account, business } = await createAccounts(store, Date.now)
@@ -41,6 +74,65 @@ export async function seedStore(
       scopes,
     });
     return tokens.access_token;
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * A registered public client and `count` refresh tokens of it in the store file
+ * `env.VESTIBULE_DATA`, each of its own member account (a grant is one per account, business and
+ * client, so concurrent refreshes do not replace each other's grant): each chain rotates.
+ */
+export async function seedRefreshChains(
+  env: Readonly<Record<string, string>>,
+  count: number,
+): Promise<{ readonly clientId: string; readonly refreshTokens: string[] }> {
+  const config = resolveConfig(env);
+  const store = await openStore({
+    ...config,
+    dataPath: new URL(env.VESTIBULE_DATA!, ROOT).pathname,
+  });
+  try {
+    const accounts = createAccounts(store, Date.now);
+    const { business } = await accounts.createAccountWithBusiness("chains@example.com", "Chains");
+    const clients = createClients({
+      store,
+      now: Date.now,
+      documents: createMetadataDocuments({
+        config,
+        now: Date.now,
+        budget: UNLIMITED,
+        scopes: SPEC_SCOPES,
+      }),
+      issuer: issuerOf(config),
+    });
+    const { client } = await clients.register({
+      clientName: "Bench client",
+      redirectUris: ["http://127.0.0.1/cb"],
+      grantTypes: ["authorization_code", "refresh_token"],
+      tokenEndpointAuthMethod: "none",
+      scope: null,
+      applicationType: "native",
+    });
+    await clients.markUsed(client);
+    const refreshTokens: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const { accountId } = await accounts.addMember(
+        business.id,
+        `chain-${i}@example.com`,
+        "member",
+      );
+      const { tokens } = await issueGrant({ config, store, now: Date.now }, {
+        accountId,
+        businessId: business.id,
+        clientId: client.clientId,
+        scopes: ["app.access"],
+        refresh: true,
+      });
+      refreshTokens.push(tokens.refresh_token!);
+    }
+    return { clientId: client.clientId, refreshTokens };
   } finally {
     store.close();
   }
@@ -66,4 +158,36 @@ export async function loadAverage(): Promise<string> {
   } catch {
     return "unknown";
   }
+}
+
+/**
+ * Refreshes with rotation at the token endpoint, each connection its own chain; with
+ * Vestibule's CPU time per refresh. The client is fetch in this bench's own process.
+ */
+export async function measureRefreshes(
+  server: ServerProcess,
+  authOrigin: string,
+  chains: { readonly clientId: string; readonly refreshTokens: readonly string[] },
+  seconds: number,
+  connections: number,
+) {
+  const tokens = [...chains.refreshTokens];
+  let next = 0;
+  const cpuBefore = await server.cpuSeconds();
+  const measured = await driveForms(
+    seconds,
+    connections,
+    (answer, lane) => {
+      if (answer?.refresh_token) tokens[lane] = String(answer.refresh_token);
+      return new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: tokens[lane]!,
+        client_id: chains.clientId,
+      });
+    },
+    `${authOrigin}/api/auth/oauth2/token`,
+    () => next++,
+  );
+  const cpu = await server.cpuSeconds() - cpuBefore;
+  return { ...measured, cpuMicros: (cpu / (measured.perSecond * seconds)) * 1e6 };
 }

@@ -16,16 +16,31 @@
  * handler that checks the headers and parses the body); workspace tools/list with a valid
  * token >= 0.8x onboarding; peak RSS <= 1.5x bare. Idle RSS and start to first 200 are stated.
  */
-import { loadAverage, logLines, removeStore, seedStore, startTaskCommand } from "./as_run.ts";
+import {
+  benchDataPath,
+  loadAverage,
+  logLines,
+  measureRefreshes,
+  nodeBinary,
+  removeStore,
+  seedRefreshChains,
+  seedStore,
+  startTaskCommand,
+} from "./as_run.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./table.ts";
+import {
+  type Answer,
+  type Exchange,
+  expectSameBytes,
+  payloadOf,
+  rawExchange,
+} from "./raw_exchange.ts";
 import { type LoadResult, runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
 const ROUNDS = 3;
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
-/** Header values that differ on every answer by design. */
-const VARYING = new Set(["date", "x-request-id"]);
 /** Set by the HTTP engine from the body, on both servers. */
 const FRAMING = new Set(["date", "content-length", "connection", "transfer-encoding"]);
 
@@ -117,7 +132,7 @@ interface Run extends LoadResult {
 
 export default {
   name: "as-run",
-  async run({ seconds, connections, requestLog }) {
+  async run({ seconds, connections, requestLog, runtime }) {
     if (!(await wrkAvailable())) throw new Error("the as-run section needs wrk");
     const [base, auth, api, barePort, floorPort] = freePorts(5);
     const origins: Record<Origin, string> = {
@@ -130,16 +145,16 @@ export default {
       VESTIBULE_AUTH_URL: origins.auth,
       VESTIBULE_API_URL: origins.api,
       VESTIBULE_RATE_LIMITS: "off",
-      // Inside data/, the one folder the start task may write.
-      VESTIBULE_DATA: `data/bench-${crypto.randomUUID()}.kv`,
+      VESTIBULE_DATA: benchDataPath(runtime),
     };
     const dir = await Deno.makeTempDir({ prefix: "vestibule-as-run-" });
     const logFile = requestLog ? `${dir}/vestibule.log` : "/dev/null";
     const servers: Partial<Record<Name, ServerProcess>> = {};
     try {
       const token = await seedStore(env, ["app.access"]);
+      const chains = await seedRefreshChains(env, connections);
       servers.vestibule = await startServerProcess({
-        command: await startTaskCommand(),
+        command: await startTaskCommand(runtime),
         env,
         readyUrl: `${origins.base}/health`,
         stdoutFile: logFile,
@@ -157,17 +172,20 @@ export default {
       const routes = [];
       const answers = new Map<Endpoint, Answer>();
       for (const endpoint of ENDPOINTS) {
-        const answer = await _exchange(requestOf(endpoint));
+        const answer = await rawExchange(requestOf(endpoint));
         if (answer.status !== "HTTP/1.1 200 OK") {
           throw new Error(`${endpoint.label}: ${answer.status}`);
         }
         answers.set(endpoint, answer);
         if (endpoint.against !== "bare") continue;
         const file = `${dir}/${endpoint.barePath.replaceAll(/\W/g, "_")}`;
-        await Deno.writeFile(file, answer.body);
+        await Deno.writeFile(file, payloadOf(answer));
         routes.push({
           path: endpoint.barePath,
-          headers: answer.headers.filter(([name]) => !FRAMING.has(name)),
+          // Node.js sends a Content-Length only where the answer names one: it stays a header.
+          headers: answer.headers.filter(([name]) =>
+            !FRAMING.has(name) || (runtime === "node" && name === "content-length")
+          ),
           file,
           mcp: endpoint.method === "POST",
         });
@@ -179,12 +197,15 @@ export default {
       };
       for (const name of ["bare", "floor"] as const) {
         servers[name] = await startServerProcess({
+          // On the runtime Vestibule runs on.
           command: [
-            Deno.execPath(),
-            "run",
-            "--allow-net=127.0.0.1",
-            `--allow-read=${dir}`,
-            "bench/baseline_server.ts",
+            ...(runtime === "node" ? [nodeBinary(), "bench/baseline_server_node.mjs"] : [
+              Deno.execPath(),
+              "run",
+              "--allow-net=127.0.0.1",
+              `--allow-read=${dir}`,
+              "bench/baseline_server.ts",
+            ]),
             new URL(bareOrigins[name]).port,
             `${dir}/routes.json`,
             ...(name === "floor" ? ["stamp"] : []),
@@ -206,10 +227,10 @@ export default {
       for (const { endpoint } of measured) {
         if (endpoint.against !== "bare") continue;
         for (const name of ["bare", "floor"] as const) {
-          _sameBytes(
+          expectSameBytes(
             `${endpoint.label} (${name})`,
             answers.get(endpoint)!,
-            await _exchange(exchangeOf(endpoint, name)),
+            await rawExchange(exchangeOf(endpoint, name)),
           );
         }
       }
@@ -241,35 +262,7 @@ export default {
           }
         }
       }
-      const median = (endpoint: Endpoint, name: Name) =>
-        _median(runs.get(`${endpoint.label} ${name}`)!);
-      const onboarding = ENDPOINTS.find((e) => e.label === "onboarding tools/list")!;
-      const rows = measured.map(({ endpoint }) => {
-        const v = median(endpoint, "vestibule");
-        const reference = endpoint.against === "bare"
-          ? median(endpoint, "bare")
-          : median(onboarding, "vestibule");
-        const ratio = v.requestsPerSecond / reference.requestsPerSecond;
-        const errors = [...runs.entries()]
-          .filter(([key]) => key.startsWith(`${endpoint.label} `))
-          .reduce((n, [, r]) => n + r.reduce((m, run) => m + run.errors, 0), 0);
-        const bare = endpoint.against === "bare" ? reference : undefined;
-        const floor = endpoint.against === "bare" ? median(endpoint, "floor") : undefined;
-        return [
-          endpoint.label,
-          bare?.requestsPerSecond.toFixed(0) ?? "",
-          bare?.cpuMicros.toFixed(1) ?? "",
-          floor?.requestsPerSecond.toFixed(0) ?? "",
-          floor?.cpuMicros.toFixed(1) ?? "",
-          v.requestsPerSecond.toFixed(0),
-          v.cpuMicros.toFixed(1),
-          v.p99Ms.toFixed(2),
-          `${ratio.toFixed(3)} of ${endpoint.against}`,
-          `${endpoint.target}: ${ratio >= endpoint.target ? "ok" : "BELOW"}`,
-          floor ? (v.requestsPerSecond / floor.requestsPerSecond).toFixed(3) : "",
-          String(errors),
-        ];
-      });
+      const rows = _rows(measured.map((m) => m.endpoint), runs);
       const peak = {
         vestibule: await servers.vestibule.peakRssKib(),
         bare: await servers.bare!.peakRssKib(),
@@ -278,47 +271,33 @@ export default {
         vestibule: await servers.vestibule.residentKib(),
         bare: await servers.bare!.residentKib(),
       };
+      const tokens = await measureRefreshes(
+        servers.vestibule,
+        origins.auth,
+        chains,
+        seconds,
+        connections,
+      );
       const logged = requestLog ? await logLines(logFile) : NaN;
       console.log(
-        `load: wrk on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}, ${connections} connections, ` +
+        `Vestibule on ${runtime === "node" ? "Node.js" : "Deno"} (${
+          (await startTaskCommand(runtime))[0]
+        }), the bare and floor servers on the same runtime; ` +
+          `load: wrk on CPU ${LOAD_CPU}, servers on CPU ${SERVER_CPU}, ${connections} connections, ` +
           `${seconds}s per run, median of ${ROUNDS} alternating rounds; request log ${
             requestLog ? `to a file (${logged} lines written)` : "to /dev/null"
           }; load average at the end ${await loadAverage()}\n`,
       );
-      console.log(table(
-        [
-          "endpoint",
-          "bare req/s",
-          "CPU µs/req",
-          "floor req/s",
-          "CPU µs/req",
-          "vestibule req/s",
-          "CPU µs/req",
-          "p99 ms",
-          "ratio",
-          "target",
-          "of floor",
-          "errors",
-        ],
-        rows,
-      ));
-      const rssRatio = peak.vestibule / peak.bare;
-      console.log(
-        `\npeak RSS: vestibule ${_mib(peak.vestibule)}, bare ${_mib(peak.bare)}: ${
-          rssRatio.toFixed(2)
-        }x (<= 1.5: ${rssRatio <= 1.5 ? "ok" : "ABOVE"}); idle RSS: vestibule ${
-          _mib(idle.vestibule)
-        }, bare ${_mib(idle.bare)}; start to first 200: vestibule ${
-          servers.vestibule.startMs.toFixed(0)
-        } ms, bare ${servers.bare!.startMs.toFixed(0)} ms`,
-      );
-      console.log(
-        `resident after the load: vestibule ${_mib(resident.vestibule.anonymous)} allocated and ${
-          _mib(resident.vestibule.files)
-        } of mapped files (the deno executable's pages), bare ${
-          _mib(resident.bare.anonymous)
-        } and ${_mib(resident.bare.files)}`,
-      );
+      console.log(_table(rows));
+      _printFooter({
+        peak,
+        idle,
+        resident,
+        startMs: { vestibule: servers.vestibule.startMs, bare: servers.bare!.startMs },
+        tokens,
+        connections,
+        seconds,
+      });
     } finally {
       for (const server of Object.values(servers)) await server.stop();
       await removeStore(env);
@@ -326,69 +305,6 @@ export default {
     }
   },
 } satisfies BenchSection;
-
-interface Exchange {
-  readonly url: URL;
-  readonly method: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
-}
-
-interface Answer {
-  readonly status: string;
-  /** Header lines in the order sent, names lower-cased. */
-  readonly headers: [string, string][];
-  readonly body: Uint8Array;
-}
-
-/** One request on its own connection, read to the end: the answer's very bytes. */
-async function _exchange(exchange: Exchange): Promise<Answer> {
-  const body = exchange.body === undefined ? "" : exchange.body;
-  const head = [
-    `${exchange.method} ${exchange.url.pathname} HTTP/1.1`,
-    `Host: ${exchange.url.host}`,
-    ...Object.entries(exchange.headers).map(([name, value]) => `${name}: ${value}`),
-    ...(exchange.body === undefined
-      ? []
-      : [`Content-Length: ${new TextEncoder().encode(body).length}`]),
-    "Connection: close",
-  ];
-  const conn = await Deno.connect({
-    hostname: exchange.url.hostname,
-    port: Number(exchange.url.port),
-  });
-  await conn.write(new TextEncoder().encode(`${head.join("\r\n")}\r\n\r\n${body}`));
-  const bytes = new Uint8Array(await new Response(conn.readable).arrayBuffer());
-  let end = 0;
-  while (
-    !(bytes[end] === 13 && bytes[end + 1] === 10 && bytes[end + 2] === 13 && bytes[end + 3] === 10)
-  ) {
-    if (++end + 3 >= bytes.length) throw new Error(`no end of headers from ${exchange.url}`);
-  }
-  const [status, ...lines] = new TextDecoder().decode(bytes.subarray(0, end)).split("\r\n");
-  return {
-    status: status!,
-    headers: lines.map((line) => {
-      const colon = line.indexOf(":");
-      return [line.slice(0, colon).toLowerCase(), line.slice(colon + 1).trim()];
-    }),
-    body: bytes.subarray(end + 4),
-  };
-}
-
-/** The comparison is only fair when both servers send the same bytes. */
-function _sameBytes(label: string, vestibule: Answer, bare: Answer): void {
-  const shown = (answer: Answer) =>
-    [
-      answer.status,
-      ...answer.headers.map(([name, value]) => `${name}: ${VARYING.has(name) ? "…" : value}`),
-    ].join("\n");
-  const [a, b] = [shown(vestibule), shown(bare)];
-  if (a !== b) throw new Error(`${label}: the bare server's head differs:\n${a}\n---\n${b}`);
-  const same = vestibule.body.length === bare.body.length &&
-    vestibule.body.every((byte, i) => byte === bare.body[i]);
-  if (!same) throw new Error(`${label}: the bare server's body differs`);
-}
 
 async function _wrk(
   server: ServerProcess,
@@ -411,6 +327,95 @@ async function _wrk(
 function _median(runs: readonly Run[]): Run {
   const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
   return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** The table's rows: each endpoint's medians, its ratio and target, errors. */
+function _rows(endpoints: readonly Endpoint[], runs: ReadonlyMap<string, Run[]>): string[][] {
+  const median = (endpoint: Endpoint, name: Name) =>
+    _median(runs.get(`${endpoint.label} ${name}`)!);
+  const onboarding = ENDPOINTS.find((e) => e.label === "onboarding tools/list")!;
+  return endpoints.map((endpoint) => {
+    const v = median(endpoint, "vestibule");
+    const reference = endpoint.against === "bare"
+      ? median(endpoint, "bare")
+      : median(onboarding, "vestibule");
+    const ratio = v.requestsPerSecond / reference.requestsPerSecond;
+    const errors = [...runs.entries()]
+      .filter(([key]) => key.startsWith(`${endpoint.label} `))
+      .reduce((n, [, r]) => n + r.reduce((m, run) => m + run.errors, 0), 0);
+    const bare = endpoint.against === "bare" ? reference : undefined;
+    const floor = endpoint.against === "bare" ? median(endpoint, "floor") : undefined;
+    return [
+      endpoint.label,
+      bare?.requestsPerSecond.toFixed(0) ?? "",
+      bare?.cpuMicros.toFixed(1) ?? "",
+      floor?.requestsPerSecond.toFixed(0) ?? "",
+      floor?.cpuMicros.toFixed(1) ?? "",
+      v.requestsPerSecond.toFixed(0),
+      v.cpuMicros.toFixed(1),
+      v.p99Ms.toFixed(2),
+      `${ratio.toFixed(3)} of ${endpoint.against}`,
+      `${endpoint.target}: ${ratio >= endpoint.target ? "ok" : "BELOW"}`,
+      floor ? (v.requestsPerSecond / floor.requestsPerSecond).toFixed(3) : "",
+      String(errors),
+    ];
+  });
+}
+
+function _table(rows: readonly string[][]): string {
+  return table(
+    [
+      "endpoint",
+      "bare req/s",
+      "CPU µs/req",
+      "floor req/s",
+      "CPU µs/req",
+      "vestibule req/s",
+      "CPU µs/req",
+      "p99 ms",
+      "ratio",
+      "target",
+      "of floor",
+      "errors",
+    ],
+    rows,
+  );
+}
+
+/** Memory, start and the token endpoint, below the table. */
+function _printFooter(figures: {
+  readonly peak: { readonly vestibule: number; readonly bare: number };
+  readonly idle: { readonly vestibule: number; readonly bare: number };
+  readonly resident: Readonly<Record<"vestibule" | "bare", { anonymous: number; files: number }>>;
+  readonly startMs: { readonly vestibule: number; readonly bare: number };
+  readonly tokens: { perSecond: number; p99Ms: number; cpuMicros: number; errors: number };
+  readonly connections: number;
+  readonly seconds: number;
+}): void {
+  const { peak, idle, resident, startMs, tokens, connections, seconds } = figures;
+  const rssRatio = peak.vestibule / peak.bare;
+  console.log(
+    `\npeak RSS: vestibule ${_mib(peak.vestibule)}, bare ${_mib(peak.bare)}: ${
+      rssRatio.toFixed(2)
+    }x (<= 1.5: ${rssRatio <= 1.5 ? "ok" : "ABOVE"}); idle RSS: vestibule ${
+      _mib(idle.vestibule)
+    }, bare ${_mib(idle.bare)}; start to first 200: vestibule ${
+      startMs.vestibule.toFixed(0)
+    } ms, bare ${startMs.bare.toFixed(0)} ms`,
+  );
+  console.log(
+    `token endpoint (refresh with rotation, a Deno client, ${connections} ` +
+      `chains, ${seconds}s): ${tokens.perSecond.toFixed(0)}/s, p99 ${
+        tokens.p99Ms.toFixed(1)
+      } ms, Vestibule CPU ${tokens.cpuMicros.toFixed(0)} µs per refresh, ${tokens.errors} errors`,
+  );
+  console.log(
+    `resident after the load: vestibule ${_mib(resident.vestibule.anonymous)} allocated and ${
+      _mib(resident.vestibule.files)
+    } of mapped files (the runtime executable's pages), bare ${_mib(resident.bare.anonymous)} and ${
+      _mib(resident.bare.files)
+    }`,
+  );
 }
 
 function _mib(kib: number): string {

@@ -1,22 +1,31 @@
 /**
  * Gateway section: tools/call of the tiny upstream's `add` (bench/tiny_upstream_server.ts:
- * legacy era with sessions, JSON answers), (a) direct, in the session a real client opens, and
- * (b) through the workspace endpoint as `tiny__add`, with a token of `app.access` and
- * `upstream.tiny`; Vestibule run as users run it (bench/as_run.ts: the start task, its request
- * log to a file, audit as built, rate limits off) and told of the upstream by VESTIBULE_UPSTREAMS.
- * At 1 and `--connections` connections, in one run of alternating one-second slices (direct,
- * gateway, direct, …) so that machine noise hits both; each pair of neighbouring slices gives a
- * ratio and the latency added, and the medians are reported. Both servers are pinned to CPU 0
+ * legacy era with sessions), once from an upstream answering JSON (`tiny`) and once from one
+ * answering an event stream (`tinysse`, the official SDK's default), each (a) direct, in the
+ * session a real client opens, and (b) through the workspace endpoint as `tiny__add` /
+ * `tinysse__add`, with a token of `app.access` and both upstreams' scopes; Vestibule run as users
+ * run it (bench/as_run.ts: the start task on Deno, or `npm start`'s command with `--runtime=node`,
+ * the request log to a file, audit as built, rate limits on at their defaults, which this load
+ * stays under) and told of the upstreams by VESTIBULE_UPSTREAMS. At 1 and `--connections`
+ * connections, in one run of interleaved one-second slices (direct, gateway, direct, … for each
+ * answer kind in turn) so that machine noise hits all; each pair of neighbouring slices gives a
+ * ratio and the latency added, and the medians are reported. The servers are pinned to CPU 0
  * and wrk to CPU 1, so the gateway's cost shows as the CPU it takes from the upstream's core.
  *
- * Reference: a Rust MCP proxy published 0.54x direct requests/s at 1 connection and 0.40x at
- * 32, adding about 50 µs p50 at 1 connection. Target: ahead of that ratio at both.
- *
- * Until the gateway is in the build the workspace endpoint does not list `tiny__add`: the
- * section says so and measures direct alone.
+ * Targets (issue 41): >= 0.35x direct at 1 connection and >= 0.20x at 32; Vestibule's CPU per
+ * call <= 200 µs at 1 connection and <= 80 µs at 32; an event-stream upstream costing at most
+ * 1.2x the CPU per call of a JSON one. Reference: a Rust MCP proxy published 0.54x and 0.40x,
+ * adding about 50 µs p50 at 1 connection.
  */
-import { loadAverage, logLines, removeStore, seedStore, startTaskCommand } from "./as_run.ts";
-import type { BenchSection } from "./main.ts";
+import {
+  benchDataPath,
+  loadAverage,
+  logLines,
+  removeStore,
+  seedStore,
+  startTaskCommand,
+} from "./as_run.ts";
+import type { BenchRuntime, BenchSection } from "./main.ts";
 import { table } from "./table.ts";
 import { runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
@@ -25,17 +34,26 @@ const ROOT = new URL("../", import.meta.url);
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
 const SLICE_SECONDS = 1;
-/** The Rust proxy's published requests/s ratio to direct, by connections. */
-const REFERENCE_RATIO: ReadonlyMap<number, number> = new Map([[1, 0.54], [32, 0.40]]);
-const REFERENCE_ADDED_P50_MICROS = 50;
+/** Interleaved slices per cell, at the least (issue 41: five or more). */
+const MIN_SLICES = 5;
+/** The targets' ratio to direct, and CPU µs per call, by connections. */
+const TARGET_RATIO: ReadonlyMap<number, number> = new Map([[1, 0.35], [32, 0.20]]);
+const TARGET_CPU: ReadonlyMap<number, number> = new Map([[1, 200], [32, 80]]);
+const TARGET_STREAM_COST = 1.2;
+/** Calls a minute (and burst) of the workspace's and each upstream's limit: the most a file takes. */
+const RATE_LIMIT = 1_000_000;
 const VERSION = "2025-11-25";
 const MCP_HEADERS = {
   "Content-Type": "application/json",
   "Accept": "application/json, text/event-stream",
   "MCP-Protocol-Version": VERSION,
 };
+/** The upstreams, by how they answer. */
+const ANSWERS = ["json", "sse"] as const;
+type AnswerKind = typeof ANSWERS[number];
+const UPSTREAM_NAME: Record<AnswerKind, string> = { json: "tiny", sse: "tinysse" };
 
-type Path = "direct" | "gateway";
+type Path = `${"direct" | "gateway"} ${AnswerKind}`;
 
 interface Target {
   readonly url: string;
@@ -51,108 +69,129 @@ interface Slice {
   readonly errors: number;
   /** Answers that came without a call reaching the upstream (a tool error made by the gateway). */
   readonly unforwarded: number;
-  /** CPU µs per request of the tiny upstream, then of Vestibule. */
-  readonly cpuMicros: readonly number[];
+  /** CPU µs per request of Vestibule. */
+  readonly vestibuleCpu: number;
 }
 
 export default {
   name: "gateway",
-  async run({ seconds, connections, requestLog }) {
+  async run({ seconds, connections, requestLog, runtime }) {
     if (!(await wrkAvailable())) {
       throw new Error("the gateway section needs wrk (apt-get install wrk)");
     }
-    const [base, auth, api, tinyPort] = freePorts(4);
-    const runId = crypto.randomUUID();
+    const [base, auth, api, ...tinyPorts] = freePorts(5);
     const env = {
       VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
       VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
       VESTIBULE_API_URL: `http://127.0.0.1:${api}`,
-      VESTIBULE_RATE_LIMITS: "off",
-      // Inside data/, the one folder the start task may write (and read, besides static/).
-      VESTIBULE_DATA: `data/bench-${runId}.kv`,
+      VESTIBULE_DATA: benchDataPath(runtime),
+      // On, as users run it, but above what this load asks: every call still takes its tokens.
+      VESTIBULE_RATE_LIMITS: `workspace=${RATE_LIMIT}:${RATE_LIMIT}`,
     };
-    const upstreamsFile = `data/bench-${runId}-upstreams.json`;
-    const tinyUrl = `http://127.0.0.1:${tinyPort}/mcp`;
-    const tinyHealth = `http://127.0.0.1:${tinyPort}/health`;
+    const upstreamsFile = `data/bench-${crypto.randomUUID()}-upstreams.json`;
+    const tiny = (answer: AnswerKind, path: string) =>
+      `http://127.0.0.1:${tinyPorts[ANSWERS.indexOf(answer)]}${path}`;
     const dir = await Deno.makeTempDir({ prefix: "vestibule-gateway-bench-" });
     const logFile = requestLog ? `${dir}/vestibule.log` : "/dev/null";
-    const servers: ServerProcess[] = [];
+    const upstreams: ServerProcess[] = [];
+    let vestibule: ServerProcess | null = null;
     try {
-      const token = await seedStore(env, ["app.access", "upstream.tiny"]);
+      const token = await seedStore(env, [
+        "app.access",
+        ...ANSWERS.map((answer) => `upstream.${UPSTREAM_NAME[answer]}`),
+      ]);
       await Deno.writeTextFile(
         new URL(upstreamsFile, ROOT),
-        JSON.stringify({ upstreams: [{ name: "tiny", url: tinyUrl }] }),
-      );
-      // The upstream first: the gateway may list its tools as it starts.
-      servers.push(
-        await startServerProcess({
-          command: [
-            Deno.execPath(),
-            "run",
-            "--allow-net=127.0.0.1",
-            "bench/tiny_upstream_server.ts",
-            String(tinyPort),
-          ],
-          readyUrl: tinyHealth,
-          cpu: SERVER_CPU,
+        JSON.stringify({
+          upstreams: ANSWERS.map((answer) => ({
+            name: UPSTREAM_NAME[answer],
+            url: tiny(answer, "/mcp"),
+            rateLimit: { perMinute: RATE_LIMIT, burst: RATE_LIMIT },
+          })),
         }),
       );
-      servers.push(
-        await startServerProcess({
-          command: await startTaskCommand(),
-          env: { ...env, VESTIBULE_UPSTREAMS: upstreamsFile },
-          readyUrl: `${env.VESTIBULE_BASE_URL}/health`,
-          stdoutFile: logFile,
-          cpu: SERVER_CPU,
-        }),
-      );
-      const targets: Record<Path, Target> = {
-        direct: {
-          url: tinyUrl,
+      // The upstreams first: the gateway may list their tools as it starts.
+      for (const answer of ANSWERS) {
+        upstreams.push(
+          await startServerProcess({
+            command: [
+              Deno.execPath(),
+              "run",
+              "--allow-net=127.0.0.1",
+              "bench/tiny_upstream_server.ts",
+              new URL(tiny(answer, "/")).port,
+              answer,
+            ],
+            readyUrl: tiny(answer, "/health"),
+            cpu: SERVER_CPU,
+          }),
+        );
+      }
+      vestibule = await startServerProcess({
+        command: await startTaskCommand(runtime),
+        env: { ...env, VESTIBULE_UPSTREAMS: upstreamsFile },
+        readyUrl: `${env.VESTIBULE_BASE_URL}/health`,
+        stdoutFile: logFile,
+        cpu: SERVER_CPU,
+      });
+      const targets = {} as Record<Path, Target>;
+      for (const answer of ANSWERS) {
+        targets[`direct ${answer}`] = {
+          url: tiny(answer, "/mcp"),
           method: "POST",
-          headers: { ...MCP_HEADERS, "Mcp-Session-Id": await _openSession(tinyUrl) },
+          headers: { ...MCP_HEADERS, "Mcp-Session-Id": await _openSession(tiny(answer, "/mcp")) },
           body: _call("add"),
-        },
-        gateway: {
+        };
+        targets[`gateway ${answer}`] = {
           url: `${env.VESTIBULE_API_URL}/api/mcp`,
           method: "POST",
           headers: { ...MCP_HEADERS, Authorization: `Bearer ${token}` },
-          body: _call("tiny__add"),
-        },
-      };
-      await _expectSum("direct", targets.direct);
-      const missing = await _gatewayMissing(targets.gateway);
-      if (missing === null) await _expectSum("gateway", targets.gateway);
-      else console.log(`gateway half missing: ${missing}; measuring direct alone\n`);
-      const paths: readonly Path[] = missing === null ? ["direct", "gateway"] : ["direct"];
-
+          body: _call(`${UPSTREAM_NAME[answer]}__add`),
+        };
+      }
+      await _expectListed(
+        targets["gateway json"],
+        ANSWERS.map((answer) => `${UPSTREAM_NAME[answer]}__add`),
+      );
+      const paths = Object.keys(targets) as Path[];
       const scripts = {} as Record<Path, string>;
       for (const path of paths) {
-        scripts[path] = `${dir}/${path}.lua`;
+        await _expectSum(path, targets[path]);
+        scripts[path] = `${dir}/${path.replace(" ", "-")}.lua`;
         await Deno.writeTextFile(scripts[path], wrkScript(targets[path]));
       }
       // Every answer counted must be the upstream's: a gateway answering a tool error of its own
       // (a limit, an outage) would look fast.
-      const callsSoFar = async () => (await (await fetch(tinyHealth)).json()).calls as number;
+      const callsSoFar = async (answer: AnswerKind) =>
+        (await (await fetch(tiny(answer, "/health"))).json()).calls as number;
       const slice = async (path: Path, connections: number): Promise<Slice> => {
-        const before = await callsSoFar();
+        const answer = path.endsWith("sse") ? "sse" : "json";
+        const before = await callsSoFar(answer);
         const run = await runScriptedWrk({
           url: targets[path].url,
           script: scripts[path],
           seconds: SLICE_SECONDS,
           connections,
           cpu: LOAD_CPU,
-          servers,
+          servers: [vestibule!],
         });
         // Calls still in flight when wrk stops reach the upstream without being counted.
-        return { ...run, unforwarded: Math.max(0, run.requests - (await callsSoFar() - before)) };
+        const forwarded = await callsSoFar(answer) - before;
+        return {
+          ...run,
+          unforwarded: Math.max(0, run.requests - forwarded),
+          vestibuleCpu: run.cpuMicros[0]!,
+        };
       };
       const levels = [...new Set([1, connections])];
-      const count = Math.max(3, Math.round(seconds / SLICE_SECONDS));
+      const count = Math.max(MIN_SLICES, Math.round(seconds / SLICE_SECONDS));
       const slices = new Map<number, Record<Path, Slice[]>>();
       for (const level of levels) {
         for (const path of paths) await slice(path, level); // warm-up, not counted
-        const measured: Record<Path, Slice[]> = { direct: [], gateway: [] };
+        const measured = Object.fromEntries(paths.map((path) => [path, []])) as unknown as Record<
+          Path,
+          Slice[]
+        >;
         for (let i = 0; i < count; i++) {
           for (const path of paths) measured[path].push(await slice(path, level));
         }
@@ -160,73 +199,90 @@ export default {
       }
 
       const logged = requestLog ? await logLines(logFile) : NaN;
-      console.log(
-        `load: wrk on CPU ${LOAD_CPU}, tiny upstream and Vestibule on CPU ${SERVER_CPU}; ` +
-          `${count} alternating ${SLICE_SECONDS}s slices per path and connection count, ` +
-          `medians; request log ${
-            requestLog ? `to a file (${logged} lines written)` : "to /dev/null"
-          }; load average at the end ${await loadAverage()}\n`,
-      );
-      const rows: string[][] = [];
-      for (const [level, measured] of slices) {
-        for (const path of paths) {
-          const runs = measured[path];
-          rows.push([
-            String(level),
-            path,
-            _median(runs.map((r) => r.requestsPerSecond)).toFixed(0),
-            _micros(_median(runs.map((r) => r.p50Ms))),
-            _micros(_median(runs.map((r) => r.p99Ms))),
-            _median(runs.map((r) => r.cpuMicros[0]!)).toFixed(1),
-            path === "gateway" ? _median(runs.map((r) => r.cpuMicros[1]!)).toFixed(1) : "",
-            String(runs.reduce((n, r) => n + r.errors, 0)),
-            String(runs.reduce((n, r) => n + r.unforwarded, 0)),
-          ]);
-        }
-      }
-      console.log(table(
-        [
-          "connections",
-          "path",
-          "req/s",
-          "p50 µs",
-          "p99 µs",
-          "tiny CPU µs/req",
-          "vestibule CPU µs/req",
-          "errors",
-          "unforwarded",
-        ],
-        rows,
-      ));
-      console.log("");
-      if (missing !== null) {
-        console.log("gateway/direct: not measured (the gateway half is missing, see above)");
-        return;
-      }
-      for (const [level, { direct, gateway }] of slices) {
-        const pairs = direct.map((d, i) => [d, gateway[i]!] as const);
-        const ratio = _median(pairs.map(([d, g]) => g.requestsPerSecond / d.requestsPerSecond));
-        const p50 = _median(pairs.map(([d, g]) => g.p50Ms - d.p50Ms));
-        const p99 = _median(pairs.map(([d, g]) => g.p99Ms - d.p99Ms));
-        const reference = REFERENCE_RATIO.get(level);
-        console.log(
-          `${level} connection${level === 1 ? "" : "s"}: gateway/direct ${ratio.toFixed(3)}` +
-            (reference === undefined
-              ? ""
-              : ` (Rust proxy ${reference}: ${ratio > reference ? "ahead" : "BEHIND"})`) +
-            `; added p50 ${_micros(p50)} µs` +
-            (level === 1 ? ` (Rust proxy about ${REFERENCE_ADDED_P50_MICROS} µs)` : "") +
-            `, added p99 ${_micros(p99)} µs`,
-        );
-      }
+      await _report(slices, { runtime, count, logged });
     } finally {
-      for (const server of servers.reverse()) await server.stop();
+      await vestibule?.stop();
+      for (const server of upstreams) await server.stop();
       await removeStore(env);
       await Deno.remove(new URL(upstreamsFile, ROOT)).catch(() => {});
       await Deno.remove(dir, { recursive: true });
     }
   },
 } satisfies BenchSection;
+
+/** The issue's table from the slices, with the targets and the event stream's cost. */
+async function _report(
+  slices: ReadonlyMap<number, Record<Path, Slice[]>>,
+  run: { readonly runtime: BenchRuntime; readonly count: number; readonly logged: number },
+): Promise<void> {
+  const { runtime, count, logged } = run;
+  const levels = [...slices.keys()];
+  console.log(
+    `Vestibule on ${runtime === "node" ? "Node.js" : "Deno"} (${
+      (await startTaskCommand(runtime))[0]
+    }); wrk on CPU ${LOAD_CPU}, the tiny upstreams (Deno) and Vestibule on CPU ${SERVER_CPU}; ` +
+      `${count} interleaved ${SLICE_SECONDS}s slices per cell, medians; request log ${
+        Number.isNaN(logged) ? "to /dev/null" : `to a file (${logged} lines written)`
+      }; load average at the end ${await loadAverage()}\n`,
+  );
+  const rows: string[][] = [];
+  const cpuPerCall = new Map<string, number>();
+  for (const [level, measured] of slices) {
+    for (const answer of ANSWERS) {
+      const direct = measured[`direct ${answer}`];
+      const gateway = measured[`gateway ${answer}`];
+      const pairs = direct.map((d, i) => [d, gateway[i]!] as const);
+      const ratio = _median(pairs.map(([d, g]) => g.requestsPerSecond / d.requestsPerSecond));
+      const cpu = _median(gateway.map((r) => r.vestibuleCpu));
+      cpuPerCall.set(`${level} ${answer}`, cpu);
+      rows.push([
+        String(level),
+        answer === "sse" ? "event stream" : "JSON",
+        _median(direct.map((r) => r.requestsPerSecond)).toFixed(0),
+        _median(gateway.map((r) => r.requestsPerSecond)).toFixed(0),
+        ratio.toFixed(3) + _verdict(ratio >= (TARGET_RATIO.get(level) ?? 0)),
+        _micros(_median(pairs.map(([d, g]) => g.p50Ms - d.p50Ms))),
+        _micros(_median(pairs.map(([d, g]) => g.p99Ms - d.p99Ms))),
+        cpu.toFixed(0) + _verdict(cpu <= (TARGET_CPU.get(level) ?? Infinity)),
+        String([...direct, ...gateway].reduce((n, r) => n + r.errors, 0)),
+        String(gateway.reduce((n, r) => n + r.unforwarded, 0)),
+      ]);
+    }
+  }
+  console.log(table(
+    [
+      "connections",
+      "upstream answers",
+      "direct req/s",
+      "gateway req/s",
+      "ratio",
+      "added p50 µs",
+      "added p99 µs",
+      "Vestibule CPU µs/call",
+      "errors",
+      "unforwarded",
+    ],
+    rows,
+  ));
+  console.log(
+    `\ntargets: ratio >= ${[...TARGET_RATIO].map(([c, r]) => `${r} at ${c}`).join(", ")}; ` +
+      `CPU per call <= ${[...TARGET_CPU].map(([c, r]) => `${r} µs at ${c}`).join(", ")}`,
+  );
+  for (const level of levels) {
+    const cost = cpuPerCall.get(`${level} sse`)! / cpuPerCall.get(`${level} json`)!;
+    console.log(
+      `${level} connection${level === 1 ? "" : "s"}: an event-stream upstream costs ${
+        cost.toFixed(2)
+      }x the CPU per call of a JSON one (target <= ${TARGET_STREAM_COST}${
+        _verdict(cost <= TARGET_STREAM_COST)
+      })`,
+    );
+  }
+}
+
+function _verdict(met: boolean): string {
+  return met ? "" : " (missed)";
+}
 
 function _call(name: string): string {
   return JSON.stringify({
@@ -270,8 +326,8 @@ async function _openSession(url: string): Promise<string> {
   return sessionId;
 }
 
-/** Null when the workspace endpoint lists `tiny__add`, else why the gateway is not measured. */
-async function _gatewayMissing(target: Target): Promise<string | null> {
+/** The workspace endpoint must list every tool measured, or the gateway half means nothing. */
+async function _expectListed(target: Target, wanted: readonly string[]): Promise<void> {
   const names: string[] = [];
   let cursor: string | undefined;
   do {
@@ -293,10 +349,13 @@ async function _gatewayMissing(target: Target): Promise<string | null> {
     names.push(...result.tools.map((tool: { name: string }) => tool.name));
     cursor = result.nextCursor;
   } while (cursor !== undefined);
-  return names.includes("tiny__add")
-    ? null
-    : `the workspace endpoint lists ${names.length} tools, ` +
-      "none of them tiny__add (no gateway in this build, or VESTIBULE_UPSTREAMS was not read)";
+  const missing = wanted.filter((name) => !names.includes(name));
+  if (missing.length > 0) {
+    throw new Error(
+      `the workspace endpoint lists ${names.length} tools, not ${missing.join(", ")} ` +
+        "(VESTIBULE_UPSTREAMS was not read, or an upstream did not answer)",
+    );
+  }
 }
 
 /** The fair comparison needs both paths to answer the call, and alike: sum 3, no error. */
@@ -309,7 +368,11 @@ async function _expectSum(label: string, target: Target): Promise<void> {
   const text = await response.text();
   let sum: unknown;
   try {
-    const { result } = JSON.parse(text);
+    // An event stream's last data line is the answer.
+    const json = response.headers.get("content-type")?.startsWith("text/event-stream")
+      ? text.split("\n").filter((line) => line.startsWith("data: ")).at(-1)!.slice(6)
+      : text;
+    const { result } = JSON.parse(json);
     sum = result.isError === true ? undefined : result.structuredContent?.sum;
   } catch {
     // reported below

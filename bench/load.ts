@@ -193,3 +193,57 @@ export async function runScriptedWrk(
     cpuMicros: cpuAfter.map((after, i) => ((after - cpuBefore[i]!) / requests) * 1e6),
   };
 }
+
+export interface FormsMeasured {
+  readonly perSecond: number;
+  readonly p99Ms: number;
+  readonly errors: number;
+}
+
+/**
+ * `connections` keep-alive loops posting forms until the deadline; `body` makes each
+ * lane's next form from its previous answer (null: the lane stops).
+ */
+export async function driveForms(
+  seconds: number,
+  connections: number,
+  body: (previous: Record<string, unknown> | null, lane: number) => URLSearchParams | null,
+  url: string,
+  laneOf: () => number = (() => {
+    let n = 0;
+    return () => n++;
+  })(),
+): Promise<FormsMeasured> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const loop = async () => {
+    const lane = laneOf();
+    let previous: Record<string, unknown> | null = null;
+    while (performance.now() < deadline) {
+      const form = body(previous, lane);
+      if (form === null) return;
+      const t0 = performance.now();
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: form,
+      });
+      previous = await response.json();
+      latencies.push(performance.now() - t0);
+      if (response.status !== 200) {
+        errors++;
+        previous = null;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, loop));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    perSecond: (latencies.length - errors) / elapsed,
+    p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? NaN,
+    errors,
+  };
+}

@@ -1,5 +1,5 @@
 /**
- * `deno task bench [section…] [--seconds=N] [--connections=N] [--no-log]`
+ * `deno task bench [section…] [--seconds=N] [--connections=N] [--no-log] [--runtime=node]`
  *
  * Runs every `bench/*_bench.ts` in name order, or only the named sections. A section is a
  * module whose default export is a `BenchSection`:
@@ -18,6 +18,9 @@
 
 export { table } from "./table.ts";
 
+/** The runtime Vestibule is run on. */
+export type BenchRuntime = "deno" | "node";
+
 export interface BenchOptions {
   /** Length of one measured run. */
   readonly seconds: number;
@@ -25,6 +28,11 @@ export interface BenchOptions {
   readonly connections: number;
   /** Whether servers started as users run them write their request log (`--no-log`: no). */
   readonly requestLog: boolean;
+  /**
+   * The runtime the sections that run Vestibule as users do start it on (`--runtime=node`:
+   * `npm start`'s command with TEST_NODE_BINARY or the `node` on PATH); Deno by default.
+   */
+  readonly runtime: BenchRuntime;
 }
 
 export interface BenchSection {
@@ -43,7 +51,10 @@ async function main(args: readonly string[]): Promise<number> {
     }
     return value;
   };
+  const runtime = args.find((a) => a.startsWith("--runtime="))?.slice(10) ?? "deno";
+  if (runtime !== "deno" && runtime !== "node") throw new Error("--runtime is deno or node");
   const options: BenchOptions = {
+    runtime,
     seconds: option("seconds", 5),
     connections: option("connections", 32),
     requestLog: !args.includes("--no-log"),

@@ -15,6 +15,7 @@ import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
 import { freePorts, startServerProcess } from "./processes.ts";
+import { driveForms, type FormsMeasured as Measured } from "./load.ts";
 import { type BenchStore, onEachStore } from "./stores.ts";
 
 interface Prepared {
@@ -22,12 +23,6 @@ interface Prepared {
   readonly verifier: string;
   readonly codes: string[];
   readonly refreshTokens: string[];
-}
-
-interface Measured {
-  readonly perSecond: number;
-  readonly p99Ms: number;
-  readonly errors: number;
 }
 
 /** Codes issued up front: more than the server can exchange in the run (60 s lifetime). */
@@ -82,7 +77,7 @@ async function _tokenEndpoint(
     const prepared: Prepared = JSON.parse(await Deno.readTextFile(`${dir}/prepared.json`));
     const tokenUrl = `http://127.0.0.1:${auth}/api/auth/oauth2/token`;
     const codes = [...prepared.codes];
-    const exchanges = await _drive(seconds, connections, () => {
+    const exchanges = await driveForms(seconds, connections, () => {
       const code = codes.pop();
       if (code === undefined) return null;
       return new URLSearchParams({
@@ -99,7 +94,7 @@ async function _tokenEndpoint(
 
     const chains = [...prepared.refreshTokens];
     let next = 0;
-    const refreshes = await _drive(
+    const refreshes = await driveForms(
       seconds,
       connections,
       (answer, lane) => {
@@ -123,54 +118,6 @@ async function _tokenEndpoint(
 
 function _cells(m: Measured): string[] {
   return [m.perSecond.toFixed(0), m.p99Ms.toFixed(2), String(m.errors)];
-}
-
-/**
- * `connections` keep-alive loops posting forms until the deadline; `body` makes each
- * lane's next form from its previous answer (null: the lane stops).
- */
-async function _drive(
-  seconds: number,
-  connections: number,
-  body: (previous: Record<string, unknown> | null, lane: number) => URLSearchParams | null,
-  url: string,
-  laneOf: () => number = (() => {
-    let n = 0;
-    return () => n++;
-  })(),
-): Promise<Measured> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const loop = async () => {
-    const lane = laneOf();
-    let previous: Record<string, unknown> | null = null;
-    while (performance.now() < deadline) {
-      const form = body(previous, lane);
-      if (form === null) return;
-      const t0 = performance.now();
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: form,
-      });
-      previous = await response.json();
-      latencies.push(performance.now() - t0);
-      if (response.status !== 200) {
-        errors++;
-        previous = null;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: connections }, loop));
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return {
-    perSecond: (latencies.length - errors) / elapsed,
-    p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? NaN,
-    errors,
-  };
 }
 
 /**

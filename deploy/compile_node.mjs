@@ -19,7 +19,26 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const target = resolve(process.argv[2] ?? join(root, "vestibule"));
 const build = mkdtempSync(join(tmpdir(), "vestibule-compile-"));
-const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+/** `node_modules/NAME/` or `node_modules/@SCOPE/NAME/` of a file in a package; "" elsewhere. */
+function packageDir(path) {
+  return /^node_modules\/(?:@[^/]+\/)?[^/]+\//.exec(path)?.[0] ?? "";
+}
+
+/**
+ * The file a package's `imports` field maps `specifier` to for Node.js importing ESM (the
+ * conditions node, import, default); null when it has none. import.meta.resolve cannot: it
+ * resolves from this script, not from the package.
+ */
+function subpathImport(dir, specifier) {
+  const manifest = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8"));
+  let target = manifest.imports?.[specifier];
+  while (target !== null && typeof target === "object") {
+    const condition = ["node", "import", "default"].find((name) => name in target);
+    target = condition === undefined ? null : target[condition];
+  }
+  return typeof target === "string" ? join(dir, target) : null;
+}
 
 /** The files under `dir` (relative to the project), skipping what the executable never loads. */
 function files(dir) {
@@ -33,21 +52,42 @@ const assets = {};
 for (const path of ["main.ts", ...files("src"), ...files("static")]) {
   assets[path] = join(root, path);
 }
-for (const name of Object.keys(manifest.dependencies)) {
-  for (const path of files(join("node_modules", name))) assets[path] = join(root, path);
+// Every installed package of the lock file, not only the direct dependencies: the tracing
+// packages import others of their own (@opentelemetry/otlp-transformer, …).
+const lock = JSON.parse(readFileSync(join(root, "package-lock.json"), "utf8"));
+const installed = Object.keys(lock.packages).filter((path) =>
+  path.startsWith("node_modules/") && !lock.packages[path].dev
+);
+for (const name of installed) {
+  for (const path of files(name)) assets[path] = join(root, path);
 }
-// Every bare specifier the code imports ("jose", "jose/errors"), resolved here as Node would.
-const packages = {};
-for (const path of Object.keys(assets).filter((path) => /\.([cm]?js|ts)$/.test(path))) {
+// Every bare specifier the code imports ("jose", "jose/errors"), resolved here as Node would,
+// and the optional dependencies: the tracing packages, imported by a name held in a variable
+// (src/tracing/packages.ts), so no text names them as an import.
+const optional = Object.keys(
+  JSON.parse(readFileSync(join(root, "package.json"), "utf8")).optionalDependencies ?? {},
+).map((name) => ["main.ts", name]);
+/** The bare specifiers `path`'s text imports, as [path, specifier]. */
+function imported(path) {
   const text = readFileSync(join(root, path), "utf8");
-  for (const [, specifier] of text.matchAll(/(?:from|import)\s*\(?\s*"([^".\/][^"]*)"/g)) {
-    if (specifier.startsWith("node:") || Object.hasOwn(packages, specifier)) continue;
-    try {
-      const url = import.meta.resolve(specifier, pathToFileURL(join(root, path)).href);
-      if (url.startsWith("file:")) packages[specifier] = relative(root, fileURLToPath(url));
-    } catch {
-      // A word in a comment or a string that only looks like an import.
-    }
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*"([^".\/][^"]*)"/g)].map(([, s]) => [path, s]);
+}
+const packages = {};
+const sources = Object.keys(assets).filter((path) => /\.([cm]?js|ts)$/.test(path));
+for (const [path, specifier] of [...optional, ...sources.flatMap(imported)]) {
+  // A package's own subpath import ("#platform") means a file of that package: keyed by it.
+  const key = specifier.startsWith("#") ? `${packageDir(path)}${specifier}` : specifier;
+  if (specifier.startsWith("node:") || Object.hasOwn(packages, key)) continue;
+  if (specifier.startsWith("#")) {
+    const target = subpathImport(packageDir(path), specifier);
+    if (target !== null) packages[key] = target;
+    continue;
+  }
+  try {
+    const url = import.meta.resolve(specifier, pathToFileURL(join(root, path)).href);
+    if (url.startsWith("file:")) packages[key] = relative(root, fileURLToPath(url));
+  } catch {
+    // A word in a comment or a string that only looks like an import.
   }
 }
 writeFileSync(join(build, "sea-packages.json"), JSON.stringify(packages));

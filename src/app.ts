@@ -32,6 +32,9 @@ import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
 import { logEvent, type LogSink, withRequestLog } from "./http/request_log.ts";
+import { withRequestTrace } from "./http/request_trace.ts";
+import { openTracing } from "./tracing/open.ts";
+import { type Tracing, withTraceIds } from "./tracing/tracing.ts";
 import { checkMailTransport, openMailTransport } from "./mail/transport.ts";
 import { createScopeCatalogue, type ScopeCatalogue } from "./oauth/scopes.ts";
 import { createSigningKeys } from "./oauth/signing_keys.ts";
@@ -45,11 +48,13 @@ import { createApiSite } from "./sites/api_site.ts";
 import { createAuthSite } from "./sites/auth_site.ts";
 import { createPublicSite } from "./sites/public_site.ts";
 import { describeDataSetting, openStore } from "./store/open.ts";
+import { withStoreSpans } from "./store/traced_store.ts";
 import { prepareSchema, SchemaError } from "./schema.ts";
 import { type Store, StoreBusyError } from "./store/store.ts";
 import { StartupError } from "./startup_error.ts";
 import { loadStylesheet } from "./ui/stylesheet.ts";
 import { seedDemo } from "./workspace/domain/demo.ts";
+import { withAuditExport } from "./workspace/domain/audit_export.ts";
 import { waitingActionsWarning } from "./workspace/domain/gate_handoffs.ts";
 import { createWorkspaceServices } from "./workspace/domain/services.ts";
 
@@ -80,6 +85,8 @@ export interface Service extends ProcessServices {
   /** The operator listener (VESTIBULE_ADMIN_LISTEN), or null when it is off. */
   readonly admin: Handler | null;
   readonly metrics: ServiceMetrics | undefined;
+  /** Spans and audit records (src/tracing/): NO_TRACING unless VESTIBULE_OTEL=on. */
+  readonly tracing: Tracing;
   /** People's upstream connections; null without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly connections: Connections | null;
   /**
@@ -92,7 +99,10 @@ export interface Service extends ProcessServices {
 }
 
 export async function createService(config: Config, deps: ServiceDeps): Promise<Service> {
-  const { log, now } = deps;
+  const { now } = deps;
+  // VESTIBULE_OTEL=on: spans and audit records to the collector, and the ids on every log line.
+  const tracing = await openTracing(config.otel, (fields) => logEvent(deps.log, fields as never));
+  const log = tracing.on ? withTraceIds(deps.log, tracing) : deps.log;
   const data = describeDataSetting(config);
   if (config.mail.kind === "file") {
     // Created now, owner-only (it will hold live sign-in links), so the first mail cannot fail.
@@ -143,8 +153,14 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       now,
       origins: { base: config.baseUrl, auth: config.authUrl, api: config.apiUrl },
     });
-    // Measured only with metrics on: otherwise the parts call the store directly.
-    const store = metrics === undefined ? opened : withStoreMetrics(opened, metrics.observeStore);
+    // Measured only with metrics on, traced only with tracing on: otherwise the parts call the
+    // store directly.
+    const measured = metrics === undefined
+      ? opened
+      : withStoreMetrics(opened, metrics.observeStore);
+    const store = tracing.on
+      ? withAuditExport(withStoreSpans(measured, config.store, tracing), tracing)
+      : measured;
     const services = createProcessServices({
       config,
       store,
@@ -154,6 +170,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       transport,
       rateLimitRefused: metrics?.rateLimitRefused,
       webhook,
+      tracing,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
     // Approved work the business's systems carry out would wait for ever: say so once, here.
@@ -195,7 +212,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
     const gateway: UpstreamSet = createUpstreamSet(upstreams, {
       log,
       now,
-      connect: (upstream) => createMcpClient(upstream, { log, now, fetch: upstreamFetch, ids }),
+      connect: (upstream) =>
+        createMcpClient(upstream, { log, now, fetch: upstreamFetch, ids, tracing }),
       metrics: metrics?.gateway,
       personal: connections === null || links === null ? undefined : (upstream) => {
         const live = createPersonalUpstream(upstream, {
@@ -203,7 +221,8 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
           log,
           now,
           connections,
-          connect: (upstream, fetch) => createMcpClient(upstream, { log, now, fetch, ids }),
+          connect: (upstream, fetch) =>
+            createMcpClient(upstream, { log, now, fetch, ids, tracing }),
           fetch: upstreamFetch,
           metrics: metrics?.gateway,
           links,
@@ -246,6 +265,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       gateway,
       connect,
       connections,
+      tracing,
       elicitations: vault === null ? undefined : createWorkspaceElicitations({ store, vault, now }),
       ...services,
     });
@@ -265,6 +285,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       handler,
       admin,
       metrics,
+      tracing,
       connections,
       reloadUpstreams: createUpstreamsReload({
         file: config.upstreamsFile,
@@ -279,10 +300,12 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
         upstreamFetch.close();
         await services.sender.stop();
         await opened.close();
+        await tracing.shutdown();
       },
     };
   } catch (error) {
     await opened.close();
+    await tracing.shutdown();
     throw error;
   }
 }
@@ -302,6 +325,7 @@ type SiteDeps = ProcessServices & {
   readonly connections: Connections | null;
   /** URL elicitation of the workspace; none without VESTIBULE_UPSTREAM_KEY_FILE. */
   readonly elicitations: UrlElicitations<WorkspaceAuth> | undefined;
+  readonly tracing: Tracing;
 };
 
 /**
@@ -326,22 +350,29 @@ async function _sites(
       mailer: deps.mailer,
       events: deps.events,
       authUrl: config.authUrl,
-      upstreams: createUpstreamCalls(deps.gateway),
+      upstreams: createUpstreamCalls(deps.gateway, deps.tracing),
     }),
   };
   // With a file, even one naming no upstream: a reload may add some.
   const upstreamTools = config.upstreamsFile === null ? undefined : createUpstreamTools({
     upstreams: deps.gateway,
     services: shared.workspace,
+    store,
     rateLimited: config.rateLimits !== null,
     scopes: deps.scopes,
     log: deps.log,
     now,
+    tracing: deps.tracing,
   });
   const sites = [
     {
       origin: config.baseUrl,
-      handler: await createPublicSite({ config, scopes: deps.scopes, ...shared }),
+      handler: await createPublicSite({
+        config,
+        scopes: deps.scopes,
+        upstreams: () => deps.gateway.upstreams,
+        ...shared,
+      }),
     },
     {
       origin: config.authUrl,
@@ -362,8 +393,9 @@ async function _sites(
       }),
     },
   ];
+  const logged = withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest);
   return {
-    handler: withRequestLog(createHostRouter(sites), deps.log, metrics?.observeRequest),
+    handler: deps.tracing.on ? withRequestTrace(logged, deps.tracing) : logged,
     upstreamTools,
   };
 }

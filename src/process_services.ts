@@ -17,6 +17,7 @@ import {
   type WebhookTarget,
 } from "./events/event_outbox.ts";
 import type { Sender } from "./outbox/sender.ts";
+import type { Tracing } from "./tracing/tracing.ts";
 import type { Store } from "./store/store.ts";
 import { createAccounts } from "./accounts/accounts.ts";
 import { createEmailLinks, type EmailLinks } from "./accounts/email_links.ts";
@@ -59,6 +60,8 @@ export function createProcessServices(
     webhook?: WebhookTarget | null;
     /** The events' outgoing fetch; the global one by default. */
     fetch?: typeof fetch;
+    /** A span per delivery attempt (mail, events) when tracing is on. */
+    tracing?: Tracing;
   },
 ): ProcessServices {
   const { config, store, now } = deps;
@@ -79,6 +82,7 @@ export function createProcessServices(
     now,
     transport,
     log: deps.log ?? deps.mailLog,
+    ...(deps.tracing ? { tracing: deps.tracing } : {}),
     handlers: target === null ? {} : {
       [WEBHOOK_KIND]: webhookDeliveryHandler({ target, fetch: deps.fetch ?? fetch, now }),
     },

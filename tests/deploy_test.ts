@@ -14,3 +14,20 @@ Deno.test("deploy/vestibule.service runs `deno run` with exactly the start task'
   assert.match(unit, /^ReadWritePaths=\/opt\/vestibule\/data$/m);
   assert.match(unit, /^WorkingDirectory=\/opt\/vestibule$/m);
 });
+
+Deno.test("deploy/nginx.conf passes answers through as Vestibule sends them", async () => {
+  const conf = await Deno.readTextFile(new URL("deploy/nginx.conf", ROOT));
+  const directives = conf.split("\n").map((line) => line.replace(/#.*/, "").trim()).filter(Boolean);
+  // Headers hidden or added by the proxy would take the discovery documents' CORS, caching or
+  // ETag away (MCP Server Cards, "CORS Requirements"; tests/blackbox/http/nginx_discovery_test.ts
+  // runs it).
+  assert.deepEqual(
+    directives.filter((d) =>
+      /^(proxy_hide_header|add_header|more_clear_headers|proxy_ignore_headers)\b/.test(d)
+    ),
+    [],
+  );
+  for (const wanted of ["gzip off;", "proxy_buffering off;", "proxy_cache off;"]) {
+    assert.ok(directives.includes(wanted), wanted);
+  }
+});

@@ -3,19 +3,11 @@
 import assert from "node:assert/strict";
 
 Deno.test("main.ts loads only jose, nodemailer, postgres, valibot and @valibot/to-json-schema from npm", async () => {
-  const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", new URL("../main.ts", import.meta.url).pathname],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.ok(info.success, new TextDecoder().decode(info.stderr));
-  const graph = JSON.parse(new TextDecoder().decode(info.stdout)) as {
-    modules: { specifier: string }[];
-  };
+  // Whatever main.ts may load, dynamic imports included; `import type` (otel.ts's) loads nothing.
+  const loaded = await loadedModules({ dynamic: true });
   // A package imported through several of its entry points (jose's subpaths) counts once.
-  const packages = [
-    ...new Set(graph.modules.map((module) => /^npm:\/(@?[^@]+)@/.exec(module.specifier)?.[1])),
-  ].filter((name) => name !== undefined).sort();
+  const packages = [...new Set([...loaded].map((s) => /^npm:\/(@?[^@]+)@/.exec(s)?.[1]))]
+    .filter((name) => name !== undefined).sort();
   assert.deepEqual(packages, [
     "@valibot/to-json-schema",
     "jose",
@@ -41,8 +33,50 @@ Deno.test("deno.lock, the lock of deno task start, names the runtime packages on
 // the entry points of what the server does (signing, verifying, keys): its index loads all 46
 // of its modules, encryption and remote key sets included, about 1.5 MiB more.
 Deno.test("main.ts loads nodemailer, the admin commands and jose's index only when they are used", async () => {
+  const loaded = await loadedModules({ dynamic: false });
+  const unwanted = [...loaded].filter((s) =>
+    /nodemailer|\/src\/admin\/|\/src\/mail\/smtp\.ts$|^npm:\/jose@[^/]+$/.test(s)
+  );
+  assert.deepEqual(unwanted, []);
+  assert.ok(
+    [...loaded].some((s) => /^npm:\/jose@.*\/jwt\/verify$/.test(s)),
+    "the walk reaches npm packages",
+  );
+});
+
+// The tracing packages are pinned once, in src/tracing/packages.ts: package.json installs exactly
+// those for Node.js (as optional dependencies), otel.ts's type imports name the same versions,
+// deno.json's import map names none (Deno would fetch them at every first start), and the
+// compile task embeds them.
+Deno.test("the OpenTelemetry packages are pinned in one table that package.json and otel.ts follow", async () => {
+  const { OTEL_PACKAGES } = await import("../src/tracing/packages.ts");
+  const read = (path: string) => Deno.readTextFile(new URL(`../${path}`, import.meta.url));
+  const manifest = JSON.parse(await read("package.json")) as {
+    dependencies: Record<string, string>;
+    optionalDependencies: Record<string, string>;
+  };
+  assert.deepEqual(manifest.optionalDependencies, OTEL_PACKAGES);
+  assert.deepEqual(Object.keys(manifest.dependencies).filter((n) => n in OTEL_PACKAGES), []);
+  const config = JSON.parse(await read("deno.json"));
+  assert.deepEqual(Object.keys(config.imports).filter((n) => n.startsWith("@opentelemetry/")), []);
+  // `deno task compile` embeds them: nothing in main.ts's graph names them.
+  const included = [...config.tasks.compile.matchAll(/--include npm:(@[^@\s]+)@(\S+)/g)];
+  assert.deepEqual(
+    Object.fromEntries(included.map(([, name, version]) => [name, version])),
+    OTEL_PACKAGES,
+  );
+  const typed = [...(await read("src/tracing/otel.ts")).matchAll(/"npm:(@[^@"]+)@([^"]+)"/g)];
+  assert.deepEqual(
+    Object.fromEntries(typed.map(([, name, version]) => [name, version]).sort()),
+    OTEL_PACKAGES,
+  );
+});
+
+/** The modules main.ts's code imports, followed from its roots (`import type` has no `code`). */
+async function loadedModules(options: { dynamic: boolean }): Promise<Set<string>> {
+  // --no-lock: deno info would otherwise write what it resolves into deno.lock.
   const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", new URL("../main.ts", import.meta.url).pathname],
+    args: ["info", "--json", "--no-lock", new URL("../main.ts", import.meta.url).pathname],
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -62,17 +96,11 @@ Deno.test("main.ts loads nodemailer, the admin commands and jose's index only wh
     if (loaded.has(resolved)) return;
     loaded.add(resolved);
     for (const dependency of modules.get(resolved)?.dependencies ?? []) {
-      // Static imports only: `import type` has no `code`, `import()` is dynamic.
-      if (dependency.code && !dependency.isDynamic) visit(dependency.code.specifier);
+      if (dependency.code && (options.dynamic || !dependency.isDynamic)) {
+        visit(dependency.code.specifier);
+      }
     }
   };
   for (const root of graph.roots) visit(root);
-  const unwanted = [...loaded].filter((s) =>
-    /nodemailer|\/src\/admin\/|\/src\/mail\/smtp\.ts$|^npm:\/jose@[^/]+$/.test(s)
-  );
-  assert.deepEqual(unwanted, []);
-  assert.ok(
-    [...loaded].some((s) => /^npm:\/jose@.*\/jwt\/verify$/.test(s)),
-    "the walk reaches npm packages",
-  );
-});
+  return loaded;
+}

@@ -10,6 +10,7 @@ import {
   storeKind,
 } from "./data_url.ts";
 import { type MailConfig, MailFromSchema, MailSchema, maskMailUrl } from "./mail_url.ts";
+import { OTEL_VARIABLES, type OtelConfig, resolveOtel, UNREADABLE } from "./otel.ts";
 import { parseRateLimits, type RateLimits } from "./rate_limit_table.ts";
 import { ConfigError, flagName, ORIGIN_SETTINGS, type SettingName, SETTINGS } from "./settings.ts";
 import { likelyTypos, refuseUnknownVariables } from "./typo_hints.ts";
@@ -90,6 +91,8 @@ export interface Config {
   readonly idleTimeoutMs: number;
   /** On SIGTERM/SIGINT, requests in flight get this many ms to finish before their connection closes. */
   readonly shutdownGraceMs: number;
+  /** VESTIBULE_OTEL and the standard OTEL_* variables: where traces go, or null: tracing is off. */
+  readonly otel: OtelConfig | null;
 }
 
 const SCHEMAS = {
@@ -112,6 +115,7 @@ const SCHEMAS = {
     v.minValue(1, "must be at least 1"),
     v.maxValue(1000, "must be at most 1000"),
   ),
+  dataTimeoutMs: SecondsSchema,
   mail: MailSchema,
   mailFrom: MailFromSchema,
   mailPasswordFile: v.string(),
@@ -175,6 +179,8 @@ const SCHEMAS = {
   readTimeoutMs: SecondsSchema,
   idleTimeoutMs: SecondsSchema,
   shutdownGraceMs: SecondsSchema,
+  otel: SwitchSchema,
+  otelHeadersFile: v.string(),
 } satisfies Record<SettingName, v.GenericSchema<string, unknown>>;
 
 type Parsed = { [K in SettingName]: v.InferOutput<(typeof SCHEMAS)[K]> };
@@ -232,6 +238,7 @@ export function resolveConfig(
     postgres: _postgres(p),
     store: storeKind(p.dataPath),
     webhook: _webhook(p),
+    otel: resolveOtel(p.otel, p.otelHeadersFile, env),
     listen: Object.freeze(listen),
     listenSettings: Object.freeze(
       listen.map((address) =>
@@ -297,6 +304,7 @@ function _postgres(p: Parsed): PostgresConfig | null {
     url: p.dataPath,
     passwordFile: p.dataPasswordFile === "" ? null : p.dataPasswordFile,
     poolSize: p.dataPoolSize,
+    deadlineMs: p.dataTimeoutMs,
   });
 }
 
@@ -338,7 +346,7 @@ function _withSmtpSettings(p: Parsed): MailConfig {
 }
 
 /**
- * Reads the VESTIBULE_* variables: every one when the process may list the environment, else
+ * Reads the VESTIBULE_* variables (and tracing's standard OTEL_* ones): every one when the process may list the environment, else
  * (`--allow-env=VESTIBULE_*`, which cannot list) the known names and every name one slip away.
  */
 export function readEnvironment(): Record<string, string | undefined> {
@@ -347,6 +355,14 @@ export function readEnvironment(): Record<string, string | undefined> {
     likelyTypos();
   for (const setting of Object.values(SETTINGS)) env[setting.env] = runtime.env(setting.env);
   for (const name of names) env[name] ??= runtime.env(name);
+  for (const name of OTEL_VARIABLES) {
+    try {
+      env[name] = runtime.env(name);
+    } catch {
+      // Not permitted (an older --allow-env): an error only if tracing is on (otel.ts).
+      env[name] = UNREADABLE;
+    }
+  }
   return env;
 }
 

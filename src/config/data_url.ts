@@ -9,6 +9,8 @@ export interface PostgresConfig {
   readonly passwordFile: string | null;
   /** VESTIBULE_DATA_POOL_SIZE: connections each process keeps at most. */
   readonly poolSize: number;
+  /** VESTIBULE_DATA_TIMEOUT: how long a store operation may wait (src/store/store_guard.ts). */
+  readonly deadlineMs: number;
 }
 
 export const POSTGRES_URL = /^postgres(ql)?:\/\//;

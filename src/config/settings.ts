@@ -20,6 +20,7 @@ export const SETTINGS = {
   dataPath: { env: "VESTIBULE_DATA", default: "./data/vestibule.kv" },
   dataPasswordFile: { env: "VESTIBULE_DATA_PASSWORD_FILE", default: "" },
   dataPoolSize: { env: "VESTIBULE_DATA_POOL_SIZE", default: "10" },
+  dataTimeoutMs: { env: "VESTIBULE_DATA_TIMEOUT", default: "5" },
   mail: { env: "VESTIBULE_MAIL", default: "log" },
   mailFrom: { env: "VESTIBULE_MAIL_FROM", default: "" },
   mailPasswordFile: { env: "VESTIBULE_MAIL_PASSWORD_FILE", default: "" },
@@ -41,6 +42,8 @@ export const SETTINGS = {
   readTimeoutMs: { env: "VESTIBULE_READ_TIMEOUT", default: "10" },
   idleTimeoutMs: { env: "VESTIBULE_IDLE_TIMEOUT", default: "5" },
   shutdownGraceMs: { env: "VESTIBULE_SHUTDOWN_GRACE", default: "10" },
+  otel: { env: "VESTIBULE_OTEL", default: "off" },
+  otelHeadersFile: { env: "VESTIBULE_OTEL_HEADERS_FILE", default: "" },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

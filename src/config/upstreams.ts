@@ -56,6 +56,19 @@ export interface UpstreamConfig {
    * each caller's own token. Null: the upstream gets the file's headers only.
    */
   readonly auth: PersonAuth | null;
+  /**
+   * Set only when the operator lists it in the AI Catalog (`"catalog"` in its entry): the
+   * public words it is shown with there, as part of the workspace. Absent: it stays private.
+   */
+  readonly catalog?: CatalogListing;
+}
+
+/** An upstream's AI Catalog entry, in the operator's words; never its URL or its name. */
+export interface CatalogListing {
+  /** Letters, digits and `-`: the last part of its `urn:air:…:mcp:…` identifier. */
+  readonly id: string;
+  readonly title: string;
+  readonly description: string;
 }
 
 export interface PersonAuth {

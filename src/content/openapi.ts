@@ -26,6 +26,12 @@ import { SCOPE_MEANINGS } from "../oauth/scopes.ts";
 import { OAuthErrorSchema, ProtectedResourceSchema } from "../oauth/wire_schemas.ts";
 import { BlockSchema, InlineSchema, PageDocumentSchema } from "../pages/page_document.ts";
 import { HealthSchema } from "./health.ts";
+import {
+  AI_CATALOG_PATH,
+  AI_CATALOG_TYPE,
+  SERVER_CARD_SCHEMA,
+  SERVER_CARD_TYPE,
+} from "./server_cards.ts";
 
 /** The answer to initialize; the spec does not show it, our dispatcher sends this shape. */
 const InitializeResponseSchema = v.object({
@@ -73,6 +79,23 @@ const DOCUMENT_HEADERS = {
   },
   "Cache-Control": { description: "`public, max-age=300`.", schema: { type: "string" } },
 };
+/** The discovery documents' (content/server_cards.ts): MCP Server Cards "CORS" and "Caching". */
+function _discoveryHeaders(maxAge: number) {
+  return {
+    ...DOCUMENT_HEADERS,
+    "Cache-Control": { description: `\`public, max-age=${maxAge}\`.`, schema: { type: "string" } },
+    "Access-Control-Allow-Origin": { schema: { type: "string", const: "*" } },
+    "Access-Control-Expose-Headers": { schema: { type: "string", const: "ETag" } },
+  };
+}
+const SERVER_CARD_CONTENT = {
+  [SERVER_CARD_TYPE]: {
+    schema: {
+      type: "object",
+      description: `An MCP Server Card, valid against ${SERVER_CARD_SCHEMA}.`,
+    },
+  },
+};
 const NOT_MODIFIED = { description: "Not modified: the If-None-Match validator still matches." };
 
 function _publicRead(options: {
@@ -81,6 +104,7 @@ function _publicRead(options: {
   description: string;
   content: Record<string, { schema: object }>;
   servers?: readonly object[];
+  headers?: object;
 }) {
   return {
     get: {
@@ -92,7 +116,7 @@ function _publicRead(options: {
       responses: {
         "200": {
           description: options.summary,
-          headers: DOCUMENT_HEADERS,
+          headers: options.headers ?? DOCUMENT_HEADERS,
           content: options.content,
         },
         "304": NOT_MODIFIED,
@@ -375,6 +399,32 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           "OAuth 2.0 protected-resource metadata (RFC 9728) of the workspace: its resource identifier ({api_url}), its authorization server and the supported scopes.",
         content: json(ref("ProtectedResource")),
         servers: [API_SERVER],
+      }),
+      [AI_CATALOG_PATH]: _publicRead({
+        operationId: "getAiCatalog",
+        summary: "AI Catalog of this domain's MCP servers",
+        description:
+          "Domain-level discovery (MCP Server Cards extension): an AI Catalog (`specVersion` 1.0) whose entries of type `application/mcp-server-card+json` point to the Server Card of each MCP server, with identifiers `urn:air:{host}:mcp:{name}`. Also answered to `Accept: application/json`.",
+        content: { [AI_CATALOG_TYPE]: { schema: { type: "object" } } },
+        headers: _discoveryHeaders(300),
+      }),
+      "/mcp/server-card": _publicRead({
+        operationId: "getOnboardingServerCard",
+        summary: "Server Card of the onboarding MCP",
+        description:
+          "The onboarding MCP endpoint's Server Card: name, version, title and description as `initialize` and `server/discover` report them, its streamable-http URL and the protocol versions it negotiates.",
+        content: SERVER_CARD_CONTENT,
+        servers: [AUTH_SERVER],
+        headers: _discoveryHeaders(3600),
+      }),
+      "/api/mcp/server-card": _publicRead({
+        operationId: "getWorkspaceServerCard",
+        summary: "Server Card of the workspace MCP",
+        description:
+          "The workspace MCP endpoint's Server Card. It declares the OAuth bearer token the endpoint needs (an `Authorization` header, secret, without a value) and carries no credential.",
+        content: SERVER_CARD_CONTENT,
+        servers: [API_SERVER],
+        headers: _discoveryHeaders(3600),
       }),
       "/mcp": {
         ..._mcpPost({

@@ -6,6 +6,7 @@
 import type { Config } from "../config/config.ts";
 import { StartupError } from "../startup_error.ts";
 import { runtime } from "../runtime/current.ts";
+import { publisherNamespace } from "../mcp/servers.ts";
 
 /** The directory the templates live in; `deno compile --include static` embeds it. */
 export const STATIC_DIR = new URL("../../static/", import.meta.url);
@@ -25,12 +26,16 @@ export class TemplateError extends StartupError {
 
 type Origins = Pick<Config, "baseUrl" | "authUrl" | "apiUrl">;
 
-/** Replaces `{base_url}`, `{auth_url}` and `{api_url}`; origins carry no trailing slash. */
+/**
+ * Replaces `{base_url}`, `{auth_url}` and `{api_url}` (origins carry no trailing slash), and
+ * `{mcp_namespace}`, the first half of both MCP servers' names (mcp/servers.ts).
+ */
 export function fillPlaceholders(text: string, origins: Origins): string {
   return text
     .replaceAll("{base_url}", origins.baseUrl)
     .replaceAll("{auth_url}", origins.authUrl)
-    .replaceAll("{api_url}", origins.apiUrl);
+    .replaceAll("{api_url}", origins.apiUrl)
+    .replaceAll("{mcp_namespace}", publisherNamespace(origins.baseUrl));
 }
 
 /** Reads `static/<name>` and fills its placeholders. */

@@ -17,6 +17,7 @@ import { type RpcChannel, type RpcOutcome, SessionGoneError, untilAborted } from
 import { createStdioChannel } from "./stdio_transport.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 import { listAllTools } from "./tool_listing.ts";
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 
 export interface McpClientDeps {
   readonly fetch?: UpstreamFetch;
@@ -30,6 +31,8 @@ export interface McpClientDeps {
    * matches. Each client counts on its own without it.
    */
   readonly ids?: () => number;
+  /** A client span per request to the upstream, its context sent on (tracing on only). */
+  readonly tracing?: Tracing | undefined;
 }
 
 /** Ids 1, 2, 3…, for every client that shares them. */
@@ -80,6 +83,36 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     });
 
   const nextId = deps.ids ?? createRequestIds();
+  const tracing = deps.tracing ?? NO_TRACING;
+  const transport = upstream.transport.kind === "http" ? "tcp" : "pipe";
+  const address = upstream.transport.kind === "http"
+    ? new URL(upstream.transport.url).host
+    : undefined;
+  /**
+   * A CLIENT span per request, as the MCP conventions name it (`tools/call NAME`), with the
+   * upstream's name and transport; never the arguments or the result.
+   */
+  const traced = (method: string, tool: string | undefined, work: () => Promise<RpcOutcome>) =>
+    !tracing.on ? work() : tracing.span(tool === undefined ? method : `${method} ${tool}`, {
+      kind: "client",
+      attributes: {
+        "mcp.method.name": method,
+        "gen_ai.tool.name": tool,
+        "gen_ai.operation.name": method === "tools/call" ? "execute_tool" : undefined,
+        "vestibule.upstream.name": upstream.name,
+        "network.transport": transport,
+        "server.address": address,
+      },
+    }, async (span) => {
+      const outcome = await work();
+      // Known once the first request has made the handshake.
+      span.set({ "mcp.protocol.version": version ?? undefined });
+      if ("error" in outcome) {
+        span.fail(String(outcome.error.code));
+        span.set({ "rpc.response.status_code": String(outcome.error.code) });
+      }
+      return outcome;
+    });
   let link: Link | null = null;
   let linking: Promise<Link> | null = null;
   let version: string | null = null;
@@ -100,6 +133,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       version: callVersion,
       signal,
       onNotification: onNotification ?? (() => {}),
+      trace: tracing.carrier(),
     };
     const cancel = () => {
       const reason = signal.reason instanceof UpstreamError ? signal.reason.message : "cancelled";
@@ -162,10 +196,13 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     for (let attempt = 1;; attempt++) {
       const current = await linked(exchangeOptions.signal);
       const withMeta = (id: number) => {
+        const modern = current.version === MODERN_PROTOCOL_VERSION;
         const own = {
           ...meta,
           ...(progress ? { progressToken: id } : {}),
-          ...(current.version === MODERN_PROTOCOL_VERSION ? modernMeta() : {}),
+          ...(modern ? modernMeta() : {}),
+          // 2026-07-28 carries trace context in _meta, over any transport (stdio included).
+          ...(modern && tracing.on ? tracing.carrier() : {}),
         };
         const body = params(id);
         return Object.keys(own).length === 0 ? body : { ...body, _meta: own };
@@ -220,13 +257,14 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       };
       try {
         return await listAllTools(upstream, deps.log, async (cursor) => {
-          const outcome = await send(
-            "tools/list",
-            () => cursor === undefined ? {} : { cursor },
-            { signal: call.signal, onNotification },
-            undefined,
-            false,
-          );
+          const outcome = await traced("tools/list", undefined, () =>
+            send(
+              "tools/list",
+              () => cursor === undefined ? {} : { cursor },
+              { signal: call.signal, onNotification },
+              undefined,
+              false,
+            ));
           if ("error" in outcome) {
             throw new UpstreamError(
               "protocol",
@@ -256,13 +294,14 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
         );
       };
       try {
-        const outcome = await send(
-          "tools/call",
-          () => ({ name, arguments: args }),
-          { signal: call.signal, onNotification },
-          options.meta,
-          options.onProgress !== undefined,
-        );
+        const outcome = await traced("tools/call", name, () =>
+          send(
+            "tools/call",
+            () => options.task ? { name, arguments: args, task: {} } : { name, arguments: args },
+            { signal: call.signal, onNotification },
+            options.meta,
+            options.onProgress !== undefined,
+          ));
         // An unknown tool or bad arguments is a JSON-RPC error in MCP, but for the agent it is
         // a failed tool call like any other.
         if ("error" in outcome) {
@@ -275,6 +314,10 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
           };
         }
         const content = outcome.result["content"];
+        const task = outcome.result["task"];
+        if (options.task && typeof task === "object" && task !== null && !Array.isArray(task)) {
+          return { content: [], task: task as Record<string, unknown> };
+        }
         if (!Array.isArray(content)) {
           throw new UpstreamError("protocol", `${title} answered tools/call without content`);
         }
@@ -282,6 +325,15 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       } finally {
         call.clear();
         if (listChanged) changed();
+      }
+    },
+
+    async taskRequest(method, taskId, signal) {
+      const call = callSignal(signal);
+      try {
+        return await send(method, () => ({ taskId }), { signal: call.signal }, undefined, false);
+      } finally {
+        call.clear();
       }
     },
 

@@ -5,7 +5,7 @@ import type { LogSink } from "../http/request_log.ts";
 import { readCapped } from "../http/body.ts";
 import { JSONRPC_VERSION, type RequestId } from "../mcp/messages.ts";
 import { encodeHeaderValue } from "../mcp/negotiation.ts";
-import { createSseDecoder } from "../mcp/sse.ts";
+import { createSseParser } from "../mcp/sse.ts";
 import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
 import { UpstreamError } from "./mcp_client.ts";
 import { parseBearerChallenge, scopeTokens } from "./connect/discovery.ts";
@@ -56,6 +56,9 @@ const IDEMPOTENT_METHODS = new Set(["initialize", "server/discover", "tools/list
 
 /** Requests an upstream may send on one call's event stream; each costs the upstream a POST. */
 const MAX_REQUESTS_PER_CALL = 16;
+
+/** How long the rest of an event stream is read after its answer, to keep its connection. */
+const DRAIN_MS = 100;
 
 /** Statuses of a gateway in front of the upstream that could not reach it. */
 const UNREACHABLE_STATUSES = new Set([502, 503, 504]);
@@ -146,55 +149,64 @@ export function createHttpChannel(
     return readIncoming(new TextDecoder().decode(body.bytes));
   };
 
+  /**
+   * An event stream read chunk by chunk as it arrives (progress reaches the agent before the
+   * answer), straight from the body's reader into a synchronous parser: no stream transforms.
+   */
   const readStream = async (response: Response, call: RpcCall): Promise<RpcOutcome> => {
-    const events = response.body!
-      .pipeThrough(_countingBytes(maxResponseBytes, () => tooLarge(upstream)))
-      .pipeThrough(new TextDecoderStream())
-      .pipeThrough(createSseDecoder())
-      .getReader();
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    const parse = createSseParser();
+    let bytes = 0;
     let asked = 0;
     try {
       for (;;) {
-        const { done, value } = await events.read();
+        const { done, value } = await reader.read();
         if (done) {
           throw new UpstreamError(
             "protocol",
             `${title} ended its event stream without answering ${call.method}`,
           );
         }
-        // An event without data primes a resumable stream (server-everything sends one first).
-        if (value === "") continue;
-        const message = readIncoming(value);
-        switch (message.kind) {
-          case "response":
-            return answerTo(message, call, false);
-          case "notification":
-            call.onNotification(message.method, message.params);
-            break;
-          case "request":
-            // MCP 2025-11-25 lets a server ask the client things on this stream (sampling,
-            // elicitation, roots); the gateway has no one to ask. Each refusal is one POST, so
-            // a call gets a few, one at a time, and then ends.
-            if (++asked > MAX_REQUESTS_PER_CALL) {
-              throw new UpstreamError(
-                "protocol",
-                `${title} sent more than ${MAX_REQUESTS_PER_CALL} requests to the client ` +
-                  `during ${call.method}; the gateway serves none, and ended the call`,
-              );
+        bytes += value.byteLength;
+        if (bytes > maxResponseBytes) throw tooLarge(upstream);
+        for (const data of parse(decoder.decode(value, { stream: true }))) {
+          // An event without data primes a resumable stream (server-everything sends one first).
+          if (data === "") continue;
+          const message = readIncoming(data);
+          switch (message.kind) {
+            case "response": {
+              const outcome = answerTo(message, call, false);
+              _drain(reader, maxResponseBytes - bytes);
+              return outcome;
             }
-            await refuse(message.id, message.method, call);
-            break;
-          case "invalid":
-            throw new UpstreamError("protocol", `${title} sent ${message.problem}`);
+            case "notification":
+              call.onNotification(message.method, message.params);
+              break;
+            case "request":
+              // MCP 2025-11-25 lets a server ask the client things on this stream (sampling,
+              // elicitation, roots); the gateway has no one to ask. Each refusal is one POST, so
+              // a call gets a few, one at a time, and then ends.
+              if (++asked > MAX_REQUESTS_PER_CALL) {
+                throw new UpstreamError(
+                  "protocol",
+                  `${title} sent more than ${MAX_REQUESTS_PER_CALL} requests to the client ` +
+                    `during ${call.method}; the gateway serves none, and ended the call`,
+                );
+              }
+              await refuse(message.id, message.method, call);
+              break;
+            case "invalid":
+              throw new UpstreamError("protocol", `${title} sent ${message.problem}`);
+          }
         }
       }
     } catch (error) {
+      reader.cancel().catch(() => {});
       if (error instanceof UpstreamError) throw error;
       if (call.signal.aborted) throw call.signal.reason;
       forget();
       throw new UpstreamError("unreachable", `${title} is unreachable: its answer broke off`);
-    } finally {
-      events.cancel().catch(() => {});
     }
   };
 
@@ -260,12 +272,11 @@ export function createHttpChannel(
         method: call.method,
         params: call.params,
       });
-      const response = await post(
-        body,
-        headersFor(call.method, call.params["name"], call.version),
-        call.signal,
-        IDEMPOTENT_METHODS.has(call.method),
-      );
+      const headers = headersFor(call.method, call.params["name"], call.version);
+      // W3C Trace Context: the upstream's span is a child of our client span.
+      if (call.trace?.traceparent) headers.set("traceparent", call.trace.traceparent);
+      if (call.trace?.tracestate) headers.set("tracestate", call.trace.tracestate);
+      const response = await post(body, headers, call.signal, IDEMPOTENT_METHODS.has(call.method));
       if (call.method === "initialize") sessionId = response.headers.get("Mcp-Session-Id");
       const type = response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
       if (response.status === 401) {
@@ -374,17 +385,21 @@ export function unreachable(title: string, error: unknown): UpstreamError {
   return new UpstreamError("unreachable", `${title} is unreachable: ${why}`);
 }
 
-/** Bytes through unchanged, failing the stream once more than `maxBytes` have passed. */
-function _countingBytes(
-  maxBytes: number,
-  tooMany: () => Error,
-): TransformStream<Uint8Array, Uint8Array> {
-  let total = 0;
-  return new TransformStream({
-    transform(chunk, controller) {
-      total += chunk.byteLength;
-      if (total > maxBytes) controller.error(tooMany());
-      else controller.enqueue(chunk);
-    },
-  });
+/**
+ * After the answer, the rest of its event stream (its end, as a rule, already on the way) is read
+ * and dropped without holding up the answer, so that the keep-alive client may give the
+ * connection to another call once its framing ended cleanly; a stream still open after
+ * DRAIN_MS, or longer than the cap, is cancelled and its connection closed.
+ */
+function _drain(reader: ReadableStreamDefaultReader<Uint8Array>, bytesLeft: number): void {
+  const cut = () => reader.cancel().catch(() => {});
+  const timer = setTimeout(cut, DRAIN_MS);
+  (async () => {
+    for (let left = bytesLeft;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      left -= value.byteLength;
+      if (left < 0) return cut();
+    }
+  })().catch(() => {}).finally(() => clearTimeout(timer));
 }

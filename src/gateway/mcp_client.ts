@@ -19,7 +19,17 @@ export type UpstreamTool = Readonly<Record<string, unknown>> & {
 export type UpstreamResult = Readonly<Record<string, unknown>> & {
   readonly content: readonly unknown[];
   readonly isError?: boolean;
+  /** The task the upstream started instead of answering (a call with `task`); content is empty. */
+  readonly task?: Readonly<Record<string, unknown>>;
 };
+
+/** What may be asked of a task an upstream started (2025-11-25 experimental tasks). */
+export type UpstreamTaskMethod = "tasks/get" | "tasks/result" | "tasks/cancel";
+
+/** An upstream's answer to a request, as it came: its result or its JSON-RPC error. */
+export type UpstreamAnswer =
+  | { readonly result: Readonly<Record<string, unknown>> }
+  | { readonly error: { readonly code: number; readonly message: string } };
 
 export interface CallOptions {
   /** Aborts the call: the upstream is told (notifications/cancelled) and the answer dropped. */
@@ -28,6 +38,8 @@ export interface CallOptions {
   readonly onProgress?: (progress: number, total?: number, message?: string) => void;
   /** Extra `_meta` of the request (who is asking, when the operator allows it). */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /** Asks for a task (2025-11-25 `params.task`): the upstream may answer with one (`task`). */
+  readonly task?: boolean;
 }
 
 export interface McpClient {
@@ -40,6 +52,12 @@ export interface McpClient {
     args: Record<string, unknown>,
     options?: CallOptions,
   ): Promise<UpstreamResult>;
+  /** A request about a task this upstream started, within the upstream's deadline. */
+  taskRequest(
+    method: UpstreamTaskMethod,
+    taskId: string,
+    signal?: AbortSignal,
+  ): Promise<UpstreamAnswer>;
   /** Called when the upstream says its tool list changed, and after each new session. */
   onToolsChanged(listener: () => void): void;
   /** Ends the session (HTTP DELETE where it has one) or stops the child. */

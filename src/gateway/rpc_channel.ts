@@ -7,6 +7,7 @@ import { ErrorObjectSchema, JSONRPC_VERSION, type RequestId } from "../mcp/messa
 import { METHOD_NOT_FOUND } from "../mcp/errors.ts";
 import { UpstreamError } from "./mcp_client.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
+import type { TraceCarrier } from "../tracing/tracing.ts";
 
 /** A request's answer: its result object, or the JSON-RPC error the upstream sent instead. */
 export type RpcOutcome =
@@ -23,6 +24,8 @@ export interface RpcCall {
   readonly signal: AbortSignal;
   /** Each notification the upstream sends about this request (progress, list changes). */
   readonly onNotification: (method: string, params: Record<string, unknown>) => void;
+  /** The client span's trace context, sent as `traceparent` over HTTP (tracing on only). */
+  readonly trace?: TraceCarrier | null;
 }
 
 export interface RpcChannel {

@@ -10,6 +10,7 @@ import type {
 } from "../workspace/domain/gate_actions.ts";
 import type { CallRecord, UpstreamCallOptions, UpstreamSet } from "./upstream_set.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 
 /** Who is asking, in a call's `_meta`, for upstreams whose file entry says forwardIdentity. */
 const CALLER_META_KEY = "vestibule/caller";
@@ -18,7 +19,10 @@ export function serves(upstream: UpstreamConfig, businessId: string): boolean {
   return upstream.businesses === null || upstream.businesses.includes(businessId);
 }
 
-export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
+export function createUpstreamCalls(
+  upstreams: UpstreamSet,
+  tracing: Tracing = NO_TRACING,
+): UpstreamCalls {
   return {
     title(upstream, businessId) {
       const live = upstreams.get(upstream);
@@ -40,7 +44,12 @@ export function createUpstreamCalls(upstreams: UpstreamSet): UpstreamCalls {
         accountId: gate.requestedBy,
         clientId: gate.clientId,
       };
-      const record = await live.call(action.tool, action.arguments, identity(live.config, caller));
+      // Made minutes after the agent asked, in the owner's request: linked to the asking trace.
+      const record = await tracing.span(`gate ${gate.tool}`, {
+        kind: "internal",
+        attributes: { "vestibule.gate.id": gate.id, "vestibule.upstream.name": action.upstream },
+        links: action.trace === undefined ? [] : [{ traceparent: action.trace }],
+      }, () => live.call(action.tool, action.arguments, identity(live.config, caller)));
       // The approval shows the arguments (and their SHA-256, once): its outcome needs neither.
       const summary = callSummary(live.config, action.tool, record, null);
       return {

@@ -78,6 +78,11 @@ export interface LiveUpstream {
     args: Record<string, unknown>,
     options: UpstreamCallOptions,
   ): Promise<CallRecord>;
+  /**
+   * A request about a task this upstream started (relayed_tasks.ts); absent where no task is
+   * relayed: a per-person upstream's sessions are each person's, in one process.
+   */
+  readonly taskRequest?: McpClient["taskRequest"];
 }
 
 export interface UpstreamSet {
@@ -317,6 +322,7 @@ function _live(
       clearTimeout(wait);
     },
     refresh,
+    taskRequest: (method, taskId, signal) => client.taskRequest(method, taskId, signal),
     async call(tool, args, options) {
       const started = now();
       let record: Omit<CallRecord, "durationMs">;

@@ -8,15 +8,17 @@
  * the upstream with none of the agent's credentials, and is one audit entry: who, which agent,
  * which tool, the SHA-256 of the canonical arguments, how it ended and how long it took. A gated
  * call is a gate bound to the caller, the tool and those arguments; approved, it is made once.
+ * A direct call the agent made as a task, of a tool its upstream may run as one, is relayed as
+ * the upstream's task (relayed_tasks.ts).
  */
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 import { BoundedMap } from "../bounded_map.ts";
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
+import { logEvent, type LogSink } from "../http/request_log.ts";
 import { createRateLimiter, type RateLimiter, UNLIMITED } from "../http/rate_limiter.ts";
 import type { ToolDescription } from "../mcp/messages.ts";
 import { ToolError } from "../mcp/tool.ts";
 import { UrlElicitationRequired } from "../mcp/elicitation.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
-import type { NewAuditEntry } from "../workspace/domain/audit.ts";
 import type { GateAction } from "../workspace/domain/gate_actions.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
 import {
@@ -29,7 +31,10 @@ import {
 import { canonicalSha256 } from "../canonical_json.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
 import { callSummary, identity, serves } from "./upstream_calls.ts";
+import { createCallAudit } from "./call_audit.ts";
 import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
+import { createRelayedTasks } from "./relayed_tasks.ts";
+import type { Store } from "../store/store.ts";
 import { createUpstreamViews, type ViewEntry } from "./upstream_views.ts";
 import { MAX_SERVED_TOOL_NAME, servedToolName, type UpstreamConfig } from "../config/upstreams.ts";
 import { TOOL_NAME } from "../mcp/registry.ts";
@@ -47,38 +52,36 @@ const UPSTREAM_META_KEY = "vestibule/upstream";
 export interface UpstreamToolsDeps {
   readonly upstreams: UpstreamSet;
   readonly services: WorkspaceServices;
+  /** Where relayed upstream tasks are kept. */
+  readonly store: Store;
   /** Whether the upstreams' rate limits apply (VESTIBULE_RATE_LIMITS=off: benchmarks only). */
   readonly rateLimited: boolean;
   /** Which scopes only an owner can be granted. */
   readonly scopes: Pick<ScopeCatalogue, "ownerOnly">;
   readonly log: LogSink;
   readonly now: () => number;
+  /** A gated call's request keeps its trace context, for the approved call's link. */
+  readonly tracing?: Tracing | undefined;
 }
 
 export function createUpstreamTools(
   deps: UpstreamToolsDeps,
 ): UpstreamTools & { settle(): Promise<void> } {
   const { upstreams, services, log, now } = deps;
+  const tracing = deps.tracing ?? NO_TRACING;
   const views = createUpstreamViews({ services, log, now });
+
   // Bounded as every cache of keys others choose (a business per sign-up): a list forgotten is
   // only built again.
   const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
-  // A call's audit entry is committed as its answer goes out, not before: the upstream acted
-  // whatever our store does, so waiting would only delay the answer (by a whole commit on a
-  // disk store). Entries of concurrent calls share a commit (AuditLog.append); one that cannot
-  // be stored is logged whole (no secrets in it), and `settle` waits for all before shutdown.
-  const unsettled = new Set<Promise<void>>();
-  const audit = (entry: NewAuditEntry) => {
-    const appended = services.audit.append(entry).catch((error: unknown) =>
-      logEvent(log, {
-        level: "error",
-        message: "audit entry of an upstream call not stored",
-        ...entry,
-        ...describeError(error),
-      })
-    ).finally(() => unsettled.delete(appended));
-    unsettled.add(appended);
-  };
+  // A call's audit entry is committed behind its answer, within a bounded number (call_audit.ts).
+  const audit = createCallAudit({ append: (entry) => services.audit.append(entry), log });
+  const relayed = createRelayedTasks({
+    store: deps.store,
+    upstreams,
+    now,
+    audit: (entry) => audit.record(entry),
+  });
   // Each upstream's own limit, per account and client; a reload that changes an upstream starts
   // its limit afresh.
   const limiters = new WeakMap<UpstreamConfig, RateLimiter>();
@@ -100,7 +103,11 @@ export function createUpstreamTools(
     const scope = scopeOf(upstream, entry.tool);
     const gated = upstream.gated.has(entry.tool);
     const limiter = limiterOf(upstream);
-    const definition = _served(entry.definition, name, scope, upstream, gated);
+    // Tasks are relayed where the upstream may run the tool as one and its session is shared.
+    const support = entry.definition["execution"] as { taskSupport?: unknown } | undefined;
+    const relays = !gated && live.taskRequest !== undefined &&
+      (support?.taskSupport === "optional" || support?.taskSupport === "required");
+    const definition = _served(entry.definition, name, scope, upstream, gated, relays);
     const base = { name, definition, scope };
     if (entry.heldBy !== null) {
       const heldBy = entry.heldBy;
@@ -127,6 +134,7 @@ export function createUpstreamTools(
       return {
         ...base,
         async forward(args, { auth }) {
+          const trace = tracing.carrier();
           const action: Extract<GateAction, { type: "call_upstream" }> = {
             type: "call_upstream",
             upstream: upstream.name,
@@ -136,6 +144,7 @@ export function createUpstreamTools(
             expiresAt: now() + GATED_CALL_LIFETIME_MS,
             // The pinned definition served (not held): only under it is the call made.
             definitionSha256: entry.hash,
+            ...(trace?.traceparent === undefined ? {} : { trace: trace.traceparent }),
           };
           const requested = await services.gates.request({
             businessId: auth.businessId,
@@ -157,7 +166,7 @@ export function createUpstreamTools(
     }
     return {
       ...base,
-      async forward(args, { auth, progress, signal }) {
+      async forward(args, { auth, progress, signal, task }) {
         const decision = limiter.take(`${auth.accountId}:${auth.clientId}`);
         if (!decision.allowed) {
           throw new ToolError(
@@ -167,18 +176,24 @@ export function createUpstreamTools(
           );
         }
         const argumentsSha256 = canonicalSha256(args);
+        const asTask = relays && task === true;
         const record = await live.call(entry.tool, { ...args }, {
           signal,
+          ...(asTask ? { task: true } : {}),
           onProgress: (done, total, message) => void progress(done, total, message),
           ...identity(upstream, auth),
         });
-        audit({
+        // Kept before the audit line, which names it (the same store: if one cannot be written,
+        // neither can the other).
+        const started = asTask ? await relayed.start(auth, live, entry.tool, record.result) : null;
+        await audit.record({
           businessId: auth.businessId,
           accountId: auth.accountId,
           actor: "agent",
           clientId: auth.clientId,
           action: name,
-          summary: callSummary(upstream, entry.tool, record, argumentsSha256),
+          summary: callSummary(upstream, entry.tool, record, argumentsSha256) +
+            (started?.taskId ? `; relayed as task ${started.taskId}` : ""),
           gateId: null,
         });
         // The person must connect first: a client that declared URL elicitation is asked in the
@@ -187,7 +202,7 @@ export function createUpstreamTools(
           const [text] = record.result.content as readonly { readonly text: string }[];
           throw new UrlElicitationRequired(text!.text, record.connect.url, record.connect.prompt);
         }
-        return record.result;
+        return started?.answer ?? record.result;
       },
     };
   };
@@ -197,8 +212,9 @@ export function createUpstreamTools(
      * Resolves once every audit entry of a call answered so far is stored (or logged), and every
      * view being built is done.
      */
+    tasks: relayed,
     async settle() {
-      await Promise.all([...unsettled, views.settle()]);
+      await Promise.all([audit.settle(), views.settle()]);
     },
     async forCaller(auth) {
       const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
@@ -255,15 +271,17 @@ function _served(
   scope: string,
   upstream: UpstreamConfig,
   gated: boolean,
+  relays: boolean,
 ): ToolDescription {
   const own = definition.description === undefined ? "" : `${definition.description} `;
   const note = gated
     ? `Each call needs an owner's approval: it returns a pending approval (approvalUrl); read the result with get_approval. Requires scope ${scope}.`
     : `Requires scope ${scope}.`;
   // A gated call answers either the pending approval or, through a task, the upstream's own
-  // result: no outputSchema fits both, so none is listed. Tasks of a tool that is not gated are
-  // not relayed: its own execution.taskSupport is not passed on.
-  const { execution: _tasks, ...listed } = definition;
+  // result: no outputSchema fits both, so none is listed. Another tool's execution.taskSupport
+  // is passed on only where its tasks are relayed.
+  const { execution: _tasks, ...unrelayed } = definition;
+  const listed = relays ? definition : unrelayed;
   const { outputSchema: _answer, ...rest } = listed;
   return {
     ...(gated ? rest : listed),

@@ -21,6 +21,7 @@ import {
   type UpstreamTransport,
 } from "../config/upstreams.ts";
 import { TOOL_NAME } from "../mcp/registry.ts";
+import { MCP_PATHS } from "../mcp/servers.ts";
 import { runtime } from "../runtime/current.ts";
 
 export class UpstreamsFileError extends StartupError {
@@ -38,6 +39,8 @@ const MAX_NAME = 30;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** The word of an `upstream.<name>.<word>` scope. */
 const SCOPE_WORD = /^[a-z0-9-]+$/;
+/** The catalog ids of the two servers of our own (mcp/servers.ts). */
+const RESERVED_CATALOG_IDS: ReadonlySet<string> = new Set(Object.keys(MCP_PATHS));
 const KIB = 1024;
 const MIB = 1024 * KIB;
 
@@ -69,6 +72,17 @@ const OAUTH_ENTRIES = {
   scopes: v.optional(
     v.array(v.pipe(Text, v.regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, said("is not a scope")))),
   ),
+};
+/** The catalog's words are public: they are checked against the card's limits (100 chars). */
+const CATALOG_ENTRIES = {
+  id: v.pipe(
+    v.string(),
+    v.regex(/^[a-z0-9-]+$/, said("must be lower-case letters, digits and -")),
+    v.maxLength(MAX_NAME, said(`must be at most ${MAX_NAME} characters`)),
+    v.check((id) => !RESERVED_CATALOG_IDS.has(id), said("is the id of one of Vestibule's own")),
+  ),
+  title: v.pipe(Text, v.maxLength(100, said("must be at most 100 characters"))),
+  description: v.pipe(Text, v.maxLength(100, said("must be at most 100 characters"))),
 };
 const RATE_ENTRIES = {
   perMinute: v.optional(Whole(1, 1_000_000)),
@@ -123,6 +137,7 @@ const UPSTREAM_ENTRIES = {
   rateLimit: v.optional(v.strictObject(RATE_ENTRIES)),
   auth: v.optional(v.picklist(["person"], said('must be "person" (each person signs in to it)'))),
   oauth: v.optional(v.strictObject(OAUTH_ENTRIES)),
+  catalog: v.optional(v.strictObject(CATALOG_ENTRIES)),
 };
 
 const FILE_ENTRIES_TOP = { upstreams: v.array(v.strictObject(UPSTREAM_ENTRIES)) };
@@ -138,6 +153,7 @@ function _knownFields(parent: readonly unknown[]): readonly string[] {
   if (above === "upstreams") return Object.keys(UPSTREAM_ENTRIES);
   if (last === "rateLimit") return Object.keys(RATE_ENTRIES);
   if (last === "oauth") return Object.keys(OAUTH_ENTRIES);
+  if (last === "catalog") return Object.keys(CATALOG_ENTRIES);
   if (above === "headers" || last === "clientSecret") return Object.keys(HEADER_ENTRIES);
   return Object.keys(FILE_ENTRIES);
 }
@@ -216,6 +232,11 @@ function _entryProblem(
   if (taken !== -1) {
     return `${at}.name ${JSON.stringify(name)} repeats upstreams[${taken}].name (names are ` +
       "compared ignoring case)";
+  }
+  const listed = entry.catalog?.id;
+  const twin = before.findIndex((other) => listed !== undefined && other.catalog?.id === listed);
+  if (twin !== -1) {
+    return `${at}.catalog.id ${JSON.stringify(listed)} repeats upstreams[${twin}].catalog.id`;
   }
   if (entry.url !== undefined && entry.command !== undefined) {
     return `${at} has both url and command: give exactly one`;
@@ -372,6 +393,7 @@ function _upstream(
       burst: entry.rateLimit?.burst ?? 60,
     }),
     auth,
+    ...(entry.catalog === undefined ? {} : { catalog: Object.freeze({ ...entry.catalog }) }),
   });
 }
 

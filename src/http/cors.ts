@@ -88,6 +88,28 @@ export const OPEN_CORS: OpenCorsPolicy = Object.freeze({
     }),
 });
 
+/**
+ * The discovery documents' policy (AI Catalog, Server Cards): the headers MCP Server Cards
+ * ask for on every answer ("CORS Requirements"), so a browser can revalidate a card with
+ * If-None-Match and read its ETag. Read-only public metadata, hence any origin.
+ */
+const DISCOVERY_HEADERS: HeaderMap = Object.freeze({
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET",
+  "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
+  "Access-Control-Expose-Headers": "ETag",
+});
+
+export const DISCOVERY_CORS: OpenCorsPolicy = Object.freeze({
+  headers: DISCOVERY_HEADERS,
+  headersFor: () => DISCOVERY_HEADERS,
+  preflight: () =>
+    new Response(null, {
+      status: 204,
+      headers: { ...DISCOVERY_HEADERS, "Access-Control-Max-Age": MAX_AGE },
+    }),
+});
+
 function _trusted(origins: readonly string[], allowHeaders: string): TrustedCorsPolicy {
   const trusted = new Set(origins);
   const headersFor = (origin: string | null): HeaderMap | null =>

@@ -119,10 +119,11 @@ export async function followingJsonHandler(
   source: () => unknown,
   document: () => unknown,
   options: ServeOptions,
+  contentType = "application/json",
 ): Promise<Handler> {
   const build = async () => {
     const from = source();
-    const asset = await createStaticAsset(JSON.stringify(document()), "application/json");
+    const asset = await createStaticAsset(JSON.stringify(document()), contentType);
     return { from, handler: staticAssetHandler(asset, options) };
   };
   let current = await build();

@@ -4,6 +4,7 @@
  * sent at once; when the transport cannot take it now, the sender retries it later and the
  * caller's page looks the same.
  */
+import type { Tracing } from "../tracing/tracing.ts";
 import * as v from "valibot";
 import type { Mail, Mailer } from "./mailer.ts";
 import type { LogSink } from "../http/request_log.ts";
@@ -114,6 +115,8 @@ export function createMailService(
     handlers?: Readonly<Record<string, DeliveryHandler>>;
     /** FIRST_ATTEMPT_WAIT_MS unless a test shortens it. */
     firstAttemptWaitMs?: number;
+    /** A span per delivery attempt when tracing is on. */
+    tracing?: Tracing;
   },
 ): { mailer: MailOutbox; sender: Sender; outbox: Outbox } {
   const { store, now } = deps;
@@ -123,6 +126,7 @@ export function createMailService(
     handlers: { ...deps.handlers, [MAIL_KIND]: mailDeliveryHandler(deps.transport) },
     log: deps.log,
     now,
+    tracing: deps.tracing,
   });
   const firstAttemptWaitMs = deps.firstAttemptWaitMs ?? FIRST_ATTEMPT_WAIT_MS;
   return {

@@ -55,8 +55,8 @@ import {
   MODERN_TASKS_CAPABILITY,
   TASK_METHODS,
   taskAnswer,
-  type TaskEvent,
   type TaskHost,
+  type TaskMetricState,
   taskRequest,
 } from "./tasks.ts";
 import {
@@ -68,10 +68,12 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "./versions.ts";
 
+/** MCP 2025-11-25 `Implementation`; the Server Card repeats each field (mcp/servers.ts). */
 export interface ServerInfo {
   readonly name: string;
   readonly title: string;
   readonly version: string;
+  readonly description?: string;
 }
 
 /** MCP 2026-07-28 "Caching": the hints every cacheable result of an endpoint carries. */
@@ -88,8 +90,8 @@ export interface DispatcherOptions<A> {
   readonly log: LogSink;
   /** Where a tool call may be answered with a task (tasks.ts); none: never. */
   readonly tasks?: TaskHost<A> | undefined;
-  /** Told of each task created and each cancelled (the operator's metrics). */
-  readonly onTask?: ((event: TaskEvent) => void) | undefined;
+  /** Told of each task created, and of each task's end once (the operator's metrics). */
+  readonly onTask?: ((state: TaskMetricState) => void) | undefined;
   /** Where tools may ask the person to open a page (URL-mode elicitation). */
   readonly elicitations?: UrlElicitations<A> | undefined;
 }
@@ -356,9 +358,8 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     let answer: Answer = isForwarded(tool)
       ? (result) => forwardedReply(request, result, version)
       : (result) => toolResult(request, result as CallToolResult, version);
-    if (tasks !== undefined && answersWithTask(request, version, tool)) {
-      answer = answerAsTask(request, tasks, auth, version, answer);
-    }
+    const task = tasks !== undefined && answersWithTask(request, version, tool);
+    if (task) answer = answerAsTask(request, tasks!, auth, version, answer);
     let run: (context: ToolCallContext<A>) => Promise<Reply>;
     if (isForwarded(tool)) {
       const elicit = elicitations &&
@@ -374,7 +375,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     }
     const token = _meta?.progressToken;
     if (token === undefined || !_reportsProgress(tool)) {
-      return await run({ auth, signal, progress: () => Promise.resolve() });
+      return await run({ auth, signal, task, progress: () => Promise.resolve() });
     }
     return {
       kind: "stream",
@@ -382,6 +383,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
         run({
           auth,
           signal,
+          task,
           progress: (progress, total, message) =>
             send(encodeMessage(progressNotification(token, progress, total, message))),
         }),

@@ -8,32 +8,44 @@
 // as an event stream, kept alive, so that the server's own deadline never cuts it.
 import type { Config } from "../config/config.ts";
 import { readBodyCapped } from "../http/body.ts";
-import { corsPreflight, type TrustedCorsPolicy, withCorsHeaders } from "../http/cors.ts";
 import { HttpError } from "../http/errors.ts";
 import type { Handler, RequestContext } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import {
-  describeError,
-  logEvent,
-  logOutage,
-  type LogSink,
-  OUTAGE_RETRY_SECONDS,
-} from "../http/request_log.ts";
-import type { MethodHandlers } from "../http/router.ts";
+import { describeError, logEvent, logOutage, type LogSink } from "../http/request_log.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import { decodeMessage } from "./codec.ts";
 import { createDispatcher, DISPATCHED_METHODS, type Outcome, type ServerInfo } from "./dispatch.ts";
-import { METHOD_NOT_FOUND, rpcError, TRANSPORT_ERROR } from "./errors.ts";
-import type { CacheScope, JsonRpcRequest, RequestId, RpcError } from "./messages.ts";
+import {
+  METHOD_NOT_FOUND,
+  MISSING_REQUIRED_CLIENT_CAPABILITY,
+  rpcError,
+  TRANSPORT_ERROR,
+} from "./errors.ts";
+import type { CacheScope, JsonRpcRequest, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
 import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
+import type { SharedCancels } from "./shared_cancels.ts";
 import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
-import { isModern } from "./versions.ts";
-import type { TaskEvent, TaskHost } from "./tasks.ts";
-import { countOf } from "../count_words.ts";
+import {
+  acceptsJsonAndSse,
+  errorResponse,
+  type HeaderMap,
+  isJsonMediaType,
+  JSON_HEADERS,
+  type McpMetrics,
+  outageError,
+  rejectRequest,
+  SSE_HEADERS,
+  storeUnavailableResponse,
+  tooManyRequests,
+} from "./transport.ts";
+import { isModern, type ProtocolVersion } from "./versions.ts";
+import type { TaskHost } from "./tasks.ts";
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
+import { mcpRequestSpan } from "./request_span.ts";
 
 /**
  * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh, unless the
@@ -79,6 +91,10 @@ export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   readonly tasks?: TaskHost<A> | undefined;
   /** Where a tool may ask the person to open a page (elicitation.ts); nobody is asked without. */
   readonly elicitations?: UrlElicitations<A> | undefined;
+  /** How a cancel reaches a forwarded call on another replica; without it, only this one's. */
+  readonly sharedCancels?: SharedCancels | undefined;
+  /** A span per request (request_span.ts) when tracing is on. */
+  readonly tracing?: Tracing | undefined;
 }
 
 /** Who may use an endpoint: asked before anything of the message is read, then per tool. */
@@ -98,36 +114,11 @@ export interface McpCaller<A> {
   readonly rateKey: string;
 }
 
-/**
- * What an endpoint counts for the operator's metrics (src/operator/service_metrics.ts); without it
- * nothing is counted. Both are told bounded values only.
- */
-export interface McpMetrics {
-  /**
-   * A request (it has an id): its method, or `other` for a method no MCP revision here knows;
-   * for tools/call, the tool, or `other` for a name the catalogue does not have.
-   */
-  request(method: string, tool: string | undefined): void;
-  /** A JSON-RPC error answered, by its code. */
-  error(code: number): void;
-  /** A tool call answered with a task, or a task cancelled (src/mcp/tasks.ts). */
-  task?(event: TaskEvent): void;
-}
-
-type HeaderMap = Readonly<Record<string, string>>;
-
-const JSON_HEADERS = Object.freeze({ "Content-Type": "application/json" });
-const SSE_HEADERS = Object.freeze({
-  "Content-Type": "text/event-stream",
-  "Cache-Control": "no-cache",
-  // 2026-07-28 "Receiving Messages": proxies such as nginx must pass events on at once.
-  "X-Accel-Buffering": "no",
-});
-
 export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   options: McpEndpointOptions<A, T>,
 ): Handler {
   const { config, maxBodyBytes, rateLimiter, access, metrics } = options;
+  const tracing = options.tracing ?? NO_TRACING;
   const registry = createToolRegistry<A, T>(options.tools, { pageSize: config.mcpPageSize });
   const { catalogue } = options;
   const dispatcher = createDispatcher<A>({
@@ -140,7 +131,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     elicitations: options.elicitations,
   });
   const alwaysSse = config.mcpResponse === "sse";
-  const forwarded = createForwardedCalls();
+  const forwarded = createForwardedCalls(options.sharedCancels);
   // A forwarded call not answered by then is answered as an event stream: the read timeout
   // closes a request whose answer has not started, and the upstream's own timeout may be longer.
   const jsonWindowMs = config.readTimeoutMs / 2;
@@ -148,11 +139,11 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   // A JSON-RPC error the endpoint answers itself, counted.
   const fail = (status: number, error: RpcError, headers?: HeaderMap): Response => {
     metrics?.error(error.error.code);
-    return _errorResponse(status, error, headers);
+    return errorResponse(status, error, headers);
   };
   const refuse = (request: Request, status: number, message: string): Promise<Response> => {
     metrics?.error(TRANSPORT_ERROR);
-    return _reject(request, status, message);
+    return rejectRequest(request, status, message);
   };
 
   // The store did not answer while the request needed it: the client is to come back.
@@ -165,10 +156,17 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
 
   const respond = (outcome: Outcome, request: JsonRpcRequest, modern: boolean): Response => {
     if (outcome.kind === "reply") {
-      if (outcome.errorCode !== undefined) metrics?.error(outcome.errorCode);
+      if (outcome.errorCode !== undefined) {
+        metrics?.error(outcome.errorCode);
+        _annotateError(tracing, outcome.errorCode);
+      }
       // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
       if (modern && outcome.errorCode === METHOD_NOT_FOUND) {
-        return _errorResponse(404, outcome.body);
+        return errorResponse(404, outcome.body);
+      }
+      // 2026-07-28 "Capabilities": a capability the request did not declare is 400.
+      if (modern && outcome.errorCode === MISSING_REQUIRED_CLIENT_CAPABILITY) {
+        return errorResponse(400, outcome.body);
       }
       if (!alwaysSse) return new Response(outcome.body, { headers: JSON_HEADERS });
       return new Response(encodeSseEvent(outcome.body), { headers: SSE_HEADERS });
@@ -196,7 +194,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
         // The 200 and the notifications are sent: the response can only say it in the stream.
         logOutage(options.log, error, { method: request.method });
         metrics?.error(TRANSPORT_ERROR);
-        return send(JSON.stringify(_outageError(request.id)));
+        return send(JSON.stringify(outageError(request.id)));
       }
       logEvent(options.log, {
         level: "error",
@@ -221,26 +219,85 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     }
   };
 
+  // A request past its transport checks: the caller's tool, the dispatcher, the answer.
+  const answer = async (
+    message: JsonRpcRequest,
+    version: ProtocolVersion,
+    caller: McpCaller<A>,
+    request: Request,
+    context: RequestContext,
+  ): Promise<Response> => {
+    const { auth } = caller;
+    const { method } = message;
+    let callers = registry;
+    let tool: T | undefined;
+    let outcome: Outcome;
+    let call: ForwardedCall | undefined;
+    try {
+      // Only where tools depend on the caller: a fixed catalogue costs no await.
+      if (catalogue && (method === "tools/list" || method === "tools/call")) {
+        callers = await catalogue(auth);
+      }
+      if (metrics) _countRequest(metrics, message, callers);
+      // Aborted only when the client goes away: deno.json opts out of the legacy abort that
+      // also fired after every successful response ("no-legacy-abort").
+      let signal = request.signal;
+      if (method === "tools/call") {
+        const name = message.params?.["name"];
+        tool = typeof name === "string" ? callers.find(name) : undefined;
+        const refusal = tool && await access.mayCall?.(tool, auth);
+        if (refusal) return refusal;
+        if (tool && isForwarded(tool)) {
+          call = forwarded.start(caller.rateKey, message.id, request, context);
+          signal = call.signal;
+        }
+      }
+      const dispatched = dispatcher.dispatch(message, {
+        auth,
+        version,
+        registry: callers,
+        signal,
+      });
+      outcome = call === undefined
+        ? await dispatched
+        : await _within(dispatched, jsonWindowMs) ?? _later(dispatched);
+    } catch (error) {
+      call?.done();
+      return unavailable(message, error);
+    }
+    if (call === undefined) return respond(outcome, message, isModern(version));
+    if (outcome.kind === "reply") {
+      call.done();
+      return respond(outcome, message, isModern(version));
+    }
+    const { run } = outcome;
+    const ended = call;
+    const tracked: Outcome = {
+      kind: "stream",
+      run: (send) => run(send).finally(() => ended.done()),
+    };
+    return respond(tracked, message, isModern(version));
+  };
+
   return async (request, context) => {
     const caller = await authenticate(request, context);
     if (caller instanceof Response) {
       await request.body?.cancel();
       return caller;
     }
-    const { auth } = caller;
     const decision = rateLimiter.take(caller.rateKey);
     if (!decision.allowed) {
       await request.body?.cancel();
       return tooManyRequests(decision.retryAfterSeconds);
     }
-    if (!_isJsonMediaType(request.headers.get("Content-Type"))) {
+    if (!isJsonMediaType(request.headers.get("Content-Type"))) {
       return await refuse(
         request,
         415,
         "Unsupported Media Type: Content-Type must be application/json",
       );
     }
-    if (!_acceptsJsonAndSse(request.headers.get("Accept"))) {
+    if (!acceptsJsonAndSse(request.headers.get("Accept"))) {
       return await refuse(
         request,
         406,
@@ -259,60 +316,32 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     const negotiated = negotiate(request.headers, decoded);
     if (!negotiated.ok) return fail(400, negotiated.error);
     if (decoded.kind !== "request") {
-      if (decoded.kind === "notification") forwarded.notify(caller.rateKey, decoded.notification);
+      if (decoded.kind === "notification") {
+        try {
+          await forwarded.notify(caller.rateKey, decoded.notification);
+        } catch (error) {
+          if (!(error instanceof StoreUnavailableError)) throw error;
+          logOutage(options.log, error, { method: decoded.notification.method });
+          return storeUnavailableResponse(null);
+        }
+      }
       return new Response(null, { status: 202 });
     }
     const { version } = negotiated;
-    const { method } = decoded.request;
-    let callers = registry;
-    let tool: T | undefined;
-    let outcome: Outcome;
-    let call: ForwardedCall | undefined;
-    try {
-      // Only where tools depend on the caller: a fixed catalogue costs no await.
-      if (catalogue && (method === "tools/list" || method === "tools/call")) {
-        callers = await catalogue(auth);
-      }
-      if (metrics) _countRequest(metrics, decoded.request, callers);
-      // Aborted only when the client goes away: deno.json opts out of the legacy abort that
-      // also fired after every successful response ("no-legacy-abort").
-      let signal = request.signal;
-      if (method === "tools/call") {
-        const name = decoded.request.params?.["name"];
-        tool = typeof name === "string" ? callers.find(name) : undefined;
-        const refusal = tool && await access.mayCall?.(tool, auth);
-        if (refusal) return refusal;
-        if (tool && isForwarded(tool)) {
-          call = forwarded.start(caller.rateKey, decoded.request.id, request, context);
-          signal = call.signal;
-        }
-      }
-      const dispatched = dispatcher.dispatch(decoded.request, {
-        auth,
-        version,
-        registry: callers,
-        signal,
-      });
-      outcome = call === undefined
-        ? await dispatched
-        : await _within(dispatched, jsonWindowMs) ?? _later(dispatched);
-    } catch (error) {
-      call?.done();
-      return unavailable(decoded.request, error);
-    }
-    if (call === undefined) return respond(outcome, decoded.request, isModern(version));
-    if (outcome.kind === "reply") {
-      call.done();
-      return respond(outcome, decoded.request, isModern(version));
-    }
-    const { run } = outcome;
-    const ended = call;
-    const tracked: Outcome = {
-      kind: "stream",
-      run: (send) => run(send).finally(() => ended.done()),
-    };
-    return respond(tracked, decoded.request, isModern(version));
+    if (!tracing.on) return await answer(decoded.request, version, caller, request, context);
+    const span = mcpRequestSpan(decoded.request, version, request.headers);
+    return await tracing.span(
+      span.name,
+      span.options,
+      () => answer(decoded.request, version, caller, request, context),
+    );
   };
+}
+
+/** A JSON-RPC error answered: its code is the span's `error.type` (MCP conventions). */
+function _annotateError(tracing: Tracing, code: number): void {
+  const type = String(code);
+  tracing.annotate({ "error.type": type, "rpc.response.status_code": type }, type);
 }
 
 /** The outcome when it comes within `ms`, else null (it is still on its way). */
@@ -337,68 +366,6 @@ function _later(outcome: Promise<Outcome>): Outcome {
   };
 }
 
-/** A caller over its rate limit: 429 with Retry-After and a JSON-RPC error (id not read yet). */
-export function tooManyRequests(seconds: number): Response {
-  return _errorResponse(
-    429,
-    rpcError(null, TRANSPORT_ERROR, `Too many requests: retry after ${countOf(seconds, "second")}`),
-    { "Retry-After": String(seconds) },
-  );
-}
-
-/**
- * The route entry of an MCP path: POST to `post` (authentication, then the endpoint), every
- * other method 405 with `Allow: POST, OPTIONS` and a JSON-RPC body, and CORS for trusted
- * origins. An `Origin` that is not trusted is refused with 403 before anything else, preflight
- * included: the transport's defence against DNS rebinding (MCP 2025-11-25 §"Security Warning").
- */
-export function mcpRoute(
-  post: Handler,
-  cors: TrustedCorsPolicy,
-  metrics?: McpMetrics | undefined,
-): MethodHandlers {
-  // Clients that are not browsers send no Origin (most calls): they skip the CORS layer.
-  const byOrigin = (plain: Handler, browser: Handler): Handler => (request, context) => {
-    const origin = request.headers.get("Origin");
-    if (origin === null) return plain(request, context);
-    if (!cors.allows(origin)) {
-      metrics?.error(TRANSPORT_ERROR);
-      return _reject(request, 403, `Forbidden: origin ${JSON.stringify(origin)} is not trusted`);
-    }
-    return browser(request, context);
-  };
-  const preflight = corsPreflight(cors, { POST: post });
-  return {
-    POST: byOrigin(post, withCorsHeaders(cors, post)),
-    OPTIONS: byOrigin(preflight, preflight),
-    methodNotAllowed: (request, allow) => {
-      metrics?.error(TRANSPORT_ERROR);
-      return _reject(
-        request,
-        405,
-        `Method Not Allowed: ${request.method} is not supported; use POST`,
-        { Allow: allow },
-      );
-    },
-  };
-}
-
-/**
- * A store outage met by an MCP request: 503 with Retry-After (RFC 9110 §15.6.4), and the JSON-RPC
- * error of the request's id (null when it was not read yet, as during authentication).
- */
-export function storeUnavailableResponse(id: RequestId | null): Response {
-  return _errorResponse(503, _outageError(id), { "Retry-After": String(OUTAGE_RETRY_SECONDS) });
-}
-
-function _outageError(id: RequestId | null): RpcError {
-  return rpcError(
-    id,
-    TRANSPORT_ERROR,
-    `Service Unavailable: the store does not answer; retry after ${OUTAGE_RETRY_SECONDS} seconds`,
-  );
-}
-
 /** Bounded labels only: a client chooses both the method and the tool name. */
 function _countRequest<A>(
   metrics: McpMetrics,
@@ -417,41 +384,4 @@ function _countRequest<A>(
     method,
     tool === undefined ? "other" : isForwarded(tool) ? "forwarded" : tool.name,
   );
-}
-
-/** A transport error: the unread body is cancelled, and the status carries a JSON-RPC error. */
-async function _reject(
-  request: Request,
-  status: number,
-  message: string,
-  headers?: HeaderMap,
-): Promise<Response> {
-  await request.body?.cancel();
-  return _errorResponse(status, rpcError(null, TRANSPORT_ERROR, message), headers);
-}
-
-/** A JSON error response; the body is an RpcError, or its JSON text. */
-function _errorResponse(status: number, body: RpcError | string, headers?: HeaderMap): Response {
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  return new Response(text, {
-    status,
-    headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers },
-  });
-}
-
-function _mediaType(value: string): string {
-  return value.split(";", 1)[0]!.trim().toLowerCase();
-}
-
-function _isJsonMediaType(header: string | null): boolean {
-  if (header === "application/json") return true;
-  return header !== null && _mediaType(header) === "application/json";
-}
-
-/** MCP: the client must list both; wildcards do not count, the two types must be named. */
-function _acceptsJsonAndSse(header: string | null): boolean {
-  if (header === null) return false;
-  if (header === "application/json, text/event-stream") return true; // what SDK clients send
-  const types = header.split(",").map(_mediaType);
-  return types.includes("application/json") && types.includes("text/event-stream");
 }

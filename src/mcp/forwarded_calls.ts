@@ -2,9 +2,11 @@
 // it (`notifications/cancelled`, 2025 revisions), its caller going away (every revision: 2026-07-28
 // "Cancellation" makes closing the stream the signal), or the server closing the connection
 // itself (shutdown past its grace, a deadline of its own). The call's signal says which, as a
-// CallEnded reason, so that the audit can.
+// CallEnded reason, so that the audit can. With several replicas, a cancel that lands on another
+// replica than its call's reaches it through the store (shared_cancels.ts).
 import type { RequestContext } from "../http/handler.ts";
 import type { JsonRpcNotification, RequestId } from "./messages.ts";
+import type { SharedCancels } from "./shared_cancels.ts";
 
 /** The reason a forwarded call's signal aborts with: who ended it, and why in words. */
 export class CallEnded extends Error {
@@ -30,12 +32,17 @@ export interface ForwardedCalls {
     request: Request,
     context: RequestContext,
   ): ForwardedCall;
-  /** A notification of `rateKey`'s: `notifications/cancelled` ends that caller's call. */
-  notify(rateKey: string, notification: JsonRpcNotification): void;
+  /**
+   * A notification of `rateKey`'s: `notifications/cancelled` ends that caller's call, here or,
+   * through `shared`, on the replica running it.
+   */
+  notify(rateKey: string, notification: JsonRpcNotification): Promise<void>;
 }
 
-export function createForwardedCalls(): ForwardedCalls {
+export function createForwardedCalls(shared?: SharedCancels): ForwardedCalls {
   const inFlight = new Map<string, AbortController>();
+  const cancelled = () => new CallEnded("client", "the client cancelled it");
+  const watch = shared === undefined ? null : _watchShared(shared, inFlight, cancelled);
   return {
     start(rateKey, id, request, context) {
       const key = _callKey(rateKey, id);
@@ -54,23 +61,65 @@ export function createForwardedCalls(): ForwardedCalls {
         else signal?.addEventListener("abort", listener, { once: true });
       }
       inFlight.set(key, controller);
+      const unwatch = watch?.(key, controller);
       return {
         signal: controller.signal,
         done() {
           for (const [signal, listener] of sources) signal?.removeEventListener("abort", listener);
           if (inFlight.get(key) === controller) inFlight.delete(key);
+          unwatch?.();
         },
       };
     },
-    notify(rateKey, notification) {
+    async notify(rateKey, notification) {
       if (notification.method !== "notifications/cancelled") return;
       const id = notification.params?.["requestId"];
-      if (typeof id === "string" || typeof id === "number") {
-        inFlight.get(_callKey(rateKey, id))?.abort(
-          new CallEnded("client", "the client cancelled it"),
-        );
-      }
+      if (typeof id !== "string" && typeof id !== "number") return;
+      const key = _callKey(rateKey, id);
+      const local = inFlight.get(key);
+      if (local !== undefined) local.abort(cancelled());
+      else await shared?.publish(key);
     },
+  };
+}
+
+/**
+ * Looks, every `pollMs` while calls run here, for a cancel another replica published for one of
+ * them (one store read per call). A read the store does not answer is skipped: the next look, or
+ * the call's own deadline, comes soon enough. Returns how a call is watched, and unwatched.
+ */
+function _watchShared(
+  shared: SharedCancels,
+  inFlight: ReadonlyMap<string, AbortController>,
+  reason: () => CallEnded,
+) {
+  const watched = new Map<string, { controller: AbortController; since: number }>();
+  let timer: ReturnType<typeof setInterval> | null = null;
+  let looking = false;
+  const look = async () => {
+    if (looking) return;
+    looking = true;
+    try {
+      for (const [key, call] of watched) {
+        if (await shared.cancelled(key, call.since).catch(() => false)) {
+          if (inFlight.get(key) === call.controller) call.controller.abort(reason());
+        }
+      }
+    } finally {
+      looking = false;
+    }
+  };
+  return (key: string, controller: AbortController) => {
+    const call = { controller, since: shared.now() };
+    watched.set(key, call);
+    timer ??= setInterval(() => void look(), shared.pollMs);
+    return () => {
+      if (watched.get(key) === call) watched.delete(key);
+      if (watched.size === 0 && timer !== null) {
+        clearInterval(timer);
+        timer = null;
+      }
+    };
   };
 }
 

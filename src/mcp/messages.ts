@@ -68,6 +68,7 @@ const ImplementationSchema = v.looseObject({
   name: v.string(),
   version: v.string(),
   title: v.optional(v.string()),
+  description: v.optional(v.string()),
 });
 
 // ---- 2026-07-28: per-request metadata (MCP 2026-07-28 "General fields: _meta") ----

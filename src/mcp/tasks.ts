@@ -37,11 +37,25 @@ export interface TaskState {
   readonly lastUpdatedAt: number;
   /** The call's result, for completed and refused. */
   readonly result?: Result;
+  /** This task's own TTL and poll interval (a relayed upstream task's); the host's otherwise. */
+  readonly ttlMs?: number | null;
+  readonly pollIntervalMs?: number;
+  /** This answer is the first to report the task's end: the metrics count the end once. */
+  readonly firstEnd?: boolean;
 }
 
-/** What the operator's metrics count of tasks (a bounded label). */
-export type TaskEvent = "created" | "cancelled";
-export const TASK_EVENTS: readonly TaskEvent[] = ["created", "cancelled"];
+/**
+ * The states the operator's metrics count tasks entering (a bounded label): `working` when a
+ * call is answered with a task, an end when it is first reported (`failed`: refused).
+ */
+export type TaskMetricState = "working" | "completed" | "failed" | "cancelled";
+export const TASK_METRIC_STATES: readonly TaskMetricState[] = [
+  "working",
+  "completed",
+  "failed",
+  "cancelled",
+];
+type OnTask = (state: TaskMetricState) => void;
 
 export interface TaskHost<A> {
   /** The task a tool call's answer started, or null when the answer is final. */
@@ -57,19 +71,46 @@ export interface TaskHost<A> {
   readonly pollIntervalMs: number;
 }
 
+/** A host of some tasks only: those whose ids it owns, and the answers it marks as its own. */
+export interface OwnedTaskHost<A> extends TaskHost<A> {
+  owns(taskId: string): boolean;
+}
+
+/** One endpoint's tasks from two hosts: `owned` answers for its ids, `rest` for any other. */
+export function joinTaskHosts<A>(rest: TaskHost<A>, owned: OwnedTaskHost<A>): TaskHost<A> {
+  const of = (taskId: string) => owned.owns(taskId) ? owned : rest;
+  return {
+    ttlMs: rest.ttlMs,
+    pollIntervalMs: rest.pollIntervalMs,
+    taskOf: async (auth, result) =>
+      await owned.taskOf(auth, result) ?? await rest.taskOf(auth, result),
+    get: (auth, taskId) => of(taskId).get(auth, taskId),
+    cancel: (auth, taskId) => of(taskId).cancel(auth, taskId),
+    async list(auth) {
+      const [some, others] = await Promise.all([rest.list(auth), owned.list(auth)]);
+      return [...some, ...others].sort((a, b) => b.createdAt - a.createdAt);
+    },
+  };
+}
+
 /**
  * Whether a tools/call of `tool` is answered with a task when it starts one: the client asked
  * for a task (2025-11-25; -32601 for a tool that cannot be one) or accepts one (2026-07-28), and
- * the tool may create one.
+ * the tool may create one. A tool that must be one (a relayed upstream tool's "required") is
+ * refused to a client that did not ask: -32601 (2025-11-25 "Tool-Level Negotiation"), or -32021
+ * naming the extension (2026-07-28 tasks.md).
  */
 export function answersWithTask<A>(
   request: JsonRpcRequest,
   version: ProtocolVersion,
   tool: AnyTool<A>,
 ): boolean {
-  if (!_wantsTask(request, version)) return false;
   const support = isForwarded(tool) ? tool.definition.execution?.taskSupport : tool.taskSupport;
-  if (support === "optional") return true;
+  if (!_wantsTask(request, version)) {
+    if (support === "required") throw _taskRequired(tool.name, version);
+    return false;
+  }
+  if (support === "optional" || support === "required") return true;
   if (isModern(version)) return false;
   throw new JsonRpcError(
     METHOD_NOT_FOUND,
@@ -89,11 +130,12 @@ export async function taskAnswer<A>(
   auth: A,
   result: Result,
   version: ProtocolVersion,
-  onTask?: (event: TaskEvent) => void,
+  onTask?: OnTask,
 ): Promise<Result | null> {
   const task = await host.taskOf(auth, result);
   if (task !== null) {
-    onTask?.("created");
+    onTask?.("working");
+    _countEnd(task, onTask);
     return isModern(version)
       ? { resultType: "task", ..._modernTask(host, task) }
       : { task: _legacyTask(host, task) };
@@ -149,7 +191,7 @@ export async function taskRequest<A>(
   auth: A,
   request: JsonRpcRequest,
   version: ProtocolVersion,
-  onTask?: (event: TaskEvent) => void,
+  onTask?: OnTask,
 ): Promise<Result> {
   const { method } = request;
   const modern = isModern(version);
@@ -188,11 +230,12 @@ export async function taskRequest<A>(
       );
     }
     const after = await host.cancel(auth, taskId) ?? before;
-    if (after.status === "cancelled") onTask?.("cancelled");
+    _countEnd(after, onTask);
     return modern ? {} : _legacyTask(host, after);
   }
   const task = await host.get(auth, taskId);
   if (task === null) throw _notFound(taskId);
+  _countEnd(task, onTask);
   switch (method) {
     case "tasks/update":
       throw new JsonRpcError(
@@ -221,6 +264,28 @@ export async function taskRequest<A>(
         ...(task.result === undefined ? {} : { result: task.result }),
       };
   }
+}
+
+function _taskRequired(name: string, version: ProtocolVersion): JsonRpcError {
+  const what = `The tool ${JSON.stringify(name)} runs only as a task`;
+  if (isModern(version)) {
+    return new JsonRpcError(
+      MISSING_REQUIRED_CLIENT_CAPABILITY,
+      `Missing required client capability: ${what}; declare the ${TASKS_EXTENSION} extension in the request's client capabilities`,
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+    );
+  }
+  return new JsonRpcError(
+    METHOD_NOT_FOUND,
+    version === LEGACY_TASKS_VERSION
+      ? `${what} (its execution.taskSupport is required); call it with params.task`
+      : `${what}, which MCP ${version} does not have; use MCP ${LEGACY_TASKS_VERSION} or later`,
+  );
+}
+
+function _countEnd(task: TaskState, onTask: OnTask | undefined): void {
+  if (task.firstEnd !== true || task.status === "working") return;
+  onTask?.(task.status === "refused" ? "failed" : task.status);
 }
 
 function _declaresTasks(request: JsonRpcRequest): boolean {
@@ -261,8 +326,8 @@ function _modernTask<A>(host: TaskHost<A>, task: TaskState): Result {
     statusMessage: task.statusMessage,
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttlMs: host.ttlMs,
-    pollIntervalMs: host.pollIntervalMs,
+    ttlMs: task.ttlMs === undefined ? host.ttlMs : task.ttlMs,
+    pollIntervalMs: task.pollIntervalMs ?? host.pollIntervalMs,
   };
 }
 
@@ -273,7 +338,7 @@ function _legacyTask<A>(host: TaskHost<A>, task: TaskState): Result {
     statusMessage: task.statusMessage,
     createdAt: new Date(task.createdAt).toISOString(),
     lastUpdatedAt: new Date(task.lastUpdatedAt).toISOString(),
-    ttl: host.ttlMs,
-    pollInterval: host.pollIntervalMs,
+    ttl: task.ttlMs === undefined ? host.ttlMs : task.ttlMs,
+    pollInterval: task.pollIntervalMs ?? host.pollIntervalMs,
   };
 }

@@ -26,6 +26,8 @@ export interface ToolCallContext<A> {
   readonly progress: (progress: number, total?: number, message?: string) => Promise<void>;
   /** Aborted when the caller cancels the request or goes away. */
   readonly signal: AbortSignal;
+  /** The caller takes a task for an answer (tasks.ts): a forwarded tool may start one. */
+  readonly task?: boolean;
 }
 
 /** Thrown by a handler: becomes a result with isError: true carrying this message. */

@@ -1,4 +1,6 @@
 import type { Handler } from "../http/handler.ts";
+import { logOutage, type LogSink, OUTAGE_RETRY_SECONDS } from "../http/request_log.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import type { OAuthError as OAuthErrorBody } from "./wire_schemas.ts";
 
 /** RFC 6749 §5.2 / RFC 6750 §3.1 / RFC 7591 §3.2.2 / RFC 8707 error codes this server sends. */
@@ -69,6 +71,31 @@ export function withOAuthErrors(handler: Handler): Handler {
       const response = oauthErrorResponse(error);
       response.headers.set("Pragma", "no-cache");
       return response;
+    }
+  };
+}
+
+/**
+ * A store outage met by an OAuth JSON endpoint (registration, token, revocation): its error
+ * shape, 503 `temporarily_unavailable` with Retry-After, and the request log's warning line.
+ */
+export function withOAuthOutage(handler: Handler, log: LogSink): Handler {
+  return async (request, context) => {
+    try {
+      return await handler(request, context);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      logOutage(log, error);
+      // The outage may come before the body was read (the rate limit's bucket) or after.
+      if (!request.bodyUsed) await request.body?.cancel();
+      return oauthErrorResponse(
+        new OAuthError(
+          "temporarily_unavailable",
+          `The service is briefly unavailable; retry after ${OUTAGE_RETRY_SECONDS} seconds`,
+          503,
+          { "Retry-After": String(OUTAGE_RETRY_SECONDS), "Pragma": "no-cache" },
+        ),
+      );
     }
   };
 }

@@ -1,5 +1,6 @@
 // What the onboarding part answers on {auth_url} (auth_site.ts maps the paths): the public MCP
 // endpoint, and the connection guide as text and as a page, all from the one guide source.
+import type { Tracing } from "../tracing/tracing.ts";
 import type { EmailLinks } from "../accounts/email_links.ts";
 import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
@@ -7,7 +8,9 @@ import type { Limiters } from "../http/rate_limits.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { HTML_SECURITY_HEADERS } from "../http/security_headers.ts";
 import { createStaticAsset, staticAssetHandler } from "../http/static_asset.ts";
-import { createMcpEndpoint, type McpMetrics } from "../mcp/endpoint.ts";
+import { createMcpEndpoint } from "../mcp/endpoint.ts";
+import type { McpMetrics } from "../mcp/transport.ts";
+import { mcpServers } from "../mcp/servers.ts";
 import type { OnboardingCaller } from "./caller.ts";
 import { loadConnectionGuide, renderGuidePage, renderGuideText } from "./connection_guide.ts";
 import { createOnboardingTools, type OnboardingToolDeps } from "./tools.ts";
@@ -24,6 +27,7 @@ export interface OnboardingRoutesDeps {
   readonly log: LogSink;
   readonly emailLinks: EmailLinks;
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly tracing?: Tracing | undefined;
   readonly limiters: Limiters;
   readonly scopes: OnboardingToolDeps["scopes"];
 }
@@ -58,13 +62,14 @@ export async function createOnboardingRoutes(
         Promise.resolve({ auth: { clientAddress }, rateKey: clientAddress }),
     },
     rateLimiter: deps.limiters.local("onboarding"),
-    serverInfo: { name: "vestibule-onboarding", title: "Vestibule onboarding", version: "1.0.0" },
+    serverInfo: mcpServers(config).onboarding.info,
     // The same catalogue and guidance for everyone: shared caches may keep it.
     cacheScope: "public",
     instructions:
       `Public onboarding for Vestibule; it grants no business access. Call get_connection_guide for the exact steps to reach the OAuth-protected workspace MCP at ${guide.workspaceMcpUrl}, list_scopes for the scopes, describe_service for what is offered.`,
     log: deps.log,
     metrics: deps.mcpMetrics,
+    tracing: deps.tracing,
   });
   const text = await createStaticAsset(renderGuideText(guide), "text/plain; charset=utf-8");
   const page = await createStaticAsset(renderGuidePage(guide), "text/html; charset=utf-8");

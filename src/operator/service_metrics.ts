@@ -3,8 +3,8 @@
  * readiness). Counters move on the request path; gauges are read from the store when scraped.
  */
 import type { GatewayMetrics } from "../gateway/upstream_set.ts";
-import type { McpMetrics } from "../mcp/endpoint.ts";
-import { TASK_EVENTS } from "../mcp/tasks.ts";
+import type { McpMetrics } from "../mcp/transport.ts";
+import { TASK_METRIC_STATES } from "../mcp/tasks.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { RATE_LIMIT_NAMES, type RateLimitName } from "../config/rate_limit_table.ts";
 import { countUnfinished, createOutbox, type DeliveryState } from "../outbox/outbox.ts";
@@ -90,9 +90,9 @@ export function createServiceMetrics(deps: {
   );
   const mcpTasks = new Counter(
     "vestibule_mcp_tasks_total",
-    "Tasks of the MCP endpoints, by endpoint and event: created (a tools/call answered with a task, a gated call's approval), cancelled (tasks/cancel withdrew one).",
+    "Tasks of the MCP endpoints entering a state, by endpoint and state: working (a tools/call answered with a task: a gated call's approval, or a relayed upstream task), completed, failed (declined, expired, or failed upstream), cancelled; each end counted once, when first reported to its client.",
   );
-  for (const event of TASK_EVENTS) mcpTasks.inc({ endpoint: "workspace", event }, 0);
+  for (const state of TASK_METRIC_STATES) mcpTasks.inc({ endpoint: "workspace", state }, 0);
   const storeDuration = new Histogram(
     "vestibule_store_operation_duration_seconds",
     "Time the store took to answer, by operation (a listing: the time spent waiting for its entries).",
@@ -212,7 +212,7 @@ export function createServiceMetrics(deps: {
       request: (method, tool) =>
         mcpRequests.inc(tool === undefined ? { endpoint, method } : { endpoint, method, tool }),
       error: (code) => mcpErrors.inc({ endpoint, code: String(code) }),
-      task: (event) => mcpTasks.inc({ endpoint, event }),
+      task: (state) => mcpTasks.inc({ endpoint, state }),
     }),
     oauth: {
       tokensIssued: (grant_type) => tokensIssued.inc({ grant_type }),

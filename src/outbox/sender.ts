@@ -5,7 +5,9 @@
  * logged, and the delivery is tried again. A mail whose link died before it could go is
  * recorded failed and logged as a warning, never sent.
  */
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
+import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
+import { describeError, logEvent, logOutage, type LogSink } from "../http/request_log.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import {
   type AttemptOutcome,
   type Delivery,
@@ -68,8 +70,11 @@ export function createSender(deps: {
   handlers: Readonly<Record<string, DeliveryHandler>>;
   log: LogSink;
   now: () => number;
+  /** A CLIENT span per attempt (`deliver mail`, `deliver event`) when tracing is on. */
+  tracing?: Tracing | undefined;
 }): Sender {
   const { outbox, handlers, log, now } = deps;
+  const tracing = deps.tracing ?? NO_TRACING;
   const loops: Record<Lane, LaneLoop> = {
     direct: { timer: null, timerAt: Infinity, running: null },
     queue: { timer: null, timerAt: Infinity, running: null },
@@ -86,7 +91,13 @@ export function createSender(deps: {
     const handler = handlers[delivery.kind];
     if (!handler) return { kind: "failed", error: `no sender for kind ${delivery.kind}` };
     try {
-      await handler(delivery);
+      if (!tracing.on) await handler(delivery);
+      else {
+        await tracing.span(`deliver ${delivery.kind}`, {
+          kind: "client",
+          attributes: { "vestibule.delivery.kind": delivery.kind },
+        }, () => handler(delivery));
+      }
       return { kind: "sent" };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -128,7 +139,9 @@ export function createSender(deps: {
     try {
       return await work();
     } catch (error) {
-      logEvent(log, { level: "error", message: "outbox error", ...describeError(error) });
+      // The store's outage is no bug: one warning, no stack; the next look comes at its time.
+      if (error instanceof StoreUnavailableError) logOutage(log, error, { during: "outbox" });
+      else logEvent(log, { level: "error", message: "outbox error", ...describeError(error) });
       return fallback;
     }
   };

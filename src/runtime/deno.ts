@@ -89,6 +89,8 @@ export const denoRuntime: Runtime = {
     globalThis.addEventListener("error", drop);
     return () => globalThis.removeEventListener("error", drop);
   },
+  // A specifier Deno cannot see before run time, so the first start does not fetch the package.
+  importPackage: (name, version) => import(`npm:${name}@${version}`),
   openKv: (path) => Deno.openKv(path),
 };
 

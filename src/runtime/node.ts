@@ -9,6 +9,7 @@ import { connect as netConnect, createServer as createTcpServer, type Socket } f
 import { connect as tlsConnect } from "node:tls";
 import process from "node:process";
 import { Readable, Writable } from "node:stream";
+import { Gone, requestBody, toRequest } from "./node_request.ts";
 import type {
   Conn,
   ConnectionRequestInfo,
@@ -115,6 +116,8 @@ export const nodeRuntime: Runtime = {
     throw new Error("Node.js serves every connection through the connection pool");
   },
   dropVanishedSocketErrors: () => () => {},
+  // node_modules (package.json optionalDependencies); the single executable maps the name.
+  importPackage: (name) => import(name),
   openKv: null,
 };
 
@@ -268,7 +271,7 @@ function _serveOnConnection(): ServeOnConnection {
     const entry = serving.get(incoming.socket);
     if (entry === undefined) return;
     const socket = incoming.socket;
-    const body = _bodyOf(incoming);
+    const body = requestBody(incoming);
     if (body !== null) {
       reading.set(socket, body.fail);
       incoming.once("end", () => reading.delete(socket));
@@ -307,17 +310,16 @@ async function _answer(
   outgoing: ServerResponse,
   body: ReadableStream<Uint8Array> | null,
 ) {
-  const completed = new Promise<void>((resolve) => outgoing.once("close", () => resolve()));
+  const gone = new Gone(entry.signal);
+  const completed = new Promise<void>((resolve) =>
+    outgoing.once("close", () => {
+      gone.settle(outgoing.writableFinished);
+      resolve();
+    })
+  );
   let response: Response;
   try {
-    // As Deno with `no-legacy-abort`: the request's signal fires when the connection is closed
-    // (the client went away, or the pool closed it) before the answer was sent, never after.
-    const gone = new AbortController();
-    outgoing.once("close", () => {
-      if (!outgoing.writableFinished) gone.abort();
-    });
-    const signal = AbortSignal.any([entry.signal, gone.signal]);
-    response = await entry.handler(_request(incoming, body, signal), { completed });
+    response = await entry.handler(toRequest(incoming, body, gone), { completed });
   } catch (error) {
     response = entry.onError(error);
   }
@@ -326,11 +328,12 @@ async function _answer(
     await response.body?.cancel().catch(() => {});
     return;
   }
-  const headers: [string, string][] = [];
+  // Names and values in one flat list, as writeHead takes them.
+  const headers: string[] = [];
   for (const [name, value] of response.headers) {
-    if (name !== "set-cookie") headers.push([name, value]);
+    if (name !== "set-cookie") headers.push(name, value);
   }
-  for (const cookie of response.headers.getSetCookie()) headers.push(["set-cookie", cookie]);
+  for (const cookie of response.headers.getSetCookie()) headers.push("set-cookie", cookie);
   // Deno.serve states the length of a body made from memory, where node:http would send it
   // chunked; every answer but an event stream is made from memory (src/http/responses.ts), so it
   // is read whole and sent with its length, and a HEAD answer's fields match the GET's.
@@ -346,24 +349,45 @@ async function _answer(
       outgoing.destroy();
       return;
     }
-    headers.push(["content-length", String(bytes.byteLength)]);
-    outgoing.writeHead(response.status, response.statusText || undefined, headers.flat());
+    headers.push("content-length", String(bytes.byteLength));
+    outgoing.writeHead(response.status, response.statusText || undefined, headers);
     outgoing.end(bytes);
     return;
   }
   // No body: its length is 0 (node:http would frame nothing as chunked on GET, and not on HEAD).
   const mayHaveBody = response.status !== 204 && response.status !== 304;
   if (response.body === null && mayHaveBody && !response.headers.has("Content-Length")) {
-    headers.push(["content-length", "0"]);
+    headers.push("content-length", "0");
   }
   // An empty reason phrase lets node:http give the standard one, as Deno does.
-  outgoing.writeHead(response.status, response.statusText || undefined, headers.flat());
+  outgoing.writeHead(response.status, response.statusText || undefined, headers);
   if (response.body === null || incoming.method === "HEAD") {
     outgoing.end();
     return;
   }
+  await _writeBody(response.body.getReader(), outgoing);
+}
+
+/**
+ * Writes a body, holding each chunk until the stream says whether another follows: a body that
+ * is already complete (built from bytes) ends before the next turn of the event loop, so its
+ * last chunk goes out with the end of the answer in one socket write, not two. A live stream
+ * (events as they come) waits at most that one turn per chunk.
+ */
+async function _writeBody(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  outgoing: ServerResponse,
+): Promise<void> {
   try {
-    for await (const chunk of response.body) {
+    let result = await reader.read();
+    while (!result.done) {
+      const chunk = result.value;
+      const next = reader.read();
+      const settled = await Promise.race([next, _nextTurn()]);
+      if (settled?.done) {
+        outgoing.end(chunk);
+        return;
+      }
       // Waits for the socket to drain, so a slow reader holds back a streamed answer.
       if (!outgoing.write(chunk)) {
         await new Promise((resolve) => {
@@ -371,7 +395,11 @@ async function _answer(
           outgoing.once("close", resolve);
         });
       }
-      if (outgoing.destroyed) break;
+      if (outgoing.destroyed) {
+        await reader.cancel().catch(() => {});
+        return;
+      }
+      result = await next;
     }
     outgoing.end();
   } catch {
@@ -379,60 +407,14 @@ async function _answer(
   }
 }
 
-function _request(
-  incoming: IncomingMessage,
-  body: ReadableStream<Uint8Array> | null,
-  signal: AbortSignal,
-): Request {
-  const host = incoming.headers.host ?? "localhost";
-  const headers = new Headers();
-  for (let i = 0; i < incoming.rawHeaders.length; i += 2) {
-    headers.append(incoming.rawHeaders[i]!, incoming.rawHeaders[i + 1]!);
-  }
-  return new Request(`http://${host}${incoming.url ?? "/"}`, {
-    method: incoming.method ?? "GET",
-    headers,
-    signal,
-    ...(body === null ? {} : { body, duplex: "half" }),
-  } as RequestInit);
-}
+let _turn: Promise<undefined> | null = null;
 
-/**
- * The request's body as a stream (none for GET and HEAD), read as the handler asks, and a way to
- * fail it: node:http reports a body cut short on the socket, not on the request.
- */
-function _bodyOf(
-  incoming: IncomingMessage,
-): { stream: ReadableStream<Uint8Array>; fail(error: Error): void } | null {
-  if (incoming.method === "GET" || incoming.method === "HEAD") return null;
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let open = true;
-  const fail = (error: Error) => {
-    if (!open) return;
-    open = false;
-    controller.error(error);
-  };
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      incoming.on("data", (chunk: Uint8Array) => {
-        if (!open) return;
-        controller.enqueue(chunk);
-        if ((controller.desiredSize ?? 0) <= 0) incoming.pause();
-      });
-      incoming.once("end", () => {
-        if (open) controller.close();
-        open = false;
-      });
-      incoming.once("aborted", () => fail(new Error("the client went away")));
-      incoming.once("error", fail);
-      incoming.pause();
-    },
-    pull: () => void incoming.resume(),
-    cancel() {
-      open = false;
-      incoming.resume();
-    },
-  });
-  return { stream, fail };
+/** Settles on the next turn of the event loop; one timer shared by every answer of this turn. */
+function _nextTurn(): Promise<undefined> {
+  return _turn ??= new Promise((resolve) =>
+    setImmediate(() => {
+      _turn = null;
+      resolve(undefined);
+    })
+  );
 }

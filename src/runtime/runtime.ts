@@ -139,6 +139,11 @@ export interface Runtime {
    * must not end the process (Deno reports that from inside an event dispatch). Returns the undo.
    */
   dropVanishedSocketErrors(): () => void;
+  /**
+   * An npm package that is named nowhere Deno reads at start-up (src/tracing/packages.ts): on
+   * Deno `npm:NAME@VERSION`, fetched on first use; on Node.js the bare name, from node_modules.
+   */
+  importPackage(name: string, version: string): Promise<unknown>;
   /** Deno KV's open, where the runtime has Deno KV. */
   readonly openKv: ((path: string) => Promise<Deno.Kv>) | null;
 }

@@ -2,7 +2,7 @@
 // module and static/ file is an asset of the executable, served to Node's module loader under
 // `sea:/` URLs; `.ts` modules have their types stripped as `node main.ts` strips them.
 "use strict";
-const { registerHooks } = require("node:module");
+const { isBuiltin, registerHooks } = require("node:module");
 const sea = require("node:sea");
 const process = require("node:process");
 
@@ -14,6 +14,21 @@ registerHooks({
   resolve(specifier, context, next) {
     if (Object.hasOwn(packages, specifier)) {
       return { url: ROOT + packages[specifier], shortCircuit: true };
+    }
+    // Packages name built-ins without `node:` ("util"), which Node resolves from a file: URL only.
+    if (isBuiltin(specifier)) {
+      return {
+        url: specifier.startsWith("node:") ? specifier : `node:${specifier}`,
+        shortCircuit: true,
+      };
+    }
+    // A package's subpath import ("#platform"), keyed by the package that imports it.
+    if (specifier.startsWith("#") && context.parentURL?.startsWith(ROOT)) {
+      const path = context.parentURL.slice(ROOT.length);
+      const dir = /^node_modules\/(?:@[^/]+\/)?[^/]+\//.exec(path)?.[0] ?? "";
+      if (Object.hasOwn(packages, dir + specifier)) {
+        return { url: ROOT + packages[dir + specifier], shortCircuit: true };
+      }
     }
     if (context.parentURL?.startsWith(ROOT) && /^\.{1,2}\//.test(specifier)) {
       return { url: new URL(specifier, context.parentURL).href, shortCircuit: true };

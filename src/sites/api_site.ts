@@ -5,8 +5,10 @@ import type { Handler } from "../http/handler.ts";
 import type { Limiters } from "../http/rate_limits.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createRouter, plainNotFound } from "../http/router.ts";
-import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
+import { type McpMetrics, mcpRoute } from "../mcp/transport.ts";
 import { withMcpNearMiss } from "../mcp/near_miss.ts";
+import { mcpServers } from "../mcp/servers.ts";
+import { discoveryRoute, serverCardHandler } from "../content/server_cards.ts";
 import type { SigningKeys } from "../oauth/signing_keys.ts";
 import type { Store } from "../store/store.ts";
 import { createWorkspaceRoutes, type WorkspaceRoutesDeps } from "../workspace/mcp/routes.ts";
@@ -38,5 +40,9 @@ export async function createApiSite(deps: ApiSiteDeps): Promise<Handler> {
     }),
     // The workspace MCP endpoint: bearer token with app.access, then one scope per tool.
     "/api/mcp": mcpRoute(workspace.mcp, cors.mcp, deps.mcpMetrics),
+    // Its Server Card: public words and the OAuth it needs, never a credential.
+    "/api/mcp/server-card": discoveryRoute(
+      await serverCardHandler(mcpServers(deps.config).workspace),
+    ),
   }, { notFound: withMcpNearMiss(deps.config, plainNotFound) });
 }

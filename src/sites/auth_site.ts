@@ -13,9 +13,10 @@ import type { Limiters } from "../http/rate_limits.ts";
 import type { LogSink } from "../http/request_log.ts";
 import { createRouter, type RouterOptions, type RouteTable } from "../http/router.ts";
 import type { StaticAsset } from "../http/static_asset.ts";
-import { type McpMetrics, mcpRoute } from "../mcp/endpoint.ts";
+import { type McpMetrics, mcpRoute } from "../mcp/transport.ts";
 import { getGrant, listGrantsOfAccount } from "../oauth/grants.ts";
 import { OAUTH_PATHS } from "../oauth/issuer.ts";
+import { withOAuthOutage } from "../oauth/oauth_error.ts";
 import { checkMetadataRoutes, metadataPaths } from "../oauth/metadata.ts";
 import type { OAuthMetrics } from "../oauth/oauth_metrics.ts";
 import { createOAuthRoutes } from "../oauth/routes.ts";
@@ -38,8 +39,10 @@ import { createServerInventory } from "../gateway/servers/inventory.ts";
 import { createServersRoutes } from "../gateway/servers/routes.ts";
 import { html } from "../ui/html.ts";
 import { authPage } from "../ui/auth_pages.ts";
-import { htmlErrorAnswers } from "../ui/error_pages.ts";
+import { type ErrorPageSite, htmlErrorAnswers, withOutagePage } from "../ui/error_pages.ts";
 import { withMcpNearMiss } from "../mcp/near_miss.ts";
+import { mcpServers } from "../mcp/servers.ts";
+import { discoveryRoute, serverCardHandler } from "../content/server_cards.ts";
 
 export interface AuthSiteDeps {
   readonly config: Pick<
@@ -80,13 +83,14 @@ export async function createAuthSite(deps: AuthSiteDeps): Promise<Handler> {
   const routes = await authSiteRoutes(deps);
   // Start-up self-check: every metadata location and every endpoint it names is served.
   await checkMetadataRoutes(deps.config, routes, deps.scopes);
-  return createRouter(routes, _errorAnswers(deps.config));
+  const site = _errorSite(deps.config);
+  return withOutagePage(createRouter(routes, _errorAnswers(deps.config, site)), site, deps.log);
 }
 
-/** Unknown paths and wrong methods: a near-miss MCP path, a page for a browser, else text. */
-function _errorAnswers(config: AuthSiteDeps["config"]): RouterOptions {
+/** The frame and the ways on of the pages that say something went wrong. */
+function _errorSite(config: AuthSiteDeps["config"]): ErrorPageSite {
   const base = config.baseUrl;
-  const errors = htmlErrorAnswers({
+  return {
     frame: (title, main) => authPage({ title, main }),
     next: [
       { href: "/account", label: "Your account" },
@@ -95,7 +99,12 @@ function _errorAnswers(config: AuthSiteDeps["config"]): RouterOptions {
       { href: `${base}/`, label: "The public website" },
       { href: `${base}/developers`, label: "The developer page" },
     ],
-  });
+  };
+}
+
+/** Unknown paths and wrong methods: a near-miss MCP path, a page for a browser, else text. */
+function _errorAnswers(config: AuthSiteDeps["config"], site: ErrorPageSite): RouterOptions {
+  const errors = htmlErrorAnswers(site);
   return { ...errors, notFound: withMcpNearMiss(config, errors.notFound) };
 }
 
@@ -169,6 +178,8 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
 
     // Onboarding, no credentials: the MCP endpoint, and the connection guide as text and page.
     "/mcp": mcpRoute(onboarding.mcp, cors.mcp, deps.mcpMetrics),
+    // Its Server Card, for discovery by domain (content/server_cards.ts).
+    "/mcp/server-card": discoveryRoute(await serverCardHandler(mcpServers(config).onboarding)),
     "/llms.txt": { GET: onboarding.guideText },
     "/agents": { GET: onboarding.guidePage },
 
@@ -198,8 +209,10 @@ export async function authSiteRoutes(deps: AuthSiteDeps): Promise<RouteTable> {
     [OAUTH_PATHS.jwks]: withCors(cors.open, { GET: oauth.jwks }),
     [OAUTH_PATHS.authorize]: { GET: oauth.authorize },
     [OAUTH_PATHS.consent]: { POST: oauth.consent },
-    [OAUTH_PATHS.register]: withCors(cors.open, { POST: oauth.register }),
-    [OAUTH_PATHS.token]: withCors(cors.client, { POST: oauth.token }),
-    [OAUTH_PATHS.revoke]: withCors(cors.client, { POST: oauth.revoke }),
+    [OAUTH_PATHS.register]: withCors(cors.open, {
+      POST: withOAuthOutage(oauth.register, deps.log),
+    }),
+    [OAUTH_PATHS.token]: withCors(cors.client, { POST: withOAuthOutage(oauth.token, deps.log) }),
+    [OAUTH_PATHS.revoke]: withCors(cors.client, { POST: withOAuthOutage(oauth.revoke, deps.log) }),
   };
 }

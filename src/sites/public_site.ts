@@ -11,6 +11,8 @@ import { DOCUMENT_SECURITY_HEADERS } from "../http/security_headers.ts";
 import { type StaticAsset, staticAssetHandler } from "../http/static_asset.ts";
 import { HEALTH } from "../content/health.ts";
 import { loadPublicAssets } from "../content/public_assets.ts";
+import { AI_CATALOG_PATH, aiCatalogHandler, discoveryRoute } from "../content/server_cards.ts";
+import type { CatalogListing } from "../config/upstreams.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import { assetHandler } from "../ui/stylesheet.ts";
 import { createSiteLayout } from "../content/layout.ts";
@@ -23,6 +25,8 @@ export interface PublicSiteDeps {
   readonly stylesheet: StaticAsset;
   /** Their upstreams' scopes join the OpenAPI document's `oauth2` scheme. */
   readonly scopes: ScopeCatalogue;
+  /** The upstreams now served; those the operator lists join the AI Catalog. */
+  readonly upstreams: () => readonly { readonly config: { readonly catalog?: CatalogListing } }[];
 }
 
 const DOCUMENT_CACHE = "public, max-age=300";
@@ -42,6 +46,7 @@ export async function createPublicSite(deps: PublicSiteDeps): Promise<Handler> {
     "/assets/style.css": { GET: assetHandler(deps.stylesheet) },
     "/health": _open({ GET: () => Promise.resolve(health.clone()) }),
     "/llms.txt": _document(site.llms),
+    [AI_CATALOG_PATH]: discoveryRoute(await aiCatalogHandler(deps.config, deps.upstreams)),
     "/": _document(site.index.html, HTML_HEADERS),
     "/index.json": _document(site.index.json),
     "/index.md": _document(site.index.markdown),

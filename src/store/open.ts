@@ -29,7 +29,7 @@ export async function openStore(config: Config): Promise<Store> {
   // Loaded only here: a KV-backed server has no use for the PostgreSQL client (15 MiB resident
   // in a bare process; about 1.7 MiB of Vestibule's idle RSS, which shares most of its modules).
   const { openPgStore, PgStoreError } = await import("./pg_store.ts");
-  const { url, passwordFile, poolSize } = config.postgres;
+  const { url, passwordFile, poolSize, deadlineMs } = config.postgres;
   let password = null;
   if (passwordFile !== null) {
     try {
@@ -42,7 +42,7 @@ export async function openStore(config: Config): Promise<Store> {
       );
     }
   }
-  return await openPgStore({ url, password, poolSize });
+  return await openPgStore({ url, password, poolSize, deadlineMs });
 }
 
 /** Node.js's default SQLite file, where Deno's default is the Deno KV file beside it. */

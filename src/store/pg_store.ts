@@ -13,6 +13,7 @@
 import postgres from "postgres";
 import { decodeValue, encodeValue } from "./backup.ts";
 import { decodeKey, encodeKey, prefixRange } from "./key_codec.ts";
+import { DEFAULT_STORE_DEADLINE_MS, guardStore, SNAPSHOT_DEADLINES } from "./store_guard.ts";
 import {
   type AtomicCheck,
   type Entry,
@@ -32,6 +33,8 @@ export interface PgStoreOptions {
   readonly password?: string | null;
   /** Connections kept open to the database at most. */
   readonly poolSize: number;
+  /** How long an operation may wait for the database (VESTIBULE_DATA_TIMEOUT; store_guard.ts). */
+  readonly deadlineMs?: number;
   readonly now?: () => number;
 }
 
@@ -99,7 +102,8 @@ export const PURGE_INTERVAL_MS = 60_000;
 
 export async function openPgStore(options: PgStoreOptions): Promise<Store> {
   const now = options.now ?? Date.now;
-  const sql = _connect(options);
+  const deadlineMs = options.deadlineMs ?? DEFAULT_STORE_DEADLINE_MS;
+  const sql = _connect(options, deadlineMs);
   try {
     await _prepareLayout(sql);
   } catch (error) {
@@ -178,11 +182,17 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
       // Repeatable read: every row as of one snapshot, whatever commits meanwhile.
       const rows = await sql.begin(
         "isolation level repeatable read read only",
-        (tx) =>
-          tx<{ key: Uint8Array; value: string; expires_at: string | null; version: string }[]>`
+        async (tx) => {
+          await tx`SELECT set_config('statement_timeout', ${
+            String(2 * deadlineMs * SNAPSHOT_DEADLINES)
+          }, true)`;
+          return await tx<
+            { key: Uint8Array; value: string; expires_at: string | null; version: string }[]
+          >`
           SELECT key, value, expires_at, version FROM vestibule_records
           WHERE key >= ${from} AND key < ${to} AND ${liveAt(now())}
-          ORDER BY key`,
+          ORDER BY key`;
+        },
       );
       return rows.map((row) => {
         const key = decodeKey(row.key);
@@ -198,7 +208,7 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
       await sql.end({ timeout: 5 });
     },
   };
-  return {
+  const unguarded: Store = {
     get: <T>(key: Key) => guarded(store.get<T>)(key),
     set: guarded(store.set),
     delete: guarded(store.delete),
@@ -213,18 +223,22 @@ export async function openPgStore(options: PgStoreOptions): Promise<Store> {
     snapshot: guarded(store.snapshot),
     close: store.close,
   };
+  // Any read will do as the short circuit's probe: it answers only when the database does.
+  return guardStore(unguarded, { deadlineMs, probe: () => unguarded.get(["ready"]) });
 }
 
 /**
  * Errors of the connection rather than the request: the client's own (refused, reset, closed,
  * timed out, host not found) and SQLSTATE classes 08 (connection), 28 (authorization), 53300
- * (too many connections) and 57P01-57P03 (the server shutting down or starting).
+ * (too many connections), 57014 (the statement outlived its statement_timeout: a lock held by
+ * a stuck transaction) and 57P01-57P03 (the server shutting down or starting).
  */
 function _isOutage(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return false;
   return /^(E(CONNREFUSED|CONNRESET|TIMEDOUT|NOTFOUND|PIPE|HOSTUNREACH|NETUNREACH)|CONNECTION_|CONNECT_TIMEOUT)/
-    .test(code) || /^(08|28)/.test(code) || ["53300", "57P01", "57P02", "57P03"].includes(code);
+    .test(code) ||
+    /^(08|28)/.test(code) || ["53300", "57014", "57P01", "57P02", "57P03"].includes(code);
 }
 
 function _json(key: Key, value: unknown): string {
@@ -274,7 +288,7 @@ function _lockId(bytes: Uint8Array): bigint {
   return BigInt.asIntN(64, hash);
 }
 
-function _connect(options: PgStoreOptions) {
+function _connect(options: PgStoreOptions, deadlineMs: number) {
   const url = new URL(options.url);
   const ssl = url.searchParams.get("sslmode");
   const password = options.password ?? decodeURIComponent(url.password);
@@ -300,7 +314,10 @@ function _connect(options: PgStoreOptions) {
     // A store must write: a standby (read-only) server is refused at connection.
     target_session_attrs: "read-write",
     onnotice: () => {},
-    connection: { application_name: "vestibule" },
+    // A statement waiting on a lock held by a stuck transaction is ended by the server twice a
+    // deadline after it began: long after its request was answered 503 (store_guard.ts), so a
+    // commit that was about to land still may, and soon enough that it frees its connection.
+    connection: { application_name: "vestibule", statement_timeout: 2 * deadlineMs },
   };
   // As the client's defaults, in forms its types do not list: each connection replaced after its
   // own 30 to 60 minutes, so they do not all reconnect at once.

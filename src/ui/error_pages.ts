@@ -1,11 +1,13 @@
 /**
  * The router's answers on an origin people browse ({base_url}, {auth_url}): an unknown path or
  * a wrong method is a page in the site's frame for a browser, saying what happened and where to
- * go next; every other client keeps the router's plain answer. Never cached: the same address
- * may exist tomorrow.
+ * go next, and so is a store outage (withOutagePage); every other client keeps the plain answer.
+ * Never cached: the same address may exist tomorrow.
  */
 import type { Handler } from "../http/handler.ts";
+import { logOutage, type LogSink, OUTAGE_RETRY_SECONDS } from "../http/request_log.ts";
 import { htmlResponse } from "../http/responses.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import {
   type MethodNotAllowed,
   plainMethodNotAllowed,
@@ -32,18 +34,7 @@ interface _Explanation {
 
 /** `notFound` and `methodNotAllowed` for createRouter on a site people browse. */
 export function htmlErrorAnswers(site: ErrorPageSite): Required<RouterOptions> {
-  const page = (status: number, explained: _Explanation, headers: Record<string, string>) =>
-    htmlResponse(
-      site.frame(
-        explained.title,
-        html`${explained.main}
-        <p>Where to go next:</p>
-        <ul>${
-          site.next.map((link) => html`<li><a href="${link.href}">${link.label}</a></li>`)
-        }</ul>`,
-      ),
-      { status, headers: { ...site.headers, ...headers, "Cache-Control": "no-store" } },
-    );
+  const page = _page(site);
   const notFound: Handler = (request, context) =>
     wantsHtml(request)
       ? _cancelled(request, page(404, _notFound(pathOf(request.url)), {}))
@@ -55,6 +46,49 @@ export function htmlErrorAnswers(site: ErrorPageSite): Required<RouterOptions> {
       })
       : plainMethodNotAllowed(request, allow);
   return { notFound, methodNotAllowed };
+}
+
+/**
+ * A store outage met by a person's request: the page in the site's frame, 503 with Retry-After
+ * and the request log's warning line. Any other client gets the request log's plain answer.
+ */
+export function withOutagePage(handler: Handler, site: ErrorPageSite, log: LogSink): Handler {
+  const page = _page(site);
+  return async (request, context) => {
+    try {
+      return await handler(request, context);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || !wantsHtml(request)) throw error;
+      logOutage(log, error);
+      return await _cancelled(
+        request,
+        page(503, _outage(), { "Retry-After": String(OUTAGE_RETRY_SECONDS) }),
+      );
+    }
+  };
+}
+
+function _page(site: ErrorPageSite) {
+  return (status: number, explained: _Explanation, headers: Record<string, string>) =>
+    htmlResponse(
+      site.frame(
+        explained.title,
+        html`${explained.main}
+        <p>Where to go next:</p>
+        <ul>${
+          site.next.map((link) => html`<li><a href="${link.href}">${link.label}</a></li>`)
+        }</ul>`,
+      ),
+      { status, headers: { ...site.headers, ...headers, "Cache-Control": "no-store" } },
+    );
+}
+
+function _outage(): _Explanation {
+  return {
+    title: "Briefly unavailable",
+    main: html`<p>The service cannot reach its data right now. Wait a few seconds, then reload
+      the page (or send the form again).</p>`,
+  };
 }
 
 function _notFound(path: string): _Explanation {

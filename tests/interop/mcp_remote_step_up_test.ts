@@ -96,7 +96,7 @@ Deno.test({
             clientInfo: { name: "desktop", version: "1" },
           },
         });
-        assert.equal((await reply(1)).result.serverInfo.name, "vestibule-workspace");
+        assert.equal((await reply(1)).result.serverInfo.name, "127.0.0.1/workspace");
         await send({ jsonrpc: "2.0", method: "notifications/initialized" });
         const names: string[] = [];
         let cursor: string | undefined;

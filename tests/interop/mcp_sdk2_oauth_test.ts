@@ -97,7 +97,7 @@ for (const { name, mode } of modes) {
         });
         await client.connect(transport);
         assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
-        assert.equal(client.getServerVersion()?.name, "vestibule-workspace");
+        assert.equal(client.getServerVersion()?.name, "127.0.0.1/workspace");
         assert.equal(client.getDiscoverResult()?.cacheScope, "private");
       });
 

@@ -45,7 +45,7 @@ for (const answers of ["json", "sse"] as const) {
           await client.connect(transport);
           assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
           assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
-          assert.equal(client.getServerVersion()?.name, "vestibule-onboarding");
+          assert.equal(client.getServerVersion()?.name, "127.0.0.1/onboarding");
           assert.match(client.getInstructions() ?? "", /get_connection_guide/);
           assert.deepEqual(client.getDiscoverResult()?.supportedVersions, [
             "2026-07-28",

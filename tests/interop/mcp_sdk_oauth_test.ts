@@ -76,7 +76,7 @@ for (const mode of ["json", "sse"] as const) {
           fetch: recordingFetch,
         });
         await client.connect(transport);
-        assert.equal(client.getServerVersion()?.name, "vestibule-workspace");
+        assert.equal(client.getServerVersion()?.name, "127.0.0.1/workspace");
       });
 
       const names: string[] = [];

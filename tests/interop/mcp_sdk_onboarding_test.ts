@@ -17,7 +17,7 @@ for (const mode of ["json", "sse"] as const) {
       await t.step("connects: initialize, version negotiation, initialized", async () => {
         await client.connect(transport);
         assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
-        assert.equal(client.getServerVersion()?.name, "vestibule-onboarding");
+        assert.equal(client.getServerVersion()?.name, "127.0.0.1/onboarding");
         assert.match(client.getInstructions() ?? "", /get_connection_guide/);
         assert.equal(transport.sessionId, undefined, "stateless: no session");
         assert.equal(transport.protocolVersion, "2025-11-25");

@@ -40,7 +40,7 @@ Deno.test("the SDK v1 client's tasks API waits for an owner's approval of a gate
   const human = await signIn(ws, outbox, "owner@example.com");
   try {
     await client.connect(transport);
-    assert.equal(client.getServerVersion()?.name, "vestibule-workspace");
+    assert.equal(client.getServerVersion()?.name, "127.0.0.1/workspace");
     const { tools, nextCursor } = await client.listTools();
     assert.equal(nextCursor, undefined);
     const sum = tools.find((tool: { name: string }) => tool.name === "everything__get-sum");

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createOutbox, LEASE_MS } from "../../src/outbox/outbox.ts";
 import { createSender, DeliveryError } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
-import type { Store } from "../../src/store/store.ts";
+import { type Store, StoreUnavailableError } from "../../src/store/store.ts";
 
 async function fixture(handler: () => Promise<void>, wrap: (s: Store) => Store = (s) => s) {
   let time = 1_800_000_000_000;
@@ -80,6 +80,35 @@ Deno.test("a store error is logged, never thrown, and the loop stops cleanly", a
     await f.sender.stop();
     assert.ok(f.logs.length >= 1);
     assert.ok(f.logs.every((l) => l.level === "error" && l.message === "outbox error"));
+  } finally {
+    f.close();
+  }
+});
+
+Deno.test("a store outage is one warning without a stack, not an outbox error", async () => {
+  const f = await fixture(
+    () => Promise.resolve(),
+    (s) => ({
+      ...s,
+      list: () => ({
+        [Symbol.asyncIterator]: () => ({
+          next: () =>
+            Promise.reject(new StoreUnavailableError("the store did not answer within 5 s")),
+        }),
+      }),
+    }),
+  );
+  try {
+    await f.sender.deliverDue();
+    assert.ok(f.logs.length >= 1);
+    for (const line of f.logs) {
+      assert.deepEqual([line.level, line.message, line.during, line.stack], [
+        "warn",
+        "store unavailable",
+        "outbox",
+        undefined,
+      ]);
+    }
   } finally {
     f.close();
   }

@@ -22,6 +22,10 @@ export interface AdminDeps {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The templates' directory check looks for placeholders in; static/ by default. */
   readonly staticDir?: URL;
+  /** How a following command (`audit --follow`) waits between looks; a timer by default. */
+  readonly wait?: (ms: number) => Promise<void>;
+  /** Ends a following command; the CLI's runs until it is killed. */
+  readonly stop?: AbortSignal;
 }
 
 /** A refusal worth a one-line message and exit status 1 (not found, nothing to do). */

@@ -2,7 +2,8 @@
 // topic keeps its commands in a file of its own; this is the table, the usage and the runner.
 import { AccountsError } from "../../accounts/accounts.ts";
 import { BackupError } from "../../store/backup.ts";
-import { StoreBusyError } from "../../store/store.ts";
+import { maskDataUrl } from "../../config/data_url.ts";
+import { StoreBusyError, StoreUnavailableError } from "../../store/store.ts";
 import { adminJson } from "./admin_output.ts";
 
 import {
@@ -67,6 +68,15 @@ export async function runAdminCommand(args: readonly string[], deps: AdminDeps):
     if (error instanceof AdminUsageError) {
       deps.err(`vestibule admin ${name}: ${error.message}\nUsage: ${command.usage}`);
       return 2;
+    }
+    if (error instanceof StoreUnavailableError) {
+      // The database stopped answering mid-command (its deadline, or the connection lost).
+      deps.err(
+        `vestibule admin ${name}: VESTIBULE_DATA=${
+          JSON.stringify(maskDataUrl(deps.config.dataPath))
+        } does not answer (${error.message}); try again`,
+      );
+      return 1;
     }
     if (error instanceof StoreBusyError) {
       // The server (or another command) kept the store locked through every retry.

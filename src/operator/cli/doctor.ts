@@ -22,6 +22,7 @@ import { describeUnlisted, unlistedNames } from "../../gateway/unlisted_names.ts
 import { countOf } from "../../count_words.ts";
 import { fault, type Finding, ok, warn } from "./findings.ts";
 import { placeholderChecks } from "./placeholder_checks.ts";
+import { discoveryChecks } from "./discovery_checks.ts";
 
 export { type Finding, formatFinding } from "./findings.ts";
 
@@ -355,6 +356,7 @@ export async function liveChecks(config: Config, fetcher: typeof fetch): Promise
   }
 
   await _onboarding(`${config.authUrl}/mcp`, json, findings);
+  findings.push(...await discoveryChecks(config, get));
 
   const mcpUrl = `${config.apiUrl}/api/mcp`;
   const challenge = await get(mcpUrl, {

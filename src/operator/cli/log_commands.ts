@@ -3,10 +3,46 @@ import * as v from "valibot";
 import { createAccounts } from "../../accounts/accounts.ts";
 import { createAuditLog } from "../../workspace/domain/audit.ts";
 import { listOperatorLog } from "./operator_log.ts";
+import { streamAudit } from "./audit_stream.ts";
 
 import { AdminError, command, IdSchema, LimitSchema, type Runnable } from "./command.ts";
 
+/** A cursor printed by `audit`: an entry's time in ms. */
+const CursorSchema = v.optional(
+  v.pipe(
+    v.string(),
+    v.regex(/^\d{1,15}$/, "must be a cursor printed by audit (a whole number)"),
+    v.transform(Number),
+  ),
+  "0",
+);
+
 export const LOG_COMMANDS: Readonly<Record<string, Runnable>> = {
+  "audit": command({
+    usage: "audit [--business ID] [--after CURSOR] [--follow] [--json]",
+    summary:
+      "Audit entries of every business (or one), oldest first, one a line; --json: JSON lines with a cursor to resume from (--after); --follow: keep printing new ones.",
+    switches: ["follow", "json"],
+    options: v.strictObject({
+      business: v.optional(IdSchema),
+      after: CursorSchema,
+      follow: v.optional(v.literal("on")),
+      json: v.optional(v.literal("on")),
+    }),
+    async run({ business, after, follow, json }, deps) {
+      if (
+        business !== undefined &&
+        !(await createAccounts(deps.store, deps.now).getBusiness(business))
+      ) {
+        throw new AdminError(`No business with id "${business}"`);
+      }
+      await streamAudit(
+        { business, after, follow: follow === "on", json: json === "on" },
+        deps,
+      );
+      return undefined;
+    },
+  }),
   "audit-log": command({
     usage: "audit-log --business ID [--limit N]",
     summary:

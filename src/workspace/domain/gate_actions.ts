@@ -79,6 +79,11 @@ export const GateActionSchema = v.variant("type", [
      * requests recorded before it was.
      */
     definitionSha256: v.optional(v.string()),
+    /**
+     * The W3C traceparent of the request that asked, when tracing was on: the call made on
+     * approval links back to that trace. Ids only, no data.
+     */
+    trace: v.optional(v.pipe(v.string(), v.regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/))),
   }),
   /**
    * Serving what an upstream changed at once: the tools held under this gate (their holds name

@@ -22,11 +22,15 @@ const _prefix = (gate: Pick<Gate, "businessId" | "id">) => [
   gate.id,
 ];
 
-/** Writes the result's parts; returns how many there are. */
+/**
+ * Writes the result's parts, kept as long as the business or for `expireIn` ms (a relayed task's
+ * result, which goes with its task); returns how many there are.
+ */
 export async function storeGateResult(
   store: Store,
   gate: Pick<Gate, "businessId" | "id">,
   result: Result,
+  expireIn?: number,
 ): Promise<number> {
   const parts = _cut(JSON.stringify(result));
   for (let first = 0; first < parts.length; first += PARTS_PER_COMMIT) {
@@ -34,6 +38,7 @@ export async function storeGateResult(
       type: "set",
       key: [..._prefix(gate), first + i],
       value: part,
+      ...(expireIn === undefined ? {} : { expireIn }),
     }));
     await store.commit([], mutations);
   }
@@ -44,9 +49,21 @@ export async function storeGateResult(
 export async function readGateResult(store: Store, gate: Gate): Promise<Result | null> {
   if (gate.result !== undefined) return gate.result;
   if (gate.resultParts === undefined) return null;
+  return await readResultParts(store, gate, gate.resultParts);
+}
+
+/**
+ * A result kept in `count` parts by storeGateResult, under any id of the business (a relayed
+ * upstream task's too: gateway/relayed_tasks.ts); null when they are not all there.
+ */
+export async function readResultParts(
+  store: Store,
+  owner: Pick<Gate, "businessId" | "id">,
+  count: number,
+): Promise<Result | null> {
   const parts: string[] = [];
-  for await (const part of store.list<string>(_prefix(gate))) parts.push(part.value);
-  return parts.length === gate.resultParts ? JSON.parse(parts.join("")) : null;
+  for await (const part of store.list<string>(_prefix(owner))) parts.push(part.value);
+  return parts.length === count ? JSON.parse(parts.join("")) : null;
 }
 
 /** Cuts text into parts, never between the two halves of a surrogate pair. */

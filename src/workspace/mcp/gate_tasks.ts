@@ -4,21 +4,33 @@
  * the answer goes out, in the business's store, so any replica reads it at once and nothing else
  * needs keeping. A task belongs to the account and client of the token that asked, in that
  * business: anyone else, an owner of the same business included, finds no such task.
+ * The first answer to report a task's end marks it (`["ws", businessId, "task_end", gateId]`), so
+ * that the metrics count each end once, on whichever replica.
  */
 import type { TaskHost, TaskState } from "../../mcp/tasks.ts";
 import { errorResult } from "../../mcp/tool.ts";
 import type { WorkspaceAuth } from "./bearer.ts";
 import type { Gate } from "../domain/gate_record.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
+import type { Store } from "../../store/store.ts";
 
 /** How often a client is told to look again: a person decides in minutes, not milliseconds. */
 const POLL_INTERVAL_MS = 5_000;
 
 export function createGateTasks(
   services: WorkspaceServices,
+  store: Store,
   now: () => number,
 ): TaskHost<WorkspaceAuth> {
   const { gates } = services;
+
+  const reported = async (gate: Gate, state: TaskState): Promise<TaskState> => {
+    if (state.status === "working") return state;
+    const key = ["ws", gate.businessId, "task_end", gate.id];
+    if (await store.get(key) !== null) return state;
+    const first = await store.commit([{ key, version: null }], [{ type: "set", key, value: 1 }]);
+    return first ? { ...state, firstEnd: true } : state;
+  };
 
   const mine = async (auth: WorkspaceAuth, taskId: string): Promise<Gate | null> => {
     const gate = await gates.get(taskId);
@@ -113,11 +125,11 @@ export function createGateTasks(
     },
     async get(auth, taskId) {
       const gate = await mine(auth, taskId);
-      return gate === null ? null : await stateOf(gate);
+      return gate === null ? null : await reported(gate, await stateOf(gate));
     },
     async cancel(auth, taskId) {
       const gate = await mine(auth, taskId);
-      return gate === null ? null : await stateOf(await gates.withdraw(gate));
+      return gate === null ? null : await reported(gate, await stateOf(await gates.withdraw(gate)));
     },
     async list(auth) {
       const listed = await gates.list(auth.businessId);

@@ -4,6 +4,7 @@
  * from outside (the endpoint's `access`): the bearer checks run before any JSON-RPC is read, and
  * the MCP code only ever sees a verified `WorkspaceAuth`.
  */
+import type { Tracing } from "../../tracing/tracing.ts";
 import * as v from "valibot";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Config } from "../../config/config.ts";
@@ -12,7 +13,10 @@ import type { Limiters } from "../../http/rate_limits.ts";
 import type { LogSink } from "../../http/request_log.ts";
 import { followingJsonHandler } from "../../http/static_asset.ts";
 import type { UrlElicitations } from "../../mcp/elicitation.ts";
-import { createMcpEndpoint, type McpMetrics, tooManyRequests } from "../../mcp/endpoint.ts";
+import { createMcpEndpoint } from "../../mcp/endpoint.ts";
+import { type McpMetrics, tooManyRequests } from "../../mcp/transport.ts";
+import { mcpServers } from "../../mcp/servers.ts";
+import { createSharedCancels } from "../../mcp/shared_cancels.ts";
 import { createAccessTokenVerifier } from "../../oauth/access_token.ts";
 import { issuerOf } from "../../oauth/issuer.ts";
 import { OAuthError, oauthErrorResponse } from "../../oauth/oauth_error.ts";
@@ -28,6 +32,7 @@ import { createGateTasks } from "./gate_tasks.ts";
 import type { AnyWorkspaceTool, UpstreamTools } from "./scoped_tool.ts";
 import { BoundedMap } from "../../bounded_map.ts";
 import { createToolRegistry, type ToolRegistry } from "../../mcp/registry.ts";
+import { joinTaskHosts } from "../../mcp/tasks.ts";
 
 export interface WorkspaceRoutesDeps {
   readonly config: Pick<
@@ -49,6 +54,7 @@ export interface WorkspaceRoutesDeps {
   readonly now: () => number;
   readonly log: LogSink;
   readonly mcpMetrics?: McpMetrics | undefined;
+  readonly tracing?: Tracing | undefined;
   readonly limiters: Limiters;
   readonly scopes: ScopeCatalogue;
   /** The upstream MCP servers' tools (VESTIBULE_UPSTREAMS); none when left out. */
@@ -92,6 +98,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       }
       : {}),
     config,
+    sharedCancels: createSharedCancels({ store: deps.store, now }),
     maxBodyBytes: config.workspaceMaxBody,
     access: {
       async authenticate(request, context) {
@@ -114,7 +121,7 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       },
     },
     rateLimiter: deps.limiters.local("workspace"),
-    serverInfo: { name: "vestibule-workspace", title: "Vestibule workspace", version: "1.0.0" },
+    serverInfo: mcpServers(config).workspace.info,
     // Behind a token, and with upstreams the list depends on the caller's business and role:
     // no cache may share it across authorization contexts.
     cacheScope: "private",
@@ -122,7 +129,10 @@ export async function createWorkspaceRoutes(deps: WorkspaceRoutesDeps): Promise<
       "Business tools for the one business this token is for. Start with get_agent_connection_setup and follow nextAction. Each tool names the scope it needs; ask your human before requesting more. Gated tools only prepare an approval: tell the human to open approvalUrl, and read the result with get_approval.",
     log: deps.log,
     metrics: deps.mcpMetrics,
-    tasks: createGateTasks(deps.services, now),
+    tracing: deps.tracing,
+    tasks: deps.upstreamTools?.tasks
+      ? joinTaskHosts(createGateTasks(deps.services, deps.store, now), deps.upstreamTools.tasks)
+      : createGateTasks(deps.services, deps.store, now),
     elicitations: deps.elicitations,
   });
   return {

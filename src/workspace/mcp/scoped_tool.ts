@@ -6,6 +6,7 @@
  */
 import * as v from "valibot";
 import { type ForwardedTool, type Tool, type ToolAnnotations, ToolError } from "../../mcp/tool.ts";
+import type { OwnedTaskHost } from "../../mcp/tasks.ts";
 import type { Scope } from "../../oauth/scopes.ts";
 import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AtomicCheck, Mutation } from "../../store/store.ts";
@@ -34,6 +35,8 @@ export interface UpstreamTools {
    * stamp that changes whenever they may have.
    */
   forCaller(auth: WorkspaceAuth): Promise<CallerTools>;
+  /** The upstreams' own tasks, relayed (gateway/relayed_tasks.ts). */
+  readonly tasks?: OwnedTaskHost<WorkspaceAuth>;
 }
 
 export interface CallerTools {

@@ -7,6 +7,7 @@ import { BusinessNameSchema } from "../../accounts/schemas.ts";
 import { READ } from "../../mcp/tool.ts";
 import { ToolError } from "../../mcp/tool.ts";
 import { composeMail } from "../../mail/compose.ts";
+import { StoreUnavailableError } from "../../store/store.ts";
 import {
   type Automation,
   AutomationSchema,
@@ -208,9 +209,9 @@ export function writeTools(services: WorkspaceServices) {
         const account = await accounts.getAccount(auth.accountId);
         if (!account) throw new ToolError("Your account no longer exists");
         const link = gates.approvalsUrl;
+        const business = await accounts.getBusiness(auth.businessId);
+        const businessName = business?.name ?? "your business";
         try {
-          const business = await accounts.getBusiness(auth.businessId);
-          const businessName = business?.name ?? "your business";
           await mailer.send(composeMail({
             to: account.email,
             subject: `Test notification from ${businessName} on Vestibule`,
@@ -226,7 +227,9 @@ export function writeTools(services: WorkspaceServices) {
               `for a test notification (send_test_notification).`,
             origin: new URL(link).origin,
           }));
-        } catch {
+        } catch (error) {
+          // The store's outage is the endpoint's to answer (503), as for every other tool.
+          if (error instanceof StoreUnavailableError) throw error;
           throw new ToolError("The test notification could not be sent; try again later");
         }
         await auditCall(

@@ -303,10 +303,11 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
       assert.equal(task.status, "working");
       assert.equal(task.ttlMs, null);
       assert.ok(task.pollIntervalMs > 0 && task.pollIntervalMs <= 600_000);
-      assert.equal(task._meta["io.modelcontextprotocol/serverInfo"].name, "vestibule-workspace");
+      assert.equal(task._meta["io.modelcontextprotocol/serverInfo"].name, "127.0.0.1/workspace");
       const { taskId } = task;
 
       const undeclared = await modern("tasks/get", { taskId }, UNDECLARED);
+      assert.equal(undeclared.status, 400);
       assert.equal(undeclared.message.error.code, -32021);
       assert.deepEqual(undeclared.message.error.data, {
         requiredCapabilities: { extensions: { [TASKS]: {} } },
@@ -384,11 +385,14 @@ Deno.test("gated calls answered as tasks in 2025-11-25 and 2026-07-28", async (t
       assert.equal(done.result.isError, undefined);
     });
 
-    await t.step("the operator's metrics count tasks created and cancelled", async () => {
+    await t.step("the operator's metrics count tasks by the state they entered", async () => {
       const text = await scrape(ws.server.adminUrl);
-      const tasks = (event: string) =>
-        sample(text, `vestibule_mcp_tasks_total{endpoint="workspace",event="${event}"}`);
-      assert.equal(tasks("created"), 8);
+      const tasks = (state: string) =>
+        sample(text, `vestibule_mcp_tasks_total{endpoint="workspace",state="${state}"}`);
+      assert.equal(tasks("working"), 8);
+      assert.equal(tasks("completed"), 3);
+      // Declined: failed in 2025-11-25, a completed task with an isError result in 2026-07-28.
+      assert.equal(tasks("failed"), 2);
       assert.equal(tasks("cancelled"), 2);
     });
   } finally {

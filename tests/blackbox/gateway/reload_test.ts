@@ -13,33 +13,19 @@ import { denoChildEnv } from "../../../testkit/upstreams.ts";
 import { copyProject, originsEnv, startServerProcess } from "../support/main_process.ts";
 import { until } from "../support/gateway_support.ts";
 import { PROTOCOL_VERSION, rpcMessage, type RpcResult } from "../support/workspace_support.ts";
+import { stdioChildScript } from "../../../testkit/stdio_child.ts";
 import { storeFile } from "../support/server_runtime.ts";
 
 /** A stdio MCP server: one tool, `ping`, described by its first argument, answering its pid. */
-const PING_CHILD = `
-const encoder = new TextEncoder();
-const write = (message) => Deno.stdout.writeSync(encoder.encode(JSON.stringify(message) + "\\n"));
-let buffer = "";
-for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf("\\n")) !== -1) {
-    const message = JSON.parse(buffer.slice(0, end));
-    buffer = buffer.slice(end + 1);
-    const reply = (result) => write({ jsonrpc: "2.0", id: message.id, result });
-    if (message.id === undefined) continue;
-    if (message.method === "initialize") {
-      reply({ protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "ping", version: "0" } });
-    } else if (message.method === "tools/list") {
-      reply({ tools: [{ name: "ping", description: Deno.args[0], inputSchema: { type: "object" } }] });
-    } else if (message.method === "tools/call") {
-      reply({ content: [{ type: "text", text: String(Deno.pid) }] });
-    } else {
-      write({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } });
-    }
-  }
+const PING_CHILD = stdioChildScript(`
+if (message.method === "initialize") {
+  reply({ protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "ping", version: "0" } });
+} else if (message.method === "tools/list") {
+  reply({ tools: [{ name: "ping", description: Deno.args[0], inputSchema: { type: "object" } }] });
+} else if (message.method === "tools/call") {
+  reply({ content: [{ type: "text", text: String(Deno.pid) }] });
 }
-`;
+`);
 
 /** Whether a process with this id still exists (Linux). */
 async function alive(pid: number): Promise<boolean> {

@@ -2,7 +2,7 @@
 // upstreams file, each with its own sessions to the tiny upstream. What one replica asks, the
 // other decides: a gated call requested on A and approved on B is made exactly once, and A
 // reads its result; a definition change approved on B is served by A within seconds; a task
-// created on A is read and cancelled through B.
+// created on A is read and cancelled through B, an upstream's own task relayed by A too.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { resolveConfig } from "../../../src/config/config.ts";
@@ -10,6 +10,7 @@ import { openStore } from "../../../src/store/open.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTaskUpstream } from "../../../testkit/task_upstream.ts";
 import { Browser, followLink, hiddenField, submitForm } from "../support/accounts_browser.ts";
 import { listed, until } from "../support/gateway_support.ts";
 import {
@@ -38,6 +39,7 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
   const cluster = await startPgCluster();
   const dir = await copyProject();
   const upstream = startTinyUpstream({ tools: [ECHO, ADD_TOOL] });
+  const tasking = startTaskUpstream();
   const replicas: Replica[] = [];
   let store: Awaited<ReturnType<typeof openStore>> | undefined;
   try {
@@ -45,7 +47,10 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
     await Deno.writeTextFile(
       `${dir}/data/upstreams.json`,
       JSON.stringify({
-        upstreams: [{ name: "tiny", title: "Tiny", url: upstream.url, gated: ["add"] }],
+        upstreams: [
+          { name: "tiny", title: "Tiny", url: upstream.url, gated: ["add"] },
+          { name: "up", title: "Upstream", url: tasking.url },
+        ],
       }),
     );
     const shared = {
@@ -67,7 +72,7 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
         businessId: business.id,
         // One agent per replica: a new grant of the same client would end the other's.
         clientId: `agent-${i}`,
-        scopes: ["app.access", "upstream.tiny"],
+        scopes: ["app.access", "upstream.tiny", "upstream.up"],
       });
       let id = 0;
       const post = (token: string, message: unknown) =>
@@ -216,6 +221,15 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
       });
       assert.equal(created.result.resultType, "task", JSON.stringify(created));
       const { taskId } = created.result;
+      const relayed = await modern(a.env, a.token, "tools/call", {
+        name: "up__research",
+        arguments: { topic: "replicas" },
+      });
+      assert.match(relayed.result.taskId, /^relayed-/, JSON.stringify(relayed));
+      const toCancel = await modern(a.env, a.token, "tools/call", {
+        name: "up__research",
+        arguments: { topic: "cancel on B" },
+      });
       // The same agent on B (a new grant of its client ends A's: this step comes last).
       const { tokens } = await issueGrant({
         config: resolveConfig(b.env),
@@ -225,7 +239,7 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
         accountId: account.id,
         businessId: business.id,
         clientId: "agent-0",
-        scopes: ["app.access", "upstream.tiny"],
+        scopes: ["app.access", "upstream.tiny", "upstream.up"],
       });
       const onB = tokens.access_token;
       const read = await modern(b.env, onB, "tasks/get", { taskId });
@@ -237,6 +251,19 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
       assert.equal((await modern(b.env, onB, "tasks/get", { taskId })).result.status, "cancelled");
       const page = await owner.get(`${bAuth}/approvals/${taskId}`);
       assert.match(page.text, /<span id="gate-status">Withdrawn by the agent that asked/);
+      // B follows the upstream task A started, through its own session.
+      const [first, second] = tasking.tasks;
+      const following = await modern(b.env, onB, "tasks/get", { taskId: relayed.result.taskId });
+      assert.equal(following.result.status, "working", JSON.stringify(following));
+      tasking.finish(first!.taskId, "report of the replicas");
+      const done = await modern(b.env, onB, "tasks/get", { taskId: relayed.result.taskId });
+      assert.equal(done.result.status, "completed", JSON.stringify(done));
+      assert.deepEqual(done.result.result.content, [
+        { type: "text", text: "report of the replicas" },
+      ]);
+      const gone = await modern(b.env, onB, "tasks/cancel", { taskId: toCancel.result.taskId });
+      assert.equal(gone.result.resultType, "complete", JSON.stringify(gone));
+      assert.equal(second!.status, "cancelled");
     });
   } finally {
     await store?.close();
@@ -245,6 +272,7 @@ Deno.test("replicas share approvals and pins, each with its own upstream session
       assert.equal(code, 0, stderr);
     }
     await upstream.close();
+    await tasking.close();
     await Deno.remove(dir, { recursive: true });
     await cluster.stop();
   }

@@ -38,7 +38,7 @@ async function withEndpoints(
         name: "onboarding",
         url: `${ws.server.authUrl}/mcp`,
         auth: {},
-        serverName: "vestibule-onboarding",
+        serverName: "127.0.0.1/onboarding",
         cacheScope: "public",
         tool: "list_scopes",
       },
@@ -46,7 +46,7 @@ async function withEndpoints(
         name: "workspace",
         url: `${ws.server.apiUrl}/api/mcp`,
         auth: { Authorization: `Bearer ${bearer}` },
-        serverName: "vestibule-workspace",
+        serverName: "127.0.0.1/workspace",
         cacheScope: "private",
         tool: "get_business",
       },
@@ -100,10 +100,14 @@ Deno.test("MCP 2026-07-28 on both endpoints over HTTP", async (t) => {
     for (const e of endpoints) {
       const serverInfo = {
         name: e.serverName,
-        title: e.serverName === "vestibule-onboarding"
+        title: e.serverName === "127.0.0.1/onboarding"
           ? "Vestibule onboarding"
           : "Vestibule workspace",
         version: "1.0.0",
+        // The Server Card's words (src/mcp/servers.ts), checked there against the schema.
+        description: e.serverName === "127.0.0.1/onboarding"
+          ? "Public, no sign-in: how an agent connects to this business's workspace MCP."
+          : "The business's tools, for an agent a person authorized with OAuth 2.1.",
       };
 
       await t.step(
@@ -115,7 +119,7 @@ Deno.test("MCP 2026-07-28 on both endpoints over HTTP", async (t) => {
             resultType: "complete",
             supportedVersions: ["2026-07-28", "2025-11-25", "2025-06-18"],
             // The workspace answers gated calls with tasks (src/mcp/tasks.ts).
-            capabilities: e.serverName === "vestibule-workspace"
+            capabilities: e.serverName === "127.0.0.1/workspace"
               ? {
                 tools: { listChanged: false },
                 extensions: { "io.modelcontextprotocol/tasks": {} },

@@ -49,7 +49,12 @@ Deno.test("onboarding MCP: lifecycle and the version rule over HTTP", async (t) 
         const { result } = (await readMessages(response))[0]!;
         assert.equal(result.protocolVersion, v.got);
         assert.deepEqual(result.capabilities, { tools: { listChanged: false } });
-        assert.deepEqual(Object.keys(result.serverInfo).sort(), ["name", "title", "version"]);
+        assert.deepEqual(Object.keys(result.serverInfo).sort(), [
+          "description",
+          "name",
+          "title",
+          "version",
+        ]);
         assert.equal(typeof result.instructions, "string");
       });
     }

@@ -3,8 +3,8 @@
 // on PATH. `vestibule admin help` answers, a path outside ./data is refused (--permission), and
 // `vestibule` serves the discovery documents, the onboarding MCP endpoint and a whole OAuth
 // journey (sign-up, consent, code, tokens, the workspace MCP endpoint, refresh) from its embedded
-// store (SQLite, ./data/vestibule.sqlite by default) and stops on SIGTERM. Skipped with a message
-// without Node.js 24+.
+// store (SQLite, ./data/vestibule.sqlite by default) and stops on SIGTERM; with VESTIBULE_OTEL=on
+// it exports spans. Skipped with a message without Node.js 24+.
 import assert from "node:assert/strict";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
 import { outboxAt } from "../support/accounts_browser.ts";
@@ -12,6 +12,8 @@ import { rpc } from "../support/mcp_helpers.ts";
 import { answersDiscoveryAndOnboarding } from "../support/node_runtime.ts";
 import { assertHonoured, handOut } from "../support/oauth_helpers.ts";
 import { nodeBinary } from "../../../testkit/node_binary.ts";
+import { startOtlpReceiver } from "../support/otlp_receiver.ts";
+import { until } from "../support/gateway_support.ts";
 
 const node = nodeBinary();
 
@@ -58,14 +60,15 @@ Deno.test({
       assert.equal(outside.code, 2);
       assert.match(new TextDecoder().decode(outside.stderr), /may not read and write/);
 
-      const command = new Deno.Command(binary, {
+      const spawnOptions = {
         cwd: dir,
         env,
         clearEnv: true,
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
-      });
+      } as const;
+      const command = new Deno.Command(binary, spawnOptions);
       const server = await startServerProcess(dir, env, command);
       try {
         await answersDiscoveryAndOnboarding(origins);
@@ -99,6 +102,27 @@ Deno.test({
       }
       const mode = Deno.statSync(`${dir}/data/vestibule.sqlite`).mode! & 0o777;
       assert.equal(mode, 0o600, "the store is the default SQLite file, owner-only");
+
+      // Tracing loads its packages by a name held in a variable: the executable carries them too.
+      const receiver = startOtlpReceiver();
+      const traced = { ...env, VESTIBULE_OTEL: "on", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url };
+      const tracing = await startServerProcess(
+        dir,
+        traced,
+        new Deno.Command(binary, { ...spawnOptions, env: traced }),
+      );
+      try {
+        await (await fetch(`${origins.VESTIBULE_BASE_URL}/health`)).body?.cancel();
+        await until(
+          "the request's server span",
+          () => receiver.spans.find((s) => s.attributes["url.path"] === "/health"),
+          15_000,
+        );
+      } finally {
+        const stopped = await tracing.stop();
+        await receiver.close();
+        assert.equal(stopped.code, 0, stopped.stderr);
+      }
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

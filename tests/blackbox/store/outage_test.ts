@@ -113,6 +113,41 @@ Deno.test("a PostgreSQL outage under the running server", {
         events.every((e) => e.stack === undefined && /^StoreUnavailableError: /.test(e.error)),
       );
     });
+
+    await t.step("a person is shown the styled page, an OAuth client its error shape", async () => {
+      const authorize = new URL(`${ws.server.authUrl}/api/auth/oauth2/authorize`);
+      for (
+        const [name, value] of Object.entries({
+          response_type: "code",
+          client_id: "some-client",
+          redirect_uri: "https://client.example.com/callback",
+          code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+          code_challenge_method: "S256",
+          state: "s",
+          scope: "app.access",
+        })
+      ) authorize.searchParams.set(name, value);
+      const page = await fetch(authorize, { headers: { Accept: "text/html" } });
+      const text = await page.text();
+      assert.deepEqual(
+        [page.status, page.headers.get("Retry-After"), page.headers.get("Content-Type")],
+        [503, "5", "text/html; charset=utf-8"],
+      );
+      assert.match(text, /<h1[^>]*>Briefly unavailable<\/h1>/);
+      const token = await fetch(`${ws.server.authUrl}/api/auth/oauth2/token`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: "grant_type=refresh_token&refresh_token=abc&client_id=some-client",
+      });
+      assert.deepEqual([token.status, token.headers.get("Retry-After"), await token.json()], [
+        503,
+        "5",
+        {
+          error: "temporarily_unavailable",
+          error_description: "The service is briefly unavailable; retry after 5 seconds",
+        },
+      ]);
+    });
   } finally {
     await ws.close();
     await cluster.stop();

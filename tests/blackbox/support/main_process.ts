@@ -46,16 +46,18 @@ export function mainCommand(
   options: MainOptions = {},
 ): Deno.Command {
   const entry = options.entry ?? "main.ts";
+  const cwd = options.cwd ?? ROOT;
   const node = serverNode();
+  const lock = env.VESTIBULE_OTEL === "on" ? [_scratchLock(cwd)] : [];
   const run = node === null
-    ? [Deno.execPath(), "run", ...flags, entry, ...options.args ?? []]
+    ? [Deno.execPath(), "run", ...lock, ...flags, entry, ...options.args ?? []]
     : [node, ..._nodeFlags(flags), entry, ...options.args ?? []];
   const [command, ...args] = options.umask === undefined
     ? run
     : ["/bin/sh", "-c", `umask ${options.umask} && exec "$@"`, "sh", ...run];
   return new Deno.Command(command!, {
     args,
-    cwd: options.cwd ?? ROOT,
+    cwd,
     env: { NO_COLOR: "1", ...env },
     clearEnv: true,
     stdin: options.stdin ?? "null",
@@ -110,6 +112,20 @@ function _nodePermissions(flags: readonly string[]): string[] {
 
 /** What Node.js reads to load the server, which Deno reads without a permission. */
 const NODE_MODULE_READS = ["./main.ts", "./package.json", "./src/*", "./node_modules/*"];
+
+/**
+ * `--lock=` a copy of the project's deno.lock: Deno records the OpenTelemetry packages in the lock
+ * the first time tracing loads them (docs/operating.md), and the checkout's deno.lock must keep
+ * naming the runtime packages only (tests/runtime_dependencies_test.ts).
+ */
+function _scratchLock(project: string | URL): string {
+  const path = Deno.makeTempFileSync({ prefix: "vestibule-deno-", suffix: ".lock" });
+  Deno.copyFileSync(
+    new URL("deno.lock", new URL(`${project}`.replace(/\/?$/, "/"), "file:")),
+    path,
+  );
+  return `--lock=${path}`;
+}
 
 /**
  * A copy of what `deno task start` needs (no data/), in a new temporary directory; with

@@ -38,7 +38,16 @@ export async function answersDiscoveryAndOnboarding(origins: Record<string, stri
 
   const onboarding = `${origins.VESTIBULE_AUTH_URL}/mcp`;
   const initialized = await rpc(onboarding, INITIALIZE);
-  assert.equal(initialized.result.serverInfo.name, "vestibule-onboarding");
+  assert.equal(initialized.result.serverInfo.name, "127.0.0.1/onboarding");
+  // Discovery by domain: the catalog leads to the card, which names the same server.
+  const catalog = await fetch(`${origins.VESTIBULE_BASE_URL}/.well-known/ai-catalog.json`);
+  assert.equal(catalog.headers.get("Content-Type"), "application/ai-catalog+json");
+  const [entry] = (await catalog.json()).entries;
+  const card = await fetch(entry.url, { headers: { Accept: "application/mcp-server-card+json" } });
+  assert.equal(card.headers.get("Access-Control-Expose-Headers"), "ETag");
+  const { name, remotes } = await card.json();
+  assert.equal(name, initialized.result.serverInfo.name);
+  assert.equal(remotes[0].url, onboarding);
   const listed = await rpc(onboarding, { jsonrpc: "2.0", id: 1, method: "tools/list" });
   const names = listed.result.tools.map((tool: { name: string }) => tool.name);
   assert.ok(names.includes("get_connection_guide"), names.join(", "));

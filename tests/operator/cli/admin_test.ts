@@ -11,7 +11,7 @@ import { getGrant } from "../../../src/oauth/grants.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import { createSigningKeys } from "../../../src/oauth/signing_keys.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import { StoreBusyError } from "../../../src/store/store.ts";
+import { StoreBusyError, StoreUnavailableError } from "../../../src/store/store.ts";
 import { SPEC_SCOPES } from "../../../src/oauth/scopes.ts";
 
 Deno.test("admin commands", async (t) => {
@@ -280,6 +280,29 @@ Deno.test("an admin command that finds the store locked says so in one line", as
     assert.deepEqual(err, [
       "vestibule admin rotate-signing-key: the store stayed locked by another process through " +
       "21 attempts; try again",
+    ]);
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("an admin command that meets a store outage names the store in one line", async () => {
+  const store = await openKvStore(":memory:");
+  const url = "postgres://app:Secret-4711@db.internal/vestibule";
+  const outage = new StoreUnavailableError("the store did not answer within 5 s");
+  const err: string[] = [];
+  try {
+    const code = await runAdminCommand(["rotate-signing-key"], {
+      config: resolveConfig({ VESTIBULE_DATA: url }),
+      store: { ...store, get: () => Promise.reject(outage), commit: () => Promise.reject(outage) },
+      now: Date.now,
+      out: (s) => assert.fail(`no result expected: ${s}`),
+      err: (s) => err.push(s),
+    });
+    assert.equal(code, 1);
+    assert.deepEqual(err, [
+      'vestibule admin rotate-signing-key: VESTIBULE_DATA="postgres://app:***@db.internal/vestibule" ' +
+      "does not answer (the store did not answer within 5 s); try again",
     ]);
   } finally {
     store.close();
