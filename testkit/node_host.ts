@@ -12,6 +12,7 @@ import { Worker } from "node:worker_threads";
 import { createService } from "../src/app.ts";
 import { resolveConfig } from "../src/config/config.ts";
 import { serve, serveAdmin } from "../src/server.ts";
+import { openPgStore } from "../src/store/pg_store.ts";
 import { openSqliteStore } from "../src/store/sqlite_store.ts";
 
 interface HostSpec {
@@ -70,7 +71,10 @@ try {
   const now = spec.clockPort === null ? Date.now : remoteClock(spec.clockPort);
   const config = resolveConfig(spec.env);
   // Opened here, as the in-process harness opens its store: its expiry reads the test's clock.
-  const store = await openSqliteStore(config.dataPath, now);
+  const pg = config.postgres;
+  const store = pg === null
+    ? await openSqliteStore(config.dataPath, now)
+    : await openPgStore({ url: pg.url, poolSize: pg.poolSize, deadlineMs: pg.deadlineMs, now });
   const service = await createService(config, {
     log,
     mailLog: log,

@@ -9,13 +9,10 @@ import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { startGatewayServer, startHostileUpstream, until } from "../support/gateway_support.ts";
 import { createTestApp } from "../support/harness.ts";
 import { PROTOCOL_VERSION } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
 
 const OBJECT = { type: "object", properties: {} };
 
-Deno.test("a cancel that lands on another replica ends the call on the one running it", {
-  ignore: denoOnly("two in-process replicas on the test's own PostgreSQL stores"),
-}, async () => {
+Deno.test("a cancel that lands on another replica ends the call on the one running it", async () => {
   const cluster = await startPgCluster();
   const url = await cluster.database();
   let release = Promise.withResolvers<void>();
@@ -32,7 +29,7 @@ Deno.test("a cancel that lands on another replica ends the call on the one runni
   const a = await startGatewayServer(
     [{ name: "slow", title: "Slow", url: upstream.url, timeoutSeconds: 30 }],
     {},
-    { store: await openPgStore({ url, poolSize: 4 }) },
+    { dataUrl: url },
   );
   const { config } = a.server;
   // The same deployment: the same origins and upstreams file, its own pool to the database.

@@ -27,7 +27,6 @@ import {
   writeKeyFile,
 } from "../support/person_upstream_support.ts";
 import { PROTOCOL_VERSION, rpcMessage } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
 
 /** Seconds an upstream access token lives: the refresh comes a quarter of it before expiry. */
 const TTL_SECONDS = 4;
@@ -82,16 +81,13 @@ async function stored(store: Store, businessId: string, accountId: string) {
 
 Deno.test(
   "two replicas that need a refresh at the same moment make one refresh at the upstream, and both calls succeed",
-  { ignore: denoOnly("two in-process replicas on the test's own PostgreSQL stores") },
   async () => {
     const cluster = await startPgCluster();
     try {
       const database = await cluster.database();
-      const storeOf = async () =>
-        await openStore(resolveConfig({ ...originsEnv(), VESTIBULE_DATA: database }));
       const setup = await startPersonUpstream({
         upstream: { accessTokenTtlSeconds: TTL_SECONDS },
-        server: { store: await storeOf() },
+        server: { dataUrl: database },
       });
       const { ws, upstream } = setup;
       const file = await writeUpstreamsFile([
@@ -101,7 +97,7 @@ Deno.test(
         VESTIBULE_UPSTREAMS: file,
         VESTIBULE_UPSTREAM_KEY_FILE: setup.keyFile,
         VESTIBULE_MAIL: setup.outbox.env,
-      }, { store: await storeOf() });
+      }, { dataUrl: database });
       try {
         const grant = { accountId: ws.ownerId, businessId: ws.businessId };
         const onA = await agent(ws.server.config, ws.server.store, {

@@ -6,10 +6,8 @@ import { buildOperatorOpenApi } from "../../../src/operator/operator_openapi.ts"
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import type { Run } from "../../../src/workspace/domain/records.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "../support/workspace_support.ts";
-import { openPgStore } from "../../../src/store/pg_store.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { freePorts, type TestServerOptions } from "../support/harness.ts";
-import { denoOnly } from "../support/server_runtime.ts";
 
 const TOKEN = "op-" + "k".repeat(40);
 
@@ -658,13 +656,11 @@ Deno.test("concurrent catalogue replacements apply whole, in turn, and a catalog
   }
 });
 
-Deno.test("two replicas on PostgreSQL racing catalogue replacements leave one whole catalogue", {
-  ignore: denoOnly("two in-process replicas on the test's own PostgreSQL stores"),
-}, async () => {
+Deno.test("two replicas on PostgreSQL racing catalogue replacements leave one whole catalogue", async () => {
   const cluster = await startPgCluster();
   const url = await cluster.database();
-  const a = await startOperatorServer(true, { store: await openPgStore({ url, poolSize: 4 }) });
-  const b = await startOperatorServer(true, { store: await openPgStore({ url, poolSize: 4 }) });
+  const a = await startOperatorServer(true, { dataUrl: url });
+  const b = await startOperatorServer(true, { dataUrl: url });
   const path = `/v1/businesses/${a.businessId}/catalogue`;
   try {
     const answers = await Promise.all(

@@ -4,25 +4,21 @@
 // its token is bad, with one warning line each and no stack.
 import assert from "node:assert/strict";
 import { READY_DEADLINE_MS } from "../../../src/operator/listener.ts";
-import { openPgStore } from "../../../src/store/pg_store.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { freePorts } from "../support/harness.ts";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
 
 /** How long the signing keys' public halves are trusted in memory (signing_keys.ts). */
 const KEY_CACHE_MS = 30_000;
 
-Deno.test("a PostgreSQL outage under the running server", {
-  ignore: denoOnly("serves a PostgreSQL store the test opened on its own clock"),
-}, async (t) => {
+Deno.test("a PostgreSQL outage under the running server", async (t) => {
   const cluster = await startPgCluster();
   let clock = Date.now();
   const now = () => clock;
   const [admin] = freePorts(1);
   const ws = await startWorkspaceServer({ VESTIBULE_ADMIN_LISTEN: `127.0.0.1:${admin}` }, {
     now,
-    store: await openPgStore({ url: await cluster.database(), poolSize: 4, now }),
+    dataUrl: await cluster.database(),
   });
   const ready = async () => {
     const started = performance.now();

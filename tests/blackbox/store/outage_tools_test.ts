@@ -6,10 +6,8 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { SCOPE_MEANINGS } from "../../../src/oauth/scopes.ts";
-import { openPgStore } from "../../../src/store/pg_store.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { PROTOCOL_VERSION, startWorkspaceServer } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
 
 interface JsonSchema {
   readonly type?: string;
@@ -56,18 +54,16 @@ const OUTAGE = "503 -32000";
 /** The store's deadline here: a write held by the lock is told 503 after it. */
 const DEADLINE_MS = 1_000;
 
-Deno.test("every workspace tool meeting a store outage answers 503, never a tool error", {
-  ignore: denoOnly("serves a PostgreSQL store the test opened with its own deadline"),
-}, async (t) => {
+Deno.test("every workspace tool meeting a store outage answers 503, never a tool error", async (t) => {
   const cluster = await startPgCluster();
   // A clock that stands still: the bearer check's decisions and the signing keys stay cached, so
   // each call reaches its tool and meets the outage there.
   const clock = Date.now();
   const now = () => clock;
   const url = await cluster.database();
-  const ws = await startWorkspaceServer({}, {
+  const ws = await startWorkspaceServer({ VESTIBULE_DATA_TIMEOUT: `${DEADLINE_MS / 1000}` }, {
     now,
-    store: await openPgStore({ url, poolSize: 4, now, deadlineMs: DEADLINE_MS }),
+    dataUrl: url,
   });
   let id = 0;
   // Given up on well past any deadline: a call held until the lock goes fails here.

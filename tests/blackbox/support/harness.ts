@@ -4,6 +4,7 @@ import { createService, type Service } from "../../../src/app.ts";
 import { type Config, resolveConfig } from "../../../src/config/config.ts";
 import { serve, serveAdmin } from "../../../src/server.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
+import { openPgStore } from "../../../src/store/pg_store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { startNodeHost } from "./node_host.ts";
 import { serverNode } from "./server_runtime.ts";
@@ -49,6 +50,12 @@ export interface TestServerOptions {
   readonly wrapStore?: (store: Store) => Store;
   /** The store to serve from (closed with the server); a new in-memory one by default. */
   readonly store?: Store;
+  /**
+   * A PostgreSQL database (its `postgres://` URL) to serve from instead of `store`: the server
+   * opens its own pool as VESTIBULE_DATA_POOL_SIZE and VESTIBULE_DATA_TIMEOUT say, on Node.js too;
+   * on Node.js TestServer.store is the test's own pool on the same database.
+   */
+  readonly dataUrl?: string;
   /** Certificates the SMTP transport trusts besides the system's (a test's own server). */
   readonly mailCa?: readonly string[];
 }
@@ -64,10 +71,19 @@ export async function createTestApp(
   options: TestServerOptions = {},
 ): Promise<TestApp> {
   const now = options.now ?? Date.now;
-  const config = resolveConfig({ ...originsEnv(), VESTIBULE_DATA: ":memory:", ...env });
+  const config = resolveConfig({
+    ...originsEnv(),
+    VESTIBULE_DATA: options.dataUrl ?? ":memory:",
+    ...env,
+  });
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
-  const opened = options.store ?? await openKvStore(":memory:", now);
+  // A data URL is opened as testkit/node_host.ts opens it: its pool and deadline are the config's.
+  const pg = config.postgres;
+  const opened = options.store ??
+    (pg === null
+      ? await openKvStore(":memory:", now)
+      : await openPgStore({ url: pg.url, poolSize: pg.poolSize, deadlineMs: pg.deadlineMs, now }));
   const store = options.wrapStore?.(opened) ?? opened;
   const service = await createService(config, {
     log,
@@ -82,8 +98,8 @@ export async function createTestApp(
 
 /**
  * The server on free loopback ports: in this process, or in the suite's Node.js pass on Node.js
- * (support/node_host.ts). A test's own store or store wrapper cannot cross to another process:
- * its test is marked denoOnly (server_runtime.ts).
+ * (support/node_host.ts). A test's own store object or store wrapper cannot cross to another
+ * process: its test is marked denoOnly (server_runtime.ts); a PostgreSQL one goes by `dataUrl`.
  */
 export async function startTestServer(
   env: Record<string, string> = {},
@@ -125,7 +141,11 @@ async function _startOnNode(
   options: TestServerOptions,
 ): Promise<TestServer> {
   const origins = originsEnv();
-  const config = resolveConfig({ ...origins, VESTIBULE_DATA: ":memory:", ...env });
+  const config = resolveConfig({
+    ...origins,
+    VESTIBULE_DATA: options.dataUrl ?? ":memory:",
+    ...env,
+  });
   const host = await startNodeHost(node, { ...origins, ...env }, options);
   return {
     config,

@@ -1,6 +1,7 @@
 // The harness's server on Node.js (the suite's Node.js pass): testkit/node_host.ts as a child
 // process, serving from an SQLite file that this process opens too, so a test seeds and reads the
 // store it serves from as it does in-process (SQLite's WAL takes two processes).
+import { openPgStore } from "../../../src/store/pg_store.ts";
 import { openSqliteStore } from "../../../src/store/sqlite_store.ts";
 import type { Store } from "../../../src/store/store.ts";
 
@@ -15,16 +16,21 @@ export interface NodeHost {
 }
 
 /**
- * Starts the service `env` configures on `node`; the store is a new SQLite file (VESTIBULE_DATA is
- * the harness's). `now` other than Date.now is served to the child over loopback.
+ * Starts the service `env` configures on `node`; the store is the PostgreSQL database `dataUrl`
+ * names, else a new SQLite file (VESTIBULE_DATA is the harness's). `now` other than Date.now is
+ * served to the child over loopback.
  */
 export async function startNodeHost(
   node: string,
   env: Record<string, string>,
-  options: { readonly now?: () => number; readonly mailCa?: readonly string[] },
+  options: {
+    readonly now?: () => number;
+    readonly mailCa?: readonly string[];
+    readonly dataUrl?: string;
+  },
 ): Promise<NodeHost> {
   const dir = await Deno.makeTempDir({ prefix: "vestibule-node-host-" });
-  const dataPath = `${dir}/store.sqlite`;
+  const dataPath = options.dataUrl ?? `${dir}/store.sqlite`;
   const logFile = `${dir}/log.jsonl`;
   await Deno.writeTextFile(logFile, "");
   const now = options.now ?? Date.now;
@@ -71,7 +77,9 @@ export async function startNodeHost(
     await cleanUp();
     throw Object.assign(new Error(first.failed.message), { name: first.failed.name });
   }
-  const store = await openSqliteStore(dataPath, now);
+  const store = options.dataUrl === undefined
+    ? await openSqliteStore(dataPath, now)
+    : await openPgStore({ url: options.dataUrl, poolSize: 4, now });
   return {
     get logs() {
       return Deno.readTextFileSync(logFile).split("\n").filter((line) => line !== "")
