@@ -38,8 +38,12 @@ Deno.test("an upstream's 403 insufficient_scope asks the person to reconnect wit
       /needs a permission your connected account has not granted \(notes\.write\)/,
     );
     assert.ok(text(refused.message).includes(connectPageUrl(ws)), text(refused.message));
-    const audited = (await ws.audit()).find((e) => e.summary.includes("write_note"));
-    assert.match(audited!.summary, /\(insufficient_scope\)/);
+    // The entry is committed behind the answer (call_audit.ts): it may land just after it.
+    const audited = await until(
+      "the refused call's audit entry",
+      async () => (await ws.audit()).find((e) => e.summary.includes("write_note")),
+    );
+    assert.match(audited.summary, /\(insufficient_scope\)/);
     // The token still serves the tools it has the scope for.
     const whoami = await ws.call(token, "crm__whoami");
     assert.equal(text(whoami.message), "alice");
