@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { startTestServer } from "../support/harness.ts";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { startTestReceiver } from "../support/webhook_receiver.ts";
 import {
   signIn,
   startWorkspaceServer,
   type WorkspaceServer,
 } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 const WORKFLOW = {
   id: "wf-1",
@@ -133,15 +132,13 @@ Deno.test("events: an endpoint that is down gets every event once it is back, on
   }
 });
 
-Deno.test("events: what one process recorded and could not deliver, the next one delivers", {
-  ignore: denoOnly("restarts its server on the test's own Deno KV file"),
-}, async () => {
+Deno.test("events: what one process recorded and could not deliver, the next one delivers", async () => {
   const receiver = await startTestReceiver();
   const dir = await Deno.makeTempDir();
-  const path = `${dir}/vestibule.kv`;
+  const path = storeFile(`${dir}/vestibule`);
   try {
     receiver.answer(503);
-    const first = await startWorkspaceServer(receiver.env, { store: await openKvStore(path) });
+    const first = await startWorkspaceServer(receiver.env, { dataUrl: path });
     const { token } = await first.token(["app.access", "workflows.simulate"]);
     await first.workspace.workflows.put(first.businessId, WORKFLOW);
     await simulate(first, token, "wf-1");
@@ -150,7 +147,7 @@ Deno.test("events: what one process recorded and could not deliver, the next one
     await first.close();
     assert.deepEqual(receiver.accepted, []);
     receiver.answer(200);
-    const second = await startTestServer(receiver.env, { store: await openKvStore(path) });
+    const second = await startTestServer(receiver.env, { dataUrl: path });
     try {
       const events = await receiver.waitFor(2);
       assert.deepEqual(events.map((e) => e.data.businessId), [first.businessId, first.businessId]);

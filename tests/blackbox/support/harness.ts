@@ -3,11 +3,10 @@
 import { createService, type Service } from "../../../src/app.ts";
 import { type Config, resolveConfig } from "../../../src/config/config.ts";
 import { serve, serveAdmin } from "../../../src/server.ts";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { openPgStore } from "../../../src/store/pg_store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { startNodeHost } from "./node_host.ts";
-import { serverNode } from "./server_runtime.ts";
+import { openStoreFile, serverNode } from "./server_runtime.ts";
 
 export interface TestServer {
   readonly config: Config;
@@ -51,9 +50,10 @@ export interface TestServerOptions {
   /** The store to serve from (closed with the server); a new in-memory one by default. */
   readonly store?: Store;
   /**
-   * A PostgreSQL database (its `postgres://` URL) to serve from instead of `store`: the server
-   * opens its own pool as VESTIBULE_DATA_POOL_SIZE and VESTIBULE_DATA_TIMEOUT say, on Node.js too;
-   * on Node.js TestServer.store is the test's own pool on the same database.
+   * A PostgreSQL database (its `postgres://` URL) or an embedded store file (server_runtime.ts:
+   * storeFile) to serve from instead of `store`, which crosses to Node.js: the server opens it
+   * itself (a pool as VESTIBULE_DATA_POOL_SIZE and VESTIBULE_DATA_TIMEOUT say), and on Node.js
+   * TestServer.store is the test's own pool or SQLite handle on the same database or file.
    */
   readonly dataUrl?: string;
   /** Certificates the SMTP transport trusts besides the system's (a test's own server). */
@@ -81,9 +81,9 @@ export async function createTestApp(
   // A data URL is opened as testkit/node_host.ts opens it: its pool and deadline are the config's.
   const pg = config.postgres;
   const opened = options.store ??
-    (pg === null
-      ? await openKvStore(":memory:", now)
-      : await openPgStore({ url: pg.url, poolSize: pg.poolSize, deadlineMs: pg.deadlineMs, now }));
+    (pg !== null
+      ? await openPgStore({ url: pg.url, poolSize: pg.poolSize, deadlineMs: pg.deadlineMs, now })
+      : await openStoreFile(options.dataUrl ?? ":memory:", now));
   const store = options.wrapStore?.(opened) ?? opened;
   const service = await createService(config, {
     log,
@@ -99,7 +99,8 @@ export async function createTestApp(
 /**
  * The server on free loopback ports: in this process, or in the suite's Node.js pass on Node.js
  * (support/node_host.ts). A test's own store object or store wrapper cannot cross to another
- * process: its test is marked denoOnly (server_runtime.ts); a PostgreSQL one goes by `dataUrl`.
+ * process: its test is marked denoOnly (server_runtime.ts); a PostgreSQL database or an embedded
+ * store file goes by `dataUrl`.
  */
 export async function startTestServer(
   env: Record<string, string> = {},

@@ -16,8 +16,8 @@ export interface NodeHost {
 }
 
 /**
- * Starts the service `env` configures on `node`; the store is the PostgreSQL database `dataUrl`
- * names, else a new SQLite file (VESTIBULE_DATA is the harness's). `now` other than Date.now is
+ * Starts the service `env` configures on `node`; the store is the PostgreSQL database or the
+ * SQLite file `dataUrl` names, else a new SQLite file (VESTIBULE_DATA is the harness's). `now` other than Date.now is
  * served to the child over loopback.
  */
 export async function startNodeHost(
@@ -77,9 +77,9 @@ export async function startNodeHost(
     await cleanUp();
     throw Object.assign(new Error(first.failed.message), { name: first.failed.name });
   }
-  const store = options.dataUrl === undefined
+  const store = !/^postgres(ql)?:\/\//.test(dataPath)
     ? await openSqliteStore(dataPath, now)
-    : await openPgStore({ url: options.dataUrl, poolSize: 4, now });
+    : await openPgStore({ url: dataPath, poolSize: 4, now });
   return {
     get logs() {
       return Deno.readTextFileSync(logFile).split("\n").filter((line) => line !== "")

@@ -46,8 +46,8 @@ export function storeFile(stem: string): string {
 }
 
 /** Opens an embedded store file of either kind, by its extension, as the server opens it. */
-export function openStoreFile(path: string): Promise<Store> {
-  return path.endsWith(".sqlite") ? openSqliteStore(path) : openKvStore(path);
+export function openStoreFile(path: string, now: () => number = Date.now): Promise<Store> {
+  return path.endsWith(".sqlite") ? openSqliteStore(path, now) : openKvStore(path, now);
 }
 
 /** How the runtime under test words a read of `path` its permissions refuse (a RegExp's source). */
