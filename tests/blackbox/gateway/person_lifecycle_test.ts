@@ -5,7 +5,6 @@
 // deno-lint-ignore-file no-explicit-any -- messages are arbitrary JSON the tests pick apart
 import assert from "node:assert/strict";
 import { loadVault, newVaultKey, type Sealed } from "../../../src/gateway/connect/vault.ts";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { adminRunner } from "../../operator/cli/admin_runner.ts";
 import { until, writeUpstreamsFile } from "../support/gateway_support.ts";
@@ -18,7 +17,7 @@ import {
   startPersonUpstream,
 } from "../support/person_upstream_support.ts";
 import { PROTOCOL_VERSION } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 const text = (message: Record<string, any>) => message.result.content[0].text as string;
 
@@ -119,17 +118,16 @@ Deno.test("removing a member, deleting an account and deleting a business revoke
 
 Deno.test(
   "rotating the key file keeps connections working: new key first, reseal, old key gone, and a backup holds no token in clear",
-  { ignore: denoOnly("restarts its server on the test's own Deno KV file") },
   async () => {
     const dir = await Deno.makeTempDir();
-    const storePath = `${dir}/store.kv`;
+    const storePath = storeFile(`${dir}/store`);
     const origins = originsEnv();
     let setup: PersonUpstreamSetup | null = null;
     let server: TestServer | null = null;
     try {
       setup = await startPersonUpstream({
         env: origins,
-        server: { store: await openKvStore(storePath) },
+        server: { dataUrl: storePath },
       });
       const { ws, upstream, keyFile, outbox } = setup;
       const { businessId, ownerId } = ws;
@@ -150,7 +148,7 @@ Deno.test(
           VESTIBULE_UPSTREAMS: upstreams,
           VESTIBULE_UPSTREAM_KEY_FILE: keyFile,
           VESTIBULE_MAIL: outbox.env,
-        }, { store: await openKvStore(storePath) });
+        }, { dataUrl: storePath });
 
       const newKey = newVaultKey();
       await Deno.writeTextFile(keyFile, `${newKey}\n${oldKey}\n`);

@@ -6,7 +6,6 @@
 // deno-lint-ignore-file no-explicit-any -- messages are arbitrary JSON the tests pick apart
 import assert from "node:assert/strict";
 import { newVaultKey } from "../../../src/gateway/connect/vault.ts";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { adminRunner } from "../../operator/cli/admin_runner.ts";
 import { signInThroughForms } from "../support/accounts_browser.ts";
 import { until, writeUpstreamsFile } from "../support/gateway_support.ts";
@@ -20,7 +19,7 @@ import {
   startPersonUpstream,
 } from "../support/person_upstream_support.ts";
 import { PROTOCOL_VERSION } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 /** `crm__whoami` as the holder of `token` at `apiUrl`: the JSON-RPC answer, whatever it is. */
 async function whoami(apiUrl: string, token: string): Promise<Record<string, any>> {
@@ -45,17 +44,16 @@ async function whoami(apiUrl: string, token: string): Promise<Record<string, any
 
 Deno.test(
   "after the key file loses its key, each person connects again: the call asks them to, once, and the link registers Vestibule again",
-  { ignore: denoOnly("restarts its server on the test's own Deno KV file") },
   async () => {
     const dir = await Deno.makeTempDir();
-    const storePath = `${dir}/store.kv`;
+    const storePath = storeFile(`${dir}/store`);
     const origins = originsEnv();
     let setup: PersonUpstreamSetup | null = null;
     let server: TestServer | null = null;
     try {
       setup = await startPersonUpstream({
         env: origins,
-        server: { store: await openKvStore(storePath) },
+        server: { dataUrl: storePath },
       });
       const { ws, upstream, keyFile, outbox } = setup;
       const { businessId } = ws;
@@ -79,7 +77,7 @@ Deno.test(
         VESTIBULE_UPSTREAMS: upstreams,
         VESTIBULE_UPSTREAM_KEY_FILE: keyFile,
         VESTIBULE_MAIL: outbox.env,
-      }, { store: await openKvStore(storePath) });
+      }, { dataUrl: storePath });
       const link = connectPageUrl({ server, businessId });
       // Nothing the new key could seal again: the connection and the registration are counted.
       const resealed = await adminRunner(server.store, { config: server.config })(
