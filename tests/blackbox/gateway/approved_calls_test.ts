@@ -11,13 +11,11 @@ import {
   tempOutbox,
 } from "../support/accounts_browser.ts";
 import { startTestServer } from "../support/harness.ts";
-import { openKvStore } from "../../../src/store/kv_store.ts";
-import type { Store } from "../../../src/store/store.ts";
 import { startTestReceiver } from "../support/webhook_receiver.ts";
 import { signIn, startWorkspaceServer } from "../support/workspace_support.ts";
 import { listed, until, writeUpstreamsFile } from "../support/gateway_support.ts";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
-import { denoOnly } from "../support/server_runtime.ts";
+import { storeFile } from "../support/server_runtime.ts";
 
 const SCOPES = ["app.access", "upstream.tiny", "upstream.bank"];
 /** 100 000 characters: more than a store record holds, less than maxResponseBytes. */
@@ -261,14 +259,12 @@ Deno.test("an approved upstream call runs as the owner read it, kept whole, fail
   }
 });
 
-Deno.test("an approved call of a tool the operator hid since is never made", {
-  ignore: denoOnly("restarts its server on the test's own store"),
-}, async () => {
+Deno.test("an approved call of a tool the operator hid since is never made", async () => {
   const tiny = startTinyUpstream({ tools: [PAY] });
   const outbox = await tempOutbox();
   // One store across the restart that applies the operator's new upstreams file.
-  const store = await openKvStore(":memory:", Date.now);
-  const kept: Store = { ...store, close: () => {} } as Store;
+  const dir = await Deno.makeTempDir();
+  const dataUrl = storeFile(`${dir}/store`);
   const gatedFile = await writeUpstreamsFile([
     { name: "tiny", title: "Tiny", url: tiny.url, gated: ["pay"] },
   ]);
@@ -277,7 +273,7 @@ Deno.test("an approved call of a tool the operator hid since is never made", {
   ]);
   const env = { VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off" };
   const before = await startWorkspaceServer({ ...env, VESTIBULE_UPSTREAMS: gatedFile }, {
-    store: kept,
+    dataUrl,
   });
   let after: Awaited<ReturnType<typeof startTestServer>> | undefined;
   try {
@@ -286,7 +282,7 @@ Deno.test("an approved call of a tool the operator hid since is never made", {
     const { gateId } = message.result.structuredContent;
     await before.close();
 
-    after = await startTestServer({ ...env, VESTIBULE_UPSTREAMS: hiddenFile }, { store: kept });
+    after = await startTestServer({ ...env, VESTIBULE_UPSTREAMS: hiddenFile }, { dataUrl });
     const owner = await signInThroughForms(after.authUrl, outbox, "owner@example.com");
     const url = `${after.authUrl}/approvals/${gateId}`;
     const page = await owner.get(url);
@@ -303,9 +299,9 @@ Deno.test("an approved call of a tool the operator hid since is never made", {
     assert.equal(tiny.calls, 0);
   } finally {
     await (after ?? before).close();
-    store.close();
     await tiny.close();
     await Deno.remove(gatedFile);
     await Deno.remove(hiddenFile);
+    await Deno.remove(dir, { recursive: true });
   }
 });
