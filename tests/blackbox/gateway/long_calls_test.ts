@@ -4,7 +4,6 @@
 // as an event stream, whose answer comes when the upstream's does. And the audit says who ended a
 // call: the agent, the upstream's timeout, or Vestibule itself (here, shutting down).
 import assert from "node:assert/strict";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import {
   type GatewayServer,
@@ -13,7 +12,7 @@ import {
   startHostileUpstream,
   until,
 } from "../support/gateway_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
+import { openStoreFile, storeFile } from "../support/server_runtime.ts";
 
 const OBJECT = { type: "object", properties: {} };
 
@@ -94,19 +93,14 @@ Deno.test("a call that outlasts VESTIBULE_READ_TIMEOUT within its upstream's tim
 
 Deno.test(
   "a call still running when shutdown's grace ends is audited as ended by Vestibule, and the upstream told why",
-  {
-    ignore: denoOnly(
-      "serves a Deno KV store the test opened, and reads it after the server stopped",
-    ),
-  },
   async () => {
     const slow = slowUpstream();
     const dir = await Deno.makeTempDir();
-    const store = await openKvStore(`${dir}/store.kv`, Date.now);
+    const dataUrl = storeFile(`${dir}/store`);
     const ws = await startGatewayServer(
       [{ name: "slow", title: "Slow", url: slow.upstream.url, timeoutSeconds: 30 }],
       { VESTIBULE_READ_TIMEOUT: "3600", VESTIBULE_SHUTDOWN_GRACE: "0.1" },
-      { store },
+      { dataUrl },
     );
     try {
       const { token } = await ws.token(["app.access", "upstream.slow"]);
@@ -115,7 +109,7 @@ Deno.test(
       await slow.called();
       await ws.close();
       await answer;
-      const reopened = await openKvStore(`${dir}/store.kv`, Date.now);
+      const reopened = await openStoreFile(dataUrl);
       try {
         const entries = await createAuditLog(reopened, Date.now).list(ws.businessId);
         const entry = entries.find((entry) => entry.action === "slow__wait");
@@ -124,7 +118,7 @@ Deno.test(
           /^Called wait of Slow: was ended by Vestibule, not the agent \(shutting down, or a deadline of its own\) \(ended\) in \d+ ms;/,
         );
       } finally {
-        reopened.close();
+        await reopened.close();
       }
       await until(
         "the upstream to be told",
