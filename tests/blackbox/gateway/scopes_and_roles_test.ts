@@ -4,7 +4,6 @@
 // counts calls per upstream and says which upstreams answer.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
-import { openKvStore } from "../../../src/store/kv_store.ts";
 import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { listed, writeUpstreamsFile } from "../support/gateway_support.ts";
 import {
@@ -16,27 +15,27 @@ import {
 } from "../support/metrics_helpers.ts";
 import { modernRequest } from "../support/mcp_helpers.ts";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
+import { openStoreFile, storeFile } from "../support/server_runtime.ts";
 
 const tool = (name: string): TinyTool => ({
   definition: { name, description: `The ${name} tool.`, inputSchema: { type: "object" } },
   handler: () => ({ content: [{ type: "text", text: name }] }),
 });
 
-Deno.test("upstream tools are served by role, business, scope and rate, and counted", {
-  ignore: denoOnly(
-    "serves a store the test seeded before the server starts (its upstreams file names a business made there)",
-  ),
-}, async (t) => {
+Deno.test("upstream tools are served by role, business, scope and rate, and counted", async (t) => {
   const tiny = startTinyUpstream({ tools: [ADD_TOOL, tool("echo"), tool("secret")] });
   const vault = startTinyUpstream({ tools: [tool("open")] });
   const local = startTinyUpstream({ tools: [tool("stock")] });
-  // Another business, made before the server starts so that the file can name it.
-  const store = await openKvStore(":memory:", Date.now);
-  const elsewhere = await createAccounts(store, Date.now).createAccountWithBusiness(
+  // Another business, made in the store file before the server starts so that the file can
+  // name it; the server opens the file itself (on Node.js too).
+  const dir = await Deno.makeTempDir();
+  const dataUrl = storeFile(`${dir}/store`);
+  const seeding = await openStoreFile(dataUrl);
+  const elsewhere = await createAccounts(seeding, Date.now).createAccountWithBusiness(
     "boss@example.org",
     "Elsewhere",
   );
+  await seeding.close();
   const file = await writeUpstreamsFile([
     {
       name: "tiny",
@@ -51,7 +50,7 @@ Deno.test("upstream tools are served by role, business, scope and rate, and coun
     { name: "dead", title: "Dead", url: "http://127.0.0.1:1/mcp" },
   ]);
   const admin = adminEnv();
-  const ws = await startWorkspaceServer({ VESTIBULE_UPSTREAMS: file, ...admin }, { store });
+  const ws = await startWorkspaceServer({ VESTIBULE_UPSTREAMS: file, ...admin }, { dataUrl });
   const ALL = ["app.access", "upstream.tiny", "upstream.tiny.write", "upstream.vault"];
   const names = async (token: string) =>
     [...(await listed(ws, token, "")).keys()].filter((name) => name.includes("__"));
@@ -172,6 +171,7 @@ Deno.test("upstream tools are served by role, business, scope and rate, and coun
     await ws.close();
     await Promise.all([tiny.close(), vault.close(), local.close()]);
     await Deno.remove(file);
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
