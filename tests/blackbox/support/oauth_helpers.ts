@@ -22,13 +22,22 @@ export interface OAuthFixture {
 
 export async function oauthFixture(
   env: Record<string, string> = {},
-  options: { readonly store?: Store; readonly clock?: ReturnType<typeof manualClock> } = {},
+  options: {
+    readonly store?: Store;
+    /** As TestServerOptions.dataUrl: a store file or database the server opens itself. */
+    readonly dataUrl?: string;
+    readonly clock?: ReturnType<typeof manualClock>;
+  } = {},
 ): Promise<OAuthFixture> {
   const outbox = await tempOutbox();
   const clock = options.clock ?? manualClock(Date.now());
   const server = await startTestServer(
     { VESTIBULE_MAIL: outbox.env, VESTIBULE_RATE_LIMITS: "off", ...env },
-    { now: clock.now, ...(options.store ? { store: options.store } : {}) },
+    {
+      now: clock.now,
+      ...(options.store ? { store: options.store } : {}),
+      ...(options.dataUrl ? { dataUrl: options.dataUrl } : {}),
+    },
   );
   return {
     server,
