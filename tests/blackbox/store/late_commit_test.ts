@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { hashSecret } from "../../../src/secrets.ts";
-import { openPgStore } from "../../../src/store/pg_store.ts";
 import { refreshKey, type RefreshRecord } from "../../../src/oauth/refresh_tokens.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { manualClock } from "../../store/store_contract.ts";
@@ -25,8 +24,10 @@ Deno.test("a refresh rotation that lands after its client was told 503", async (
   const cluster = await startPgCluster();
   const url = await cluster.database();
   const clock = manualClock(Date.now());
-  const store = await openPgStore({ url, poolSize: 4, now: clock.now, deadlineMs: DEADLINE_MS });
-  const fx = await oauthFixture({}, { store, clock });
+  const fx = await oauthFixture({ VESTIBULE_DATA_TIMEOUT: String(DEADLINE_MS / 1000) }, {
+    dataUrl: url,
+    clock,
+  });
   const holder = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const client = await registerClient(fx);

@@ -80,10 +80,14 @@ export async function startNodeHost(
   const store = !/^postgres(ql)?:\/\//.test(dataPath)
     ? await openSqliteStore(dataPath, now)
     : await openPgStore({ url: dataPath, poolSize: 4, now });
+  const readLogs = () =>
+    Deno.readTextFileSync(logFile).split("\n").filter((line) => line !== "")
+      .map((line) => JSON.parse(line) as string);
+  // Kept at close, so that a test may read the log after the server stopped, as on Deno.
+  let closedLogs: string[] | null = null;
   return {
     get logs() {
-      return Deno.readTextFileSync(logFile).split("\n").filter((line) => line !== "")
-        .map((line) => JSON.parse(line) as string);
+      return closedLogs ?? readLogs();
     },
     store,
     adminUrl: first.adminUrl ?? null,
@@ -92,6 +96,7 @@ export async function startNodeHost(
       const { code } = await child.status;
       await drained;
       await store.close();
+      closedLogs = readLogs();
       await cleanUp();
       if (code !== 0) throw new Error(`the Node.js server exited ${code}:\n${await stderr}`);
     },

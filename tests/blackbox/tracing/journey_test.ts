@@ -10,6 +10,7 @@ import { until, writeUpstreamsFile } from "../support/gateway_support.ts";
 import { startTestReceiver } from "../support/webhook_receiver.ts";
 import { oauthFixture, ownerBrowser, registerClient, tokensFor } from "../support/oauth_helpers.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "../support/otlp_receiver.ts";
+import { serverNode } from "../support/server_runtime.ts";
 import { connect, personBrowser, startPersonUpstream } from "../support/person_upstream_support.ts";
 
 const AGENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -180,7 +181,7 @@ Deno.test("an agent's journey is one trace, named and attributed as the MCP conv
     // The store and mail delivery are child spans too; never a key, a value or an address.
     const get = find("a store read", (s) => s.name === "store get");
     assert.equal(get.kind, CLIENT);
-    assert.equal(get.attributes["db.system.name"], "deno_kv");
+    assert.equal(get.attributes["db.system.name"], serverNode() === null ? "deno_kv" : "sqlite");
     assert.equal(get.attributes["db.operation.name"], "get");
     assert.ok(spans.some((s) => s.name === "store commit" && byId.has(s.parentSpanId)));
     const mail = find("a mail delivery", (s) => s.name === "deliver mail");
