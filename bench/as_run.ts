@@ -7,12 +7,7 @@ import { createAccounts } from "../src/accounts/accounts.ts";
 import { resolveConfig } from "../src/config/config.ts";
 import { prepareSchema } from "../src/schema.ts";
 import { openStore } from "../src/store/open.ts";
-import { issueGrant } from "../testkit/issue_grant.ts";
-import { UNLIMITED } from "../src/http/rate_limiter.ts";
-import { createMetadataDocuments } from "../src/oauth/cimd.ts";
-import { createClients } from "../src/oauth/clients.ts";
-import { issuerOf } from "../src/oauth/issuer.ts";
-import { SPEC_SCOPES } from "../src/oauth/scopes.ts";
+import { issueGrant, registerPublicClient } from "../testkit/issue_grant.ts";
 import type { BenchRuntime } from "./main.ts";
 import { driveForms } from "./load.ts";
 import type { ServerProcess } from "./processes.ts";
@@ -96,26 +91,11 @@ export async function seedRefreshChains(
   try {
     const accounts = createAccounts(store, Date.now);
     const { business } = await accounts.createAccountWithBusiness("chains@example.com", "Chains");
-    const clients = createClients({
-      store,
-      now: Date.now,
-      documents: createMetadataDocuments({
-        config,
-        now: Date.now,
-        budget: UNLIMITED,
-        scopes: SPEC_SCOPES,
-      }),
-      issuer: issuerOf(config),
-    });
-    const { client } = await clients.register({
+    const client = await registerPublicClient({ config, store, now: Date.now }, {
       clientName: "Bench client",
-      redirectUris: ["http://127.0.0.1/cb"],
-      grantTypes: ["authorization_code", "refresh_token"],
-      tokenEndpointAuthMethod: "none",
-      scope: null,
-      applicationType: "native",
+      redirectUri: "http://127.0.0.1/cb",
+      refresh: true,
     });
-    await clients.markUsed(client);
     const refreshTokens: string[] = [];
     for (let i = 0; i < count; i++) {
       const { accountId } = await accounts.addMember(

@@ -7,15 +7,10 @@
 import { createAccounts } from "../src/accounts/accounts.ts";
 import { createService } from "../src/app.ts";
 import { readEnvironment, resolveConfig } from "../src/config/config.ts";
-import { UNLIMITED } from "../src/http/rate_limiter.ts";
-import { createMetadataDocuments } from "../src/oauth/cimd.ts";
-import { createClients } from "../src/oauth/clients.ts";
-import { issuerOf } from "../src/oauth/issuer.ts";
 import { issueCode } from "../src/oauth/codes.ts";
-import { issueGrant } from "../testkit/issue_grant.ts";
+import { issueGrant, registerPublicClient } from "../testkit/issue_grant.ts";
 import { base64url, sha256 } from "../src/secrets.ts";
 import { serve } from "../src/server.ts";
-import { SPEC_SCOPES } from "../src/oauth/scopes.ts";
 
 const [out, codeCount, chainCount] = [Deno.args[0]!, Number(Deno.args[1]), Number(Deno.args[2])];
 const config = resolveConfig(readEnvironment());
@@ -36,21 +31,11 @@ const members = async (prefix: string) => {
   return ids;
 };
 const [codeAccounts, chainAccounts] = [await members("code"), await members("chain")];
-const clients = createClients({
-  store,
-  now,
-  documents: createMetadataDocuments({ config, now, budget: UNLIMITED, scopes: SPEC_SCOPES }),
-  issuer: issuerOf(config),
-});
-const { client } = await clients.register({
+const client = await registerPublicClient({ config, store, now }, {
   clientName: "Bench client",
-  redirectUris: ["http://127.0.0.1/cb"],
-  grantTypes: ["authorization_code", "refresh_token"],
-  tokenEndpointAuthMethod: "none",
-  scope: null,
-  applicationType: "native",
+  redirectUri: "http://127.0.0.1/cb",
+  refresh: true,
 });
-await clients.markUsed(client);
 const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
 const challenge = base64url(await sha256(verifier));
 const codes: string[] = [];

@@ -12,6 +12,11 @@
  * be the one the server under test uses (TestServer.store).
  */
 import type { Config } from "../src/config/config.ts";
+import { UNLIMITED } from "../src/http/rate_limiter.ts";
+import { createMetadataDocuments } from "../src/oauth/cimd.ts";
+import { type ClientRecord, createClients } from "../src/oauth/clients.ts";
+import { issuerOf } from "../src/oauth/issuer.ts";
+import { SPEC_SCOPES } from "../src/oauth/scopes.ts";
 import { createSigningKeys } from "../src/oauth/signing_keys.ts";
 import { prepareGrant, type TokenResponse } from "../src/oauth/token_issuance.ts";
 import { createTokenSigner } from "../src/oauth/tokens.ts";
@@ -51,4 +56,31 @@ export async function issueGrant(
     throw new Error("Cannot store the grant");
   }
   return { grantId: prepared.grant.id, tokens: prepared.response };
+}
+
+/**
+ * A public native client registered as dynamic registration registers it (PKCE, no secret), for
+ * grants and token requests of its own; `markUsed` as after its first authorization.
+ */
+export async function registerPublicClient(
+  deps: { readonly config: Config; readonly store: Store; readonly now: () => number },
+  input: { readonly clientName: string; readonly redirectUri: string; readonly refresh: boolean },
+): Promise<ClientRecord> {
+  const { config, store, now } = deps;
+  const clients = createClients({
+    store,
+    now,
+    documents: createMetadataDocuments({ config, now, budget: UNLIMITED, scopes: SPEC_SCOPES }),
+    issuer: issuerOf(config),
+  });
+  const { client } = await clients.register({
+    clientName: input.clientName,
+    redirectUris: [input.redirectUri],
+    grantTypes: input.refresh ? ["authorization_code", "refresh_token"] : ["authorization_code"],
+    tokenEndpointAuthMethod: "none",
+    scope: null,
+    applicationType: "native",
+  });
+  await clients.markUsed(client);
+  return client;
 }

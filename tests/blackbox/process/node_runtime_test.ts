@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
-import { answersDiscoveryAndOnboarding, npmStartFlags } from "../support/node_runtime.ts";
+import { answersDiscoveryAndOnboarding, npmStartCommand } from "../support/node_runtime.ts";
 import { nodeBinary } from "../../../testkit/node_binary.ts";
 
 const node = nodeBinary();
@@ -23,15 +23,7 @@ Deno.test({
         VESTIBULE_DATA: await cluster.database(),
         VESTIBULE_MAIL: "log",
       };
-      const command = new Deno.Command(node!, {
-        args: [...await npmStartFlags(), "main.ts"],
-        cwd: ROOT,
-        env,
-        clearEnv: true,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      });
+      const command = await npmStartCommand(node!, env);
       const server = await startServerProcess(ROOT.pathname, env, command);
       try {
         await answersDiscoveryAndOnboarding(origins);

@@ -16,6 +16,22 @@ export async function npmStartFlags(): Promise<string[]> {
   return flags;
 }
 
+/** `node FLAGS main.ts` as `npm start` runs it in this checkout, with only `env` set. */
+export async function npmStartCommand(
+  node: string,
+  env: Record<string, string>,
+): Promise<Deno.Command> {
+  return new Deno.Command(node, {
+    args: [...await npmStartFlags(), "main.ts"],
+    cwd: ROOT,
+    env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
 /** The discovery documents and the onboarding MCP endpoint answer on the three origins. */
 export async function answersDiscoveryAndOnboarding(origins: Record<string, string>) {
   const resource = await fetch(

@@ -14,7 +14,7 @@ import {
   startup,
 } from "../support/main_process.ts";
 import { startOtlpReceiver } from "../support/otlp_receiver.ts";
-import { npmStartFlags } from "../support/node_runtime.ts";
+import { npmStartCommand } from "../support/node_runtime.ts";
 import { nodeBinary } from "../../../testkit/node_binary.ts";
 import { modernRequest, rpc } from "../support/mcp_helpers.ts";
 
@@ -78,15 +78,7 @@ Deno.test({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     };
-    const command = new Deno.Command(node!, {
-      args: [...await npmStartFlags(), "main.ts"],
-      cwd: ROOT,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    });
+    const command = await npmStartCommand(node!, env);
     const server = await startServerProcess(ROOT.pathname, env, command);
     try {
       const response = await fetch(`${origins.VESTIBULE_BASE_URL}/health`, {
