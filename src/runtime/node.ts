@@ -33,13 +33,32 @@ class _ClosedError extends Error {
 
 const _code = (error: unknown) => (error as { code?: unknown } | null)?.code;
 
+/**
+ * A write that waits while the reader is behind, as Deno's standard output does. Node.js leaves a
+ * pipe or socket on fd 1 non-blocking, so a full one refuses the write (EAGAIN) where Deno's
+ * blocks: the log line would be torn and the request that logged it answered 500.
+ */
+function _blockingWrite(fd: number): (bytes: Uint8Array) => number {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  return (bytes) => {
+    for (;;) {
+      try {
+        return writeSync(fd, bytes);
+      } catch (error) {
+        if (_code(error) !== "EAGAIN") throw error;
+        Atomics.wait(pause, 0, 0, 1); // A millisecond for the reader; the event loop waits too.
+      }
+    }
+  };
+}
+
 export const nodeRuntime: Runtime = {
   description: `Node.js ${process.versions.node}`,
   args: process.argv.slice(2),
   env: (name) => process.env[name],
   envNames: () => Object.keys(process.env),
   exit: (code) => process.exit(code),
-  stdout: { writeSync: (bytes) => writeSync(1, bytes) },
+  stdout: { writeSync: _blockingWrite(1) },
   stdin: () => Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>,
   onSignal: (signal, listener) => void process.on(signal, listener),
   beforeExit(listener) {
