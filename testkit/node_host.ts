@@ -2,18 +2,23 @@
 // the service from src/app.ts as the in-process harness does, serves it through the Node.js runtime
 // seam, and stops on SIGTERM. Runs on Node.js only (node testkit/node_host.ts SPEC_JSON).
 //
+// The test sets a fault for the store (testkit/store_faults.ts) with a line of JSON on standard
+// input, and is told it is in force with `{"storeFault":"taken"}` on standard output.
+//
 // Log lines are appended to a file with a blocking write before the request that caused them is
 // answered, so the test reads every line of a request once its response has arrived. The clock,
 // when the test drives one, is asked of the test's process over loopback: a worker thread does the
 // asking while this thread waits on it, because the service reads its clock synchronously.
 import { openSync, writeSync } from "node:fs";
 import process from "node:process";
+import { createInterface } from "node:readline";
 import { Worker } from "node:worker_threads";
 import { createService } from "../src/app.ts";
 import { resolveConfig } from "../src/config/config.ts";
 import { serve, serveAdmin } from "../src/server.ts";
 import { openPgStore } from "../src/store/pg_store.ts";
 import { openSqliteStore } from "../src/store/sqlite_store.ts";
+import { type StoreFault, withFaults } from "./store_faults.ts";
 
 interface HostSpec {
   readonly env: Record<string, string>;
@@ -22,6 +27,7 @@ interface HostSpec {
   /** The test's clock server (one line asked, one number answered), or null for Date.now. */
   readonly clockPort: number | null;
   readonly mailCa: readonly string[] | null;
+  readonly storeFault: StoreFault | null;
 }
 
 const spec = JSON.parse(process.argv[2]!) as HostSpec;
@@ -72,9 +78,15 @@ try {
   const config = resolveConfig(spec.env);
   // Opened here, as the in-process harness opens its store: its expiry reads the test's clock.
   const pg = config.postgres;
-  const store = pg === null
+  const opened = pg === null
     ? await openSqliteStore(config.dataPath, now)
     : await openPgStore({ url: pg.url, poolSize: pg.poolSize, deadlineMs: pg.deadlineMs, now });
+  let fault = spec.storeFault;
+  const store = withFaults(opened, () => fault);
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    fault = JSON.parse(line) as StoreFault | null;
+    say({ storeFault: "taken" });
+  });
   const service = await createService(config, {
     log,
     mailLog: log,

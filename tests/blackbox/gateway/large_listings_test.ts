@@ -4,14 +4,12 @@
 // listing is pinned in commits every store takes, what no store can hold is left out and logged,
 // and the change is one approval, mailed once, whose definitions live outside the gate.
 import assert from "node:assert/strict";
-import type { Store } from "../../../src/store/store.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
 import { toolsList } from "../../mcp/wire.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
 import { namedTool, startGatewayServer, until } from "../support/gateway_support.ts";
-import { denoOnly } from "../support/server_runtime.ts";
 
 const TOOLS = 10_000;
 const ADDED = 150;
@@ -183,27 +181,20 @@ Deno.test("10,000 upstream tools and definitions no store holds never fail a req
   }
 });
 
-Deno.test("a business's view of one upstream that cannot be stored costs only that upstream", {
-  ignore: denoOnly("wraps the server's store to refuse writes"),
-}, async () => {
+Deno.test("a business's view of one upstream that cannot be stored costs only that upstream", async () => {
   const broken = startTinyUpstream({ tools: [namedTool("a")] });
   const working = startTinyUpstream({ tools: [namedTool("b")] });
-  // The store refuses every write of the first upstream's pins, as a failing disk would.
-  const refusing = (store: Store): Store => ({
-    ...store,
-    commit(checks, mutations) {
-      if (
-        mutations.some((m) => m.key.includes("broken") && String(m.key[2]).startsWith("upstream_"))
-      ) {
-        return Promise.reject(new Error("the disk refused the write"));
-      }
-      return store.commit(checks, mutations);
-    },
-  });
   const ws = await startGatewayServer(
     [{ name: "broken", url: broken.url }, { name: "working", url: working.url }],
     {},
-    { wrapStore: refusing },
+    {
+      // The store refuses every write of the first upstream's pins, as a failing disk would.
+      storeFault: {
+        operations: ["commit"],
+        key: ["ws", "", "upstream_", "broken"],
+        error: { name: "Error", message: "the disk refused the write" },
+      },
+    },
   );
   try {
     const { token } = await ws.token(["app.access", "upstream.broken", "upstream.working"]);

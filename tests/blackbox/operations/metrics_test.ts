@@ -2,7 +2,7 @@
 // the store, and promtool accepts the exposition.
 import assert from "node:assert/strict";
 import { createOutbox } from "../../../src/outbox/outbox.ts";
-import type { Key, Store } from "../../../src/store/store.ts";
+import type { StoreFault, StoreOperation } from "../../../testkit/store_faults.ts";
 import { freePorts, startTestServer } from "../support/harness.ts";
 import { copyProject, originsEnv, whileServing } from "../support/main_process.ts";
 import { MAIL_VERDICT_MS } from "../../../src/operator/listener.ts";
@@ -16,7 +16,12 @@ import {
   scrape,
 } from "../support/metrics_helpers.ts";
 import { startSmtpServer } from "../support/smtp_server.ts";
-import { denoOnly } from "../support/server_runtime.ts";
+
+/** The store's `operation` fails, as on a disk that went away. */
+const diskGone = (operation: StoreOperation): StoreFault => ({
+  operations: [operation],
+  error: { name: "Error", message: "disk gone" },
+});
 
 Deno.test("metrics: requests are counted by origin, route and status, with durations and gauges", async () => {
   const server = await startTestServer(adminEnv());
@@ -87,22 +92,8 @@ Deno.test("metrics: the outbox gauge counts deliveries by state", async () => {
   }
 });
 
-Deno.test("metrics: store operations are timed and their failures counted, by operation", {
-  ignore: denoOnly("wraps the server's store to fail it"),
-}, async () => {
-  let failing = false;
-  const server = await startTestServer(adminEnv(), {
-    wrapStore: (store): Store => ({
-      ...store,
-      list: <T>(prefix: Key, options?: { readonly limit?: number }) =>
-        failing
-          ? {
-            [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("disk gone")) }),
-          }
-          : store.list<T>(prefix, options),
-      close: () => store.close(),
-    }),
-  });
+Deno.test("metrics: store operations are timed and their failures counted, by operation", async () => {
+  const server = await startTestServer(adminEnv());
   const listings = 'vestibule_store_operation_duration_seconds_count{operation="list"}';
   const listErrors = 'vestibule_store_errors_total{operation="list"}';
   try {
@@ -117,14 +108,13 @@ Deno.test("metrics: store operations are timed and their failures counted, by op
     assert.ok(
       sample(after, 'vestibule_store_operation_duration_seconds_count{operation="get"}')! > 0,
     );
-    failing = true;
+    await server.setStoreFault(diskGone("list"));
     const failed = await fetch(`${server.authUrl}/api/auth/jwks`);
     await failed.body?.cancel();
     assert.equal(failed.status, 500);
-    failing = false;
+    await server.setStoreFault(null);
     assert.equal(sample(await scrape(server.adminUrl), listErrors), 1);
   } finally {
-    failing = false;
     await server.close();
   }
 });
@@ -156,22 +146,13 @@ Deno.test("metrics: rate-limit refusals are counted by limit", async () => {
   }
 });
 
-Deno.test("ready: 200 while the store answers, 503 with the reason when it does not", {
-  ignore: denoOnly("wraps the server's store to fail it"),
-}, async () => {
-  let failing = false;
-  const server = await startTestServer(adminEnv(), {
-    wrapStore: (store): Store => ({
-      ...store,
-      get: (key) => failing ? Promise.reject(new Error("disk gone")) : store.get(key),
-      close: () => store.close(),
-    }),
-  });
+Deno.test("ready: 200 while the store answers, 503 with the reason when it does not", async () => {
+  const server = await startTestServer(adminEnv());
   try {
     const ready = await fetch(`${server.adminUrl}/ready`);
     assert.equal(ready.status, 200);
     assert.deepEqual(await ready.json(), { ready: true });
-    failing = true;
+    await server.setStoreFault(diskGone("get"));
     const notReady = await fetch(`${server.adminUrl}/ready`);
     assert.equal(notReady.status, 503);
     assert.deepEqual(await notReady.json(), {
@@ -179,7 +160,6 @@ Deno.test("ready: 200 while the store answers, 503 with the reason when it does 
       reason: "the store does not answer",
     });
   } finally {
-    failing = false;
     await server.close();
   }
 });

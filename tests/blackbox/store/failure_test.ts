@@ -1,40 +1,18 @@
 // A store that fails (a disk error, a lock held past every retry) costs the requests that need
 // it a bare 500, or an MCP internal error, and nothing else: the process keeps serving.
 import assert from "node:assert/strict";
-import type { Store } from "../../../src/store/store.ts";
+import type { StoreFault } from "../../../testkit/store_faults.ts";
 import { startTestServer } from "../support/harness.ts";
 import { rpc } from "../support/mcp_helpers.ts";
-import { denoOnly } from "../support/server_runtime.ts";
 
-/** `store`, with every operation failing while `failing()` says so. */
-function failingWhen(store: Store, failing: () => boolean): Store {
-  const fail = () => new TypeError("database is locked");
-  return {
-    get: (key) => failing() ? Promise.reject(fail()) : store.get(key),
-    set: (key, value, options) =>
-      failing() ? Promise.reject(fail()) : store.set(key, value, options),
-    delete: (key) => failing() ? Promise.reject(fail()) : store.delete(key),
-    commit: (checks, mutations) =>
-      failing() ? Promise.reject(fail()) : store.commit(checks, mutations),
-    async *list(prefix, options) {
-      if (failing()) throw fail();
-      yield* store.list(prefix, options);
-    },
-    snapshot: (prefix) => failing() ? Promise.reject(fail()) : store.snapshot(prefix),
-    close: () => store.close(),
-  };
-}
+/** Every store operation fails, as a locked database's do. */
+const LOCKED: StoreFault = { error: { name: "TypeError", message: "database is locked" } };
 
 for (const mode of ["json", "sse"]) {
-  Deno.test(`a failing store costs only the requests that need it (MCP ${mode})`, {
-    ignore: denoOnly("wraps the server's store to fail it"),
-  }, async () => {
-    let failing = false;
-    const server = await startTestServer({ VESTIBULE_MCP_RESPONSE: mode }, {
-      wrapStore: (store) => failingWhen(store, () => failing),
-    });
+  Deno.test(`a failing store costs only the requests that need it (MCP ${mode})`, async () => {
+    const server = await startTestServer({ VESTIBULE_MCP_RESPONSE: mode });
     try {
-      failing = true;
+      await server.setStoreFault(LOCKED);
       const register = () =>
         fetch(`${server.authUrl}/api/auth/oauth2/register`, {
           method: "POST",
@@ -66,7 +44,7 @@ for (const mode of ["json", "sse"]) {
       assert.equal(health.status, 200);
       await health.body?.cancel();
 
-      failing = false;
+      await server.setStoreFault(null);
       const again = await register();
       assert.equal(again.status, 201, await again.text());
       // One line for each failed request, naming the error (with its stack, for the operator)

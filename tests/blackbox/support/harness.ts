@@ -5,6 +5,7 @@ import { type Config, resolveConfig } from "../../../src/config/config.ts";
 import { serve, serveAdmin } from "../../../src/server.ts";
 import { openPgStore } from "../../../src/store/pg_store.ts";
 import type { Store } from "../../../src/store/store.ts";
+import { type StoreFault, withFaults } from "../../../testkit/store_faults.ts";
 import { startNodeHost } from "./node_host.ts";
 import { openStoreFile, serverNode } from "./server_runtime.ts";
 
@@ -18,6 +19,8 @@ export interface TestServer {
   readonly store: Store;
   /** The operator listener's origin when VESTIBULE_ADMIN_LISTEN was given, else null. */
   readonly adminUrl: string | null;
+  /** From now on the server's store meets `fault` (testkit/store_faults.ts); null ends it. */
+  setStoreFault(fault: StoreFault | null): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,8 +48,8 @@ export function originsEnv(): Record<string, string> {
 export interface TestServerOptions {
   /** The server's clock (store expiry, links, rate limits); Date.now by default. */
   readonly now?: () => number;
-  /** Wraps the server's store, e.g. to make it fail. */
-  readonly wrapStore?: (store: Store) => Store;
+  /** A fault the server's store meets from the start (TestServer.setStoreFault changes it). */
+  readonly storeFault?: StoreFault;
   /** The store to serve from (closed with the server); a new in-memory one by default. */
   readonly store?: Store;
   /**
@@ -64,6 +67,8 @@ export interface TestServerOptions {
 export interface TestApp extends Service {
   /** Log lines the service wrote (requests and mail). */
   readonly logs: string[];
+  /** From now on the service's store meets `fault`; null ends it. */
+  setStoreFault(fault: StoreFault | null): void;
 }
 
 export async function createTestApp(
@@ -84,7 +89,8 @@ export async function createTestApp(
     (pg !== null
       ? await openPgStore({ url: pg.url, poolSize: pg.poolSize, deadlineMs: pg.deadlineMs, now })
       : await openStoreFile(options.dataUrl ?? ":memory:", now));
-  const store = options.wrapStore?.(opened) ?? opened;
+  let fault = options.storeFault ?? null;
+  const store = withFaults(opened, () => fault);
   const service = await createService(config, {
     log,
     mailLog: log,
@@ -92,15 +98,20 @@ export async function createTestApp(
     store,
     ...(options.mailCa ? { mailCa: options.mailCa } : {}),
   });
-  // The store as the test reads it: the parts' store, but never measured.
-  return { ...service, logs, store };
+  // The store as the test reads it: the parts' store, but never measured, and without the fault.
+  return {
+    ...service,
+    logs,
+    store: opened,
+    setStoreFault: (next) => void (fault = next),
+  };
 }
 
 /**
  * The server on free loopback ports: in this process, or in the suite's Node.js pass on Node.js
- * (support/node_host.ts). A test's own store object or store wrapper cannot cross to another
- * process: its test is marked denoOnly (server_runtime.ts); a PostgreSQL database or an embedded
- * store file goes by `dataUrl`.
+ * (support/node_host.ts). A test's own store object cannot cross to another process: its test is
+ * marked denoOnly (server_runtime.ts); a PostgreSQL database or an embedded store file goes by
+ * `dataUrl`, and a store fault crosses as data (`storeFault`, TestServer.setStoreFault).
  */
 export async function startTestServer(
   env: Record<string, string> = {},
@@ -108,7 +119,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const node = serverNode();
   if (node !== null) {
-    if (options.store !== undefined || options.wrapStore !== undefined) {
+    if (options.store !== undefined) {
       throw new Error("a test's own store cannot cross to Node.js: mark the test denoOnly");
     }
     return await _startOnNode(node, env, options);
@@ -129,6 +140,7 @@ export async function startTestServer(
     logs,
     store: service.store,
     adminUrl: adminAddress ? `http://${adminAddress.hostname}:${adminAddress.port}` : null,
+    setStoreFault: (next) => Promise.resolve(service.setStoreFault(next)),
     async close() {
       await Promise.all([server.shutdown(), admin?.shutdown()]);
       await service.close();
@@ -158,6 +170,7 @@ async function _startOnNode(
     },
     store: host.store,
     adminUrl: host.adminUrl,
+    setStoreFault: (fault) => host.setStoreFault(fault),
     close: () => host.close(),
   };
 }

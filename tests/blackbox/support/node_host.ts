@@ -4,6 +4,7 @@
 import { openPgStore } from "../../../src/store/pg_store.ts";
 import { openSqliteStore } from "../../../src/store/sqlite_store.ts";
 import type { Store } from "../../../src/store/store.ts";
+import type { StoreFault } from "../../../testkit/store_faults.ts";
 
 const HOST = new URL("../../../testkit/node_host.ts", import.meta.url);
 
@@ -12,6 +13,8 @@ export interface NodeHost {
   readonly logs: string[];
   readonly store: Store;
   readonly adminUrl: string | null;
+  /** Resolves once the server's store meets `fault` (null: none). */
+  setStoreFault(fault: StoreFault | null): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -27,6 +30,7 @@ export async function startNodeHost(
     readonly now?: () => number;
     readonly mailCa?: readonly string[];
     readonly dataUrl?: string;
+    readonly storeFault?: StoreFault;
   },
 ): Promise<NodeHost> {
   const dir = await Deno.makeTempDir({ prefix: "vestibule-node-host-" });
@@ -40,16 +44,20 @@ export async function startNodeHost(
     logFile,
     clockPort: clock?.port ?? null,
     mailCa: options.mailCa ?? null,
+    storeFault: options.storeFault ?? null,
   };
   const child = new Deno.Command(node, {
     args: [HOST.pathname, JSON.stringify(spec)],
     cwd: new URL("../../../", import.meta.url),
-    stdin: "null",
+    stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   const stderr = new Response(child.stderr).text();
+  // Store faults go to the child one line each (testkit/node_host.ts).
+  const control = child.stdin.getWriter();
   const cleanUp = async () => {
+    await control.close().catch(() => {});
     clock?.close();
     await Deno.remove(dir, { recursive: true });
   };
@@ -61,9 +69,20 @@ export async function startNodeHost(
     if (done) break;
     text += value;
   }
-  // Anything else it prints is read and dropped, so a full pipe never blocks it.
+  // Later lines are read as they come, so a full pipe never blocks it: each store fault it took
+  // says so in one line, anything else is dropped.
+  const faultsTaken: (() => void)[] = [];
   const drained = (async () => {
-    while (!(await lines.read()).done);
+    let rest = text.slice(text.indexOf("\n") + 1);
+    for (;;) {
+      for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n")) {
+        if (rest.slice(0, end) === '{"storeFault":"taken"}') faultsTaken.shift()?.();
+        rest = rest.slice(end + 1);
+      }
+      const { value, done } = await lines.read();
+      if (done) return;
+      rest += value;
+    }
   })();
   try {
     first = JSON.parse(text.split("\n")[0]!);
@@ -91,6 +110,11 @@ export async function startNodeHost(
     },
     store,
     adminUrl: first.adminUrl ?? null,
+    async setStoreFault(fault) {
+      const taken = new Promise<void>((resolve) => faultsTaken.push(resolve));
+      await control.write(new TextEncoder().encode(`${JSON.stringify(fault)}\n`));
+      await taken;
+    },
     async close() {
       child.kill("SIGTERM");
       const { code } = await child.status;
