@@ -8,6 +8,7 @@ import { resolveConfig } from "../src/config/config.ts";
 import { prepareSchema } from "../src/schema.ts";
 import { openStore } from "../src/store/open.ts";
 import { issueGrant, registerPublicClient } from "../testkit/issue_grant.ts";
+import { npmPrestart } from "../testkit/node_binary.ts";
 import type { BenchRuntime } from "./main.ts";
 import { driveForms } from "./load.ts";
 import type { ServerProcess } from "./processes.ts";
@@ -20,6 +21,7 @@ const ROOT = new URL("../", import.meta.url);
  */
 export async function startTaskCommand(runtime: BenchRuntime = "deno"): Promise<string[]> {
   if (runtime === "node") {
+    await npmPrestart(nodeBinary());
     const pkg = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
     const [node, ...rest] = (pkg.scripts.start as string).split(/\s+/);
     if (node !== "node") throw new Error(`npm start does not run node: ${pkg.scripts.start}`);

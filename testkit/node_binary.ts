@@ -27,3 +27,17 @@ export function nodeBinary(): string | null {
   }
   return node;
 }
+
+/**
+ * What `npm start` runs before the server (package.json's `prestart`: the modules' types stripped
+ * once), run with `node` in the checkout; the npm start command of a test or bench follows it.
+ */
+export async function npmPrestart(node: string): Promise<void> {
+  const root = new URL("../", import.meta.url);
+  const manifest = JSON.parse(await Deno.readTextFile(new URL("package.json", root)));
+  const [command, ...args] = manifest.scripts.prestart.split(/\s+/);
+  if (command !== "node") throw new Error(`npm's prestart does not run node: ${command}`);
+  const { code, stderr } = await new Deno.Command(node, { args, cwd: root, stdout: "null" })
+    .output();
+  if (code !== 0) throw new Error(`prestart failed: ${new TextDecoder().decode(stderr)}`);
+}

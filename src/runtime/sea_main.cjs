@@ -1,6 +1,6 @@
 // The entry of the Node.js single executable (`npm run compile`, deploy/compile_node.mjs): every
 // module and static/ file is an asset of the executable, served to Node's module loader under
-// `sea:/` URLs; `.ts` modules have their types stripped as `node main.ts` strips them.
+// `sea:/` URLs; `.ts` modules went in with their types stripped (deploy/compile_node.mjs).
 "use strict";
 const { isBuiltin, registerHooks } = require("node:module");
 const sea = require("node:sea");
@@ -40,8 +40,7 @@ registerHooks({
     const name = url.slice(ROOT.length);
     const text = sea.getAsset(name, "utf8");
     if (name.endsWith(".json")) return { format: "json", source: text, shortCircuit: true };
-    const format = name.endsWith(".ts") ? "module-typescript" : "module";
-    return { format, source: text, shortCircuit: true };
+    return { format: "module", source: text, shortCircuit: true };
   },
 });
 

@@ -5,8 +5,12 @@
 import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
-import { answersDiscoveryAndOnboarding, npmStartCommand } from "../support/node_runtime.ts";
-import { nodeBinary } from "../../../testkit/node_binary.ts";
+import {
+  answersDiscoveryAndOnboarding,
+  npmStartCommand,
+  npmStartFlags,
+} from "../support/node_runtime.ts";
+import { nodeBinary, npmPrestart } from "../../../testkit/node_binary.ts";
 
 const node = nodeBinary();
 
@@ -34,6 +38,47 @@ Deno.test({
       }
     } finally {
       await cluster.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "npm start strips the modules' types first: the server never loads Node's type stripper",
+  ignore: node === null,
+  async fn() {
+    const run = async (args: string[]) => {
+      const { code, stdout, stderr } = await new Deno.Command(node!, { args, cwd: ROOT }).output();
+      const decoder = new TextDecoder();
+      assert.equal(code, 0, decoder.decode(stderr));
+      return decoder.decode(stdout).trim();
+    };
+    await npmPrestart(node!);
+    const hooks = (await npmStartFlags()).filter((_, i, flags) => flags[i - 1] === "--import");
+    assert.deepEqual(hooks, ["./src/runtime/stripped_modules.mjs"]);
+    // Loads what the server loads, then `also` (a module the cache does not hold), and says
+    // whether Node's stripper was loaded.
+    const probe = (imports: string[], also = "") =>
+      run([
+        ...imports.flatMap((hook) => ["--import", hook]),
+        "--disable-warning=ExperimentalWarning",
+        "--input-type=module",
+        "-e",
+        `await import("./main.ts"); ${also}
+        console.log(process.moduleLoadList.some((name) => name.includes("amaro")));`,
+      ]);
+    assert.equal(await probe([]), "true", "without the cache, Node strips each module");
+    assert.equal(await probe(hooks), "false");
+    // A module the cache does not hold (an edited one, say) is stripped by Node as it loads.
+    const extra = await Deno.makeTempFile({ suffix: ".ts" });
+    try {
+      await Deno.writeTextFile(extra, "export const answer: number = 42;\n");
+      const loaded = await probe(
+        hooks,
+        `console.log((await import(${JSON.stringify(`file://${extra}`)})).answer);`,
+      );
+      assert.equal(loaded, "42\ntrue");
+    } finally {
+      await Deno.remove(extra);
     }
   },
 });
