@@ -84,9 +84,21 @@ Deno.test("a person connects their own upstream account and their agent's calls 
     assert.equal(stray.headers.get("Location"), null);
     assert.doesNotMatch(await stray.text(), /c0de/);
 
-    // The store holds no token in clear.
-    for await (const entry of ws.server.store.list(["ws", ws.businessId, "upstream_connection"])) {
-      assert.doesNotMatch(JSON.stringify(entry.value), /eyJ/);
+    // The store holds no token in clear: the tokens are a sealed box, nothing else looks like a
+    // JWT, and the box's ciphertext is not JSON (random bytes may spell `eyJ` in base64url).
+    for await (
+      const entry of ws.server.store.list<{ tokens: Record<string, string> }>(
+        ["ws", ws.businessId, "upstream_connection"],
+      )
+    ) {
+      const { tokens, ...rest } = entry.value;
+      assert.deepEqual(Object.keys(tokens).sort(), ["data", "iv", "k"]);
+      assert.doesNotMatch(JSON.stringify(rest), /eyJ/);
+      const sealed = Uint8Array.from(
+        atob(tokens.data!.replaceAll("-", "+").replaceAll("_", "/")),
+        (c) => c.charCodeAt(0),
+      );
+      assert.throws(() => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(sealed)));
     }
   } finally {
     await setup.close();
