@@ -8,7 +8,6 @@ import { resolveConfig } from "../src/config/config.ts";
 import { prepareSchema } from "../src/schema.ts";
 import { openStore } from "../src/store/open.ts";
 import { issueGrant, registerPublicClient } from "../testkit/issue_grant.ts";
-import { npmPrestart } from "../testkit/node_binary.ts";
 import type { BenchRuntime } from "./main.ts";
 import { driveForms } from "./load.ts";
 import type { ServerProcess } from "./processes.ts";
@@ -21,8 +20,8 @@ const ROOT = new URL("../", import.meta.url);
  */
 export async function startTaskCommand(runtime: BenchRuntime = "deno"): Promise<string[]> {
   if (runtime === "node") {
-    await npmPrestart(nodeBinary());
     const pkg = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
+    // npm start's command, less npm: its launcher becomes the server in the same process.
     const [node, ...rest] = (pkg.scripts.start as string).split(/\s+/);
     if (node !== "node") throw new Error(`npm start does not run node: ${pkg.scripts.start}`);
     return [nodeBinary(), ...rest];

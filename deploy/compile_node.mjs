@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { HEAP_FLAGS, permissionFlags } from "./node_flags.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const target = resolve(process.argv[2] ?? join(root, "vestibule"));
@@ -115,15 +116,8 @@ writeFileSync(
     // npm start's flags, less the reads of the code: the executable reads its modules and
     // static/ from its own assets, so only ./data is granted, as `deno task compile` grants it.
     execArgv: [
-      "--max-semi-space-size=4",
-      "--heap-growing-percent=20",
-      "--permission",
-      "--allow-fs-read=./data",
-      "--allow-fs-read=./data/*",
-      "--allow-fs-write=./data",
-      "--allow-fs-write=./data/*",
-      "--allow-child-process",
-      "--disable-warning=PERM0002",
+      ...HEAP_FLAGS,
+      ...permissionFlags(Number(process.versions.node.split(".")[0]), { codeReads: false }),
     ],
     useCodeCache: false,
     assets,

@@ -1,4 +1,4 @@
-// `npm start`'s first step (package.json `prestart`): strips the types of main.ts and src/ once,
+// `npm start`'s first step (deploy/node_start.mjs): strips the types of main.ts and src/ once,
 // into node_modules/.cache/vestibule/modules.json, which src/runtime/stripped_modules.mjs serves
 // to the server's module loader. The server then never loads Node's own type stripper, which
 // holds about 17 MiB for the life of the process (docs/benchmarks.md). Each module is keyed by the
@@ -15,25 +15,28 @@ import process from "node:process";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const cache = join(root, "node_modules", ".cache", "vestibule", "modules.json");
 
-try {
-  const paths = [
-    "main.ts",
-    ...readdirSync(join(root, "src"), { recursive: true })
-      .filter((path) => path.endsWith(".ts"))
-      .map((path) => join("src", path)),
-  ];
-  const stripped = {};
-  for (const path of paths) {
-    const text = readFileSync(join(root, path), "utf8");
-    const hash = createHash("sha256").update(text).digest("hex");
-    // "strip" blanks the types out, so every line and column (and stack trace) stays where it was.
-    stripped[hash] = module.stripTypeScriptTypes(text, { mode: "strip" });
+/** Writes the cache; never fails, as the start goes on without it. */
+export function stripTypes() {
+  try {
+    const paths = [
+      "main.ts",
+      ...readdirSync(join(root, "src"), { recursive: true })
+        .filter((path) => path.endsWith(".ts"))
+        .map((path) => join("src", path)),
+    ];
+    const stripped = {};
+    for (const path of paths) {
+      const text = readFileSync(join(root, path), "utf8");
+      const hash = createHash("sha256").update(text).digest("hex");
+      // "strip" blanks the types out, so every line and column (and stack trace) stays where it was.
+      stripped[hash] = module.stripTypeScriptTypes(text, { mode: "strip" });
+    }
+    mkdirSync(dirname(cache), { recursive: true });
+    // Whole or not at all: a server starting beside this one reads either file, never half of one.
+    const written = `${cache}.${process.pid}`;
+    writeFileSync(written, JSON.stringify(stripped));
+    renameSync(written, cache);
+  } catch {
+    // As without the cache: Node strips each module as it loads it.
   }
-  mkdirSync(dirname(cache), { recursive: true });
-  // Whole or not at all: a server starting beside this one reads either file, never half of one.
-  const written = `${cache}.${process.pid}`;
-  writeFileSync(written, JSON.stringify(stripped));
-  renameSync(written, cache);
-} catch {
-  // As without the cache: Node strips each module as it loads it.
 }

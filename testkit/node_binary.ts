@@ -28,16 +28,34 @@ export function nodeBinary(): string | null {
   return node;
 }
 
+const majors = new Map<string, number>();
+
+/** The major version of the Node.js `node` (24, 26, …). */
+export function nodeMajor(node: string): number {
+  let major = majors.get(node);
+  if (major === undefined) {
+    const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
+    major = Number(/^v(\d+)\./.exec(new TextDecoder().decode(output.stdout))![1]);
+    majors.set(node, major);
+  }
+  return major;
+}
+
 /**
- * What `npm start` runs before the server (package.json's `prestart`: the modules' types stripped
- * once), run with `node` in the checkout; the npm start command of a test or bench follows it.
+ * Strips the modules' types into the cache as `npm start` does before the server
+ * (deploy/strip_types.mjs), with `node` in the checkout: for servers started with the server's
+ * flags directly rather than through `npm start`.
  */
-export async function npmPrestart(node: string): Promise<void> {
-  const root = new URL("../", import.meta.url);
-  const manifest = JSON.parse(await Deno.readTextFile(new URL("package.json", root)));
-  const [command, ...args] = manifest.scripts.prestart.split(/\s+/);
-  if (command !== "node") throw new Error(`npm's prestart does not run node: ${command}`);
-  const { code, stderr } = await new Deno.Command(node, { args, cwd: root, stdout: "null" })
-    .output();
-  if (code !== 0) throw new Error(`prestart failed: ${new TextDecoder().decode(stderr)}`);
+export async function stripModuleTypes(node: string): Promise<void> {
+  const { code, stderr } = await new Deno.Command(node, {
+    args: [
+      "--disable-warning=ExperimentalWarning",
+      "--input-type=module",
+      "-e",
+      'import { stripTypes } from "./deploy/strip_types.mjs"; stripTypes();',
+    ],
+    cwd: new URL("../", import.meta.url),
+    stdout: "null",
+  }).output();
+  if (code !== 0) throw new Error(`stripping failed: ${new TextDecoder().decode(stderr)}`);
 }

@@ -2,7 +2,7 @@
 // every server on Node.js (TEST_SERVER_RUNTIME=node), when a Node.js 24+ is found. Each pass ends
 // with Deno's own `ok | N passed | M failed` line; .ci/run adds them up. Files named on the command
 // line narrow both passes (the Node.js pass to those among NODE_PASS).
-import { nodeBinary, npmPrestart } from "./node_binary.ts";
+import { nodeBinary, stripModuleTypes } from "./node_binary.ts";
 
 /** What starts a real server: run again on Node.js. Unit tests stay on Deno's runner alone. */
 export const NODE_PASS = ["tests/blackbox/", "tests/browser/", "tests/interop/"];
@@ -33,8 +33,8 @@ if (nodeFiles.length > 0) {
   const node = nodeBinary();
   if (node === null) console.log("Node.js pass: skipped, no Node.js 24+ (see the line above)");
   else {
-    // What `npm start` runs first, so that its servers load as users' do.
-    await npmPrestart(node);
+    // What `npm start` does first, so that servers started with its flags load as users' do.
+    await stripModuleTypes(node);
     nodeCode = await pass("Node.js", nodeFiles, { TEST_SERVER_RUNTIME: "node" });
   }
 }

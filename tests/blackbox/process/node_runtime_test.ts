@@ -10,7 +10,7 @@ import {
   npmStartCommand,
   npmStartFlags,
 } from "../support/node_runtime.ts";
-import { nodeBinary, npmPrestart } from "../../../testkit/node_binary.ts";
+import { nodeBinary, stripModuleTypes } from "../../../testkit/node_binary.ts";
 
 const node = nodeBinary();
 
@@ -52,8 +52,8 @@ Deno.test({
       assert.equal(code, 0, decoder.decode(stderr));
       return decoder.decode(stdout).trim();
     };
-    await npmPrestart(node!);
-    const hooks = (await npmStartFlags()).filter((_, i, flags) => flags[i - 1] === "--import");
+    await stripModuleTypes(node!);
+    const hooks = (await npmStartFlags(node!)).filter((_, i, flags) => flags[i - 1] === "--import");
     assert.deepEqual(hooks, ["./src/runtime/stripped_modules.mjs"]);
     // Loads what the server loads, then `also` (a module the cache does not hold), and says
     // whether Node's stripper was loaded.

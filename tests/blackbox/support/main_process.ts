@@ -2,6 +2,8 @@
 // the way `npm start` runs it (a deno.json task's flags become Node.js's: _nodeFlags).
 import assert from "node:assert/strict";
 import { SHIPPED_PLACEHOLDERS } from "../../../src/content/placeholders.ts";
+import { permissionFlags, serverFlags } from "../../../deploy/node_flags.mjs";
+import { nodeMajor } from "../../../testkit/node_binary.ts";
 import { serverNode } from "./server_runtime.ts";
 
 export const ROOT = new URL("../../../", import.meta.url);
@@ -51,7 +53,7 @@ export function mainCommand(
   const lock = env.VESTIBULE_OTEL === "on" ? [_scratchLock(cwd)] : [];
   const run = node === null
     ? [Deno.execPath(), "run", ...lock, ...flags, entry, ...options.args ?? []]
-    : [node, ..._nodeFlags(flags), entry, ...options.args ?? []];
+    : [node, ..._nodeFlags(flags, nodeMajor(node)), entry, ...options.args ?? []];
   const [command, ...args] = options.umask === undefined
     ? run
     : ["/bin/sh", "-c", `umask ${options.umask} && exec "$@"`, "sh", ...run];
@@ -67,32 +69,33 @@ export function mainCommand(
 }
 
 /**
- * The flags of a deno.json task as Node.js's: package.json's script for the `start` and `admin`
+ * The flags of a deno.json task as Node.js's on Node.js `major`: those `npm start` and `npm run
+ * admin` run the server and the commands with (deploy/node_flags.mjs) for the `start` and `admin`
  * tasks' own flags (and what follows them, translated), else each Deno permission as its Node.js
- * counterpart (the module files are read under --permission too; Deno's network and environment
- * allowances have none).
+ * counterpart (the module files are read under --permission too; Deno's environment allowance has
+ * none, and its network allowance has one from Node.js 25 on).
  */
-function _nodeFlags(flags: readonly string[]): string[] {
+function _nodeFlags(flags: readonly string[], major: number): string[] {
   const tasks = JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))).tasks;
-  const scripts = JSON.parse(Deno.readTextFileSync(new URL("package.json", ROOT))).scripts;
+  const npm: Record<string, string[]> = {
+    start: serverFlags(major),
+    admin: permissionFlags(major),
+  };
   for (const name of ["start", "admin"]) {
     const own: string[] = tasks[name].split(/\s+/).slice(2, -1);
     if (own.every((flag, i) => flags[i] === flag)) {
-      return [
-        ...scripts[name].split(/\s+/).slice(1, -1),
-        ..._nodePermissions(flags.slice(own.length)),
-      ];
+      return [...npm[name]!, ..._nodePermissions(flags.slice(own.length), major)];
     }
   }
   if (flags.some((f) => f === "-A" || f.startsWith("--allow-all"))) return [];
   return [
     "--permission",
     ...NODE_MODULE_READS.map((path) => `--allow-fs-read=${path}`),
-    ..._nodePermissions(flags),
+    ..._nodePermissions(flags, major),
   ];
 }
 
-function _nodePermissions(flags: readonly string[]): string[] {
+function _nodePermissions(flags: readonly string[], major: number): string[] {
   const out: string[] = [];
   for (const flag of flags) {
     const [name, value] = flag.split(/=(.*)/s) as [string, string | undefined];
@@ -101,9 +104,11 @@ function _nodePermissions(flags: readonly string[]): string[] {
       for (const path of value?.split(",") ?? ["*"]) out.push(`--allow-fs-${kind}=${path}`);
     } else if (name === "--allow-run") {
       out.push("--allow-child-process", "--disable-warning=PERM0002");
+    } else if (name === "--allow-net") {
+      if (major >= 25) out.push("--allow-net", "--disable-warning=ExperimentalWarning");
     } else if (name === "--v8-flags") {
       out.push(...value!.split(",").map((v) => v.replace(/^-*/, "--")));
-    } else if (!/^--(allow-net|allow-env|allow-sys|unstable-)/.test(name)) {
+    } else if (!/^--(allow-env|allow-sys|unstable-)/.test(name)) {
       throw new Error(`no Node.js counterpart for the Deno flag ${flag}`);
     }
   }

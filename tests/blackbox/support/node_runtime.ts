@@ -1,28 +1,34 @@
 // The server on Node.js as `npm start` runs it: its flags, and what the smoke tests ask of it.
 import assert from "node:assert/strict";
+import { serverFlags } from "../../../deploy/node_flags.mjs";
+import { nodeMajor } from "../../../testkit/node_binary.ts";
 import { ROOT } from "./main_process.ts";
 import { INITIALIZE, rpc } from "./mcp_helpers.ts";
 
-/** The Node.js flags of package.json's `start` script; never without --permission. */
-export async function npmStartFlags(): Promise<string[]> {
+/**
+ * The Node.js flags `npm start` runs the server with on `node` (package.json's start script runs
+ * deploy/node_start.mjs, which takes them from deploy/node_flags.mjs); never without --permission,
+ * and no write outside ./data.
+ */
+export async function npmStartFlags(node: string): Promise<string[]> {
   const manifest = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
-  const words: string[] = manifest.scripts.start.split(/\s+/);
-  assert.equal(words[0], "node");
-  assert.equal(words.at(-1), "main.ts");
-  const flags = words.slice(1, -1);
+  assert.match(manifest.scripts.start, /^node (--\S+ )*deploy\/node_start\.mjs main\.ts$/);
+  const flags: string[] = serverFlags(nodeMajor(node));
   assert.ok(flags.includes("--permission"), "npm start runs node with --permission");
   const writes = flags.filter((f) => f.startsWith("--allow-fs-write="));
   assert.deepEqual(writes, ["--allow-fs-write=./data", "--allow-fs-write=./data/*"]);
   return flags;
 }
 
-/** `node FLAGS main.ts` as `npm start` runs it in this checkout, with only `env` set. */
+/** `npm start` in this checkout, less npm, with only `env` set: its launcher becomes the server. */
 export async function npmStartCommand(
   node: string,
   env: Record<string, string>,
 ): Promise<Deno.Command> {
+  const manifest = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
+  const [, ...args] = (manifest.scripts.start as string).split(/\s+/);
   return new Deno.Command(node, {
-    args: [...await npmStartFlags(), "main.ts"],
+    args,
     cwd: ROOT,
     env,
     clearEnv: true,
