@@ -34,7 +34,7 @@ export function serverFlags(major) {
   return [
     ...HEAP_FLAGS,
     ...permissionFlags(major),
-    "--import",
-    "./src/runtime/stripped_modules.mjs",
+    "--require",
+    "./src/runtime/stripped_modules.cjs",
   ];
 }

@@ -1,5 +1,5 @@
 // `npm start`'s first step (deploy/node_start.mjs): strips the types of main.ts and src/ once,
-// into node_modules/.cache/vestibule/modules.json, which src/runtime/stripped_modules.mjs serves
+// into node_modules/.cache/vestibule/modules.json, which src/runtime/stripped_modules.cjs serves
 // to the server's module loader. The server then never loads Node's own type stripper, which
 // holds about 17 MiB for the life of the process (docs/benchmarks.md). Each module is keyed by the
 // SHA-256 of its text, so an edited one is stripped by Node as it loads. Never in the way of a

@@ -53,13 +53,15 @@ Deno.test({
       return decoder.decode(stdout).trim();
     };
     await stripModuleTypes(node!);
-    const hooks = (await npmStartFlags(node!)).filter((_, i, flags) => flags[i - 1] === "--import");
-    assert.deepEqual(hooks, ["./src/runtime/stripped_modules.mjs"]);
+    const hooks = (await npmStartFlags(node!)).filter((_, i, flags) =>
+      flags[i - 1] === "--require"
+    );
+    assert.deepEqual(hooks, ["./src/runtime/stripped_modules.cjs"]);
     // Loads what the server loads, then `also` (a module the cache does not hold), and says
     // whether Node's stripper was loaded.
     const probe = (imports: string[], also = "") =>
       run([
-        ...imports.flatMap((hook) => ["--import", hook]),
+        ...imports.flatMap((hook) => ["--require", hook]),
         "--disable-warning=ExperimentalWarning",
         "--input-type=module",
         "-e",

@@ -1,13 +1,16 @@
-// Loaded first by `npm start` and `npm run admin` (`node --import`): serves each module of the
+// Loaded first by the server (`node --require`, deploy/node_flags.mjs): serves each module of the
 // project whose text deploy/strip_types.mjs stripped of its types (the same text, by its SHA-256)
 // from that cache, so Node's own type stripper is never loaded. Anything else, and every module
-// when there is no cache, loads as Node loads it.
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { registerHooks } from "node:module";
-import { fileURLToPath } from "node:url";
+// when there is no cache, loads as Node loads it. CommonJS, as src/runtime/sea_main.cjs: it runs
+// before any module of the project.
+"use strict";
+const { createHash } = require("node:crypto");
+const { readFileSync } = require("node:fs");
+const { registerHooks } = require("node:module");
+const { join } = require("node:path");
+const { fileURLToPath, pathToFileURL } = require("node:url");
 
-const root = new URL("../../", import.meta.url).href;
+const root = pathToFileURL(join(__dirname, "..", "..", "/")).href;
 
 /** Stripped texts by the SHA-256 of the module's text; each is dropped once served. */
 const stripped = (() => {
