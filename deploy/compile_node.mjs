@@ -115,9 +115,14 @@ writeFileSync(
     disableExperimentalSEAWarning: true,
     // npm start's flags, less the reads of the code: the executable reads its modules and
     // static/ from its own assets, so only ./data is granted, as `deno task compile` grants it.
+    // The experimental features it uses are chosen here, not by its operator (the loader of its
+    // modules, src/runtime/sea_main.cjs): their warning would be printed on every start.
     execArgv: [
-      ...HEAP_FLAGS,
-      ...permissionFlags(Number(process.versions.node.split(".")[0]), { codeReads: false }),
+      ...new Set([
+        ...HEAP_FLAGS,
+        ...permissionFlags(Number(process.versions.node.split(".")[0]), { codeReads: false }),
+        "--disable-warning=ExperimentalWarning",
+      ]),
     ],
     useCodeCache: false,
     assets,

@@ -1,21 +1,14 @@
 // The Node.js the tests run the server on: TEST_NODE_BINARY, else `node` on PATH, if it is 24 or
 // later and `npm ci` has filled node_modules (testkit/test_suite.ts, tests/blackbox/support/).
 
-/** A Node.js of major version 24 or later, or null with the reason printed. */
-export function nodeBinary(): string | null {
-  const node = Deno.env.get("TEST_NODE_BINARY") ?? "node";
-  let version = "";
-  try {
-    const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
-    version = new TextDecoder().decode(output.stdout).trim();
-  } catch {
-    // Not installed: reported below.
-  }
-  const major = Number(/^v(\d+)\./.exec(version)?.[1] ?? 0);
+/** `node` (by default TEST_NODE_BINARY's, else PATH's) if it is Node.js 24+, or null and why. */
+export function nodeBinary(node = Deno.env.get("TEST_NODE_BINARY") ?? "node"): string | null {
+  const major = nodeMajor(node);
   if (major < 24) {
+    const found = major === 0 ? "not installed" : `Node.js ${major}`;
     console.warn(
-      `skipping the Node.js tests: ${node} is ${version || "not installed"}; they need Node.js ` +
-        "24+ (TEST_NODE_BINARY=/path/to/node, or .ci/run installs it)",
+      `skipping the Node.js tests: ${node} is ${found}; they need Node.js 24+ ` +
+        "(TEST_NODE_BINARY=/path/to/node, or .ci/run installs it)",
     );
     return null;
   }
@@ -30,12 +23,18 @@ export function nodeBinary(): string | null {
 
 const majors = new Map<string, number>();
 
-/** The major version of the Node.js `node` (24, 26, …). */
+/** The major version of the Node.js `node` (24, 26, …); 0 when there is none to run. */
 export function nodeMajor(node: string): number {
   let major = majors.get(node);
   if (major === undefined) {
-    const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
-    major = Number(/^v(\d+)\./.exec(new TextDecoder().decode(output.stdout))![1]);
+    let version = "";
+    try {
+      const output = new Deno.Command(node, { args: ["--version"], stdout: "piped" }).outputSync();
+      version = new TextDecoder().decode(output.stdout);
+    } catch {
+      // Not installed.
+    }
+    major = Number(/^v(\d+)\./.exec(version)?.[1] ?? 0);
     majors.set(node, major);
   }
   return major;

@@ -1,8 +1,10 @@
 // `deno task test`: the whole suite on Deno, then the tests that start the real server again with
-// every server on Node.js (TEST_SERVER_RUNTIME=node), when a Node.js 24+ is found. Each pass ends
-// with Deno's own `ok | N passed | M failed` line; .ci/run adds them up. Files named on the command
-// line narrow both passes (the Node.js pass to those among NODE_PASS).
-import { nodeBinary, stripModuleTypes } from "./node_binary.ts";
+// every server on Node.js (TEST_SERVER_RUNTIME=node), once for each Node.js 24+ found:
+// TEST_NODE_BINARIES (colon-separated, as CI sets it for the two LTS lines, 24 and 26), else the
+// one of TEST_NODE_BINARY or PATH. Each pass ends with Deno's own `ok | N passed | M failed` line;
+// .ci/run adds them up. Files named on the command line narrow every pass (the Node.js passes to
+// those among NODE_PASS).
+import { nodeBinary, nodeMajor, stripModuleTypes } from "./node_binary.ts";
 
 /** What starts a real server: run again on Node.js. Unit tests stay on Deno's runner alone. */
 export const NODE_PASS = ["tests/blackbox/", "tests/browser/", "tests/interop/"];
@@ -30,12 +32,18 @@ const nodeFiles = named
   : NODE_PASS;
 let nodeCode = 0;
 if (nodeFiles.length > 0) {
-  const node = nodeBinary();
-  if (node === null) console.log("Node.js pass: skipped, no Node.js 24+ (see the line above)");
-  else {
+  const listed = Deno.env.get("TEST_NODE_BINARIES")?.split(":").filter((path) => path !== "");
+  const nodes = listed === undefined ? [nodeBinary()] : listed.map((path) => nodeBinary(path));
+  for (const node of nodes) {
+    if (node === null) {
+      console.log("Node.js pass: skipped, no Node.js 24+ (see the line above)");
+      continue;
+    }
     // What `npm start` does first, so that servers started with its flags load as users' do.
     await stripModuleTypes(node);
-    nodeCode = await pass("Node.js", nodeFiles, { TEST_SERVER_RUNTIME: "node" });
+    const name = `Node.js ${nodeMajor(node)}`;
+    const env = { TEST_SERVER_RUNTIME: "node", TEST_NODE_BINARY: node };
+    if (await pass(name, nodeFiles, env) !== 0) nodeCode = 1;
   }
 }
 Deno.exit(denoCode !== 0 || nodeCode !== 0 ? 1 : 0);

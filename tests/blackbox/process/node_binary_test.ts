@@ -4,7 +4,8 @@
 // `vestibule` serves the discovery documents, the onboarding MCP endpoint and a whole OAuth
 // journey (sign-up, consent, code, tokens, the workspace MCP endpoint, refresh) from its embedded
 // store (SQLite, ./data/vestibule.sqlite by default) and stops on SIGTERM; with VESTIBULE_OTEL=on
-// it exports spans. Skipped with a message without Node.js 24+.
+// it exports spans; it prints nothing on stderr. Built with Node.js 24 and with 26 (which imports
+// the modules another way, src/runtime/sea_main.cjs). Skipped with a message without Node.js 24+.
 import assert from "node:assert/strict";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
 import { outboxAt } from "../support/accounts_browser.ts";
@@ -99,6 +100,8 @@ Deno.test({
         const stopped = await server.stop();
         assert.equal(stopped.code, 0, stopped.stderr);
         assert.match(stopped.stdout, /"message":"stopped"/);
+        // No warning of Node's on any start (its loader, its permissions).
+        assert.equal(stopped.stderr, "");
       }
       const mode = Deno.statSync(`${dir}/data/vestibule.sqlite`).mode! & 0o777;
       assert.equal(mode, 0o600, "the store is the default SQLite file, owner-only");
