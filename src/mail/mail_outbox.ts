@@ -8,7 +8,8 @@ import type { Tracing } from "../tracing/tracing.ts";
 import * as v from "valibot";
 import type { Mail, Mailer } from "./mailer.ts";
 import type { LogSink } from "../http/request_log.ts";
-import { createOutbox, type Delivery, type DeliveryState, type Outbox } from "../outbox/outbox.ts";
+import { createOutbox, type Outbox } from "../outbox/outbox.ts";
+import type { Delivery, DeliveryState } from "../outbox/delivery.ts";
 import {
   createSender,
   DeliveryError,

@@ -7,7 +7,8 @@ import type { McpMetrics } from "../mcp/transport.ts";
 import { TASK_METRIC_STATES } from "../mcp/tasks.ts";
 import { ISSUING_GRANT_TYPES, type OAuthMetrics, REVOKED_BY } from "../oauth/oauth_metrics.ts";
 import { RATE_LIMIT_NAMES, type RateLimitName } from "../config/rate_limit_table.ts";
-import { countUnfinished, createOutbox, type DeliveryState } from "../outbox/outbox.ts";
+import { countUnfinished, createOutbox } from "../outbox/outbox.ts";
+import type { DeliveryState } from "../outbox/delivery.ts";
 import { countPendingGates } from "../workspace/domain/gate_record.ts";
 import type { Store } from "../store/store.ts";
 import {

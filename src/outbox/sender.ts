@@ -8,15 +8,14 @@
 import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 import { describeError, logEvent, logOutage, type LogSink } from "../http/request_log.ts";
 import { StoreUnavailableError } from "../store/store.ts";
+import type { AttemptOutcome, Outbox } from "./outbox.ts";
 import {
-  type AttemptOutcome,
   type Delivery,
   type DeliveryState,
   type DueItem,
   type Lane,
   LINK_EXPIRED,
-  type Outbox,
-} from "./outbox.ts";
+} from "./delivery.ts";
 
 /** A handler's refusal; `permanent` ones (an SMTP 5xx) are not retried. */
 export class DeliveryError extends Error {

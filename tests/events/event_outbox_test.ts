@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Webhook } from "npm:standardwebhooks@^1.1.1";
 import { webhookDeliveryHandler } from "../../src/events/event_outbox.ts";
 import { importWebhookSecret } from "../../src/events/webhook_signature.ts";
-import type { Delivery } from "../../src/outbox/outbox.ts";
+import type { Delivery } from "../../src/outbox/delivery.ts";
 import { DeliveryError } from "../../src/outbox/sender.ts";
 
 const SECRET = `whsec_${btoa("0123456789abcdef0123456789abcdef")}`;

@@ -2,7 +2,8 @@
 // finished is never read and a delivery costs the same whatever the backlog; queues take turns;
 // a mail whose link died unsent is reported; deliveries an older release wrote still go.
 import assert from "node:assert/strict";
-import { createOutbox, LINK_EXPIRED } from "../../src/outbox/outbox.ts";
+import { createOutbox } from "../../src/outbox/outbox.ts";
+import { LINK_EXPIRED } from "../../src/outbox/delivery.ts";
 import { createSender, type DeliveryHandler } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { openPgStore } from "../../src/store/pg_store.ts";

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  createOutbox,
-  GIVE_UP_AFTER_MS,
-  LEASE_MS,
-  MAX_RETRY_MS,
-  retryDelay,
-} from "../../src/outbox/outbox.ts";
+import { createOutbox } from "../../src/outbox/outbox.ts";
+import { GIVE_UP_AFTER_MS, LEASE_MS, MAX_RETRY_MS, retryDelay } from "../../src/outbox/delivery.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 
 async function fixture() {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createOutbox, LEASE_MS } from "../../src/outbox/outbox.ts";
+import { createOutbox } from "../../src/outbox/outbox.ts";
+import { LEASE_MS } from "../../src/outbox/delivery.ts";
 import { createSender, DeliveryError } from "../../src/outbox/sender.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import { type Store, StoreUnavailableError } from "../../src/store/store.ts";

@@ -1,6 +1,7 @@
 // Admin commands: mail and events waiting or failed in the outbox.
 import * as v from "valibot";
-import { createOutbox, type Delivery } from "../../outbox/outbox.ts";
+import { createOutbox } from "../../outbox/outbox.ts";
+import type { Delivery } from "../../outbox/delivery.ts";
 
 import { AdminError, command, IdSchema, type Runnable } from "./command.ts";
 

@@ -5,7 +5,7 @@
 import * as v from "valibot";
 import type { Accounts } from "../../accounts/model.ts";
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
-import type { Delivery } from "../../outbox/outbox.ts";
+import type { Delivery } from "../../outbox/delivery.ts";
 import type { AtomicCheck, Entry, Key, Mutation } from "../../store/store.ts";
 import { CONNECTION_KINDS, PLANS } from "./records.ts";
 import { type Workspace } from "./workspace.ts";

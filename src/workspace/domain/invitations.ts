@@ -7,7 +7,7 @@
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
 import type { Mail } from "../../mail/mailer.ts";
 import { composeMail } from "../../mail/compose.ts";
-import type { Delivery } from "../../outbox/outbox.ts";
+import type { Delivery } from "../../outbox/delivery.ts";
 import type { Mutation } from "../../store/store.ts";
 import type { Workspace } from "./workspace.ts";
 
