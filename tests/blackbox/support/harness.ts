@@ -153,13 +153,25 @@ async function _startOnNode(
   env: Record<string, string>,
   options: TestServerOptions,
 ): Promise<TestServer> {
-  const origins = originsEnv();
+  let origins = originsEnv();
+  let host;
+  for (let attempt = 1;; attempt++) {
+    try {
+      host = await startNodeHost(node, { ...origins, ...env }, options);
+      break;
+    } catch (error) {
+      // A free port can be taken before the child binds it (an outgoing connection's local port,
+      // during the child's start-up): the ports chosen here are chosen again.
+      const ours = Object.keys(origins).every((name) => !(name in env));
+      if (!ours || attempt === 3 || !/EADDRINUSE/.test(String(error))) throw error;
+      origins = originsEnv();
+    }
+  }
   const config = resolveConfig({
     ...origins,
     VESTIBULE_DATA: options.dataUrl ?? ":memory:",
     ...env,
   });
-  const host = await startNodeHost(node, { ...origins, ...env }, options);
   return {
     config,
     baseUrl: config.baseUrl,
