@@ -103,13 +103,12 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
       value: record,
     };
   };
-  // Group commit: appends made while a commit is under way go together in the next one, so
-  // concurrent calls (upstream calls above all) share a commit, and each append still resolves
-  // only once its entry is stored.
+  // Group commit: appends made in the same turn (a batch of upstream calls' entries handed over
+  // together) or while a commit is under way go together in the next one, so concurrent calls
+  // share a commit, and each append still resolves only once its entry is stored.
   let waiting: { mutation: Mutation; done: (error?: unknown) => void }[] = [];
   let writing = false;
   const write = async () => {
-    writing = true;
     while (waiting.length > 0) {
       const batch = waiting.slice(0, GROUP_COMMIT_MAX);
       waiting = waiting.slice(batch.length);
@@ -131,7 +130,10 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
           mutation,
           done: (error) => error === undefined ? resolve() : reject(error),
         });
-        if (!writing) void write();
+        if (!writing) {
+          writing = true;
+          queueMicrotask(write);
+        }
       });
     },
     async list(businessId, options = {}) {
