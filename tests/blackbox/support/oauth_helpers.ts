@@ -1,11 +1,18 @@
 // Shared steps of the OAuth black-box tests: a server with an outbox and a manual clock,
 // a signed-in browser, registration, the consent dance, and token requests.
 import assert from "node:assert/strict";
+import { createAccounts } from "../../../src/accounts/accounts.ts";
 import { createAccessTokenVerifier, type TokenCheck } from "../../../src/oauth/access_token.ts";
 import { createSigningKeys } from "../../../src/oauth/signing_keys.ts";
 import type { Store } from "../../../src/store/store.ts";
 import { manualClock } from "../../store/store_contract.ts";
-import { Browser, hiddenField, signUpThroughForms, tempOutbox } from "./accounts_browser.ts";
+import {
+  Browser,
+  hiddenField,
+  signInThroughForms,
+  signUpThroughForms,
+  tempOutbox,
+} from "./accounts_browser.ts";
 import { startTestServer, type TestServer } from "./harness.ts";
 import { INITIALIZE, mcpPost } from "./mcp_helpers.ts";
 
@@ -75,6 +82,21 @@ export async function ownerBrowser(
     await signUpThroughForms(browser, fx.auth, fx.outbox, email, business);
   }
   return browser;
+}
+
+/** `email` made a member of owner@example.com's business, and signed in. */
+export async function signedInMember(fx: OAuthFixture, email: string) {
+  const accounts = createAccounts(fx.server.store, fx.clock.now);
+  const owner = await accounts.findAccountByEmail("owner@example.com");
+  const [business] = await accounts.listBusinessesOf(owner!.id);
+  const businessId = business!.business.id;
+  const { accountId } = await accounts.addMember(businessId, email, "member");
+  return {
+    accounts,
+    businessId,
+    accountId,
+    browser: await signInThroughForms(fx.auth, fx.outbox, email),
+  };
 }
 
 export async function pkce(): Promise<{ verifier: string; challenge: string }> {
@@ -152,6 +174,24 @@ export async function authorizeParams(
       ...extra,
     },
   };
+}
+
+/** An error redirect to the client: `error`, its description, the exact `state`, `iss`, no code. */
+export function assertErrorRedirect(
+  fx: OAuthFixture,
+  client: TestClient,
+  response: Response,
+  expected: { error: string; description: string; state: string },
+): void {
+  const location = new URL(response.headers.get("Location")!);
+  assert.equal(location.origin + location.pathname, client.redirectUri);
+  const query = new URLSearchParams(location.search);
+  assert.equal(query.get("error"), expected.error);
+  assert.equal(query.get("error_description"), expected.description);
+  assert.equal(query.get("state"), expected.state);
+  assert.equal(query.getAll("state").length, 1);
+  assert.equal(query.get("iss"), fx.issuer);
+  assert.equal(query.get("code"), null);
 }
 
 export interface ConsentChoice {

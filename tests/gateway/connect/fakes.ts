@@ -2,6 +2,7 @@
 // the upstream answers; plus a fetch that records every URL asked for and a DNS table.
 import type { ResolveDns } from "../../../src/oauth/addresses.ts";
 import type { AuthorizationServer } from "../../../src/gateway/connect/discovery.ts";
+import type { ClientCredentials } from "../../../src/gateway/connect/oauth_client.ts";
 
 export interface SeenRequest {
   readonly method: string;
@@ -121,3 +122,18 @@ export async function recordTimeouts(
   }
   return asked;
 }
+
+/** The stopped clock of the OAuth client tests, in ms since the epoch. */
+export const NOW = 1_800_000_000_000;
+/** OAuth client dependencies whose clock reads `NOW`. */
+export const deps = { now: () => NOW };
+/** A public client: no secret, authenticating with `none`. */
+export const PUBLIC: ClientCredentials = {
+  clientId: "vestibule",
+  clientSecret: null,
+  authMethod: "none",
+};
+/** The protected resource, an MCP server, that tokens are asked for. */
+export const RESOURCE = "https://mcp.example/mcp";
+/** An authorization code that stands out should it ever show in a message. */
+export const SECRET_CODE = "code-8f3a-never-shown";
