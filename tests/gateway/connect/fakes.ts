@@ -1,7 +1,8 @@
 // Small OAuth servers on loopback for the connect tests, written here so each test says what
-// the upstream answers; plus a fetch that records every URL asked for and a DNS table.
+// the upstream answers; plus a fetch that records every URL asked for, a DNS table, and the
+// documents, clock and client the discovery and OAuth client tests share.
 import type { ResolveDns } from "../../../src/oauth/addresses.ts";
-import type { AuthorizationServer } from "../../../src/gateway/connect/discovery.ts";
+import type { AuthorizationServer, DiscoveryDeps } from "../../../src/gateway/connect/discovery.ts";
 import type { ClientCredentials } from "../../../src/gateway/connect/oauth_client.ts";
 
 export interface SeenRequest {
@@ -137,3 +138,21 @@ export const PUBLIC: ClientCredentials = {
 export const RESOURCE = "https://mcp.example/mcp";
 /** An authorization code that stands out should it ever show in a message. */
 export const SECRET_CODE = "code-8f3a-never-shown";
+
+/** The protected-resource metadata's well-known path. */
+export const PRM = "/.well-known/oauth-protected-resource";
+/** The OAuth authorization server metadata's well-known path. */
+export const OAUTH_AS = "/.well-known/oauth-authorization-server";
+
+/** An authorization server at its own origin plus an upstream MCP server naming it. */
+export function twoServers(
+  upstreamRoutes: (issuer: string) => Record<string, Route>,
+  serverRoutes: Record<string, Route> = { [OAUTH_AS]: json((o) => serverMetadata(o)) },
+): { upstream: FakeServer; as: FakeServer; close: () => Promise<void> } {
+  const as = serveFake(serverRoutes);
+  const upstream = serveFake(upstreamRoutes(as.origin));
+  return { upstream, as, close: () => Promise.all([as.close(), upstream.close()]).then(() => {}) };
+}
+
+/** Discovery dependencies that allow loopback and resolve no names. */
+export const loopback: DiscoveryDeps = { allowLoopback: true, resolveDns: fakeDns({}) };
