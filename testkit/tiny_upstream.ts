@@ -1,7 +1,9 @@
 /**
  * A small MCP server of our own, written by hand (no SDK): the upstream of the gateway's tests
  * and the "direct" baseline of the gateway benchmark, so its hot path is JSON.parse and a
- * switch. Never imported by production code.
+ * switch. This module is its HTTP side (Streamable HTTP, sessions, SSE); the MCP messages are
+ * answered in tiny_upstream_dispatch.ts and its tools are written as tiny_upstream_tools.ts
+ * shows. Never imported by production code.
  *
  *   const upstream = startTinyUpstream({ era: "both", answer: "sse" });
  *   // upstream.url is http://127.0.0.1:PORT/mcp; it lists ADD_TOOL until told otherwise
@@ -18,47 +20,28 @@
 import { encodeSseEvent } from "../src/mcp/sse.ts";
 import {
   HEADER_MISMATCH,
-  INVALID_PARAMS,
   INVALID_REQUEST,
-  METHOD_NOT_FOUND,
   PARSE_ERROR,
   TRANSPORT_ERROR,
   UNSUPPORTED_PROTOCOL_VERSION,
 } from "../src/mcp/errors.ts";
 import { META } from "../src/mcp/messages.ts";
 import { decodeHeaderValue } from "../src/mcp/negotiation.ts";
+import { MODERN_PROTOCOL_VERSION, negotiateVersion } from "../src/mcp/versions.ts";
 import {
-  MODERN_PROTOCOL_VERSION,
-  negotiateVersion,
-  SUPPORTED_PROTOCOL_VERSIONS,
-} from "../src/mcp/versions.ts";
-
-/** A tool as tools/list shows it; loose, so a test can also list a malformed one. */
-export type TinyToolDefinition = { readonly name: string } & Readonly<Record<string, unknown>>;
-
-/** A tools/call result as sent (`content`, `structuredContent`, `isError`, …). */
-export type TinyResult = Readonly<Record<string, unknown>>;
-
-export interface TinyCallContext {
-  /** Aborted when the client sends notifications/cancelled for this call. */
-  readonly signal: AbortSignal;
-  /** The request's `_meta`, as sent. */
-  readonly meta: Readonly<Record<string, unknown>> | undefined;
-  /** Sends notifications/progress when the call asked (progressToken) and answers are SSE. */
-  progress(progress: number, total?: number, message?: string): void;
-}
-
-export interface TinyTool {
-  readonly definition: TinyToolDefinition;
-  /** A thrown error becomes a JSON-RPC -32603 answer. */
-  handler(
-    args: Record<string, unknown>,
-    context: TinyCallContext,
-  ): TinyResult | Promise<TinyResult>;
-}
+  createTinyDispatcher,
+  initializeResult,
+  rpcError,
+  supportedVersions,
+  type TinyAnswer,
+  type TinyEra,
+  type TinyMessage,
+  type TinySend,
+} from "./tiny_upstream_dispatch.ts";
+import { ADD_TOOL, type TinyCall, type TinyTool } from "./tiny_upstream_tools.ts";
 
 export interface TinyUpstreamOptions {
-  readonly era?: "legacy" | "modern" | "both";
+  readonly era?: TinyEra;
   readonly answer?: "json" | "sse";
   /** 0 (the default): a free port, read back from `port`. */
   readonly port?: number;
@@ -68,13 +51,6 @@ export interface TinyUpstreamOptions {
   readonly pageSize?: number;
   /** 2026-07-28 "Caching": the ttlMs of discover and tools/list answers (0 by default). */
   readonly ttlMs?: number;
-}
-
-export interface TinyCall {
-  readonly name: string;
-  readonly arguments: Record<string, unknown>;
-  readonly meta: Readonly<Record<string, unknown>> | undefined;
-  readonly headers: Headers;
 }
 
 export interface TinyUpstream {
@@ -99,331 +75,77 @@ export interface TinyUpstream {
   close(): Promise<void>;
 }
 
-export const ADD_TOOL: TinyTool = {
-  definition: {
-    name: "add",
-    title: "Add",
-    description: "Adds two numbers.",
-    inputSchema: {
-      type: "object",
-      properties: { a: { type: "number" }, b: { type: "number" } },
-      required: ["a", "b"],
-    },
-    outputSchema: {
-      type: "object",
-      properties: { sum: { type: "number" } },
-      required: ["sum"],
-    },
-    annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  },
-  handler({ a, b }) {
-    if (typeof a !== "number" || typeof b !== "number") {
-      return { content: [{ type: "text", text: '"a" and "b" must be numbers' }], isError: true };
-    }
-    const sum = a + b;
-    return { content: [{ type: "text", text: String(sum) }], structuredContent: { sum } };
-  },
-};
-
-const SERVER_INFO = { name: "tiny-upstream", version: "1.0.0" };
-const CAPABILITIES = { tools: { listChanged: true } };
 const JSON_HEADERS = { "Content-Type": "application/json" };
 const SSE_HEADERS = { "Content-Type": "text/event-stream", "Cache-Control": "no-store" };
 const LIST_CHANGED = JSON.stringify({ jsonrpc: "2.0", method: "notifications/tools/list_changed" });
+const ENCODER = new TextEncoder();
 
-interface Message {
-  readonly id?: string | number;
-  readonly method?: string;
-  readonly params?: Record<string, unknown>;
-}
+type Stream = ReadableStreamDefaultController<Uint8Array>;
 
 interface Session {
   readonly version: string;
   /** Its GET streams. */
-  readonly streams: Set<ReadableStreamDefaultController<Uint8Array>>;
+  readonly streams: Set<Stream>;
 }
-
-/** A request's JSON-RPC reply, as JSON text. */
-type Answer = string | Promise<string>;
 
 export function startTinyUpstream(options: TinyUpstreamOptions = {}): TinyUpstream {
   const era = options.era ?? "legacy";
   const sse = options.answer === "sse";
-  const ttlMs = options.ttlMs ?? 0;
   const sessions = new Map<string, Session>();
   /** SSE answers still running: they too hear of list changes. */
-  const openAnswers = new Set<ReadableStreamDefaultController<Uint8Array>>();
-  /** Calls in flight by session and request id, for notifications/cancelled. */
-  const inFlight = new Map<string, AbortController>();
-  const notifications: { method: string; params: unknown }[] = [];
-  const encoder = new TextEncoder();
-  let tools = new Map<string, TinyTool>();
-  let pages: { legacy: string; modern: string }[] = [];
-  let calls = 0;
-  let lastCall: TinyCall | null = null;
-
-  const setTools = (next: readonly TinyTool[]) => {
-    tools = new Map(next.map((tool) => [tool.definition.name, tool]));
-    const all = next.map((tool) => tool.definition);
-    const size = options.pageSize ?? Math.max(all.length, 1);
-    pages = [];
-    for (let start = 0; start === 0 || start < all.length; start += size) {
-      const page: Record<string, unknown> = { tools: all.slice(start, start + size) };
-      if (start + size < all.length) page["nextCursor"] = String(pages.length + 1);
-      pages.push({
-        legacy: JSON.stringify(page),
-        modern: JSON.stringify({ resultType: "complete", ...page, ttlMs, cacheScope: "public" }),
-      });
-    }
-  };
-  setTools(options.tools ?? [ADD_TOOL]);
-
-  const call = (
-    message: Message,
-    headers: Headers,
-    modern: boolean,
-    sessionId: string,
-    send: ((message: string) => void) | null,
-  ): Answer => {
-    calls++;
-    const params = message.params ?? {};
-    const { name } = params;
-    const args = params["arguments"] ?? {};
-    const meta = params["_meta"] as Record<string, unknown> | undefined;
-    if (typeof name !== "string" || typeof args !== "object" || args === null) {
-      return _error(message.id, INVALID_PARAMS, 'Invalid params: "name" and "arguments"');
-    }
-    lastCall = { name, arguments: args as Record<string, unknown>, meta, headers };
-    const tool = tools.get(name);
-    if (tool === undefined) {
-      return _error(message.id, INVALID_PARAMS, `Unknown tool: ${JSON.stringify(name)}`);
-    }
-    const key = `${sessionId} ${JSON.stringify(message.id)}`;
-    const abort = new AbortController();
-    inFlight.set(key, abort);
-    const token = meta?.["progressToken"];
-    const context: TinyCallContext = {
-      signal: abort.signal,
-      meta,
-      progress(progress, total, text) {
-        if (send === null || token === undefined) return;
-        send(JSON.stringify({
-          jsonrpc: "2.0",
-          method: "notifications/progress",
-          params: { progressToken: token, progress, total, message: text },
-        }));
-      },
-    };
-    const done = (result: TinyResult) => {
-      inFlight.delete(key);
-      return _result(message.id, modern ? { resultType: "complete", ...result } : result);
-    };
-    const failed = () => {
-      inFlight.delete(key);
-      return _error(message.id, -32603, "Internal error");
-    };
-    try {
-      const result = tool.handler(args as Record<string, unknown>, context);
-      return result instanceof Promise ? result.then(done, failed) : done(result);
-    } catch {
-      return failed();
-    }
-  };
-
-  /** One request of either era, once its transport checks passed. */
-  const answer = (
-    message: Message,
-    headers: Headers,
-    modern: boolean,
-    sessionId: string,
-    send: ((message: string) => void) | null,
-  ): Answer => {
-    const { id, method } = message;
-    switch (method) {
-      case "tools/call":
-        return call(message, headers, modern, sessionId, send);
-      case "tools/list": {
-        const cursor = message.params?.["cursor"];
-        const page = pages[cursor === undefined ? 0 : Number(cursor)];
-        if (page === undefined || (cursor !== undefined && !/^[1-9]\d*$/.test(String(cursor)))) {
-          return _error(id, INVALID_PARAMS, "Invalid params: unknown cursor");
-        }
-        return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${
-          modern ? page.modern : page.legacy
-        }}`;
-      }
-      case "server/discover":
-        if (modern) {
-          return _result(id, {
-            resultType: "complete",
-            supportedVersions: _supported(era),
-            capabilities: CAPABILITIES,
-            ttlMs,
-            cacheScope: "public",
-            _meta: { [META.serverInfo]: SERVER_INFO },
-          });
-        }
-        break;
-      case "ping":
-        if (!modern) return _result(id, {});
-        break;
-    }
-    return _error(id, METHOD_NOT_FOUND, `Method not found: ${JSON.stringify(method)}`);
-  };
+  const openAnswers = new Set<Stream>();
+  const dispatcher = createTinyDispatcher({
+    era,
+    ttlMs: options.ttlMs ?? 0,
+    pageSize: options.pageSize,
+  });
+  dispatcher.setTools(options.tools ?? [ADD_TOOL]);
 
   /** An answer as JSON, or as an event stream that `run`'s notifications may precede. */
-  const respond = (
-    headers: Record<string, string>,
-    run: (send: ((message: string) => void) | null) => Answer,
-  ): Response | Promise<Response> => {
-    if (!sse) {
-      const result = run(null);
-      const json = (body: string) =>
-        new Response(body, { headers: { ...JSON_HEADERS, ...headers } });
-      return typeof result === "string" ? json(result) : result.then(json);
-    }
-    let stream!: ReadableStreamDefaultController<Uint8Array>;
-    let open = true;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        stream = controller;
-        openAnswers.add(controller);
-      },
-      cancel() {
-        open = false;
-        openAnswers.delete(stream);
-      },
-    });
-    const send = (message: string) => {
-      if (open) stream.enqueue(encoder.encode(encodeSseEvent(message)));
-    };
-    Promise.resolve(run(send)).then((result) => {
-      send(result);
-      if (open) stream.close();
-      open = false;
-      openAnswers.delete(stream);
-    });
-    return new Response(body, { headers: { ...SSE_HEADERS, ...headers } });
-  };
+  const respond = (headers: Record<string, string>, run: (send: TinySend) => TinyAnswer) =>
+    sse ? _sseAnswer(openAnswers, headers, run) : _jsonAnswer(headers, run);
 
   const post = async (request: Request): Promise<Response> => {
-    if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) {
-      return _refuse(415, null, "Unsupported Media Type: Content-Type must be application/json");
-    }
-    const accept = request.headers.get("accept") ?? "";
-    if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
-      return _refuse(
-        406,
-        null,
-        "Not Acceptable: Accept must list application/json and text/event-stream",
-      );
-    }
-    let message: Message;
-    try {
-      // A test server on loopback: its only clients are ours, so the body is read whole.
-      message = JSON.parse(await request.text());
-    } catch {
-      return _refuse(400, null, "Parse error: the body is not JSON", PARSE_ERROR);
-    }
-    if (typeof message !== "object" || message === null || Array.isArray(message)) {
-      return _refuse(400, null, "Invalid request: expected one JSON-RPC object", INVALID_REQUEST);
-    }
+    const message = await _readMessage(request);
+    if (message instanceof Response) return message;
     const header = request.headers.get("mcp-protocol-version");
     const claimed = message.params?.["_meta"] === undefined
       ? undefined
       : (message.params["_meta"] as Record<string, unknown>)[META.protocolVersion];
     const speaksModern = claimed !== undefined || header === MODERN_PROTOCOL_VERSION;
     if (era !== "legacy" && speaksModern) return modernRequest(request, message, header, claimed);
-    if (era === "modern") {
-      return _refuse(
-        400,
-        message.id ?? null,
-        `Unsupported protocol version: ${
-          JSON.stringify(header ?? message.params?.["protocolVersion"] ?? null)
-        }; supported versions: ${MODERN_PROTOCOL_VERSION}`,
-        UNSUPPORTED_PROTOCOL_VERSION,
-      );
-    }
+    if (era === "modern") return _legacyRefusal(message, header);
     return legacyRequest(request, message, header);
   };
 
   const modernRequest = (
     request: Request,
-    message: Message,
+    message: TinyMessage,
     header: string | null,
     claimed: unknown,
   ): Response | Promise<Response> => {
-    const id = message.id ?? null;
-    if (header !== claimed) {
-      return _refuse(
-        400,
-        id,
-        `Bad Request: MCP-Protocol-Version ${JSON.stringify(header)} does not match _meta ` +
-          `${JSON.stringify(claimed ?? null)}`,
-        HEADER_MISMATCH,
-      );
-    }
-    if (header !== MODERN_PROTOCOL_VERSION) {
-      return new Response(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id,
-          error: {
-            code: UNSUPPORTED_PROTOCOL_VERSION,
-            message: `Unsupported protocol version: ${JSON.stringify(header)}`,
-            data: { supported: _supported(era), requested: header },
-          },
-        }),
-        { status: 400, headers: JSON_HEADERS },
-      );
-    }
+    const refused = _versionRefusal(message.id ?? null, header, claimed, era);
+    if (refused !== null) return refused;
     if (message.method === undefined) return new Response(null, { status: 202 });
     if (message.id === undefined) {
-      notifications.push({ method: message.method, params: message.params });
-      if (message.method === "notifications/cancelled") cancel("", message.params);
+      dispatcher.notification(message.method, message.params, "");
       return new Response(null, { status: 202 });
     }
-    const method = request.headers.get("mcp-method");
-    if (method !== message.method) {
-      return _refuse(
-        400,
-        id,
-        `Bad Request: Mcp-Method ${JSON.stringify(method)} does not match the method`,
-        HEADER_MISMATCH,
-      );
-    }
-    const name = message.params?.["name"];
-    if (method === "tools/call" && typeof name === "string") {
-      const raw = request.headers.get("mcp-name");
-      if (raw === null || decodeHeaderValue(raw) !== name) {
-        return _refuse(
-          400,
-          id,
-          `Bad Request: Mcp-Name ${JSON.stringify(raw)} does not match params.name`,
-          HEADER_MISMATCH,
-        );
-      }
-    }
-    return respond({}, (send) => answer(message, request.headers, true, "", send));
+    return _headerRefusal(request, message) ??
+      respond({}, (send) => dispatcher.answer(message, request.headers, true, "", send));
   };
 
   const legacyRequest = (
     request: Request,
-    message: Message,
+    message: TinyMessage,
     header: string | null,
   ): Response | Promise<Response> => {
-    const id = message.id ?? null;
     if (message.method === "initialize" && message.id !== undefined) {
       const asked = message.params?.["protocolVersion"];
       const version = negotiateVersion(typeof asked === "string" ? asked : "");
       const sessionId = crypto.randomUUID();
       sessions.set(sessionId, { version, streams: new Set() });
-      return respond({ "Mcp-Session-Id": sessionId }, () =>
-        _result(message.id, {
-          protocolVersion: version,
-          capabilities: CAPABILITIES,
-          serverInfo: SERVER_INFO,
-        }));
+      return respond({ "Mcp-Session-Id": sessionId }, () => initializeResult(message.id, version));
     }
     const found = _session(request, sessions);
     if (found instanceof Response) return found;
@@ -431,59 +153,28 @@ export function startTinyUpstream(options: TinyUpstreamOptions = {}): TinyUpstre
     if (header !== null && header !== session.version) {
       return _refuse(
         400,
-        id,
+        message.id ?? null,
         `Bad Request: MCP-Protocol-Version ${JSON.stringify(header)} is not the session's ` +
           JSON.stringify(session.version),
       );
     }
     if (message.method === undefined) return new Response(null, { status: 202 });
     if (message.id === undefined) {
-      notifications.push({ method: message.method, params: message.params });
-      if (message.method === "notifications/cancelled") cancel(sessionId, message.params);
+      dispatcher.notification(message.method, message.params, sessionId);
       return new Response(null, { status: 202 });
     }
-    return respond({}, (send) => answer(message, request.headers, false, sessionId, send));
-  };
-
-  const cancel = (sessionId: string, params: Record<string, unknown> | undefined) => {
-    inFlight.get(`${sessionId} ${JSON.stringify(params?.["requestId"])}`)?.abort();
-  };
-
-  /** A session's own event stream (legacy GET), where list changes are announced. */
-  const listen = (request: Request): Response => {
-    if (era === "modern") return _refuse(405, null, "Method Not Allowed", TRANSPORT_ERROR);
-    if (!(request.headers.get("accept") ?? "").includes("text/event-stream")) {
-      return _refuse(406, null, "Not Acceptable: Accept must list text/event-stream");
-    }
-    const found = _session(request, sessions);
-    if (found instanceof Response) return found;
-    const { streams } = found[1];
-    let stream!: ReadableStreamDefaultController<Uint8Array>;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        stream = controller;
-        streams.add(controller);
-        // An SSE comment: the headers and a first byte leave now.
-        controller.enqueue(encoder.encode(": open\n\n"));
-      },
-      cancel() {
-        streams.delete(stream);
-      },
-    });
-    return new Response(body, { headers: SSE_HEADERS });
+    return respond(
+      {},
+      (send) => dispatcher.answer(message, request.headers, false, sessionId, send),
+    );
   };
 
   const end = (request: Request): Response => {
     if (era === "modern") return _refuse(405, null, "Method Not Allowed", TRANSPORT_ERROR);
     const found = _session(request, sessions);
     if (found instanceof Response) return found;
-    closeSession(found[0]);
+    _closeSession(sessions, found[0]);
     return new Response(null, { status: 204 });
-  };
-
-  const closeSession = (sessionId: string) => {
-    for (const stream of sessions.get(sessionId)?.streams ?? []) stream.close();
-    sessions.delete(sessionId);
   };
 
   const server = Deno.serve(
@@ -492,14 +183,14 @@ export function startTinyUpstream(options: TinyUpstreamOptions = {}): TinyUpstre
       const url = request.url;
       const path = url.slice(url.indexOf("/", 8));
       if (path === "/health" && request.method === "GET") {
-        return new Response(JSON.stringify({ calls }), { headers: JSON_HEADERS });
+        return new Response(JSON.stringify({ calls: dispatcher.calls }), { headers: JSON_HEADERS });
       }
       if (path !== "/mcp") return new Response("Not Found", { status: 404 });
       switch (request.method) {
         case "POST":
           return post(request);
         case "GET":
-          return listen(request);
+          return _listen(request, era, sessions);
         case "DELETE":
           return end(request);
         default:
@@ -513,37 +204,206 @@ export function startTinyUpstream(options: TinyUpstreamOptions = {}): TinyUpstre
     url: `http://127.0.0.1:${port}/mcp`,
     port,
     get calls() {
-      return calls;
+      return dispatcher.calls;
     },
     get lastCall() {
-      return lastCall;
+      return dispatcher.lastCall;
     },
-    notifications,
+    notifications: dispatcher.notifications,
     get sessions() {
       return sessions.size;
     },
     setTools(next, { notify = false } = {}) {
-      setTools(next);
-      if (!notify) return;
-      const event = encoder.encode(encodeSseEvent(LIST_CHANGED));
-      for (const session of sessions.values()) {
-        for (const stream of session.streams) stream.enqueue(event);
-      }
-      for (const stream of openAnswers) stream.enqueue(event);
+      dispatcher.setTools(next);
+      if (notify) _announceListChanged(sessions, openAnswers);
     },
     dropSessions() {
-      for (const sessionId of [...sessions.keys()]) closeSession(sessionId);
+      for (const sessionId of [...sessions.keys()]) _closeSession(sessions, sessionId);
     },
     async close() {
-      for (const sessionId of [...sessions.keys()]) closeSession(sessionId);
-      for (const abort of inFlight.values()) abort.abort();
+      for (const sessionId of [...sessions.keys()]) _closeSession(sessions, sessionId);
+      dispatcher.abortAll();
       await server.shutdown();
     },
   };
 }
 
-function _supported(era: "legacy" | "modern" | "both"): string[] {
-  return era === "modern" ? [MODERN_PROTOCOL_VERSION] : [...SUPPORTED_PROTOCOL_VERSIONS];
+/** A POST's one JSON-RPC object, or the refusal of a wrong media type, Accept or body. */
+async function _readMessage(request: Request): Promise<TinyMessage | Response> {
+  if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) {
+    return _refuse(415, null, "Unsupported Media Type: Content-Type must be application/json");
+  }
+  const accept = request.headers.get("accept") ?? "";
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+    return _refuse(
+      406,
+      null,
+      "Not Acceptable: Accept must list application/json and text/event-stream",
+    );
+  }
+  let message: TinyMessage;
+  try {
+    // A test server on loopback: its only clients are ours, so the body is read whole.
+    message = JSON.parse(await request.text());
+  } catch {
+    return _refuse(400, null, "Parse error: the body is not JSON", PARSE_ERROR);
+  }
+  if (typeof message !== "object" || message === null || Array.isArray(message)) {
+    return _refuse(400, null, "Invalid request: expected one JSON-RPC object", INVALID_REQUEST);
+  }
+  return message;
+}
+
+/** A modern-era server's answer to a request that speaks only a legacy version. */
+function _legacyRefusal(message: TinyMessage, header: string | null): Response {
+  return _refuse(
+    400,
+    message.id ?? null,
+    `Unsupported protocol version: ${
+      JSON.stringify(header ?? message.params?.["protocolVersion"] ?? null)
+    }; supported versions: ${MODERN_PROTOCOL_VERSION}`,
+    UNSUPPORTED_PROTOCOL_VERSION,
+  );
+}
+
+/** A modern request's refusal when its header and `_meta` disagree or name another version. */
+function _versionRefusal(
+  id: unknown,
+  header: string | null,
+  claimed: unknown,
+  era: TinyEra,
+): Response | null {
+  if (header !== claimed) {
+    return _refuse(
+      400,
+      id,
+      `Bad Request: MCP-Protocol-Version ${JSON.stringify(header)} does not match _meta ` +
+        `${JSON.stringify(claimed ?? null)}`,
+      HEADER_MISMATCH,
+    );
+  }
+  if (header !== MODERN_PROTOCOL_VERSION) {
+    return new Response(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id,
+        error: {
+          code: UNSUPPORTED_PROTOCOL_VERSION,
+          message: `Unsupported protocol version: ${JSON.stringify(header)}`,
+          data: { supported: supportedVersions(era), requested: header },
+        },
+      }),
+      { status: 400, headers: JSON_HEADERS },
+    );
+  }
+  return null;
+}
+
+/** A modern request's refusal when Mcp-Method, or a tools/call's Mcp-Name, does not match. */
+function _headerRefusal(request: Request, message: TinyMessage): Response | null {
+  const id = message.id ?? null;
+  const method = request.headers.get("mcp-method");
+  if (method !== message.method) {
+    return _refuse(
+      400,
+      id,
+      `Bad Request: Mcp-Method ${JSON.stringify(method)} does not match the method`,
+      HEADER_MISMATCH,
+    );
+  }
+  const name = message.params?.["name"];
+  if (method === "tools/call" && typeof name === "string") {
+    const raw = request.headers.get("mcp-name");
+    if (raw === null || decodeHeaderValue(raw) !== name) {
+      return _refuse(
+        400,
+        id,
+        `Bad Request: Mcp-Name ${JSON.stringify(raw)} does not match params.name`,
+        HEADER_MISMATCH,
+      );
+    }
+  }
+  return null;
+}
+
+function _jsonAnswer(
+  headers: Record<string, string>,
+  run: (send: TinySend) => TinyAnswer,
+): Response | Promise<Response> {
+  const result = run(null);
+  const json = (body: string) => new Response(body, { headers: { ...JSON_HEADERS, ...headers } });
+  return typeof result === "string" ? json(result) : result.then(json);
+}
+
+/** An event stream: `run`'s notifications, then its answer; open in `openAnswers` until then. */
+function _sseAnswer(
+  openAnswers: Set<Stream>,
+  headers: Record<string, string>,
+  run: (send: TinySend) => TinyAnswer,
+): Response {
+  let stream!: Stream;
+  let open = true;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = controller;
+      openAnswers.add(controller);
+    },
+    cancel() {
+      open = false;
+      openAnswers.delete(stream);
+    },
+  });
+  const send = (message: string) => {
+    if (open) stream.enqueue(ENCODER.encode(encodeSseEvent(message)));
+  };
+  Promise.resolve(run(send)).then((result) => {
+    send(result);
+    if (open) stream.close();
+    open = false;
+    openAnswers.delete(stream);
+  });
+  return new Response(body, { headers: { ...SSE_HEADERS, ...headers } });
+}
+
+/** A session's own event stream (legacy GET), where list changes are announced. */
+function _listen(request: Request, era: TinyEra, sessions: ReadonlyMap<string, Session>): Response {
+  if (era === "modern") return _refuse(405, null, "Method Not Allowed", TRANSPORT_ERROR);
+  if (!(request.headers.get("accept") ?? "").includes("text/event-stream")) {
+    return _refuse(406, null, "Not Acceptable: Accept must list text/event-stream");
+  }
+  const found = _session(request, sessions);
+  if (found instanceof Response) return found;
+  const { streams } = found[1];
+  let stream!: Stream;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = controller;
+      streams.add(controller);
+      // An SSE comment: the headers and a first byte leave now.
+      controller.enqueue(ENCODER.encode(": open\n\n"));
+    },
+    cancel() {
+      streams.delete(stream);
+    },
+  });
+  return new Response(body, { headers: SSE_HEADERS });
+}
+
+/** notifications/tools/list_changed on every session's GET streams and every open SSE answer. */
+function _announceListChanged(
+  sessions: ReadonlyMap<string, Session>,
+  openAnswers: ReadonlySet<Stream>,
+): void {
+  const event = ENCODER.encode(encodeSseEvent(LIST_CHANGED));
+  for (const session of sessions.values()) {
+    for (const stream of session.streams) stream.enqueue(event);
+  }
+  for (const stream of openAnswers) stream.enqueue(event);
+}
+
+function _closeSession(sessions: Map<string, Session>, sessionId: string): void {
+  for (const stream of sessions.get(sessionId)?.streams ?? []) stream.close();
+  sessions.delete(sessionId);
 }
 
 /** The request's session: missing is 400, unknown (ended, or never issued) is 404. */
@@ -561,19 +421,11 @@ function _session(
   return [sessionId, session];
 }
 
-function _result(id: unknown, result: unknown): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`;
-}
-
-function _error(id: unknown, code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
-}
-
 function _refuse(
   status: number,
   id: unknown,
   message: string,
   code: number = TRANSPORT_ERROR,
 ): Response {
-  return new Response(_error(id, code, message), { status, headers: JSON_HEADERS });
+  return new Response(rpcError(id, code, message), { status, headers: JSON_HEADERS });
 }

@@ -14,7 +14,8 @@ import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/
 import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import type { Mail } from "../../src/mail/mailer.ts";
-import { startTinyUpstream, type TinyTool } from "../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../testkit/tiny_upstream_tools.ts";
 import { until, writeUpstreamsFile } from "../blackbox/support/gateway_support.ts";
 import { freePorts } from "../blackbox/support/harness.ts";
 import { oauthFixture } from "../blackbox/support/oauth_helpers.ts";

@@ -1,7 +1,8 @@
 // The tiny upstream (testkit/tiny_upstream.ts) spoken to with plain fetch, in both eras: what
 // the gateway's tests and the benchmark rely on it to do.
 import assert from "node:assert/strict";
-import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../testkit/tiny_upstream.ts";
+import { ADD_TOOL, type TinyTool } from "../../testkit/tiny_upstream_tools.ts";
 
 const LEGACY = "2025-11-25";
 const MODERN = "2026-07-28";

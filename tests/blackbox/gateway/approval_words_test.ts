@@ -3,7 +3,8 @@
 // approval page that shows the tool's own description, the upstream's title and when it expires.
 import assert from "node:assert/strict";
 import { canonicalSha256 } from "../../../src/canonical_json.ts";
-import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
 import { startGatewayServer, until } from "../support/gateway_support.ts";

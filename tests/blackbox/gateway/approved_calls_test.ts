@@ -3,7 +3,8 @@
 // requester's decision mail, the audit log and the events. An approval runs only the definition
 // the owner could read; a large answer is kept whole; a failed call reads as failed.
 import assert from "node:assert/strict";
-import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import {
   type Browser,
   hiddenField,

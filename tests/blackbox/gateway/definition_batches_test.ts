@@ -4,7 +4,8 @@
 import assert from "node:assert/strict";
 import { canonicalSha256 } from "../../../src/canonical_json.ts";
 import { createUpstreamPins } from "../../../src/workspace/domain/upstream_pins.ts";
-import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import { ADD_TOOL, type TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
 import { namedTool, startGatewayServer, until } from "../support/gateway_support.ts";

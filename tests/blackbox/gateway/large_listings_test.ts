@@ -5,7 +5,8 @@
 // and the change is one approval, mailed once, whose definitions live outside the gate.
 import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
-import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { toolsList } from "../../mcp/wire.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";

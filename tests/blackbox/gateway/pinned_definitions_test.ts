@@ -3,7 +3,8 @@
 // approves a change on the approval page (mailed, announced as an event); per business.
 import assert from "node:assert/strict";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
-import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import { ADD_TOOL, type TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { type Browser, hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { startTestReceiver } from "../support/webhook_receiver.ts";
 import { signIn, startWorkspaceServer } from "../support/workspace_support.ts";

@@ -4,7 +4,8 @@
 // call would end as a timeout). What the event-stream path costs is measured by
 // `deno task bench gateway`, not here.
 import assert from "node:assert/strict";
-import { ADD_TOOL, startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import { ADD_TOOL } from "../../../testkit/tiny_upstream_tools.ts";
 import { callWithProgress, sseMessages, startGatewayServer } from "../support/gateway_support.ts";
 
 Deno.test("an event-stream upstream's progress reaches the agent before the upstream answers", async () => {

@@ -4,7 +4,8 @@
 // counts calls per upstream and says which upstreams answer.
 import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
-import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import { ADD_TOOL, type TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { listed, writeUpstreamsFile } from "../support/gateway_support.ts";
 import {
   adminEnv,

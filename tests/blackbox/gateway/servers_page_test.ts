@@ -4,7 +4,8 @@
 // reads only which servers exist (and whether they connected a per-person one); someone else's
 // business is not found.
 import assert from "node:assert/strict";
-import { ADD_TOOL, startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import { ADD_TOOL, type TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { freePort } from "../../../testkit/upstreams.ts";
 import { type Browser, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";

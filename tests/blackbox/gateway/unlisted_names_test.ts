@@ -4,7 +4,8 @@
 // that upstream's tools, never calls them, and logs the name with the listed tool it probably
 // meant; the other upstreams are served as usual.
 import assert from "node:assert/strict";
-import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { listed, startGatewayServer, until } from "../support/gateway_support.ts";
 import { adminEnv, sample, scrape } from "../support/metrics_helpers.ts";
 import { connect, personBrowser, startPersonUpstream } from "../support/person_upstream_support.ts";

@@ -2,7 +2,8 @@
 // in the approvals list say which upstream changed which tool; declined, the agent is told the
 // tool is unavailable instead of being sent to the declined approval.
 import assert from "node:assert/strict";
-import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { hiddenField, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
 import { namedTool, startGatewayServer, until } from "../support/gateway_support.ts";

@@ -9,7 +9,7 @@ import { createSseDecoder } from "../../../src/mcp/sse.ts";
 import { listEveryTool, toolsList } from "../../mcp/wire.ts";
 import type { TestServerOptions } from "./harness.ts";
 import { startWorkspaceServer, type WorkspaceServer } from "./workspace_support.ts";
-import type { TinyTool } from "../../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 
 export interface GatewayServer extends WorkspaceServer {
   /** Every tool the token's caller is listed, across pages. */

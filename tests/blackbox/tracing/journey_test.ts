@@ -4,7 +4,8 @@
 // no secret or personal value is in any exported byte.
 // deno-lint-ignore-file no-explicit-any -- JSON-RPC messages picked apart
 import assert from "node:assert/strict";
-import { startTinyUpstream, type TinyTool } from "../../../testkit/tiny_upstream.ts";
+import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
+import type { TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
 import { hiddenField } from "../support/accounts_browser.ts";
 import { until, writeUpstreamsFile } from "../support/gateway_support.ts";
 import { startTestReceiver } from "../support/webhook_receiver.ts";
