@@ -3,16 +3,7 @@
 import assert from "node:assert/strict";
 import { createCallAudit } from "../../src/gateway/call_audit.ts";
 import type { NewAuditEntry } from "../../src/workspace/domain/audit.ts";
-
-const entry = (action: string): NewAuditEntry => ({
-  businessId: "b",
-  accountId: "a",
-  actor: "agent",
-  clientId: "c",
-  action,
-  summary: `Called ${action}`,
-  gateId: null,
-});
+import { auditEntry } from "../workspace/fixtures.ts";
 
 /** A store whose commits finish only when the test says, one entry at a time. */
 function slowStore() {
@@ -53,7 +44,7 @@ Deno.test("entries within the bound do not hold up the answers", async () => {
     maxUnstored: 3,
     flushMs: 0,
   });
-  for (let i = 0; i < 3; i++) assert.ok(await settled(audit.record(entry(`t${i}`))));
+  for (let i = 0; i < 3; i++) assert.ok(await settled(audit.record(auditEntry(`t${i}`))));
   assert.equal(store.waiting.length, 3);
 });
 
@@ -65,9 +56,9 @@ Deno.test("past the bound a call waits for its own entry to be stored, and none 
     maxUnstored: 2,
     flushMs: 0,
   });
-  await audit.record(entry("t0"));
-  await audit.record(entry("t1"));
-  const third = audit.record(entry("t2"));
+  await audit.record(auditEntry("t0"));
+  await audit.record(auditEntry("t1"));
+  const third = audit.record(auditEntry("t2"));
   assert.equal(await settled(third), false, "the third answer waits");
   store.storeNext();
   store.storeNext();
@@ -80,8 +71,8 @@ Deno.test("past the bound a call waits for its own entry to be stored, and none 
 Deno.test("entries of the same moment are handed over together, after the wait", async () => {
   const store = slowStore();
   const audit = createCallAudit({ append: store.append, log: () => {}, flushMs: 60_000 });
-  await audit.record(entry("t0"));
-  await audit.record(entry("t1"));
+  await audit.record(auditEntry("t0"));
+  await audit.record(auditEntry("t1"));
   assert.equal(store.waiting.length, 0, "gathered, not yet handed over");
   const settling = audit.settle();
   await new Promise((resolve) => setTimeout(resolve, 0));
@@ -99,7 +90,7 @@ Deno.test("settle waits for every entry; one the store refuses is logged whole",
     append: () => new Promise<void>((_, reject) => refuse = reject),
     log: (line) => lines.push(line),
   });
-  await audit.record(entry("broken"));
+  await audit.record(auditEntry("broken"));
   const settling = audit.settle();
   assert.equal(await settled(settling), false);
   refuse(new Error("disk full"));

@@ -4,6 +4,7 @@ import type { UpstreamCalls } from "../../src/workspace/domain/gate_actions.ts";
 import type { Mail, Mailer } from "../../src/mail/mailer.ts";
 import { createAccounts } from "../../src/accounts/accounts.ts";
 import { createMailService } from "../../src/mail/mail_outbox.ts";
+import type { NewAuditEntry } from "../../src/workspace/domain/audit.ts";
 import { openKvStore } from "../../src/store/kv_store.ts";
 import {
   createWorkspaceServices,
@@ -58,3 +59,14 @@ export async function createFixture(
     close: () => store.close(),
   };
 }
+
+/** An agent's audit entry of `action` in business "b", as an upstream call leaves one. */
+export const auditEntry = (action: string): NewAuditEntry => ({
+  businessId: "b",
+  accountId: "a",
+  actor: "agent",
+  clientId: "c",
+  action,
+  summary: `Called ${action}`,
+  gateId: null,
+});

@@ -4,17 +4,8 @@
 import assert from "node:assert/strict";
 import { openKvStore } from "../../../src/store/kv_store.ts";
 import type { Store } from "../../../src/store/store.ts";
-import { createAuditLog, type NewAuditEntry } from "../../../src/workspace/domain/audit.ts";
-
-const entry = (action: string): NewAuditEntry => ({
-  businessId: "b",
-  accountId: "a",
-  actor: "agent",
-  clientId: "c",
-  action,
-  summary: `Called ${action}`,
-  gateId: null,
-});
+import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
+import { auditEntry } from "../fixtures.ts";
 
 /** The store, with the number of writes of each commit made through it. */
 function countingCommits(store: Store): { store: Store; commits: number[] } {
@@ -36,7 +27,9 @@ Deno.test("entries appended in one turn share one commit", async () => {
   try {
     const { store, commits } = countingCommits(kv);
     const audit = createAuditLog(store, Date.now);
-    await Promise.all(["t0", "t1", "t2", "t3", "t4"].map((action) => audit.append(entry(action))));
+    await Promise.all(
+      ["t0", "t1", "t2", "t3", "t4"].map((action) => audit.append(auditEntry(action))),
+    );
     assert.deepEqual(commits, [5]);
     const listed = await audit.list("b");
     assert.deepEqual(listed.map((e) => e.action).sort(), ["t0", "t1", "t2", "t3", "t4"]);
@@ -50,9 +43,9 @@ Deno.test("entries appended while a commit is under way go together in the next"
   try {
     const { store, commits } = countingCommits(kv);
     const audit = createAuditLog(store, Date.now);
-    const first = audit.append(entry("t0"));
+    const first = audit.append(auditEntry("t0"));
     await Promise.resolve(); // the first commit is under way
-    const later = ["t1", "t2", "t3"].map((action) => audit.append(entry(action)));
+    const later = ["t1", "t2", "t3"].map((action) => audit.append(auditEntry(action)));
     await Promise.all([first, ...later]);
     assert.deepEqual(commits, [1, 3]);
   } finally {
