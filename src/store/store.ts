@@ -1,5 +1,5 @@
 /**
- * The narrow storage interface every backend implements (Deno KV, PostgreSQL).
+ * The narrow storage interface every backend implements (Deno KV, SQLite, PostgreSQL).
  * Keys are tuples; values are JSON-compatible. Single-use records are consumed with
  * `commit`, whose checks make two concurrent uses impossible.
  */
