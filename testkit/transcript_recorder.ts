@@ -1,6 +1,8 @@
 // The recorder of the behaviour transcript (testkit/transcript.ts): sends a request and records
 // its status, headers and body as one JSON line, with what changes from run to run masked.
 const MASKS: [RegExp, string][] = [
+  // Cookie names on plain HTTP carry the auth origin's port (src/accounts/cookies.ts).
+  [/\b(vestibule_[a-z_]+?)_\d+\b/g, "$1_<port>"],
   [/eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, "<jwt>"],
   [/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>"],
   [/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>"],
