@@ -7,10 +7,13 @@
  * run it (bench/as_run.ts: the start task on Deno, or `npm start`'s command with `--runtime=node`,
  * the request log to a file, audit as built, rate limits on at their defaults, which this load
  * stays under) and told of the upstreams by VESTIBULE_UPSTREAMS. At 1 and `--connections`
- * connections, in one run of interleaved one-second slices (direct, gateway, direct, … for each
- * answer kind in turn) so that machine noise hits all; each pair of neighbouring slices gives a
- * ratio and the latency added, and the medians are reported. The servers are pinned to CPU 0
+ * connections, in one run of interleaved one-second slices (direct, floor, gateway, direct, … for
+ * each answer kind in turn) so that machine noise hits all; each pair of neighbouring slices gives
+ * a ratio and the latency added, and the medians are reported. The servers are pinned to CPU 0
  * and wrk to CPU 1, so the gateway's cost shows as the CPU it takes from the upstream's core.
+ * The floor (bench/floor_proxy.ts, in the same runtime) is Vestibule's HTTP server and upstream
+ * client with nothing between them: what any proxy built of them pays on this machine, so the
+ * gap to it is what Vestibule's own work per call costs.
  *
  * Targets (issue 41): >= 0.35x direct at 1 connection and >= 0.20x at 32; Vestibule's CPU per
  * call <= 200 µs at 1 connection and <= 80 µs at 32; an event-stream upstream costing at most
@@ -29,11 +32,13 @@ import type { BenchRuntime, BenchSection } from "./main.ts";
 import { table } from "./table.ts";
 import { runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
+import { HEAP_FLAGS } from "../deploy/node_flags.mjs";
 
 const ROOT = new URL("../", import.meta.url);
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
 const SLICE_SECONDS = 1;
+const FLOOR = "bench/floor_proxy.ts";
 /** Interleaved slices per cell, at the least (issue 41: five or more). */
 const MIN_SLICES = 5;
 /** The targets' ratio to direct, and CPU µs per call, by connections. */
@@ -53,7 +58,7 @@ const ANSWERS = ["json", "sse"] as const;
 type AnswerKind = typeof ANSWERS[number];
 const UPSTREAM_NAME: Record<AnswerKind, string> = { json: "tiny", sse: "tinysse" };
 
-type Path = `${"direct" | "gateway"} ${AnswerKind}`;
+type Path = `${"direct" | "floor" | "gateway"} ${AnswerKind}`;
 
 interface Target {
   readonly url: string;
@@ -69,8 +74,8 @@ interface Slice {
   readonly errors: number;
   /** Answers that came without a call reaching the upstream (a tool error made by the gateway). */
   readonly unforwarded: number;
-  /** CPU µs per request of Vestibule. */
-  readonly vestibuleCpu: number;
+  /** CPU µs per request of the proxy measured (Vestibule, or the floor). */
+  readonly proxyCpu: number;
 }
 
 export default {
@@ -79,7 +84,9 @@ export default {
     if (!(await wrkAvailable())) {
       throw new Error("the gateway section needs wrk (apt-get install wrk)");
     }
-    const [base, auth, api, ...tinyPorts] = freePorts(5);
+    const [base, auth, api, ...ports] = freePorts(7);
+    const tinyPorts = ports.slice(0, ANSWERS.length);
+    const floorPorts = ports.slice(ANSWERS.length);
     const env = {
       VESTIBULE_BASE_URL: `http://127.0.0.1:${base}`,
       VESTIBULE_AUTH_URL: `http://127.0.0.1:${auth}`,
@@ -94,6 +101,7 @@ export default {
     const dir = await Deno.makeTempDir({ prefix: "vestibule-gateway-bench-" });
     const logFile = requestLog ? `${dir}/vestibule.log` : "/dev/null";
     const upstreams: ServerProcess[] = [];
+    const floors = new Map<AnswerKind, ServerProcess>();
     let vestibule: ServerProcess | null = null;
     try {
       const token = await seedStore(env, [
@@ -127,6 +135,22 @@ export default {
           }),
         );
       }
+      for (const answer of ANSWERS) {
+        const port = floorPorts[ANSWERS.indexOf(answer)]!;
+        floors.set(
+          answer,
+          await startServerProcess({
+            command: await _floorCommand(runtime),
+            env: {
+              FLOOR_PORT: String(port),
+              FLOOR_UPSTREAM: tiny(answer, "/mcp"),
+              FLOOR_PREFIX: `${UPSTREAM_NAME[answer]}__`,
+            },
+            readyUrl: `http://127.0.0.1:${port}/`,
+            cpu: SERVER_CPU,
+          }),
+        );
+      }
       vestibule = await startServerProcess({
         command: await startTaskCommand(runtime),
         env: { ...env, VESTIBULE_UPSTREAMS: upstreamsFile },
@@ -141,6 +165,12 @@ export default {
           method: "POST",
           headers: { ...MCP_HEADERS, "Mcp-Session-Id": await _openSession(tiny(answer, "/mcp")) },
           body: _call("add"),
+        };
+        targets[`floor ${answer}`] = {
+          url: `http://127.0.0.1:${floorPorts[ANSWERS.indexOf(answer)]}/mcp`,
+          method: "POST",
+          headers: MCP_HEADERS,
+          body: _call(`${UPSTREAM_NAME[answer]}__add`),
         };
         targets[`gateway ${answer}`] = {
           url: `${env.VESTIBULE_API_URL}/api/mcp`,
@@ -166,6 +196,7 @@ export default {
         (await (await fetch(tiny(answer, "/health"))).json()).calls as number;
       const slice = async (path: Path, connections: number): Promise<Slice> => {
         const answer = path.endsWith("sse") ? "sse" : "json";
+        const proxy = path.startsWith("floor") ? floors.get(answer)! : vestibule!;
         const before = await callsSoFar(answer);
         const run = await runScriptedWrk({
           url: targets[path].url,
@@ -173,14 +204,14 @@ export default {
           seconds: SLICE_SECONDS,
           connections,
           cpu: LOAD_CPU,
-          servers: [vestibule!],
+          servers: [proxy],
         });
         // Calls still in flight when wrk stops reach the upstream without being counted.
         const forwarded = await callsSoFar(answer) - before;
         return {
           ...run,
           unforwarded: Math.max(0, run.requests - forwarded),
-          vestibuleCpu: run.cpuMicros[0]!,
+          proxyCpu: run.cpuMicros[0]!,
         };
       };
       const levels = [...new Set([1, connections])];
@@ -202,7 +233,7 @@ export default {
       await _report(slices, { runtime, count, logged });
     } finally {
       await vestibule?.stop();
-      for (const server of upstreams) await server.stop();
+      for (const server of [...floors.values(), ...upstreams]) await server.stop();
       await removeStore(env);
       await Deno.remove(new URL(upstreamsFile, ROOT)).catch(() => {});
       await Deno.remove(dir, { recursive: true });
@@ -220,7 +251,7 @@ async function _report(
   console.log(
     `Vestibule on ${runtime === "node" ? "Node.js" : "Deno"} (${
       (await startTaskCommand(runtime))[0]
-    }); wrk on CPU ${LOAD_CPU}, the tiny upstreams (Deno) and Vestibule on CPU ${SERVER_CPU}; ` +
+    }); wrk on CPU ${LOAD_CPU}, the tiny upstreams (Deno), the floor proxies and Vestibule on CPU ${SERVER_CPU}; ` +
       `${count} interleaved ${SLICE_SECONDS}s slices per cell, medians; request log ${
         Number.isNaN(logged) ? "to /dev/null" : `to a file (${logged} lines written)`
       }; load average at the end ${await loadAverage()}\n`,
@@ -230,21 +261,27 @@ async function _report(
   for (const [level, measured] of slices) {
     for (const answer of ANSWERS) {
       const direct = measured[`direct ${answer}`];
+      const floor = measured[`floor ${answer}`];
       const gateway = measured[`gateway ${answer}`];
       const pairs = direct.map((d, i) => [d, gateway[i]!] as const);
       const ratio = _median(pairs.map(([d, g]) => g.requestsPerSecond / d.requestsPerSecond));
-      const cpu = _median(gateway.map((r) => r.vestibuleCpu));
+      const floorRatio = _median(
+        direct.map((d, i) => floor[i]!.requestsPerSecond / d.requestsPerSecond),
+      );
+      const cpu = _median(gateway.map((r) => r.proxyCpu));
       cpuPerCall.set(`${level} ${answer}`, cpu);
       rows.push([
         String(level),
         answer === "sse" ? "event stream" : "JSON",
         _median(direct.map((r) => r.requestsPerSecond)).toFixed(0),
+        `${_median(floor.map((r) => r.requestsPerSecond)).toFixed(0)} (${floorRatio.toFixed(3)})`,
         _median(gateway.map((r) => r.requestsPerSecond)).toFixed(0),
         ratio.toFixed(3) + _verdict(ratio >= (TARGET_RATIO.get(level) ?? 0)),
         _micros(_median(pairs.map(([d, g]) => g.p50Ms - d.p50Ms))),
         _micros(_median(pairs.map(([d, g]) => g.p99Ms - d.p99Ms))),
         cpu.toFixed(0) + _verdict(cpu <= (TARGET_CPU.get(level) ?? Infinity)),
-        String([...direct, ...gateway].reduce((n, r) => n + r.errors, 0)),
+        _median(floor.map((r) => r.proxyCpu)).toFixed(0),
+        String([...direct, ...floor, ...gateway].reduce((n, r) => n + r.errors, 0)),
         String(gateway.reduce((n, r) => n + r.unforwarded, 0)),
       ]);
     }
@@ -254,11 +291,13 @@ async function _report(
       "connections",
       "upstream answers",
       "direct req/s",
+      "floor req/s (ratio)",
       "gateway req/s",
       "ratio",
       "added p50 µs",
       "added p99 µs",
       "Vestibule CPU µs/call",
+      "floor CPU µs/call",
       "errors",
       "unforwarded",
     ],
@@ -278,6 +317,22 @@ async function _report(
       })`,
     );
   }
+}
+
+/** The floor in the runtime measured, with Vestibule's heap flags. */
+async function _floorCommand(runtime: BenchRuntime): Promise<string[]> {
+  const [executable, ...start] = await startTaskCommand(runtime);
+  if (runtime === "node") {
+    return [executable!, "--disable-warning=ExperimentalWarning", ...HEAP_FLAGS, FLOOR];
+  }
+  return [
+    executable!,
+    "run",
+    ...start.filter((arg) => arg.startsWith("--v8-flags=")),
+    "--allow-net=127.0.0.1",
+    "--allow-env=FLOOR_PORT,FLOOR_UPSTREAM,FLOOR_PREFIX",
+    FLOOR,
+  ];
 }
 
 function _verdict(met: boolean): string {
