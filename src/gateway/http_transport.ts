@@ -24,13 +24,13 @@ import {
 
 /**
  * What the transport needs of fetch: the global one, or src/gateway/http1.ts's keep-alive
- * client, which implements only this much.
+ * client, which implements only this much. Header names are in lower case, one entry each.
  */
 export type UpstreamFetch = (
   url: string,
   init: {
     readonly method: string;
-    readonly headers: Headers;
+    readonly headers: Readonly<Record<string, string>>;
     readonly body?: string;
     readonly signal: AbortSignal;
     /** Whose connections may carry it (http1.ts `Http1Init.pool`); fetch ignores it. */
@@ -44,6 +44,16 @@ export interface HttpChannelDeps {
   readonly fetch: UpstreamFetch;
   readonly log: LogSink;
 }
+
+/** The transport's own request headers, which the operator's cannot set (lower case). */
+const PROTOCOL_HEADERS: ReadonlySet<string> = new Set([
+  "content-type",
+  "accept",
+  "mcp-protocol-version",
+  "mcp-method",
+  "mcp-name",
+  "mcp-session-id",
+]);
 
 /** Methods whose `params.name` the `Mcp-Name` header mirrors (2026-07-28 "Request Metadata"). */
 const NAMED_METHODS = new Set(["tools/call", "prompts/get"]);
@@ -78,26 +88,30 @@ export function createHttpChannel(
     epoch++;
   };
 
+  const operator = _operatorHeaders(operatorHeaders);
+  // A plain record per request: a Headers object, filled and then iterated by the client, cost
+  // more than the rest of the request's head together.
   const headersFor = (method: string | null, name: unknown, version: string | null) => {
-    // The operator's headers first: they cannot replace the protocol's own.
-    const headers = new Headers(operatorHeaders);
-    headers.set("Content-Type", "application/json");
-    headers.set("Accept", "application/json, text/event-stream");
-    if (version !== null) headers.set("MCP-Protocol-Version", version);
+    const headers: Record<string, string> = {
+      ...operator,
+      "content-type": "application/json",
+      "accept": "application/json, text/event-stream",
+    };
+    if (version !== null) headers["mcp-protocol-version"] = version;
     if (version === MODERN_PROTOCOL_VERSION && method !== null) {
-      headers.set("Mcp-Method", method);
+      headers["mcp-method"] = method;
       if (NAMED_METHODS.has(method) && typeof name === "string") {
-        headers.set("Mcp-Name", encodeHeaderValue(name));
+        headers["mcp-name"] = encodeHeaderValue(name);
       }
     } else if (sessionId !== null) {
-      headers.set("Mcp-Session-Id", sessionId);
+      headers["mcp-session-id"] = sessionId;
     }
     return headers;
   };
 
   const post = async (
     body: string,
-    headers: Headers,
+    headers: Readonly<Record<string, string>>,
     signal: AbortSignal,
     idempotent = false,
   ): Promise<Response> => {
@@ -274,8 +288,8 @@ export function createHttpChannel(
       });
       const headers = headersFor(call.method, call.params["name"], call.version);
       // W3C Trace Context: the upstream's span is a child of our client span.
-      if (call.trace?.traceparent) headers.set("traceparent", call.trace.traceparent);
-      if (call.trace?.tracestate) headers.set("tracestate", call.trace.tracestate);
+      if (call.trace?.traceparent) headers["traceparent"] = call.trace.traceparent;
+      if (call.trace?.tracestate) headers["tracestate"] = call.trace.tracestate;
       const response = await post(body, headers, call.signal, IDEMPOTENT_METHODS.has(call.method));
       if (call.method === "initialize") sessionId = response.headers.get("Mcp-Session-Id");
       const type = response.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
@@ -402,4 +416,20 @@ function _drain(reader: ReadableStreamDefaultReader<Uint8Array>, bytesLeft: numb
       if (left < 0) return cut();
     }
   })().catch(() => {}).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The upstreams file's headers as Headers would hold them (names in lower case, values trimmed,
+ * two spellings of one name joined), less the protocol's own: those the transport sets, never the
+ * operator.
+ */
+function _operatorHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const joined: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (PROTOCOL_HEADERS.has(lower)) continue;
+    const trimmed = value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    joined[lower] = lower in joined ? `${joined[lower]}, ${trimmed}` : trimmed;
+  }
+  return joined;
 }

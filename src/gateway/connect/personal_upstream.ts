@@ -109,10 +109,12 @@ export function createPersonalUpstream(
       const created: Session = {
         token,
         // This person's connections only: no other caller's answer can ever arrive on them.
-        client: deps.connect(config, (url, init) => {
-          init.headers.set("Authorization", `Bearer ${created.token}`);
-          return deps.fetch(url, { ...init, pool: id });
-        }),
+        client: deps.connect(config, (url, init) =>
+          deps.fetch(url, {
+            ...init,
+            headers: { ...init.headers, authorization: `Bearer ${created.token}` },
+            pool: id,
+          })),
       };
       // Each new session and each list_changed: list with this person's token, for everyone.
       created.client.onToolsChanged(() => void list(caller, created));
