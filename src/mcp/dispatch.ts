@@ -120,7 +120,7 @@ export interface DispatchContext<A> {
   readonly version: ProtocolVersion;
   /** The caller's catalogue (the same for every caller where tools do not depend on who asks). */
   readonly registry: ToolRegistry<A>;
-  /** Aborted when the caller cancels the request or goes away. */
+  /** A tool call's: aborted when the caller cancels it or goes away (no other request reads it). */
   readonly signal: AbortSignal;
 }
 

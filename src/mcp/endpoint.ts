@@ -56,6 +56,8 @@ import { mcpRequestSpan } from "./request_span.ts";
 const CATALOGUE_TTL_MS = 5 * 60 * 1000;
 /** How often an event stream that has nothing to send says it is alive (a comment). */
 const KEEPALIVE_MS = 15_000;
+/** The dispatch signal of anything but a tool call, which no request's end can abort. */
+const NOT_A_CALL = new AbortController().signal;
 
 export interface McpEndpointOptions<A, T extends AnyTool<A> = AnyTool<A>> {
   /** Catalogue order is listing order. */
@@ -239,10 +241,13 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
         callers = await catalogue(auth);
       }
       if (metrics) _countRequest(metrics, message, callers);
-      // Aborted only when the client goes away: deno.json opts out of the legacy abort that
-      // also fired after every successful response ("no-legacy-abort").
-      let signal = request.signal;
+      // Only a tool call watches for its client going away, so only then is the request's
+      // signal read: reading it costs the engine a cancel hook. Aborted only when the client goes
+      // away: deno.json opts out of the legacy abort that also fired after every successful
+      // response ("no-legacy-abort").
+      let signal = NOT_A_CALL;
       if (method === "tools/call") {
+        signal = request.signal;
         const name = message.params?.["name"];
         tool = typeof name === "string" ? callers.find(name) : undefined;
         const refusal = tool && await access.mayCall?.(tool, auth);
