@@ -222,23 +222,20 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     }
   };
 
-  /** The whole-call deadline and the caller's signal, as one signal whose reason is the error. */
+  /**
+   * The whole-call deadline and the caller's signal, as one signal whose reason is the error: one
+   * controller, which the deadline's timer and the caller's signal abort, whichever comes first.
+   */
   const callSignal = (signal: AbortSignal | undefined) => {
-    const deadline = _deadline(upstream.timeoutMs, () => _timeout(upstream));
     const controller = new AbortController();
-    const stop = () =>
-      controller.abort(
-        deadline.signal.aborted ? deadline.signal.reason : _ended(title, signal?.reason),
-      );
-    const sources = signal === undefined ? [deadline.signal] : [deadline.signal, signal];
-    for (const source of sources) {
-      if (source.aborted) stop();
-      else source.addEventListener("abort", stop, { once: true });
-    }
+    const timer = setTimeout(() => controller.abort(_timeout(upstream)), upstream.timeoutMs);
+    const stop = () => controller.abort(_ended(title, signal?.reason));
+    if (signal?.aborted) stop();
+    else signal?.addEventListener("abort", stop, { once: true });
     return {
       signal: controller.signal,
       clear: () => {
-        deadline.clear();
+        clearTimeout(timer);
         signal?.removeEventListener("abort", stop);
       },
     };
