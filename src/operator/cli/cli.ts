@@ -5,7 +5,7 @@ import { ConfigError } from "../../config/settings.ts";
 import { withoutUnknownVariables } from "../../config/typo_hints.ts";
 import { describeDataSetting, openStore } from "../../store/open.ts";
 import { refuseNewerSchema, SchemaError } from "../../schema.ts";
-import { runAdminCommand } from "./commands.ts";
+import { readAdminCommand } from "./commands.ts";
 import { runtime } from "../../runtime/current.ts";
 
 /** Leading `--name=value` arguments are configuration flags (e.g. `--data=PATH`). */
@@ -25,6 +25,14 @@ export async function adminMain(args: readonly string[]): Promise<number> {
     console.error(`vestibule admin: configuration error: ${error.message}`);
     return 2;
   }
+  const print = {
+    out: (text: string) => console.log(text),
+    err: (text: string) => console.error(text),
+  };
+  // Usage, help and a wrong command line are answered without the store: nothing is opened,
+  // and no empty store made where VESTIBULE_DATA points.
+  const invocation = readAdminCommand(args.slice(split), print);
+  if ("status" in invocation) return invocation.status;
   let store;
   try {
     store = await openStore(config);
@@ -47,12 +55,11 @@ export async function adminMain(args: readonly string[]): Promise<number> {
     return 2;
   }
   try {
-    return await runAdminCommand(args.slice(split), {
+    return await invocation.run({
       config,
       store,
       now: Date.now,
-      out: (text) => console.log(text),
-      err: (text) => console.error(text),
+      ...print,
       input: () => new Response(runtime.stdin()).text(),
       env,
     });

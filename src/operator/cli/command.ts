@@ -62,7 +62,11 @@ export interface Runnable {
   readonly usage: string;
   readonly summary: string;
   readonly switches: readonly string[];
-  execute(options: Record<string, string>, deps: AdminDeps): Promise<unknown>;
+  /**
+   * Checks the options (an AdminUsageError names what is wrong) and gives the command to run on
+   * the store: nothing is opened for a command line that is wrong.
+   */
+  prepare(options: Record<string, string>): (deps: AdminDeps) => Promise<unknown>;
 }
 
 export function command<S extends v.GenericSchema<unknown, unknown>>(
@@ -72,7 +76,7 @@ export function command<S extends v.GenericSchema<unknown, unknown>>(
     usage: command.usage,
     summary: command.summary,
     switches: command.switches ?? [],
-    async execute(options, deps) {
+    prepare(options) {
       // The usage line names every option; the validator's words are not for operators.
       const known = [...command.usage.matchAll(/--[a-z-]+/g)].map((m) => m[0]);
       for (const name of Object.keys(options).map((key) => `--${key}`)) {
@@ -92,7 +96,7 @@ export function command<S extends v.GenericSchema<unknown, unknown>>(
         }
         throw new AdminUsageError(path ? `${path}: ${issue.message}` : issue.message);
       }
-      return await command.run(parsed.output, deps);
+      return (deps) => command.run(parsed.output, deps);
     },
   };
 }

@@ -18,3 +18,32 @@ Deno.test("an unknown variable stops an admin command, and check reports it as a
     checked.stdout,
   );
 });
+
+Deno.test("usage, help and a wrong command line open no store, and make none", async () => {
+  const admin = await adminProcess(ROOT.pathname);
+  const data = `data/test-admin-${crypto.randomUUID()}.sqlite`;
+  const env = { VESTIBULE_DATA: data };
+  const made = () => Deno.stat(new URL(data, ROOT)).then(() => true, () => false);
+  try {
+    const lines: [string[], number][] = [
+      [[], 2],
+      [["--help"], 0],
+      [["list-accounts", "--help"], 0],
+      [["lsit-accounts"], 2],
+      [["create-business", "--owner", "owner@example.com"], 2],
+      [["list-accounts", "--all"], 2],
+    ];
+    for (const [args, code] of lines) {
+      const run = await admin(env, args);
+      assert.equal(run.code, code, `${args.join(" ")}: ${run.stderr}`);
+      assert.equal(await made(), false, `admin ${args.join(" ")} made ${data}`);
+    }
+    const listed = await admin(env, ["list-accounts"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(await made(), true);
+  } finally {
+    for (const suffix of ["", "-wal", "-shm"]) {
+      await Deno.remove(new URL(`${data}${suffix}`, ROOT)).catch(() => {});
+    }
+  }
+});
