@@ -7,6 +7,7 @@ import { startPgCluster } from "../../../testkit/pg_cluster.ts";
 import { originsEnv, ROOT, startServerProcess } from "../support/main_process.ts";
 import {
   answersDiscoveryAndOnboarding,
+  npmScriptCommand,
   npmStartCommand,
   npmStartFlags,
 } from "../support/node_runtime.ts";
@@ -81,6 +82,47 @@ Deno.test({
       assert.equal(loaded, "42\ntrue");
     } finally {
       await Deno.remove(extra);
+    }
+  },
+});
+
+Deno.test({
+  name: "npm run admin runs a command through the launcher, writing nowhere but ./data",
+  ignore: node === null,
+  async fn() {
+    const data = `data/test-admin-${crypto.randomUUID()}.sqlite`;
+    const env = { NO_COLOR: "1", VESTIBULE_DATA: data };
+    const admin = async (...args: string[]) => {
+      const { code, stdout, stderr } = await (await npmScriptCommand(node!, "admin", env, args))
+        .output();
+      const decoder = new TextDecoder();
+      return { code, stdout: decoder.decode(stdout), stderr: decoder.decode(stderr) };
+    };
+    const outside = await Deno.makeTempDir({ prefix: "vestibule-admin-" });
+    try {
+      const created = await admin(
+        "create-business",
+        "--owner",
+        "owner@example.com",
+        "--name",
+        "Shop",
+      );
+      assert.equal(created.code, 0, created.stderr);
+      const listed = await admin("list-businesses");
+      assert.equal(listed.code, 0, listed.stderr);
+      const [only] = JSON.parse(listed.stdout).businesses;
+      assert.equal(only.business.name, "Shop");
+      assert.deepEqual(only.members.map((m: { email: string }) => m.email), ["owner@example.com"]);
+      // The launcher gave the command Node's permission model: a file outside ./data is refused.
+      const refused = await admin("export", "--output", `${outside}/export.json`);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /^vestibule admin export: cannot write --output .*\n$/);
+      assert.deepEqual([...Deno.readDirSync(outside)], []);
+    } finally {
+      await Deno.remove(outside, { recursive: true });
+      for (const suffix of ["", "-wal", "-shm"]) {
+        await Deno.remove(new URL(`../../../${data}${suffix}`, import.meta.url)).catch(() => {});
+      }
     }
   },
 });

@@ -21,14 +21,25 @@ export async function npmStartFlags(node: string): Promise<string[]> {
 }
 
 /** `npm start` in this checkout, less npm, with only `env` set: its launcher becomes the server. */
-export async function npmStartCommand(
+export function npmStartCommand(node: string, env: Record<string, string>): Promise<Deno.Command> {
+  return npmScriptCommand(node, "start", env);
+}
+
+/**
+ * package.json's `script` in this checkout, less npm, with `args` after it (as `npm run script --
+ * args` passes them) and only `env` set: its launcher becomes the command.
+ */
+export async function npmScriptCommand(
   node: string,
+  script: "start" | "admin",
   env: Record<string, string>,
+  args: readonly string[] = [],
 ): Promise<Deno.Command> {
   const manifest = JSON.parse(await Deno.readTextFile(new URL("package.json", ROOT)));
-  const [, ...args] = (manifest.scripts.start as string).split(/\s+/);
+  const [executable, ...scriptArgs] = (manifest.scripts[script] as string).split(/\s+/);
+  assert.equal(executable, "node", `package.json's ${script} script runs node`);
   return new Deno.Command(node, {
-    args,
+    args: [...scriptArgs, ...args],
     cwd: ROOT,
     env,
     clearEnv: true,
