@@ -87,6 +87,39 @@ Deno.test({
 });
 
 Deno.test({
+  name: "npm start strips only what the cache lacks: an unchanged tree leaves it as it was",
+  ignore: node === null,
+  async fn() {
+    const cache = new URL("node_modules/.cache/vestibule/modules.json", ROOT);
+    // Strips as npm start does, and says whether Node's stripper was loaded for it.
+    const strip = async () => {
+      const { code, stdout, stderr } = await new Deno.Command(node!, {
+        args: [
+          "--disable-warning=ExperimentalWarning",
+          "--input-type=module",
+          "-e",
+          `import { stripTypes } from "./deploy/strip_types.mjs"; stripTypes();
+          console.log(process.moduleLoadList.some((name) => name.includes("amaro")));`,
+        ],
+        cwd: ROOT,
+      }).output();
+      assert.equal(code, 0, new TextDecoder().decode(stderr));
+      return new TextDecoder().decode(stdout).trim() === "true";
+    };
+    await stripModuleTypes(node!);
+    const full = await Deno.readTextFile(cache);
+    const { mtime } = await Deno.stat(cache);
+    assert.equal(await strip(), false, "an unchanged tree loads no stripper");
+    assert.deepEqual((await Deno.stat(cache)).mtime, mtime, "and leaves the cache as it was");
+    // A module the cache does not hold (an edited one) is stripped, and the rest kept.
+    const entries = Object.entries(JSON.parse(full));
+    await Deno.writeTextFile(cache, JSON.stringify(Object.fromEntries(entries.slice(1))));
+    assert.equal(await strip(), true);
+    assert.deepEqual(JSON.parse(await Deno.readTextFile(cache)), JSON.parse(full));
+  },
+});
+
+Deno.test({
   name: "npm run admin runs a command through the launcher, writing nowhere but ./data",
   ignore: node === null,
   async fn() {
