@@ -11,23 +11,16 @@
 import type { Config } from "./config/config.ts";
 import { loadWebhookTarget } from "./events/webhook_target.ts";
 import { loadUpstreams, NO_UPSTREAMS } from "./gateway/upstreams_file.ts";
-import { createMcpClient, createRequestIds } from "./gateway/client.ts";
-import { createHttp1Fetch } from "./gateway/http1.ts";
 import { createUpstreamCalls } from "./gateway/upstream_calls.ts";
-import { createUpstreamSet, type LiveUpstream, type UpstreamSet } from "./gateway/upstream_set.ts";
+import { createGatewayParts } from "./gateway_parts.ts";
+import type { UpstreamSet } from "./gateway/upstream_set.ts";
 import { createUpstreamsReload } from "./gateway/upstreams_reload.ts";
 import { createUpstreamTools } from "./gateway/upstream_tools.ts";
-import { type Connections, createConnections } from "./gateway/connect/connections.ts";
-import { createPersonalUpstream } from "./gateway/connect/personal_upstream.ts";
-import { discoverUpstream } from "./gateway/connect/discovery.ts";
+import type { Connections } from "./gateway/connect/connections.ts";
 import { loadVault, missingKeyFile } from "./gateway/connect/vault.ts";
-import { createConnectLinks } from "./gateway/connect/connect_links.ts";
 import type { UrlElicitations } from "./mcp/elicitation.ts";
 import type { WorkspaceAuth } from "./workspace/mcp/bearer.ts";
-import { createWorkspaceElicitations } from "./gateway/connect/elicitations.ts";
-import { type ConnectRoutes, createConnectRoutes } from "./gateway/connect/routes.ts";
-import { issuerOf } from "./oauth/issuer.ts";
-import { createAuditLog } from "./workspace/domain/audit.ts";
+import type { ConnectRoutes } from "./gateway/connect/routes.ts";
 import { createCorsPolicies } from "./http/cors.ts";
 import type { Handler } from "./http/handler.ts";
 import { createHostRouter } from "./http/host_router.ts";
@@ -178,83 +171,18 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       logEvent(log, { level: "warn", message: waitingActionsWarning() });
     }
     const scopes = createScopeCatalogue(upstreams, config.workspaceTools);
-    // Each process keeps its own upstream sessions (and children); what they decide is stored.
-    // HTTP upstreams go through one keep-alive HTTP/1.1 client: fetch costs about twice its CPU
-    // per call (docs/benchmarks.md, Gateway).
-    const upstreamFetch = createHttp1Fetch();
-    // One id source for every upstream client: ids never repeat in the process (docs/gateway.md).
-    const ids = createRequestIds();
-    // Upstreams each person signs in to: their connections (tokens sealed with the vault's key)
-    // and one live upstream each, which the set also builds for one discovered from its 401.
-    // Found through the set's live upstream by name, so one a reload stopped is forgotten with it.
-    const personal = new WeakMap<LiveUpstream, ReturnType<typeof createPersonalUpstream>>();
-    const personUpstream = (name: string) => {
-      const config = gateway.get(name)?.config;
-      return config?.auth === null ? undefined : config;
-    };
-    // An agent's link to connect names its person; its retry's state names the call (URL
-    // elicitation): both sealed with the vault's key, so every replica reads them.
-    const links = vault === null ? null : createConnectLinks({ vault, now });
-    const connections = vault === null ? null : createConnections({
+    const { gateway, upstreamFetch, connections, connect, elicitations } = createGatewayParts({
+      config,
+      upstreams,
+      vault,
       store,
       now,
-      vault,
       log,
-      audit: createAuditLog(store, now),
-      events: services.events,
-      mailer: services.mailer,
-      accounts: services.accounts,
-      authUrl: config.authUrl,
-      upstream: personUpstream,
-      allowLoopback: config.cimdAllowLoopback,
+      metrics,
+      tracing,
+      ...services,
       ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
-    const gateway: UpstreamSet = createUpstreamSet(upstreams, {
-      log,
-      now,
-      connect: (upstream) =>
-        createMcpClient(upstream, { log, now, fetch: upstreamFetch, ids, tracing }),
-      metrics: metrics?.gateway,
-      personal: connections === null || links === null ? undefined : (upstream) => {
-        const live = createPersonalUpstream(upstream, {
-          store,
-          log,
-          now,
-          connections,
-          connect: (upstream, fetch) =>
-            createMcpClient(upstream, { log, now, fetch, ids, tracing }),
-          fetch: upstreamFetch,
-          metrics: metrics?.gateway,
-          links,
-          discover: (url) =>
-            discoverUpstream(url, {
-              allowLoopback: config.cimdAllowLoopback,
-              ...(deps.fetch ? { fetch: deps.fetch } : {}),
-            }),
-        });
-        personal.set(live, live);
-        return live;
-      },
-    });
-    const connect = connections === null || links === null ? undefined : createConnectRoutes({
-      store,
-      accounts: services.accounts,
-      sessions: services.sessions,
-      connections,
-      upstreams: () =>
-        gateway.upstreams.map((live) => live.config).filter((upstream) => upstream.auth !== null),
-      issuer: issuerOf(config),
-      learnTools: async (name, caller) => {
-        const live = gateway.get(name);
-        return live === undefined ? undefined : await personal.get(live)?.listWith(caller);
-      },
-      authUrl: config.authUrl,
-      log,
-      links,
-    });
-    metrics?.watchUpstreams(() =>
-      gateway.upstreams.map((live) => ({ name: live.config.name, up: live.state === "ready" }))
-    );
     const { handler, upstreamTools } = await _sites({
       config,
       log,
@@ -266,7 +194,7 @@ export async function createService(config: Config, deps: ServiceDeps): Promise<
       connect,
       connections,
       tracing,
-      elicitations: vault === null ? undefined : createWorkspaceElicitations({ store, vault, now }),
+      elicitations,
       ...services,
     });
     const admin = metrics === undefined ? null : createAdminSite({
