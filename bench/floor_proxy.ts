@@ -10,39 +10,25 @@
 import { runtime } from "../src/runtime/current.ts";
 import { serve } from "../src/server.ts";
 import { createHttp1Fetch } from "../src/gateway/http1.ts";
+import { LEGACY_VERSION, openLegacySession, type Post } from "./legacy_session.ts";
 
 const port = Number(runtime.env("FLOOR_PORT"));
 const upstream = runtime.env("FLOOR_UPSTREAM")!;
 const prefix = runtime.env("FLOOR_PREFIX")!;
-const VERSION = "2025-11-25";
 const fetch1 = createHttp1Fetch();
-const post = (body: string, session?: string) =>
+const post: Post = (body, session) =>
   fetch1(upstream, {
     method: "POST",
     headers: {
       "Content-Type": "application/json",
       "Accept": "application/json, text/event-stream",
-      "MCP-Protocol-Version": VERSION,
+      "MCP-Protocol-Version": LEGACY_VERSION,
       ...(session === undefined ? {} : { "Mcp-Session-Id": session }),
     },
     body,
   });
 
-const opened = await post(JSON.stringify({
-  jsonrpc: "2.0",
-  id: 0,
-  method: "initialize",
-  params: {
-    protocolVersion: VERSION,
-    capabilities: {},
-    clientInfo: { name: "floor", version: "1" },
-  },
-}));
-await opened.body?.cancel();
-const session = opened.headers.get("mcp-session-id");
-if (session === null) throw new Error(`${upstream} gave no session (HTTP ${opened.status})`);
-await (await post(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), session))
-  .body?.cancel();
+const session = await openLegacySession(post, "floor");
 
 const server = serve({
   listen: [{ hostname: "127.0.0.1", port }],

@@ -33,6 +33,7 @@ import { table } from "./table.ts";
 import { runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
 import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
 import { HEAP_FLAGS } from "../deploy/node_flags.mjs";
+import { LEGACY_VERSION, openLegacySession } from "./legacy_session.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const SERVER_CPU = 0;
@@ -47,11 +48,10 @@ const TARGET_CPU: ReadonlyMap<number, number> = new Map([[1, 200], [32, 80]]);
 const TARGET_STREAM_COST = 1.2;
 /** Calls a minute (and burst) of the workspace's and each upstream's limit: the most a file takes. */
 const RATE_LIMIT = 1_000_000;
-const VERSION = "2025-11-25";
 const MCP_HEADERS = {
   "Content-Type": "application/json",
   "Accept": "application/json, text/event-stream",
-  "MCP-Protocol-Version": VERSION,
+  "MCP-Protocol-Version": LEGACY_VERSION,
 };
 /** The upstreams, by how they answer. */
 const ANSWERS = ["json", "sse"] as const;
@@ -163,7 +163,18 @@ export default {
         targets[`direct ${answer}`] = {
           url: tiny(answer, "/mcp"),
           method: "POST",
-          headers: { ...MCP_HEADERS, "Mcp-Session-Id": await _openSession(tiny(answer, "/mcp")) },
+          headers: {
+            ...MCP_HEADERS,
+            "Mcp-Session-Id": await openLegacySession(
+              (body, session) =>
+                fetch(tiny(answer, "/mcp"), {
+                  method: "POST",
+                  headers: { ...MCP_HEADERS, ...(session ? { "Mcp-Session-Id": session } : {}) },
+                  body,
+                }),
+              "vestibule-bench",
+            ),
+          },
           body: _call("add"),
         };
         targets[`floor ${answer}`] = {
@@ -346,39 +357,6 @@ function _call(name: string): string {
     method: "tools/call",
     params: { name, arguments: { a: 1, b: 2 } },
   });
-}
-
-/** The legacy handshake a real client makes: initialize, then notifications/initialized. */
-async function _openSession(url: string): Promise<string> {
-  const opened = await fetch(url, {
-    method: "POST",
-    headers: MCP_HEADERS,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: {
-        protocolVersion: VERSION,
-        capabilities: {},
-        clientInfo: { name: "vestibule-bench", version: "1" },
-      },
-    }),
-  });
-  await opened.body?.cancel();
-  const sessionId = opened.headers.get("mcp-session-id");
-  if (opened.status !== 200 || sessionId === null) {
-    throw new Error(`tiny upstream initialize: ${opened.status}, no session id`);
-  }
-  const initialized = await fetch(url, {
-    method: "POST",
-    headers: { ...MCP_HEADERS, "Mcp-Session-Id": sessionId },
-    body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-  });
-  await initialized.body?.cancel();
-  if (initialized.status !== 202) {
-    throw new Error(`tiny upstream notifications/initialized: ${initialized.status}`);
-  }
-  return sessionId;
 }
 
 /** The workspace endpoint must list every tool measured, or the gateway half means nothing. */
