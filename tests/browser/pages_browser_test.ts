@@ -147,6 +147,8 @@ Deno.test({
       const mcpUrl = `${ws.server.apiUrl}/api/mcp`;
       assert.equal(await page.locator("#mcp-url").innerText(), mcpUrl);
       await page.getByRole("button", { name: "Copy the MCP address" }).click();
+      // The page says so once the clipboard has taken the text, which may be after the click.
+      await page.locator("#copy-status", { hasText: "Cop" }).waitFor({ state: "attached" });
       assert.equal(await page.locator("#copy-status").innerText(), "Copied: the MCP address.");
       assert.equal(await page.evaluate("navigator.clipboard.readText()"), mcpUrl);
     };
