@@ -48,8 +48,11 @@ export function withFaults(store: Store, current: () => StoreFault | null): Stor
     get: <T>(key: Key) => run(meets("get", [key]), () => store.get<T>(key)),
     set: (key, value, options) => run(meets("set", [key]), () => store.set(key, value, options)),
     delete: (key) => run(meets("delete", [key]), () => store.delete(key)),
-    commit: (checks, mutations) =>
-      run(meets("commit", mutations.map((m) => m.key)), () => store.commit(checks, mutations)),
+    commit: (checks, mutations, options) =>
+      run(
+        meets("commit", mutations.map((m) => m.key)),
+        () => store.commit(checks, mutations, options),
+      ),
     async *list<T>(prefix: Key, options?: ListOptions) {
       yield* await run(
         meets("list", [prefix]),

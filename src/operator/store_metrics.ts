@@ -30,7 +30,8 @@ export function withStoreMetrics(store: Store, observe: StoreObserver): Store {
     get: <T>(key: Key) => timed("get", () => store.get<T>(key)),
     set: (key, value, options) => timed("set", () => store.set(key, value, options)),
     delete: (key) => timed("delete", () => store.delete(key)),
-    commit: (checks, mutations) => timed("commit", () => store.commit(checks, mutations)),
+    commit: (checks, mutations, options) =>
+      timed("commit", () => store.commit(checks, mutations, options)),
     snapshot: (prefix) => timed("snapshot", () => store.snapshot(prefix)),
     list: <T>(prefix: Key, options?: ListOptions) =>
       _timedList(store.list<T>(prefix, options), observe),

@@ -11,6 +11,9 @@
  * synchronous: a busy file is not waited for inside SQLite (that would stall the event loop)
  * but retried after an asynchronous pause (busy_retry.ts). Commits are refused, as Deno KV
  * refuses them, beyond the bounds in limits.ts, so that what this store holds loads into any.
+ * A commit syncs the write-ahead log before it returns (`synchronous = FULL`), a deferred one
+ * (store.ts Durability) does not: a sync holds the event loop for the disk's whole flush, and a
+ * later commit or a sync of its own pays for it within DEFERRED_SYNC_MS (sync_debt.ts).
  */
 import { DatabaseSync } from "node:sqlite";
 import { clearImmediate, setImmediate } from "node:timers";
@@ -18,9 +21,12 @@ import { ensurePrivateStoreFile } from "../private_files.ts";
 import { decodeValue, encodeValue } from "./backup.ts";
 import { backoff, type BusyPause, retryWhenBusy } from "./busy_retry.ts";
 import { decodeKey, encodeKey, prefixRange } from "./key_codec.ts";
+import { createSyncDebt, DEFERRED_SYNC_MS } from "./sync_debt.ts";
 import { commitProblem } from "./limits.ts";
 import type {
   AtomicCheck,
+  CommitOptions,
+  Durability,
   Entry,
   Key,
   ListOptions,
@@ -74,10 +80,16 @@ export async function openSqliteStore(
   }
   const q = _statements(db);
 
+  const syncs = _deferredSyncs(db, q, whenFree);
   let purgedAt = now();
-  const commitNow = (checks: readonly AtomicCheck[], mutations: readonly Mutation[]) => {
+  const commitNow = (
+    checks: readonly AtomicCheck[],
+    mutations: readonly Mutation[],
+    options: CommitOptions,
+  ) => {
     const at = now();
     const live = Math.floor(at);
+    const deferred = syncs.begin(options.durability ?? "synced");
     db.exec("BEGIN IMMEDIATE");
     try {
       for (const check of checks) {
@@ -104,16 +116,22 @@ export async function openSqliteStore(
         q.purge.run(live);
       }
       db.exec("COMMIT");
+      // A transaction that wrote nothing wrote nothing to sync.
+      if (mutations.length > 0) syncs.wrote(deferred);
       return true;
     } catch (error) {
       if (db.isTransaction) db.exec("ROLLBACK");
       throw error;
     }
   };
-  const commit = (checks: readonly AtomicCheck[], mutations: readonly Mutation[]) => {
+  const commit = (
+    checks: readonly AtomicCheck[],
+    mutations: readonly Mutation[],
+    options: CommitOptions = {},
+  ) => {
     const problem = commitProblem(checks, mutations);
     if (problem !== null) return Promise.reject(new TypeError(problem));
-    return whenFree(() => commitNow(checks, mutations));
+    return whenFree(() => commitNow(checks, mutations, options));
   };
 
   return {
@@ -181,10 +199,72 @@ export async function openSqliteStore(
         })
       );
     },
-    close() {
-      turns.stop();
-      db.close();
-      return Promise.resolve();
+    async close() {
+      try {
+        await syncs.settle();
+      } finally {
+        turns.stop();
+        db.close();
+      }
+    },
+  };
+}
+
+/**
+ * Deferred commits (store.ts Durability) on one connection: `begin` sets SQLite's `synchronous`
+ * for the next commit and says whether it is deferred, `wrote` keeps the debt of unsynced ones and
+ * schedules their sync, `settle` syncs what is owed (before the store closes).
+ */
+function _deferredSyncs(
+  db: DatabaseSync,
+  q: ReturnType<typeof _statements>,
+  whenFree: <T>(work: () => T) => Promise<T>,
+) {
+  // `synchronous` is the connection's setting, kept until changed: set only when it changes.
+  let synchronous = "FULL";
+  const syncing = (full: boolean) => {
+    const wanted = full ? "FULL" : "NORMAL";
+    if (synchronous === wanted) return;
+    db.exec(`PRAGMA synchronous = ${wanted}`);
+    synchronous = wanted;
+  };
+  const debt = createSyncDebt();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // A sync of its own: a synced write of the version counter, which syncs the log as a whole.
+  const syncNow = () => {
+    if (!debt.owed()) return;
+    syncing(true);
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      q.nextVersion.get();
+      db.exec("COMMIT");
+    } catch (error) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      throw error;
+    }
+    debt.synced();
+  };
+  const schedule = (ms: number) => {
+    timer = setTimeout(() => whenFree(syncNow).catch(() => schedule(DEFERRED_SYNC_MS)), ms);
+  };
+  return {
+    begin(durability: Durability): boolean {
+      const deferred = durability === "deferred" && debt.mayDefer(performance.now());
+      syncing(!deferred);
+      return deferred;
+    },
+    wrote(deferred: boolean) {
+      if (!deferred) {
+        debt.synced();
+        clearTimeout(timer);
+        return;
+      }
+      const due = debt.deferred(performance.now());
+      if (due !== null) schedule(due);
+    },
+    settle(): Promise<void> {
+      clearTimeout(timer);
+      return whenFree(syncNow);
     },
   };
 }

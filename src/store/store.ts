@@ -45,6 +45,20 @@ export interface ListOptions {
   readonly after?: Key;
 }
 
+/**
+ * When a commit reaches the disk. `synced` (the default): before it returns. `deferred`: it is
+ * stored and seen by every reader when it returns, and survives the process's crash like any
+ * commit (the operating system holds it), but an operating system crash or a power cut may lose
+ * it until it is synced, at most DEFERRED_SYNC_MS later, by SQLite (sqlite_store.ts). Deno KV and
+ * PostgreSQL sync every commit, off the event loop, and take no notice of it. For records whose
+ * loss in a power cut costs less than a disk sync per commit: upstream calls' audit entries.
+ */
+export type Durability = "synced" | "deferred";
+
+export interface CommitOptions {
+  readonly durability?: Durability;
+}
+
 export type Mutation =
   | { readonly type: "set"; readonly key: Key; readonly value: unknown; readonly expireIn?: number }
   | { readonly type: "delete"; readonly key: Key };
@@ -71,7 +85,11 @@ export interface Store {
   set(key: Key, value: unknown, options?: SetOptions): Promise<void>;
   delete(key: Key): Promise<void>;
   /** All mutations happen, or none: none when any check fails. Returns whether they happened. */
-  commit(checks: readonly AtomicCheck[], mutations: readonly Mutation[]): Promise<boolean>;
+  commit(
+    checks: readonly AtomicCheck[],
+    mutations: readonly Mutation[],
+    options?: CommitOptions,
+  ): Promise<boolean>;
   /** Entries under a prefix in key order (or reversed); expired ones are skipped. */
   list<T>(prefix: Key, options?: ListOptions): AsyncIterable<Entry<T>>;
   /**

@@ -15,6 +15,7 @@
  */
 import {
   type AtomicCheck,
+  type CommitOptions,
   type Key,
   type ListOptions,
   type Mutation,
@@ -95,8 +96,11 @@ export function guardStore(store: Store, options: StoreGuardOptions): Store {
     set: (key: Key, value: unknown, setOptions?: SetOptions) =>
       guarded(() => store.set(key, value, setOptions))(),
     delete: (key: Key) => guarded(() => store.delete(key))(),
-    commit: (checks: readonly AtomicCheck[], mutations: readonly Mutation[]) =>
-      guarded(() => store.commit(checks, mutations))(),
+    commit: (
+      checks: readonly AtomicCheck[],
+      mutations: readonly Mutation[],
+      commitOptions?: CommitOptions,
+    ) => guarded(() => store.commit(checks, mutations, commitOptions))(),
     async *list<T>(prefix: Key, listOptions?: ListOptions) {
       await admit();
       const iterator = store.list<T>(prefix, listOptions)[Symbol.asyncIterator]();

@@ -25,7 +25,8 @@ export function withStoreSpans(store: Store, kind: StoreKind, tracing: Tracing):
     get: <T>(key: Key) => traced("get", () => store.get<T>(key)),
     set: (key, value, options) => traced("set", () => store.set(key, value, options)),
     delete: (key) => traced("delete", () => store.delete(key)),
-    commit: (checks, mutations) => traced("commit", () => store.commit(checks, mutations)),
+    commit: (checks, mutations, options) =>
+      traced("commit", () => store.commit(checks, mutations, options)),
     snapshot: (prefix) => traced("snapshot", () => store.snapshot(prefix)),
     list: (prefix, options) => store.list(prefix, options),
     close: () => store.close(),

@@ -263,3 +263,52 @@ Deno.test("sqlite store: a burst of calls lets the event loop take turns (node:s
     await store.close();
   }
 });
+
+Deno.test("sqlite store: deferred commits are seen at once and kept when their process is killed", async () => {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/deferred.sqlite`;
+  const storeModule = new URL("../../src/store/sqlite_store.ts", import.meta.url).href;
+  // Deferred commits, then a line on stdout, then nothing: the process is killed mid-window.
+  const writer = `
+    const { openSqliteStore } = await import(${JSON.stringify(storeModule)});
+    const store = await openSqliteStore(${JSON.stringify(path)});
+    for (let i = 0; i < 20; i++) {
+      await store.commit([], [{ type: "set", key: ["entry", i], value: { i } }], {
+        durability: "deferred",
+      });
+    }
+    console.log("committed");
+    await new Promise(() => {});
+  `;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--config", new URL("../../deno.json", import.meta.url).pathname, writer],
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  try {
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    assert.equal((await reader.read()).value?.trim(), "committed");
+    reader.releaseLock();
+    const store = await openSqliteStore(path);
+    try {
+      assert.equal((await store.snapshot(["entry"])).length, 20, "seen by another connection");
+    } finally {
+      await store.close();
+    }
+    child.kill("SIGKILL");
+    assert.equal((await child.status).signal, "SIGKILL");
+    const reopened = await openSqliteStore(path);
+    try {
+      const kept = await reopened.snapshot(["entry"]);
+      assert.deepEqual(
+        kept.map((record) => record.value),
+        [...Array(20).keys()].map((i) => ({ i })),
+      );
+    } finally {
+      await reopened.close();
+    }
+  } finally {
+    await child.stdout.cancel().catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});

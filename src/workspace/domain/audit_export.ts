@@ -28,8 +28,8 @@ export function withAuditExport(store: Store, tracing: Tracing): Store {
       await store.set(key, value, options);
       emit([{ type: "set", key, value }]);
     },
-    async commit(checks, mutations) {
-      const committed = await store.commit(checks, mutations);
+    async commit(checks, mutations, options) {
+      const committed = await store.commit(checks, mutations, options);
       if (committed) emit(mutations);
       return committed;
     },
