@@ -75,7 +75,11 @@ export function createUpstreamTools(
   // only built again.
   const tools = new BoundedMap<string, CallerTools>(CACHED_VIEWS);
   // A call's audit entry is committed behind its answer, within a bounded number (call_audit.ts).
-  const audit = createCallAudit({ append: (entry) => services.audit.append(entry), log });
+  // The upstream has acted whatever our store does: its entry need not wait for a disk sync.
+  const audit = createCallAudit({
+    append: (entry) => services.audit.append(entry, "deferred"),
+    log,
+  });
   const relayed = createRelayedTasks({
     store: deps.store,
     upstreams,

@@ -4,7 +4,7 @@
  * describe when there is one, so the log cannot miss an applied change.
  */
 import * as v from "valibot";
-import type { KeyPart, Mutation, Store } from "../../store/store.ts";
+import type { Durability, KeyPart, Mutation, Store } from "../../store/store.ts";
 
 export const AuditEntrySchema = v.object({
   id: v.string(),
@@ -74,7 +74,11 @@ export interface PositionedEntry {
 export interface AuditLog {
   /** The mutation that appends the entry, for callers that commit it with their change. */
   entry(entry: NewAuditEntry): Mutation;
-  append(entry: NewAuditEntry): Promise<void>;
+  /**
+   * Stores the entry in a commit of its own, or shared with entries appended meanwhile; that
+   * commit is deferred (store.ts Durability) only when every entry in it may be.
+   */
+  append(entry: NewAuditEntry, durability?: Durability): Promise<void>;
   list(businessId: string, options?: { readonly limit?: number }): Promise<AuditEntry[]>;
   /**
    * A business's entries from newest to oldest (oldest to newest with `newer`), each with its
@@ -106,14 +110,21 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
   // Group commit: appends made in the same turn (a batch of upstream calls' entries handed over
   // together) or while a commit is under way go together in the next one, so concurrent calls
   // share a commit, and each append still resolves only once its entry is stored.
-  let waiting: { mutation: Mutation; done: (error?: unknown) => void }[] = [];
+  let waiting: {
+    mutation: Mutation;
+    durability: Durability;
+    done: (error?: unknown) => void;
+  }[] = [];
   let writing = false;
   const write = async () => {
     while (waiting.length > 0) {
       const batch = waiting.slice(0, GROUP_COMMIT_MAX);
       waiting = waiting.slice(batch.length);
       try {
-        await store.commit([], batch.map((item) => item.mutation));
+        const durability = batch.every((item) => item.durability === "deferred")
+          ? "deferred"
+          : "synced";
+        await store.commit([], batch.map((item) => item.mutation), { durability });
         for (const item of batch) item.done();
       } catch (error) {
         for (const item of batch) item.done(error);
@@ -123,11 +134,12 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
   };
   return {
     entry,
-    append(fields) {
+    append(fields, durability = "synced") {
       return new Promise<void>((resolve, reject) => {
         const mutation = entry(fields);
         waiting.push({
           mutation,
+          durability,
           done: (error) => error === undefined ? resolve() : reject(error),
         });
         if (!writing) {

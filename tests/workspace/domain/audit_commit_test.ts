@@ -1,22 +1,28 @@
 // The audit log's group commit: entries appended in the same turn (the upstream calls' entries
 // handed over together, src/gateway/call_audit.ts) share one commit, and so do those appended
-// while a commit is under way; each append resolves once its own entry is stored.
+// while a commit is under way; each append resolves once its own entry is stored. A shared commit
+// is deferred (src/store/store.ts Durability) only when every entry in it may be.
 import assert from "node:assert/strict";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import type { Store } from "../../../src/store/store.ts";
+import type { Durability, Store } from "../../../src/store/store.ts";
 import { createAuditLog } from "../../../src/workspace/domain/audit.ts";
 import { auditEntry } from "../fixtures.ts";
 
-/** The store, with the number of writes of each commit made through it. */
-function countingCommits(store: Store): { store: Store; commits: number[] } {
+/** The store, with the number of writes (and the durability) of each commit made through it. */
+function countingCommits(
+  store: Store,
+): { store: Store; commits: number[]; durabilities: (Durability | undefined)[] } {
   const commits: number[] = [];
+  const durabilities: (Durability | undefined)[] = [];
   return {
     commits,
+    durabilities,
     store: {
       ...store,
-      commit(checks, mutations) {
+      commit(checks, mutations, options) {
         commits.push(mutations.length);
-        return store.commit(checks, mutations);
+        durabilities.push(options?.durability);
+        return store.commit(checks, mutations, options);
       },
     },
   };
@@ -48,6 +54,24 @@ Deno.test("entries appended while a commit is under way go together in the next"
     const later = ["t1", "t2", "t3"].map((action) => audit.append(auditEntry(action)));
     await Promise.all([first, ...later]);
     assert.deepEqual(commits, [1, 3]);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a shared commit is deferred only when every entry in it may be", async () => {
+  const kv = await openKvStore(":memory:");
+  try {
+    const { store, commits, durabilities } = countingCommits(kv);
+    const audit = createAuditLog(store, Date.now);
+    await Promise.all(["t0", "t1"].map((action) => audit.append(auditEntry(action), "deferred")));
+    await Promise.all([
+      audit.append(auditEntry("t2"), "deferred"),
+      audit.append(auditEntry("t3")),
+    ]);
+    await audit.append(auditEntry("t4"));
+    assert.deepEqual(commits, [2, 2, 1]);
+    assert.deepEqual(durabilities, ["deferred", "synced", "synced"]);
   } finally {
     kv.close();
   }
