@@ -16,7 +16,7 @@ import type { NewAuditEntry } from "../workspace/domain/audit.ts";
 /** Entries of answered calls that may wait for the store at once. */
 export const MAX_UNSTORED = 256;
 /** How long the first entry of a batch waits for others. */
-export const FLUSH_MS = 5;
+export const FLUSH_MS = 10;
 /** Entries handed over at once: one commit's worth (AuditLog's group commit takes 64). */
 const BATCH = 64;
 
