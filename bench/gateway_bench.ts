@@ -39,6 +39,11 @@ const ROOT = new URL("../", import.meta.url);
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;
 const SLICE_SECONDS = 1;
+/**
+ * Load on each proxy's path before anything is counted: Node.js took 12–20 s of calls to reach
+ * its steady CPU per call (its optimizing compiler and heap settling), Deno a few.
+ */
+const WARM_UP_SECONDS = 10;
 const FLOOR = "bench/floor_proxy.ts";
 /** Interleaved slices per cell, at the least (issue 41: five or more). */
 const MIN_SLICES = 5;
@@ -205,14 +210,18 @@ export default {
       // (a limit, an outage) would look fast.
       const callsSoFar = async (answer: AnswerKind) =>
         (await (await fetch(tiny(answer, "/health"))).json()).calls as number;
-      const slice = async (path: Path, connections: number): Promise<Slice> => {
+      const slice = async (
+        path: Path,
+        connections: number,
+        seconds = SLICE_SECONDS,
+      ): Promise<Slice> => {
         const answer = path.endsWith("sse") ? "sse" : "json";
         const proxy = path.startsWith("floor") ? floors.get(answer)! : vestibule!;
         const before = await callsSoFar(answer);
         const run = await runScriptedWrk({
           url: targets[path].url,
           script: scripts[path],
-          seconds: SLICE_SECONDS,
+          seconds,
           connections,
           cpu: LOAD_CPU,
           servers: [proxy],
@@ -228,6 +237,9 @@ export default {
       const levels = [...new Set([1, connections])];
       const count = Math.max(MIN_SLICES, Math.round(seconds / SLICE_SECONDS));
       const slices = new Map<number, Record<Path, Slice[]>>();
+      for (const path of paths) {
+        if (!path.startsWith("direct")) await slice(path, connections, WARM_UP_SECONDS);
+      }
       for (const level of levels) {
         for (const path of paths) await slice(path, level); // warm-up, not counted
         const measured = Object.fromEntries(paths.map((path) => [path, []])) as unknown as Record<
@@ -263,7 +275,7 @@ async function _report(
     `Vestibule on ${runtime === "node" ? "Node.js" : "Deno"} (${
       (await startTaskCommand(runtime))[0]
     }); wrk on CPU ${LOAD_CPU}, the tiny upstreams (Deno), the floor proxies and Vestibule on CPU ${SERVER_CPU}; ` +
-      `${count} interleaved ${SLICE_SECONDS}s slices per cell, medians; request log ${
+      `${WARM_UP_SECONDS}s of warm-up per proxy path, then ${count} interleaved ${SLICE_SECONDS}s slices per cell, medians; request log ${
         Number.isNaN(logged) ? "to /dev/null" : `to a file (${logged} lines written)`
       }; load average at the end ${await loadAverage()}\n`,
   );
