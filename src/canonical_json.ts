@@ -4,7 +4,7 @@
  * serializes them) and its SHA-256: two calls with the same arguments hash alike however their
  * members were ordered, and a tool definition hashes alike however its server wrote it.
  */
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
@@ -19,10 +19,11 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * Lowercase hex SHA-256 of the canonical JSON. Synchronous (node:crypto is built into Deno): on
- * every upstream call, Web Crypto's digest would cost a trip to a worker thread and back.
+ * every upstream call, Web Crypto's digest would cost a trip to a worker thread and back; and in
+ * one step, without a Hash object (a quarter of the time on Node.js).
  */
 export function canonicalSha256(value: unknown): string {
-  return createHash("sha256").update(canonicalJson(value)).digest("hex");
+  return hash("sha256", canonicalJson(value), "hex");
 }
 
 /** Members in a stable order, indented: the same value always reads the same (pages, mails). */

@@ -21,4 +21,9 @@ Deno.test("arguments hash alike whatever order their members came in", () => {
   );
   assert.match(canonicalSha256({}), /^[0-9a-f]{64}$/);
   assert.notEqual(canonicalSha256({ a: 1 }), canonicalSha256({ a: 2 }));
+  // The SHA-256 of the text `{"a":1,"b":2}` (sha256sum), whatever order the members came in.
+  assert.equal(
+    canonicalSha256({ b: 2, a: 1 }),
+    "43258cff783fe7036d8a43033f830adfc60ec037382473548ac742b888292777",
+  );
 });
