@@ -90,14 +90,10 @@ export async function openSqliteStore(
     const at = now();
     const live = Math.floor(at);
     const deferred = syncs.begin(options.durability ?? "synced");
-    db.exec("BEGIN IMMEDIATE");
-    try {
+    const committed = _writing(db, () => {
       for (const check of checks) {
         const row = q.version.get(encodeKey(check.key), live) as { version: number } | undefined;
-        if ((row === undefined ? null : String(row.version)) !== check.version) {
-          db.exec("ROLLBACK");
-          return false;
-        }
+        if ((row === undefined ? null : String(row.version)) !== check.version) return false;
       }
       // The last mutation of a key is the one that counts, as in a KV atomic operation.
       const last = new Map<string, Mutation>();
@@ -115,14 +111,11 @@ export async function openSqliteStore(
         purgedAt = at;
         q.purge.run(live);
       }
-      db.exec("COMMIT");
-      // A transaction that wrote nothing wrote nothing to sync.
-      if (mutations.length > 0) syncs.wrote(deferred);
       return true;
-    } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
-      throw error;
-    }
+    });
+    // A transaction that wrote nothing wrote nothing to sync.
+    if (committed && mutations.length > 0) syncs.wrote(deferred);
+    return committed;
   };
   const commit = (
     checks: readonly AtomicCheck[],
@@ -234,14 +227,10 @@ function _deferredSyncs(
   const syncNow = () => {
     if (!debt.owed()) return;
     syncing(true);
-    db.exec("BEGIN IMMEDIATE");
-    try {
+    _writing(db, () => {
       q.nextVersion.get();
-      db.exec("COMMIT");
-    } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
-      throw error;
-    }
+      return true;
+    });
     debt.synced();
   };
   const schedule = (ms: number) => {
@@ -315,8 +304,7 @@ function _loopTurns() {
 function _prepare(db: DatabaseSync, path: string): void {
   if (path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = FULL");
-  db.exec("BEGIN IMMEDIATE");
-  try {
+  _writing(db, () => {
     const { user_version: version } = db.prepare("PRAGMA user_version").get() as {
       user_version: number;
     };
@@ -328,7 +316,20 @@ function _prepare(db: DatabaseSync, path: string): void {
     }
     for (const step of LAYOUT.slice(version)) db.exec(step);
     db.exec(`PRAGMA user_version = ${LAYOUT.length}`);
-    db.exec("COMMIT");
+    return true;
+  });
+}
+
+/**
+ * `work` in one `BEGIN IMMEDIATE` transaction: committed when it returns true, rolled back when it
+ * returns false or throws. Returns whether it was committed.
+ */
+function _writing(db: DatabaseSync, work: () => boolean): boolean {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const commit = work();
+    db.exec(commit ? "COMMIT" : "ROLLBACK");
+    return commit;
   } catch (error) {
     if (db.isTransaction) db.exec("ROLLBACK");
     throw error;
