@@ -52,14 +52,30 @@ export function operatorEntry(
 /** Entries in one group commit: well within what one commit may hold (src/store/limits.ts). */
 const GROUP_COMMIT_MAX = 64;
 
+/**
+ * A pack's bound, half of what one value may hold in every store (limits.ts), against an entry's
+ * size estimated from above (`_packBytes`) rather than measured: measuring costs what packing saves.
+ */
+const PACK_BYTES = 32_768;
+
 /** Far enough in the future that the inverted time stays positive; orders newest first. */
 const LATEST = 9_999_999_999_999;
 
 /**
- * Where an entry lies in its business's log, newest first: its key after the business's prefix.
- * Positions only order entries of one business; a made-up one is a place in that log, no more.
+ * Where an entry lies in its business's log, newest first: its key after the business's prefix,
+ * and for an entry in a pack, its place in the pack after the pack's key. Positions only order
+ * entries of one business; a made-up one is a place in that log, no more.
  */
 export type AuditPosition = readonly KeyPart[];
+
+/**
+ * What an audit key holds: one entry, or a pack of them newest first. Upstream calls' entries
+ * (deferred) of one business stamped one after another in the same millisecond are stored as one
+ * pack under its newest entry's key: each entry written costs the store more than its bytes (Deno
+ * KV's writer thread, about 17 µs an entry), and no other key can fall between a pack's entries,
+ * so packed or not the log reads in the same order (docs/gateway.md "Audit durability").
+ */
+type Stored = AuditEntry | readonly AuditEntry[];
 
 /** The place of a moment: going older from it, the first entries are those of that millisecond. */
 export function auditPositionAt(ms: number): AuditPosition {
@@ -97,24 +113,20 @@ export interface AuditLog {
 let sequence = 0;
 
 export function createAuditLog(store: Store, now: () => number): AuditLog {
-  const entry = (fields: NewAuditEntry): Mutation => {
+  const stamp = (fields: NewAuditEntry): Stamped => {
     const at = now();
     const record: AuditEntry = { id: crypto.randomUUID(), at, ...fields };
     sequence = (sequence + 1) % LATEST;
     return {
-      type: "set",
+      record,
+      sequence,
       key: ["audit", fields.businessId, LATEST - at, LATEST - sequence, record.id],
-      value: record,
     };
   };
   // Group commit: appends made in the same turn (a batch of upstream calls' entries handed over
   // together) or while a commit is under way go together in the next one, so concurrent calls
   // share a commit, and each append still resolves only once its entry is stored.
-  let waiting: {
-    mutation: Mutation;
-    durability: Durability;
-    done: (error?: unknown) => void;
-  }[] = [];
+  let waiting: Waiting[] = [];
   let writing = false;
   const write = async () => {
     while (waiting.length > 0) {
@@ -124,7 +136,7 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
         const durability = batch.every((item) => item.durability === "deferred")
           ? "deferred"
           : "synced";
-        await store.commit([], batch.map((item) => item.mutation), { durability });
+        await store.commit([], _packed(batch), { durability });
         for (const item of batch) item.done();
       } catch (error) {
         for (const item of batch) item.done(error);
@@ -133,12 +145,14 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
     writing = false;
   };
   return {
-    entry,
+    entry(fields) {
+      const { key, record } = stamp(fields);
+      return { type: "set", key, value: record };
+    },
     append(fields, durability = "synced") {
       return new Promise<void>((resolve, reject) => {
-        const mutation = entry(fields);
         waiting.push({
-          mutation,
+          ...stamp(fields),
           durability,
           done: (error) => error === undefined ? resolve() : reject(error),
         });
@@ -151,22 +165,123 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
     async list(businessId, options = {}) {
       const entries: AuditEntry[] = [];
       const limit = options.limit ?? 100;
-      for await (const stored of store.list<AuditEntry>(["audit", businessId], { limit })) {
-        entries.push(stored.value);
+      // Each key holds at least one entry: `limit` keys are always enough.
+      for await (const stored of store.list<Stored>(["audit", businessId], { limit })) {
+        for (const entry of Array.isArray(stored.value) ? stored.value : [stored.value]) {
+          if (entries.length === limit) return entries;
+          entries.push(entry);
+        }
       }
       return entries;
     },
     async *scan(businessId, options = {}) {
       const prefix = ["audit", businessId];
       const { after, newer = false } = options;
+      // Past an entry in a pack: first the rest of that pack. Its key sorts before the position
+      // (a key before its extensions), so going older the listing below starts past the pack,
+      // and going newer it starts with the pack, which is skipped there.
+      const packKey = after?.length === 4 ? [...prefix, ...after.slice(0, 3)] : null;
+      if (packKey !== null) {
+        const pack = await store.get<Stored>(packKey);
+        if (pack !== null && Array.isArray(pack.value)) {
+          yield* _unpack(pack.value, after!.slice(0, 3), newer, Number(after![3]));
+        }
+      }
       for await (
-        const stored of store.list<AuditEntry>(prefix, {
+        const stored of store.list<Stored>(prefix, {
           reverse: newer,
           ...(after === undefined ? {} : { after: [...prefix, ...after] }),
         })
       ) {
-        yield { entry: stored.value, position: stored.key.slice(prefix.length) };
+        const position = stored.key.slice(prefix.length);
+        if (!Array.isArray(stored.value)) {
+          yield { entry: stored.value as AuditEntry, position };
+        } else if (packKey === null || !_sameKey(stored.key, packKey)) {
+          yield* _unpack(stored.value, position, newer);
+        }
       }
     },
   };
+}
+
+interface Stamped {
+  readonly record: AuditEntry;
+  readonly sequence: number;
+  readonly key: readonly KeyPart[];
+}
+
+interface Packable extends Stamped {
+  readonly durability: Durability;
+}
+
+interface Waiting extends Packable {
+  readonly done: (error?: unknown) => void;
+}
+
+/**
+ * The batch's writes: runs of deferred entries of one business stamped one after another in the
+ * same millisecond (consecutive sequences: nothing else was stamped between them) become one pack,
+ * newest first under the newest's key; every other entry is a key of its own.
+ */
+export function _packed(batch: readonly Packable[]): Mutation[] {
+  const mutations: Mutation[] = [];
+  let run: Packable[] = [];
+  let bytes = 0;
+  const close = () => {
+    if (run.length === 1) mutations.push({ type: "set", key: run[0]!.key, value: run[0]!.record });
+    if (run.length > 1) {
+      const newest = run.at(-1)!;
+      mutations.push({
+        type: "set",
+        key: newest.key,
+        value: run.map((item) => item.record).reverse(),
+      });
+    }
+    run = [];
+    bytes = 0;
+  };
+  for (const item of batch) {
+    const last = run.at(-1);
+    const size = _packBytes(item.record);
+    const joins = last !== undefined && item.durability === "deferred" &&
+      last.durability === "deferred" && item.record.businessId === last.record.businessId &&
+      item.record.at === last.record.at && item.sequence === last.sequence + 1 &&
+      bytes + size <= PACK_BYTES;
+    if (!joins) close();
+    run.push(item);
+    bytes += size;
+  }
+  close();
+  return mutations;
+}
+
+/** An entry's size in a stored value, from above: two bytes a character and room for the names. */
+function _packBytes(entry: AuditEntry): number {
+  let characters = 0;
+  for (const value of Object.values(entry)) {
+    if (typeof value === "string") characters += value.length;
+  }
+  return 2 * characters + 256;
+}
+
+function _sameKey(a: readonly KeyPart[], b: readonly KeyPart[]): boolean {
+  return a.length === b.length && a.every((part, i) => part === b[i]);
+}
+
+/** A pack's entries with their positions, from `from` (exclusive) towards older or newer ones. */
+function* _unpack(
+  pack: readonly AuditEntry[],
+  key: readonly KeyPart[],
+  newer: boolean,
+  from = newer ? pack.length : -1,
+): Generator<PositionedEntry> {
+  if (newer) {
+    for (let i = Math.min(from, pack.length) - 1; i >= 0; i--) {
+      yield { entry: pack[i]!, position: [...key, i] };
+    }
+  } else {
+    for (let i = Math.max(from, -1) + 1; i < pack.length; i++) {
+      yield { entry: pack[i]!, position: [...key, i] };
+    }
+  }
 }

@@ -15,7 +15,11 @@ export function withAuditExport(store: Store, tracing: Tracing): Store {
   const emit = (mutations: readonly Mutation[]) => {
     for (const mutation of mutations) {
       if (mutation.type !== "set" || mutation.key[0] !== "audit") continue;
-      tracing.emit(auditRecord(mutation.value as AuditEntry));
+      // A pack holds its entries newest first (audit.ts): emitted in the order they happened.
+      const value = mutation.value as AuditEntry | readonly AuditEntry[];
+      for (const entry of Array.isArray(value) ? value.toReversed() : [value]) {
+        tracing.emit(auditRecord(entry));
+      }
     }
   };
   return {

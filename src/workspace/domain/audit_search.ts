@@ -175,7 +175,16 @@ export async function auditFacets(
 }
 
 // A cursor is a position, base64url-encoded JSON: opaque to people, checked on the way back in.
-const PositionSchema = v.tuple([v.number(), v.number(), v.string()]);
+const PositionSchema = v.union([
+  v.strictTuple([v.number(), v.number(), v.string()]),
+  // An entry in a pack (audit.ts): the pack's key and the entry's place in it.
+  v.strictTuple([
+    v.number(),
+    v.number(),
+    v.string(),
+    v.pipe(v.number(), v.integer(), v.minValue(0)),
+  ]),
+]);
 
 export function encodeAuditCursor(position: AuditPosition): string {
   return btoa(JSON.stringify(position)).replaceAll("+", "-").replaceAll("/", "_")
