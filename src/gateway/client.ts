@@ -18,6 +18,7 @@ import { createStdioChannel } from "./stdio_transport.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 import { listAllTools } from "./tool_listing.ts";
 import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
+import { deadlines } from "../deadlines.ts";
 
 export interface McpClientDeps {
   readonly fetch?: UpstreamFetch;
@@ -228,14 +229,17 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
    */
   const callSignal = (signal: AbortSignal | undefined) => {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(_timeout(upstream)), upstream.timeoutMs);
+    const deadline = deadlines.after(
+      upstream.timeoutMs,
+      () => controller.abort(_timeout(upstream)),
+    );
     const stop = () => controller.abort(_ended(title, signal?.reason));
     if (signal?.aborted) stop();
     else signal?.addEventListener("abort", stop, { once: true });
     return {
       signal: controller.signal,
       clear: () => {
-        clearTimeout(timer);
+        deadline.clear();
         signal?.removeEventListener("abort", stop);
       },
     };
@@ -362,8 +366,8 @@ function _timeout(upstream: UpstreamConfig): UpstreamError {
 /** A signal aborted with `reason()` after `ms`, unless cleared first. */
 function _deadline(ms: number, reason: () => Error) {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(reason()), ms);
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+  const deadline = deadlines.after(ms, () => controller.abort(reason()));
+  return { signal: controller.signal, clear: () => deadline.clear() };
 }
 
 function _sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -46,6 +46,7 @@ import { isModern, type ProtocolVersion } from "./versions.ts";
 import type { TaskHost } from "./tasks.ts";
 import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 import { mcpRequestSpan } from "./request_span.ts";
+import { type Deadline, deadlines } from "../deadlines.ts";
 
 /**
  * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh, unless the
@@ -351,12 +352,12 @@ function _annotateError(tracing: Tracing, code: number): void {
 
 /** The outcome when it comes within `ms`, else null (it is still on its way). */
 async function _within(outcome: Promise<Outcome>, ms: number): Promise<Outcome | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<null>((resolve) => timer = setTimeout(() => resolve(null), ms));
+  let deadline: Deadline | undefined;
+  const late = new Promise<null>((resolve) => deadline = deadlines.after(ms, () => resolve(null)));
   try {
     return await Promise.race([outcome, late]);
   } finally {
-    clearTimeout(timer);
+    deadline!.clear();
   }
 }
 
