@@ -60,6 +60,8 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
     stderr: "inherit",
   }).spawn();
   const deadline = Date.now() + 30_000;
+  let exited: Deno.CommandStatus | null = null;
+  child.status.then((status) => exited = status);
   for (;;) {
     try {
       const response = await fetch(options.readyUrl);
@@ -67,6 +69,14 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
       if (response.ok) break;
     } catch {
       // not listening yet
+    }
+    // A server that could not start says why on stderr (inherited): no wait, and nothing to kill.
+    if (exited !== null) {
+      throw new Error(
+        `${options.command.join(" ")} exited (${
+          (exited as Deno.CommandStatus).code
+        }) before it answered ${options.readyUrl}`,
+      );
     }
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
