@@ -75,11 +75,10 @@ export function createDeadlines(clock: TimerClock = SYSTEM_CLOCK): Deadlines {
       due.add(entry);
       if (tick < armedFor) arm(tick);
       return {
+        // From its own set: one ringing now (out of `ticks` already) skips what is cleared.
         clear() {
-          const now = ticks.get(tick);
-          if (now === undefined) return;
-          now.delete(entry);
-          if (now.size === 0) ticks.delete(tick);
+          due.delete(entry);
+          if (due.size === 0 && ticks.get(tick) === due) ticks.delete(tick);
         },
       };
     },

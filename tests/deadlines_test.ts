@@ -85,6 +85,20 @@ Deno.test("one timer, set again only for a deadline earlier than the one it wait
   assert.deepEqual(fired, ["early", "again"]);
 });
 
+Deno.test("a deadline cleared by another due in the same tick does not fire", () => {
+  const { clock, advance } = manualClock();
+  const deadlines = createDeadlines(clock);
+  const fired: string[] = [];
+  const b: { clear(): void }[] = [];
+  deadlines.after(10, () => {
+    fired.push("a");
+    b[0]!.clear();
+  });
+  b.push(deadlines.after(10, () => fired.push("b")));
+  advance(1_000);
+  assert.deepEqual(fired, ["a"]);
+});
+
 Deno.test("a deadline set when another fires is kept", () => {
   const { clock, advance } = manualClock();
   const deadlines = createDeadlines(clock);

@@ -179,12 +179,14 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
       const { after, newer = false } = options;
       // Past an entry in a pack: first the rest of that pack. Its key sorts before the position
       // (a key before its extensions), so going older the listing below starts past the pack,
-      // and going newer it starts with the pack, which is skipped there.
+      // and going newer it starts with the pack, which is skipped there. Going older from a
+      // pack's own key (a made-up position), all of the pack lies past it.
       const packKey = after?.length === 4 ? [...prefix, ...after.slice(0, 3)] : null;
-      if (packKey !== null) {
-        const pack = await store.get<Stored>(packKey);
+      const from = packKey ?? (after?.length === 3 && !newer ? [...prefix, ...after] : null);
+      if (from !== null) {
+        const pack = await store.get<Stored>(from);
         if (pack !== null && Array.isArray(pack.value)) {
-          yield* _unpack(pack.value, after!.slice(0, 3), newer, Number(after![3]));
+          yield* _unpack(pack.value, after!.slice(0, 3), newer, packKey ? Number(after![3]) : -1);
         }
       }
       for await (

@@ -134,6 +134,14 @@ async function readOnFromEveryPosition(open: () => Promise<Store>) {
         ids.slice(0, k).toReversed(),
         `newer than ${k}`,
       );
+      if (position.length !== 4) continue;
+      // The pack's own key (a made-up position): all of the pack is older, none of it newer.
+      const first = k - Number(position[3]);
+      const key = position.slice(0, 3);
+      const fromKey = await read(audit, { after: key });
+      assert.deepEqual(fromKey.map((item) => item.entry.id), ids.slice(first), `older than ${key}`);
+      const newerThanKey = await read(audit, { after: key, newer: true });
+      assert.deepEqual(newerThanKey.map((item) => item.entry.id), ids.slice(0, first).toReversed());
     }
   } finally {
     await close();
