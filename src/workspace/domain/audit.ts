@@ -230,14 +230,10 @@ export function _packed(batch: readonly Packable[]): Mutation[] {
   let run: Packable[] = [];
   let bytes = 0;
   const close = () => {
-    if (run.length === 1) mutations.push({ type: "set", key: run[0]!.key, value: run[0]!.record });
-    if (run.length > 1) {
-      const newest = run.at(-1)!;
-      mutations.push({
-        type: "set",
-        key: newest.key,
-        value: run.map((item) => item.record).reverse(),
-      });
+    const newest = run.at(-1);
+    if (newest !== undefined) {
+      const value = run.length === 1 ? newest.record : run.map((item) => item.record).reverse();
+      mutations.push({ type: "set", key: newest.key, value });
     }
     run = [];
     bytes = 0;
