@@ -15,6 +15,15 @@ Deno.test("deploy/vestibule.service runs `deno run` with exactly the start task'
   assert.match(unit, /^WorkingDirectory=\/opt\/vestibule$/m);
 });
 
+Deno.test("the compile task builds the executable with the start task's V8 flags", async () => {
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  const v8 = (words: readonly string[]) => words.filter((word) => word.startsWith("--v8-flags="));
+  const start = v8(await startTaskFlags());
+  assert.equal(start.length, 1);
+  // The heap as the start task sets it: a compiled server must not collect garbage differently.
+  assert.deepEqual(v8(config.tasks.compile.split(/\s+/)), start);
+});
+
 Deno.test("deploy/nginx.conf passes answers through as Vestibule sends them", async () => {
   const conf = await Deno.readTextFile(new URL("deploy/nginx.conf", ROOT));
   const directives = conf.split("\n").map((line) => line.replace(/#.*/, "").trim()).filter(Boolean);
