@@ -64,9 +64,12 @@ export function createPool(options: PoolOptions): Pool {
   const take = (place: Origin, key: string): Slot | undefined => {
     const mine = place.idle.findLastIndex((wire) => wire.key === key);
     if (mine >= 0) {
-      const [wire] = place.idle.splice(mine, 1);
-      wire!.take();
-      return wire!;
+      // The newest idle one is the usual: popped, no array made for it.
+      const wire = mine === place.idle.length - 1
+        ? place.idle.pop()!
+        : place.idle.splice(mine, 1)[0]!;
+      wire.take();
+      return wire;
     }
     if (place.open < maxPerOrigin) {
       place.open++;
@@ -154,7 +157,7 @@ export function createPool(options: PoolOptions): Pool {
 
     release(wire) {
       const place = origins.get(wire.origin);
-      const kept = place?.idle.filter((each) => each.key === wire.key).length ?? Infinity;
+      const kept = place === undefined ? Infinity : _kept(place.idle, wire.key);
       if (closed || !wire.clean() || kept >= maxIdlePerKey) return discard(wire);
       wire.reused = true;
       wire.idleSince = Date.now();
@@ -175,4 +178,11 @@ export function createPool(options: PoolOptions): Pool {
       sweeper = null;
     },
   };
+}
+
+/** How many of `idle` are `key`'s (counted, not filtered: a release is once per request). */
+function _kept(idle: readonly Wire[], key: string): number {
+  let kept = 0;
+  for (const wire of idle) if (wire.key === key) kept++;
+  return kept;
 }

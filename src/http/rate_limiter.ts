@@ -51,9 +51,11 @@ export function refill(bucket: Bucket | null, t: number, perMs: number, burst: n
  */
 const WHOLE = 1 - 1e-9;
 
+const ALLOWED: RateDecision = Object.freeze({ allowed: true });
+
 /** Allowed with one whole token, else the wait until the bucket holds one, in whole seconds. */
 export function decide(tokens: number, perMs: number): RateDecision {
-  return tokens >= WHOLE ? { allowed: true } : {
+  return tokens >= WHOLE ? ALLOWED : {
     allowed: false,
     retryAfterSeconds: Math.max(1, Math.ceil((WHOLE - tokens) / perMs / 1000)),
   };
@@ -68,26 +70,27 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const { perMinute, burst, maxKeys = 10_000, now = Date.now } = options;
   const perMs = perMinute / 60_000;
   const buckets = new BoundedMap<string, Bucket>(maxKeys);
-  // The bucket of `key`, refilled up to now and written back as the most recently used.
-  const refilled = (key: string) => {
-    const bucket = refill(buckets.get(key) ?? null, now(), perMs, burst);
-    buckets.set(key, bucket);
-    return bucket;
-  };
-  const spend = (key: string, bucket: Bucket, floor: number) =>
-    buckets.set(key, { tokens: Math.max(floor, bucket.tokens - 1), at: bucket.at });
+  // Every use writes the key's bucket back once, refilled up to now (less the token spent), as
+  // the most recently used.
+  const refilled = (key: string) => refill(buckets.get(key) ?? null, now(), perMs, burst);
+  const spent = (bucket: Bucket, floor: number): Bucket => ({
+    tokens: Math.max(floor, bucket.tokens - 1),
+    at: bucket.at,
+  });
   return {
     take(key) {
       const bucket = refilled(key);
       const decision = decide(bucket.tokens, perMs);
-      if (decision.allowed) spend(key, bucket, 0);
+      buckets.set(key, decision.allowed ? spent(bucket, 0) : bucket);
       return decision;
     },
     check(key) {
-      return decide(refilled(key).tokens, perMs);
+      const bucket = refilled(key);
+      buckets.set(key, bucket);
+      return decide(bucket.tokens, perMs);
     },
     charge(key) {
-      spend(key, refilled(key), -burst);
+      buckets.set(key, spent(refilled(key), -burst));
     },
   };
 }
