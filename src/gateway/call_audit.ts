@@ -30,6 +30,9 @@ export interface CallAudit {
   settle(): Promise<void>;
 }
 
+/** What `record` answers within the bound: the same settled promise for every call. */
+const RECORDED = Promise.resolve();
+
 interface Batch {
   readonly entries: NewAuditEntry[];
   readonly stored: Promise<void>;
@@ -88,7 +91,7 @@ export function createCallAudit(deps: {
       batch.entries.push(entry);
       unstored++;
       if (batch.entries.length >= BATCH) batch.flush();
-      return unstored > max ? batch.stored : Promise.resolve();
+      return unstored > max ? batch.stored : RECORDED;
     },
     async settle() {
       open?.flush();

@@ -6,6 +6,7 @@
 import { createPool } from "./http1_pool.ts";
 import { TOKEN, typed, Wire } from "./http1_wire.ts";
 import { runtime } from "../runtime/current.ts";
+import { BoundedMap } from "../bounded_map.ts";
 
 export interface Http1FetchOptions {
   /** Connections open at once per origin (scheme, host and port), busy or idle; 64 by default. */
@@ -59,6 +60,8 @@ const BAD_VALUE = /[\r\n\0]/;
 /** RFC 9110 §9.2.2. */
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]);
 const encoder = new TextEncoder();
+/** Parsed URLs kept: one per upstream, as a rule. */
+const MAX_TARGETS = 1_000;
 
 export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
   const maxHead = options.maxHeadBytes ?? 65_536;
@@ -86,10 +89,23 @@ export function createHttp1Fetch(options: Http1FetchOptions = {}): Http1Fetch {
     }
   };
 
+  // Every call of an upstream goes to the same few URLs: each is parsed once.
+  const targets = new BoundedMap<string, URL>(MAX_TARGETS);
+  const targetOf = (url: string) => {
+    let target = targets.get(url);
+    if (target === undefined) targets.set(url, target = new URL(url));
+    return target;
+  };
+
   const fetch1 = (url: string, init: Http1Init): Promise<Response> => {
     const { signal } = init;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const target = new URL(url);
+    let target: URL;
+    try {
+      target = targetOf(url);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (target.protocol !== "http:" && target.protocol !== "https:") {
       return Promise.reject(new TypeError(`fetch failed: ${target.protocol} is not http or https`));
     }

@@ -70,6 +70,9 @@ const MAX_REQUESTS_PER_CALL = 16;
 /** How long the rest of an event stream is read after its answer, to keep its connection. */
 const DRAIN_MS = 100;
 
+/** A whole JSON body's text; one decoder for every call (it keeps no state between them). */
+const utf8 = new TextDecoder();
+
 /** Statuses of a gateway in front of the upstream that could not reach it. */
 const UNREACHABLE_STATUSES = new Set([502, 503, 504]);
 
@@ -160,7 +163,7 @@ export function createHttpChannel(
       forget();
       throw new UpstreamError("unreachable", `${title} is unreachable: its answer broke off`);
     }
-    return readIncoming(new TextDecoder().decode(body.bytes));
+    return readIncoming(utf8.decode(body.bytes));
   };
 
   /**

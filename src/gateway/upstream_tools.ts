@@ -21,6 +21,7 @@ import { UrlElicitationRequired } from "../mcp/elicitation.ts";
 import type { ScopeCatalogue } from "../oauth/scopes.ts";
 import type { GateAction } from "../workspace/domain/gate_actions.ts";
 import type { WorkspaceServices } from "../workspace/domain/services.ts";
+import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
 import {
   type CallerTools,
   pendingApproval,
@@ -35,7 +36,7 @@ import { createCallAudit } from "./call_audit.ts";
 import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
 import { createRelayedTasks } from "./relayed_tasks.ts";
 import type { Store } from "../store/store.ts";
-import { createUpstreamViews, type ViewEntry } from "./upstream_views.ts";
+import { createUpstreamViews, type View, type ViewEntry } from "./upstream_views.ts";
 import { MAX_SERVED_TOOL_NAME, servedToolName, type UpstreamConfig } from "../config/upstreams.ts";
 import { TOOL_NAME } from "../mcp/registry.ts";
 import { countOf } from "../count_words.ts";
@@ -211,6 +212,51 @@ export function createUpstreamTools(
     };
   };
 
+  // The caller's tools from each upstream's view: at once, with no await, when every view is
+  // known (a tools/call's usual case).
+  const viewed = (
+    serving: readonly LiveUpstream[],
+    auth: WorkspaceAuth,
+  ): CallerTools | Promise<CallerTools> => {
+    const found = serving.map((live) => views.viewOf(live, auth));
+    if (!found.some((view) => view instanceof Promise)) {
+      return callerTools(serving, found as View[], auth);
+    }
+    return Promise.all(found).then((known) => callerTools(serving, known, auth));
+  };
+
+  const callerTools = (
+    serving: readonly LiveUpstream[],
+    known: readonly View[],
+    auth: WorkspaceAuth,
+  ): CallerTools => {
+    const stamp = `${auth.businessId}\n${auth.role}\n${known.map((view) => view.serial).join(",")}`;
+    const cached = tools.get(stamp);
+    if (cached) return cached;
+    const built: UpstreamWorkspaceTool[] = [];
+    // Names are unique per upstream (tool_listing.ts) and the prefixes tell upstreams apart.
+    serving.forEach((live, i) => {
+      for (const entry of known[i]!.entries) {
+        const tool = toolOf(live, entry);
+        // A role no consent can change: the tool is left out (a step-up could not open it).
+        if (deps.scopes.ownerOnly(tool.scope) && auth.role !== "owner") continue;
+        if (!_usableName(tool.name)) {
+          logEvent(log, {
+            level: "warn",
+            message: "upstream tool name is unusable in the workspace: left out",
+            upstream: live.config.name,
+            tool: entry.tool.slice(0, 200),
+          });
+          continue;
+        }
+        built.push(tool);
+      }
+    });
+    const result = { stamp, tools: built };
+    tools.set(stamp, result);
+    return result;
+  };
+
   return {
     /**
      * Resolves once every audit entry of a call answered so far is stored (or logged), and every
@@ -220,47 +266,14 @@ export function createUpstreamTools(
     async settle() {
       await Promise.all([audit.settle(), views.settle()]);
     },
-    async forCaller(auth) {
+    forCaller(auth) {
       const serving = upstreams.upstreams.filter((live) => serves(live.config, auth.businessId));
       // A per-person upstream's listing is stored (another replica may have made it): read
       // again when it is no longer fresh.
-      await Promise.all(
-        serving.map((live) =>
-          live.tools === null || live.config.auth !== null
-            ? live.settled(FIRST_LISTING_WAIT_MS)
-            : undefined
-        ),
-      );
-      const parts = await Promise.all(
-        serving.map(async (live) => ({ live, view: await views.viewOf(live, auth) })),
-      );
-      const stamp = `${auth.businessId}\n${auth.role}\n${
-        parts.map((p) => p.view.serial).join(",")
-      }`;
-      const known = tools.get(stamp);
-      if (known) return known;
-      const built: UpstreamWorkspaceTool[] = [];
-      // Names are unique per upstream (tool_listing.ts) and the prefixes tell upstreams apart.
-      for (const { live, view } of parts) {
-        for (const entry of view.entries) {
-          const tool = toolOf(live, entry);
-          // A role no consent can change: the tool is left out (a step-up could not open it).
-          if (deps.scopes.ownerOnly(tool.scope) && auth.role !== "owner") continue;
-          if (!_usableName(tool.name)) {
-            logEvent(log, {
-              level: "warn",
-              message: "upstream tool name is unusable in the workspace: left out",
-              upstream: live.config.name,
-              tool: entry.tool.slice(0, 200),
-            });
-            continue;
-          }
-          built.push(tool);
-        }
-      }
-      const result = { stamp, tools: built };
-      tools.set(stamp, result);
-      return result;
+      const waits = serving.filter((live) => live.tools === null || live.config.auth !== null);
+      if (waits.length === 0) return viewed(serving, auth);
+      return Promise.all(waits.map((live) => live.settled(FIRST_LISTING_WAIT_MS)))
+        .then(() => viewed(serving, auth));
     },
   };
 }

@@ -49,8 +49,11 @@ export interface View {
 export type UpstreamViewsDeps = PinningDeps;
 
 export interface UpstreamViews {
-  /** The caller's business's view of the upstream; an empty one when it cannot be built. */
-  viewOf(live: LiveUpstream, auth: WorkspaceAuth): Promise<View>;
+  /**
+   * The caller's business's view of the upstream; an empty one when it cannot be built. At once
+   * when it is known (the usual case: no await per call), else once built.
+   */
+  viewOf(live: LiveUpstream, auth: WorkspaceAuth): View | Promise<View>;
   /** Resolves once every view being built is done (shutdown). */
   settle(): Promise<void>;
 }
@@ -195,11 +198,11 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
   };
 
   return {
-    async viewOf(live, auth) {
+    viewOf(live, auth) {
       const key = `${auth.businessId}\n${live.config.name}\n${lifeOf(live)}`;
       const known = views.get(key);
       if (known === undefined || known.generation !== live.generation) {
-        return await rebuild(key, live, auth, known);
+        return rebuild(key, live, auth, known);
       }
       // The same listing: only the business's records may have changed since (an approval on
       // another replica). The view as built serves while they are read again, so no request

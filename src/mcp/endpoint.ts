@@ -46,7 +46,7 @@ import { isModern, type ProtocolVersion } from "./versions.ts";
 import type { TaskHost } from "./tasks.ts";
 import { NO_TRACING, type Tracing } from "../tracing/tracing.ts";
 import { mcpRequestSpan } from "./request_span.ts";
-import { type Deadline, deadlines } from "../deadlines.ts";
+import { deadlines } from "../deadlines.ts";
 
 /**
  * 2026-07-28 "Caching": how long tools/list and server/discover answers stay fresh, unless the
@@ -237,9 +237,11 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     let outcome: Outcome;
     let call: ForwardedCall | undefined;
     try {
-      // Only where tools depend on the caller: a fixed catalogue costs no await.
+      // Only where tools depend on the caller, and only when the caller's is not known yet: a
+      // fixed or known catalogue costs no await.
       if (catalogue && (method === "tools/list" || method === "tools/call")) {
-        callers = await catalogue(auth);
+        const found = catalogue(auth);
+        callers = found instanceof Promise ? await found : found;
       }
       if (metrics) _countRequest(metrics, message, callers);
       // Only a tool call watches for its client going away, so only then is the request's
@@ -351,14 +353,17 @@ function _annotateError(tracing: Tracing, code: number): void {
 }
 
 /** The outcome when it comes within `ms`, else null (it is still on its way). */
-async function _within(outcome: Promise<Outcome>, ms: number): Promise<Outcome | null> {
-  let deadline: Deadline | undefined;
-  const late = new Promise<null>((resolve) => deadline = deadlines.after(ms, () => resolve(null)));
-  try {
-    return await Promise.race([outcome, late]);
-  } finally {
-    deadline!.clear();
-  }
+function _within(outcome: Promise<Outcome>, ms: number): Promise<Outcome | null> {
+  return new Promise((resolve, reject) => {
+    const deadline = deadlines.after(ms, () => resolve(null));
+    outcome.then((ready) => {
+      deadline.clear();
+      resolve(ready);
+    }, (error: unknown) => {
+      deadline.clear();
+      reject(error);
+    });
+  });
 }
 
 /** An outcome still on its way, as a stream: its response goes out when it comes. */

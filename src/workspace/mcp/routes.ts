@@ -29,7 +29,7 @@ import { bearerChallenge, createBearerAuth, type WorkspaceAuth } from "./bearer.
 import type { WorkspaceServices } from "../domain/services.ts";
 import { createWorkspaceTools } from "./catalogue.ts";
 import { createGateTasks } from "./gate_tasks.ts";
-import type { AnyWorkspaceTool, UpstreamTools } from "./scoped_tool.ts";
+import type { AnyWorkspaceTool, CallerTools, UpstreamTools } from "./scoped_tool.ts";
 import { BoundedMap } from "../../bounded_map.ts";
 import { createToolRegistry, type ToolRegistry } from "../../mcp/registry.ts";
 import { joinTaskHosts } from "../../mcp/tasks.ts";
@@ -157,10 +157,9 @@ function _withUpstreams(
   own: readonly AnyWorkspaceTool[],
   upstreamTools: UpstreamTools,
   config: Pick<Config, "mcpPageSize">,
-): (auth: WorkspaceAuth) => Promise<ToolRegistry<WorkspaceAuth, AnyWorkspaceTool>> {
-  const registries = new BoundedMap<string, ToolRegistry<WorkspaceAuth, AnyWorkspaceTool>>(1_000);
-  return async (auth) => {
-    const { stamp, tools } = await upstreamTools.forCaller(auth);
+): (auth: WorkspaceAuth) => Registry | Promise<Registry> {
+  const registries = new BoundedMap<string, Registry>(1_000);
+  const registryOf = ({ stamp, tools }: CallerTools) => {
     let registry = registries.get(stamp);
     if (registry === undefined) {
       registry = createToolRegistry<WorkspaceAuth, AnyWorkspaceTool>([...own, ...tools], {
@@ -170,7 +169,13 @@ function _withUpstreams(
     }
     return registry;
   };
+  return (auth) => {
+    const found = upstreamTools.forCaller(auth);
+    return found instanceof Promise ? found.then(registryOf) : registryOf(found);
+  };
 }
+
+type Registry = ToolRegistry<WorkspaceAuth, AnyWorkspaceTool>;
 
 /** RFC 9728 §2, with the scope list of spec §5 and the issuer string of DESIGN.md. */
 export function protectedResourceMetadata(

@@ -32,9 +32,9 @@ export interface UpstreamWorkspaceTool extends ForwardedTool<WorkspaceAuth> {
 export interface UpstreamTools {
   /**
    * The caller's upstream tools in file order, each upstream's in its listing order, and a
-   * stamp that changes whenever they may have.
+   * stamp that changes whenever they may have; at once when nothing needs waiting for.
    */
-  forCaller(auth: WorkspaceAuth): Promise<CallerTools>;
+  forCaller(auth: WorkspaceAuth): CallerTools | Promise<CallerTools>;
   /** The upstreams' own tasks, relayed (gateway/relayed_tasks.ts). */
   readonly tasks?: OwnedTaskHost<WorkspaceAuth>;
 }
