@@ -8,6 +8,8 @@
  * `x-request-id` aside; the run fails otherwise. The servers are pinned to CPU 0 and wrk to
  * CPU 1 (taskset); rounds alternate between every endpoint and server, the median is reported
  * with the server's CPU time per request (from /proc), the steadier figure on a shared machine.
+ * Each ratio is the median of the rounds' own ratios (runs a few seconds apart), so that the
+ * machine's slower and faster spells meet both sides of it alike.
  * A third server, the floor (the bare one reading Host and stamping a fresh X-Request-Id on each
  * answer, `baseline_server.ts … stamp`), shows what Vestibule's contract alone costs in Deno.
  *
@@ -324,22 +326,34 @@ async function _wrk(
   return { ...run, cpuMicros: run.cpuMicros[0]! };
 }
 
-function _median(runs: readonly Run[]): Run {
-  const sorted = [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond);
-  return sorted[Math.floor(sorted.length / 2)]!;
+/** The middle one of an odd number of values (ROUNDS), ordered by `by`. */
+function _median<T>(values: readonly T[], by: (value: T) => number): T {
+  return [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)]!;
 }
 
-/** The table's rows: each endpoint's medians, its ratio and target, errors. */
+/** The table's rows: each endpoint's medians, its round-paired ratio and target, errors. */
 function _rows(endpoints: readonly Endpoint[], runs: ReadonlyMap<string, Run[]>): string[][] {
   const median = (endpoint: Endpoint, name: Name) =>
-    _median(runs.get(`${endpoint.label} ${name}`)!);
+    _median(runs.get(`${endpoint.label} ${name}`)!, (run) => run.requestsPerSecond);
   const onboarding = ENDPOINTS.find((e) => e.label === "onboarding tools/list")!;
+  // Vestibule's requests/s over the reference's, round by round; the median of those.
+  const paired = (endpoint: Endpoint, of: Endpoint, name: Name) => {
+    const references = runs.get(`${of.label} ${name}`)!;
+    return _median(
+      runs.get(`${endpoint.label} vestibule`)!.map((run, round) =>
+        run.requestsPerSecond / references[round]!.requestsPerSecond
+      ),
+      (ratio) => ratio,
+    );
+  };
   return endpoints.map((endpoint) => {
     const v = median(endpoint, "vestibule");
     const reference = endpoint.against === "bare"
       ? median(endpoint, "bare")
       : median(onboarding, "vestibule");
-    const ratio = v.requestsPerSecond / reference.requestsPerSecond;
+    const ratio = endpoint.against === "bare"
+      ? paired(endpoint, endpoint, "bare")
+      : paired(endpoint, onboarding, "vestibule");
     const errors = [...runs.entries()]
       .filter(([key]) => key.startsWith(`${endpoint.label} `))
       .reduce((n, [, r]) => n + r.reduce((m, run) => m + run.errors, 0), 0);
@@ -356,7 +370,7 @@ function _rows(endpoints: readonly Endpoint[], runs: ReadonlyMap<string, Run[]>)
       v.p99Ms.toFixed(2),
       `${ratio.toFixed(3)} of ${endpoint.against}`,
       `${endpoint.target}: ${ratio >= endpoint.target ? "ok" : "BELOW"}`,
-      floor ? (v.requestsPerSecond / floor.requestsPerSecond).toFixed(3) : "",
+      floor ? paired(endpoint, endpoint, "floor").toFixed(3) : "",
       String(errors),
     ];
   });
