@@ -181,15 +181,17 @@ function _serialize(
 ): Uint8Array {
   if (!TOKEN.test(method)) throw new TypeError("fetch failed: the method is not a token");
   let head = `${method} ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\n`;
-  const entries = headers instanceof Headers ? headers.entries() : Object.entries(headers);
-  for (const [name, value] of entries) {
+  const line = (name: string, value: string) => {
     // The value is never quoted back: it may be the operator's credential.
     if (!TOKEN.test(name)) throw new TypeError("fetch failed: a header name is not a token");
     if (BAD_VALUE.test(value)) {
       throw new TypeError(`fetch failed: the ${name} header's value has a line break`);
     }
     if (!OWN_HEADERS.has(name.toLowerCase())) head += `${name}: ${value}\r\n`;
-  }
+  };
+  if (headers instanceof Headers) headers.forEach((value, name) => line(name, value));
+  // A record's own names: one array, not one per entry.
+  else for (const name of Object.keys(headers)) line(name, headers[name]!);
   const bytes = body === undefined ? null : encoder.encode(body);
   if (bytes !== null || method === "POST" || method === "PUT" || method === "PATCH") {
     head += `Content-Length: ${bytes?.byteLength ?? 0}\r\n`;

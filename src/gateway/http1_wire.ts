@@ -12,6 +12,15 @@ const MAX_LINE_BYTES = 8_192;
 export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 const latin1 = new TextDecoder("latin1");
+/** The header fields that say how the answer's body is framed and whether the connection stays. */
+const FRAMING_FIELDS = [
+  "connection",
+  "content-encoding",
+  "transfer-encoding",
+  "content-length",
+] as const;
+type Framing = typeof FRAMING_FIELDS[number];
+const FRAMING: ReadonlySet<string> = new Set(FRAMING_FIELDS);
 
 /** An I/O error as fetch reports it: a TypeError with the OS error as its cause. */
 export function typed(error: unknown): unknown {
@@ -191,18 +200,28 @@ export class Wire {
       if (code === 101) throw new TypeError("fetch failed: the server switched protocols");
       if (code < 200) continue;
       const headers = new Headers();
+      // The fields that frame the body, as Headers.get would give them (repeats joined), read
+      // while the lines are: no lookups in the Headers afterwards.
+      const framing: Partial<Record<Framing, string>> = {};
       for (let i = 1; i < lines.length; i++) {
         const line = lines[i]!;
         const colon = line.indexOf(":");
-        if (colon <= 0 || !TOKEN.test(line.slice(0, colon))) {
+        const name = line.slice(0, colon);
+        if (colon <= 0 || !TOKEN.test(name)) {
           throw new TypeError("fetch failed: the answer has a malformed header line");
         }
-        headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
+        const value = line.slice(colon + 1).trim();
+        headers.append(name, value);
+        const lower = name.toLowerCase();
+        if (FRAMING.has(lower)) {
+          const known = framing[lower as Framing];
+          framing[lower as Framing] = known === undefined ? value : `${known}, ${value}`;
+        }
       }
-      const connection = headers.get("Connection")?.toLowerCase() ?? "";
+      const connection = framing["connection"]?.toLowerCase() ?? "";
       const keepAlive = status[1] === "1" && !/(^|,)\s*close\s*(,|$)/.test(connection);
-      const encoding = headers.get("Content-Encoding");
-      if (encoding !== null && encoding.toLowerCase() !== "identity") {
+      const encoding = framing["content-encoding"];
+      if (encoding !== undefined && encoding.toLowerCase() !== "identity") {
         throw new TypeError("fetch failed: the answer is compressed, which was not asked for");
       }
       const init = { status: code, statusText: _reason(status[3]), headers };
@@ -211,8 +230,8 @@ export class Wire {
         ended(true, keepAlive);
         return new Response(null, init);
       }
-      const transfer = headers.get("Transfer-Encoding");
-      const length = headers.get("Content-Length");
+      const transfer = framing["transfer-encoding"] ?? null;
+      const length = framing["content-length"] ?? null;
       if (transfer !== null) {
         if (transfer.trim().toLowerCase() !== "chunked") {
           throw new TypeError("fetch failed: the answer's transfer coding is not chunked");
@@ -221,12 +240,7 @@ export class Wire {
         return new Response(this.#chunked(keepAlive && length === null, ended, streaming), init);
       }
       if (length !== null) {
-        const sizes = new Set(length.split(",").map((part) => part.trim()));
-        const [only] = sizes;
-        if (sizes.size !== 1 || !/^\d{1,15}$/.test(only!)) {
-          throw new TypeError("fetch failed: the answer's Content-Length is invalid");
-        }
-        const size = Number(only);
+        const size = _contentLength(length);
         if (size <= EAGER_BODY_BYTES) {
           const bytes = await this.#exactly(size);
           ended(true, keepAlive);
@@ -331,6 +345,19 @@ export class Wire {
       reuse,
     );
   }
+}
+
+/**
+ * A Content-Length's size: one number, or the same number repeated (RFC 9112 §6.3: a list of
+ * identical values may be taken as one).
+ */
+function _contentLength(field: string): number {
+  const sizes = field.includes(",") ? new Set(field.split(",").map((part) => part.trim())) : null;
+  const only = sizes === null ? field : [...sizes][0]!;
+  if ((sizes !== null && sizes.size !== 1) || !/^\d{1,15}$/.test(only)) {
+    throw new TypeError("fetch failed: the answer's Content-Length is invalid");
+  }
+  return Number(only);
 }
 
 /** Where CRLF (or CRLFCRLF) starts in `buffer[from, end)`, or -1. */

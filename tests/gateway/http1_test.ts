@@ -385,6 +385,40 @@ Deno.test("a body longer than its Content-Length is cut at the length, and its c
   }
 });
 
+Deno.test("the framing fields decide the body and the connection, in any spelling and repeated", async () => {
+  // Each connection answers its requests in turn from this list: one answer per request.
+  const answers = [
+    // Repeated equal lengths are one length; `CONNECTION: Close` ends the connection.
+    "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nContent-Length: 2\r\nCONNECTION: Close\r\n\r\nok",
+    "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nconnection: keep-alive\r\n\r\nyes",
+    "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes",
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nno!",
+    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\ncontent-encoding: gzip\r\n\r\nno",
+    "HTTP/1.1 200 OK\r\ncontent-encoding: Identity\r\nContent-Length: 2\r\n\r\nok",
+  ];
+  let next = 0;
+  const server = rawServer(async (conn) => {
+    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+      await write(conn, answers[next++]!);
+    }
+  });
+  const fetch1 = createHttp1Fetch();
+  // A framing misread waits for bytes that never come: each request gives up instead.
+  const post = () => fetch1(server.url, { ...POST, signal: AbortSignal.timeout(2_000) });
+  try {
+    assert.equal(await (await post()).text(), "ok");
+    assert.equal(await (await post()).text(), "yes");
+    assert.equal(await (await post()).text(), "yes");
+    assert.equal(server.connections, 2, "closed after the first answer, kept after the second");
+    await assert.rejects(post(), /Content-Length is invalid/);
+    await assert.rejects(post(), /compressed/);
+    assert.equal(await (await post()).text(), "ok");
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
+
 Deno.test("a header value with a line break is refused without quoting it", async () => {
   const fetch1 = createHttp1Fetch();
   await assert.rejects(
