@@ -179,12 +179,15 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     }
   };
 
-  const linked = async (signal: AbortSignal): Promise<Link> => {
+  const relink = async (signal: AbortSignal): Promise<Link> => {
     await channel.open(signal);
     if (link !== null && link.epoch === channel.epoch) return link;
     linking ??= connect().then((made) => link = made).finally(() => linking = null);
     return await untilAborted(linking, signal);
   };
+  /** The session to send in: at once while the channel is open and its handshake stands. */
+  const linked = (signal: AbortSignal): Link | Promise<Link> =>
+    channel.ready && link !== null && link.epoch === channel.epoch ? link : relink(signal);
 
   /** A request in the agreed revision, after the handshake; a lost session is renewed once. */
   const send = async (
@@ -195,7 +198,8 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     progress: boolean,
   ): Promise<RpcOutcome> => {
     for (let attempt = 1;; attempt++) {
-      const current = await linked(exchangeOptions.signal);
+      const known = linked(exchangeOptions.signal);
+      const current = known instanceof Promise ? await known : known;
       const withMeta = (id: number) => {
         const modern = current.version === MODERN_PROTOCOL_VERSION;
         const own = {

@@ -280,6 +280,7 @@ export function createHttpChannel(
       return epoch;
     },
     open: () => Promise.resolve(),
+    ready: true,
 
     async request(call) {
       const sent = sessionId !== null && call.version !== MODERN_PROTOCOL_VERSION;

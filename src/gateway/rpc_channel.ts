@@ -36,6 +36,8 @@ export interface RpcChannel {
   readonly epoch: number;
   /** Ready to send (a stdio child started, after its restart back-off); no-op over HTTP. */
   open(signal: AbortSignal): Promise<void>;
+  /** Open now: `open` has nothing to do (always over HTTP; while its child runs over stdio). */
+  readonly ready: boolean;
   request(call: RpcCall): Promise<RpcOutcome>;
   notify(method: string, params: Record<string, unknown>, version: string | null): Promise<void>;
   /** Tells the upstream a request is abandoned, the way its transport and revision expect. */

@@ -246,6 +246,10 @@ export function createStdioChannel(
       return epoch;
     },
 
+    get ready() {
+      return child !== null && !child.exited;
+    },
+
     async open(signal) {
       if (child !== null && !child.exited) return;
       starting ??= start(signal).finally(() => starting = null);
