@@ -5,13 +5,13 @@
  * audit log together, which commits them in one commit: on SQLite, whose commits hold the event
  * loop while the disk syncs, nothing else could gather while a commit is under way. The entries
  * answered but not yet stored are bounded: past MAX_UNSTORED, a call's answer waits for its own
- * entry (back-pressure, never an entry dropped), so a crash (kill -9, power loss) loses at most
+ * entry, stored with those handed over with it (back-pressure, never an entry dropped), so a crash (kill -9, power loss) loses at most
  * that many, in practice the last few milliseconds' (docs/gateway.md "Audit durability"). An
  * entry the store refuses is logged whole (it holds no secrets); `settle` stores what is
  * gathered at once and waits for every entry, before shutdown.
  */
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
-import type { NewAuditEntry } from "../workspace/domain/audit.ts";
+import type { NewAuditEntry, RefusedEntry } from "../workspace/domain/audit.ts";
 
 /** Entries of answered calls that may wait for the store at once. */
 export const MAX_UNSTORED = 256;
@@ -40,8 +40,11 @@ interface Batch {
 }
 
 export function createCallAudit(deps: {
-  /** Stores one entry; entries handed over together share a commit (AuditLog.append). */
-  readonly append: (entry: NewAuditEntry) => Promise<void>;
+  /**
+   * Stores the entries handed over together, in a shared commit (AuditLog.appendAll); never
+   * rejects, resolving with those not stored.
+   */
+  readonly appendAll: (entries: readonly NewAuditEntry[]) => Promise<readonly RefusedEntry[]>;
   readonly log: LogSink;
   readonly maxUnstored?: number;
   readonly flushMs?: number;
@@ -52,21 +55,23 @@ export function createCallAudit(deps: {
   let unstored = 0;
   let open: Batch | null = null;
 
-  const store = (entry: NewAuditEntry) =>
-    deps.append(entry).catch((error: unknown) =>
+  const refused = (entries: readonly RefusedEntry[]) => {
+    for (const { entry, error } of entries) {
       logEvent(deps.log, {
         level: "error",
         message: "audit entry of an upstream call not stored",
         ...entry,
         ...describeError(error),
-      })
-    );
+      });
+    }
+  };
 
   const gather = (): Batch => {
     const entries: NewAuditEntry[] = [];
     let start!: () => void;
     const stored = new Promise<void>((resolve) => start = resolve)
-      .then(() => Promise.all(entries.map(store)))
+      .then(() => deps.appendAll(entries))
+      .then(refused, (error: unknown) => refused(entries.map((entry) => ({ entry, error }))))
       .then(() => {
         unstored -= entries.length;
         batches.delete(stored);

@@ -78,7 +78,7 @@ export function createUpstreamTools(
   // A call's audit entry is committed behind its answer, within a bounded number (call_audit.ts).
   // The upstream has acted whatever our store does: its entry need not wait for a disk sync.
   const audit = createCallAudit({
-    append: (entry) => services.audit.append(entry, "deferred"),
+    appendAll: (entries) => services.audit.appendAll(entries, "deferred"),
     log,
   });
   const relayed = createRelayedTasks({

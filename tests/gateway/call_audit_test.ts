@@ -2,25 +2,31 @@
 // answer waits for its own entry (back-pressure), and no entry is ever dropped.
 import assert from "node:assert/strict";
 import { createCallAudit } from "../../src/gateway/call_audit.ts";
-import type { NewAuditEntry } from "../../src/workspace/domain/audit.ts";
+import type { NewAuditEntry, RefusedEntry } from "../../src/workspace/domain/audit.ts";
 import { auditEntry } from "../workspace/fixtures.ts";
 
-/** A store whose commits finish only when the test says, one entry at a time. */
+/**
+ * A store whose writes finish only when the test says, one entry at a time; what is handed over
+ * together resolves once its last entry is stored.
+ */
 function slowStore() {
   const waiting: { action: string; done: () => void }[] = [];
   const stored: string[] = [];
   return {
     stored,
     waiting,
-    append: (fields: NewAuditEntry) =>
-      new Promise<void>((resolve) => {
-        waiting.push({
-          action: fields.action,
-          done: () => {
-            stored.push(fields.action);
-            resolve();
-          },
-        });
+    appendAll: (entries: readonly NewAuditEntry[]) =>
+      new Promise<readonly RefusedEntry[]>((resolve) => {
+        let left = entries.length;
+        for (const fields of entries) {
+          waiting.push({
+            action: fields.action,
+            done: () => {
+              stored.push(fields.action);
+              if (--left === 0) resolve([]);
+            },
+          });
+        }
       }),
     storeNext() {
       waiting.shift()!.done();
@@ -39,7 +45,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 Deno.test("entries within the bound do not hold up the answers", async () => {
   const store = slowStore();
   const audit = createCallAudit({
-    append: store.append,
+    appendAll: store.appendAll,
     log: () => {},
     maxUnstored: 3,
     flushMs: 0,
@@ -51,7 +57,7 @@ Deno.test("entries within the bound do not hold up the answers", async () => {
 Deno.test("past the bound a call waits for its own entry to be stored, and none is dropped", async () => {
   const store = slowStore();
   const audit = createCallAudit({
-    append: store.append,
+    appendAll: store.appendAll,
     log: () => {},
     maxUnstored: 2,
     flushMs: 0,
@@ -70,7 +76,7 @@ Deno.test("past the bound a call waits for its own entry to be stored, and none 
 
 Deno.test("entries of the same moment are handed over together, after the wait", async () => {
   const store = slowStore();
-  const audit = createCallAudit({ append: store.append, log: () => {}, flushMs: 60_000 });
+  const audit = createCallAudit({ appendAll: store.appendAll, log: () => {}, flushMs: 60_000 });
   await audit.record(auditEntry("t0"));
   await audit.record(auditEntry("t1"));
   assert.equal(store.waiting.length, 0, "gathered, not yet handed over");
@@ -87,7 +93,10 @@ Deno.test("settle waits for every entry; one the store refuses is logged whole",
   const lines: string[] = [];
   let refuse!: (error: Error) => void;
   const audit = createCallAudit({
-    append: () => new Promise<void>((_, reject) => refuse = reject),
+    appendAll: (entries) =>
+      new Promise((resolve) =>
+        refuse = (error) => resolve(entries.map((entry) => ({ entry, error })))
+      ),
     log: (line) => lines.push(line),
   });
   await audit.record(auditEntry("broken"));

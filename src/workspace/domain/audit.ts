@@ -82,6 +82,12 @@ export function auditPositionAt(ms: number): AuditPosition {
   return [LATEST - ms];
 }
 
+/** An entry the store did not take, and its error. */
+export interface RefusedEntry {
+  readonly entry: NewAuditEntry;
+  readonly error: unknown;
+}
+
 export interface PositionedEntry {
   readonly entry: AuditEntry;
   readonly position: AuditPosition;
@@ -95,6 +101,14 @@ export interface AuditLog {
    * commit is deferred (store.ts Durability) only when every entry in it may be.
    */
   append(entry: NewAuditEntry, durability?: Durability): Promise<void>;
+  /**
+   * Stores the entries as `append` would each; resolves once every one is stored or refused,
+   * with those refused and why (none when all are stored). Never rejects.
+   */
+  appendAll(
+    entries: readonly NewAuditEntry[],
+    durability?: Durability,
+  ): Promise<readonly RefusedEntry[]>;
   list(businessId: string, options?: { readonly limit?: number }): Promise<AuditEntry[]>;
   /**
    * A business's entries from newest to oldest (oldest to newest with `newer`), each with its
@@ -137,31 +151,42 @@ export function createAuditLog(store: Store, now: () => number): AuditLog {
           ? "deferred"
           : "synced";
         await store.commit([], _packed(batch), { durability });
-        for (const item of batch) item.done();
+        for (const item of batch) item.settle(item, true);
       } catch (error) {
-        for (const item of batch) item.done(error);
+        for (const item of batch) item.settle(item, false, error);
       }
     }
     writing = false;
   };
+  const appendAll = (
+    all: readonly NewAuditEntry[],
+    durability: Durability = "synced",
+  ): Promise<readonly RefusedEntry[]> =>
+    // One promise for all of them, settled by the last: nothing per entry but the entry.
+    new Promise((resolve) => {
+      const refused: RefusedEntry[] = [];
+      let left = all.length;
+      if (left === 0) return resolve(refused);
+      const settle = (item: Waiting, stored: boolean, error?: unknown) => {
+        if (!stored) refused.push({ entry: item.fields, error });
+        if (--left === 0) resolve(refused);
+      };
+      for (const fields of all) waiting.push({ ...stamp(fields), fields, durability, settle });
+      if (!writing) {
+        writing = true;
+        queueMicrotask(write);
+      }
+    });
   return {
     entry(fields) {
       const { key, record } = stamp(fields);
       return { type: "set", key, value: record };
     },
-    append(fields, durability = "synced") {
-      return new Promise<void>((resolve, reject) => {
-        waiting.push({
-          ...stamp(fields),
-          durability,
-          done: (error) => error === undefined ? resolve() : reject(error),
-        });
-        if (!writing) {
-          writing = true;
-          queueMicrotask(write);
-        }
-      });
+    async append(fields, durability = "synced") {
+      const [refused] = await appendAll([fields], durability);
+      if (refused !== undefined) throw refused.error;
     },
+    appendAll,
     async list(businessId, options = {}) {
       const entries: AuditEntry[] = [];
       const limit = options.limit ?? 100;
@@ -217,7 +242,9 @@ interface Packable extends Stamped {
 }
 
 interface Waiting extends Packable {
-  readonly done: (error?: unknown) => void;
+  readonly fields: NewAuditEntry;
+  /** Told once the entry's commit is made or failed (shared by the entries appended together). */
+  readonly settle: (item: Waiting, stored: boolean, error?: unknown) => void;
 }
 
 /**

@@ -79,3 +79,29 @@ Deno.test("a shared commit is deferred only when every entry in it may be", asyn
     kv.close();
   }
 });
+
+Deno.test("appendAll never rejects: it names the entries the store refused, and append throws", async () => {
+  const kv = await openKvStore(":memory:");
+  try {
+    const full = new Error("disk full");
+    let refuse = true;
+    const store: Store = {
+      ...kv,
+      commit: (checks, mutations, options) =>
+        refuse ? Promise.reject(full) : kv.commit(checks, mutations, options),
+    };
+    const audit = createAuditLog(store, () => 1_000);
+    const refused = await audit.appendAll([auditEntry("t0"), auditEntry("t1")], "deferred");
+    assert.deepEqual(refused.map(({ entry, error }) => [entry.action, error]), [
+      ["t0", full],
+      ["t1", full],
+    ]);
+    await assert.rejects(audit.append(auditEntry("t2")), (error) => error === full);
+    refuse = false;
+    assert.deepEqual(await audit.appendAll([auditEntry("t3"), auditEntry("t4")]), []);
+    assert.deepEqual(await audit.appendAll([]), []);
+    assert.deepEqual((await audit.list("b")).map((e) => e.action).sort(), ["t3", "t4"]);
+  } finally {
+    kv.close();
+  }
+});
