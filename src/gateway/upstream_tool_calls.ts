@@ -137,7 +137,7 @@ export function createUpstreamToolCalls(
     }
     return {
       ...base,
-      async forward(args, { auth, progress, signal, task }) {
+      async forward(args, { auth, progress, wantsProgress, signal, task }) {
         const decision = limiter.take(`${auth.accountId}:${auth.clientId}`);
         if (!decision.allowed) {
           throw new ToolError(
@@ -151,7 +151,9 @@ export function createUpstreamToolCalls(
         const record = await live.call(entry.tool, { ...args }, {
           signal,
           ...(asTask ? { task: true } : {}),
-          onProgress: (done, total, message) => void progress(done, total, message),
+          ...(wantsProgress
+            ? { onProgress: (done, total, message) => void progress(done, total, message) }
+            : {}),
           ...identity(upstream, auth),
         });
         // Kept before the audit line, which names it (the same store: if one cannot be written,

@@ -384,6 +384,7 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
           auth,
           signal,
           task,
+          wantsProgress: true,
           progress: (progress, total, message) =>
             send(encodeMessage(progressNotification(token, progress, total, message))),
         }),

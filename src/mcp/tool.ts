@@ -24,6 +24,11 @@ export interface ToolCallContext<A> {
   readonly auth: A;
   /** Sends a progress notification when the caller sent _meta.progressToken; no-op otherwise. */
   readonly progress: (progress: number, total?: number, message?: string) => Promise<void>;
+  /**
+   * The caller sent _meta.progressToken: only then does a forwarded call ask its upstream for
+   * progress, which would otherwise come only to be dropped.
+   */
+  readonly wantsProgress?: boolean;
   /** Aborted when the caller cancels the request or goes away. */
   readonly signal: AbortSignal;
   /** The caller takes a task for an answer (tasks.ts): a forwarded tool may start one. */

@@ -48,3 +48,28 @@ Deno.test("an event-stream upstream's progress reaches the agent before the upst
     await upstream.close();
   }
 });
+
+Deno.test("the upstream is asked for progress only when the agent asked for it", async () => {
+  const upstream = startTinyUpstream({ answer: "sse" });
+  const ws = await startGatewayServer([{ name: "tiny", url: upstream.url }]);
+  try {
+    const { token } = await ws.token(["app.access", "upstream.tiny"]);
+    const plain = await ws.post(token, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "tiny__add", arguments: { a: 1, b: 2 } },
+    });
+    assert.equal(plain.headers.get("Content-Type"), "application/json");
+    assert.deepEqual((await plain.json()).result.structuredContent, { sum: 3 });
+    assert.equal(upstream.lastCall?.meta?.["progressToken"], undefined);
+
+    const asked = await ws.post(token, callWithProgress(2, "tiny__add", { a: 2, b: 2 }));
+    assert.match(await asked.text(), /"sum":4/);
+    assert.notEqual(upstream.lastCall?.meta?.["progressToken"], undefined);
+    assert.equal(upstream.calls, 2);
+  } finally {
+    await ws.close();
+    await upstream.close();
+  }
+});
