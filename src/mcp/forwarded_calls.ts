@@ -55,17 +55,17 @@ export function createForwardedCalls(shared?: SharedCancels): ForwardedCalls {
         if (ended?.aborted) byServer();
         else controller.abort(new CallEnded("client", "the client went away"));
       };
-      const sources = [[request.signal, byClient], [ended, byServer]] as const;
-      for (const [signal, listener] of sources) {
-        if (signal?.aborted) listener();
-        else signal?.addEventListener("abort", listener, { once: true });
-      }
+      const { signal } = request;
+      if (signal.aborted) byClient();
+      else signal.addEventListener("abort", byClient, { once: true });
+      const unhook = ended === undefined ? undefined : _whenEnded(ended, byServer);
       inFlight.set(key, controller);
       const unwatch = watch?.(key, controller);
       return {
         signal: controller.signal,
         done() {
-          for (const [signal, listener] of sources) signal?.removeEventListener("abort", listener);
+          signal.removeEventListener("abort", byClient);
+          unhook?.();
           if (inFlight.get(key) === controller) inFlight.delete(key);
           unwatch?.();
         },
@@ -81,6 +81,30 @@ export function createForwardedCalls(shared?: SharedCancels): ForwardedCalls {
       else await shared?.publish(key);
     },
   };
+}
+
+/**
+ * The calls to tell when a connection's `ended` aborts: one listener per connection, whatever
+ * the number of calls it carries (a set is cheaper to join and leave than the signal's listeners).
+ */
+const endings = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `hook` once `ended` aborts (at once if it has); the function returned unhooks it. */
+function _whenEnded(ended: AbortSignal, hook: () => void): () => void {
+  if (ended.aborted) {
+    hook();
+    return () => {};
+  }
+  let hooks = endings.get(ended);
+  if (hooks === undefined) {
+    const all = hooks = new Set<() => void>();
+    endings.set(ended, all);
+    ended.addEventListener("abort", () => {
+      for (const each of [...all]) each();
+    }, { once: true });
+  }
+  hooks.add(hook);
+  return () => hooks.delete(hook);
 }
 
 /**

@@ -47,6 +47,20 @@ Deno.test("a forwarded call ended by the server says so; one ended by its caller
     calls.notify("alice", CANCEL_7);
     assert.deepEqual(reason(call.signal), ["client", "the client cancelled it"]);
   });
+  await t.step("calls one after another on one connection: only those running are ended", () => {
+    const server = new AbortController();
+    const calls = createForwardedCalls();
+    const context = { clientAddress: "192.0.2.1", ended: server.signal };
+    const call = (id: number) =>
+      calls.start("alice", id, { signal: new AbortController().signal } as Request, context);
+    const first = call(1);
+    first.done();
+    const [second, third] = [call(2), call(3)];
+    server.abort("the server is shutting down");
+    assert.equal(first.signal.aborted, false);
+    assert.deepEqual(reason(second.signal), ["server", "the server is shutting down"]);
+    assert.deepEqual(reason(third.signal), ["server", "the server is shutting down"]);
+  });
   await t.step("a call that is done is no longer cancelled", () => {
     const server = new AbortController();
     const { call, calls } = started(server);
