@@ -202,6 +202,8 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       const current = known instanceof Promise ? await known : known;
       const withMeta = (id: number) => {
         const modern = current.version === MODERN_PROTOCOL_VERSION;
+        // The usual legacy call has no `_meta` of ours: its params go as they are.
+        if (meta === undefined && !progress && !modern) return params(id);
         const own = {
           ...meta,
           ...(progress ? { progressToken: id } : {}),
