@@ -5,10 +5,10 @@
  * audit log together, which commits them in one commit: on SQLite, whose commits hold the event
  * loop while the disk syncs, nothing else could gather while a commit is under way. The entries
  * answered but not yet stored are bounded: past MAX_UNSTORED, a call's answer waits for its own
- * entry, stored with those handed over with it (back-pressure, never an entry dropped), so a crash (kill -9, power loss) loses at most
- * that many, in practice the last few milliseconds' (docs/gateway.md "Audit durability"). An
- * entry the store refuses is logged whole (it holds no secrets); `settle` stores what is
- * gathered at once and waits for every entry, before shutdown.
+ * entry, stored with those handed over with it (back-pressure, never an entry dropped), so a
+ * crash (kill -9, power loss) loses at most that many, in practice the last few milliseconds'
+ * (docs/gateway.md "Audit durability"). An entry the store refuses is logged whole (it holds no
+ * secrets); `settle` stores what is gathered at once and waits for every entry, before shutdown.
  */
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import type { NewAuditEntry, RefusedEntry } from "../workspace/domain/audit.ts";

@@ -51,6 +51,7 @@ export function refill(bucket: Bucket | null, t: number, perMs: number, burst: n
  */
 const WHOLE = 1 - 1e-9;
 
+/** Every allowed decision: one object, as it carries nothing else. */
 const ALLOWED: RateDecision = Object.freeze({ allowed: true });
 
 /** Allowed with one whole token, else the wait until the bucket holds one, in whole seconds. */
