@@ -15,8 +15,16 @@ export async function scrape(adminUrl: string | null): Promise<string> {
 }
 
 /** Whether Prometheus' `promtool` is installed (the metrics checks need it; .ci/run installs it). */
-export const PROMTOOL = await new Deno.Command("promtool", { args: ["--version"] }).output()
-  .then((out) => out.success, () => false);
+export const PROMTOOL = await _runs("promtool");
+
+/** Whether `command --version` runs: a command that is not installed throws as it is spawned. */
+async function _runs(command: string): Promise<boolean> {
+  try {
+    return (await new Deno.Command(command, { args: ["--version"] }).output()).success;
+  } catch {
+    return false;
+  }
+}
 
 /** Asserts that `promtool check metrics` accepts the exposition without a word. */
 export async function assertPromtoolAccepts(text: string): Promise<void> {
