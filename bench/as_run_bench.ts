@@ -39,7 +39,8 @@ import {
   rawExchange,
 } from "./raw_exchange.ts";
 import { type LoadResult, runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
-import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
+import { type ServerProcess, startServerProcess } from "./processes.ts";
+import { freePorts } from "../testkit/ports.ts";
 const ROUNDS = 3;
 const SERVER_CPU = 0;
 const LOAD_CPU = 1;

@@ -31,7 +31,8 @@ import {
 import type { BenchRuntime, BenchSection } from "./main.ts";
 import { table } from "./table.ts";
 import { runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
-import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
+import { type ServerProcess, startServerProcess } from "./processes.ts";
+import { freePorts } from "../testkit/ports.ts";
 import { HEAP_FLAGS } from "../deploy/node_flags.mjs";
 import { LEGACY_VERSION, openLegacySession } from "./legacy_session.ts";
 

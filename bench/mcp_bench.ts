@@ -20,7 +20,8 @@ import { resolveConfig } from "../src/config/config.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
 import { type LoadResult, parseWrkOutput, wrkAvailable } from "./load.ts";
-import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
+import { type ServerProcess, startServerProcess } from "./processes.ts";
+import { freePorts } from "../testkit/ports.ts";
 
 const ROUNDS = 3;
 const SDK_VERSION = "1.32.2";

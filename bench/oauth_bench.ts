@@ -14,7 +14,8 @@ import { issueGrant } from "../testkit/issue_grant.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
-import { freePorts, startServerProcess } from "./processes.ts";
+import { startServerProcess } from "./processes.ts";
+import { freePorts } from "../testkit/ports.ts";
 import { driveForms, type FormsMeasured as Measured } from "./load.ts";
 import { type BenchStore, onEachStore } from "./stores.ts";
 

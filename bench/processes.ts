@@ -123,14 +123,3 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
     },
   };
 }
-
-/** Ports the OS says are free right now. */
-export function freePorts(count: number): number[] {
-  const listeners = Array.from(
-    { length: count },
-    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
-  );
-  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
-  for (const l of listeners) l.close();
-  return ports;
-}

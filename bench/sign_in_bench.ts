@@ -11,7 +11,8 @@ import { createAccounts } from "../src/accounts/accounts.ts";
 import { openKvStore } from "../src/store/kv_store.ts";
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
-import { freePorts, startServerProcess } from "./processes.ts";
+import { startServerProcess } from "./processes.ts";
+import { freePorts } from "../testkit/ports.ts";
 
 const KNOWN = "known@example.com";
 const UNKNOWN = "unknown@example.com";

@@ -12,7 +12,8 @@ import { loadAverage, removeStore, seedStore, startTaskCommand } from "./as_run.
 import type { BenchSection } from "./main.ts";
 import { table } from "./table.ts";
 import { runScriptedWrk, wrkAvailable, wrkScript } from "./load.ts";
-import { freePorts, type ServerProcess, startServerProcess } from "./processes.ts";
+import { type ServerProcess, startServerProcess } from "./processes.ts";
+import { freePorts } from "../testkit/ports.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const SERVER_CPU = 0;

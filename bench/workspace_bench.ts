@@ -14,7 +14,8 @@
 import type { BenchSection } from "./main.ts";
 import { table } from "./main.ts";
 import { type LoadResult, parseWrkOutput, wrkAvailable } from "./load.ts";
-import { freePorts, startServerProcess } from "./processes.ts";
+import { startServerProcess } from "./processes.ts";
+import { freePorts } from "../testkit/ports.ts";
 import { type BenchStore, onEachStore } from "./stores.ts";
 
 const ROUNDS = 3;

@@ -1,5 +1,6 @@
 // The server of the behaviour transcript (testkit/transcript.ts): main.ts of a checkout started
 // with --demo on free loopback ports, with the operator listener and a file outbox.
+import { freePorts } from "./ports.ts";
 
 export interface TranscriptServer {
   /** The three origins and the operator listener, `http://127.0.0.1:PORT`. */
@@ -12,13 +13,6 @@ export interface TranscriptServer {
   /** The file outbox: one JSON line per mail sent. */
   readonly mailPath: string;
   stop(): Promise<void>;
-}
-
-function freePorts(n: number): number[] {
-  const ls = Array.from({ length: n }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));
-  const ports = ls.map((l) => (l.addr as Deno.NetAddr).port);
-  ls.forEach((l) => l.close());
-  return ports;
 }
 
 /** Starts main.ts of `tree` and waits until it logs that it listens. */

@@ -3,6 +3,7 @@
 // stdio child, and an UpstreamConfig around any transport. Pinned versions; their packages are
 // in tests/test.lock.
 import type { UpstreamConfig, UpstreamTransport } from "../src/config/upstreams.ts";
+import { freePort } from "./ports.ts";
 
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 export const MEMORY = "npm:@modelcontextprotocol/server-memory@2026.8.31";
@@ -71,14 +72,6 @@ export interface RunningHttpUpstream {
   readonly port: number;
   /** SIGKILL, as a crash: nothing is closed politely. */
   kill(): Promise<void>;
-}
-
-/** A free loopback port (released again right away; the next listener takes it). */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
 }
 
 /** server-everything's Streamable HTTP server on `port`, once it says it is listening. */

@@ -17,7 +17,7 @@ import type { Mail } from "../../src/mail/mailer.ts";
 import { startTinyUpstream } from "../../testkit/tiny_upstream.ts";
 import type { TinyTool } from "../../testkit/tiny_upstream_tools.ts";
 import { until, writeUpstreamsFile } from "../blackbox/support/gateway_support.ts";
-import { freePorts } from "../blackbox/support/harness.ts";
+import { freePorts } from "../../testkit/ports.ts";
 import { oauthFixture } from "../blackbox/support/oauth_helpers.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
 import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { chromium } from "npm:playwright-core@^1.56.0";
 import { createAccounts } from "../../src/accounts/accounts.ts";
-import { freePorts } from "../blackbox/support/harness.ts";
+import { freePorts } from "../../testkit/ports.ts";
 import {
   authorizeParams,
   authorizeUrl,

@@ -12,7 +12,7 @@ import { startGatewayServer, until } from "../blackbox/support/gateway_support.t
 import { issueGrant } from "../../testkit/issue_grant.ts";
 import { startTinyUpstream } from "../../testkit/tiny_upstream.ts";
 import { ADD_TOOL, type TinyTool } from "../../testkit/tiny_upstream_tools.ts";
-import { freePort } from "../../testkit/upstreams.ts";
+import { freePort } from "../../testkit/ports.ts";
 import { createAuditLog } from "../../src/workspace/domain/audit.ts";
 import { CHROMIUM, chromiumAvailable } from "./chromium.ts";
 import { buttonLines, checkPage } from "./page_check.ts";

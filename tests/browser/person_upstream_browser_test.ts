@@ -16,7 +16,7 @@ import {
   startPersonUpstream,
 } from "../blackbox/support/person_upstream_support.ts";
 import { until } from "../blackbox/support/gateway_support.ts";
-import { freePorts } from "../blackbox/support/harness.ts";
+import { freePorts } from "../../testkit/ports.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
 import { CHROMIUM, chromiumAvailable, SHOTS } from "./chromium.ts";
 import { checkPage } from "./page_check.ts";

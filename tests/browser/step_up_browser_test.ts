@@ -7,7 +7,7 @@ import { chromium } from "npm:playwright-core@^1.56.0";
 import { Client } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/index.js";
 import { UnauthorizedError } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/auth.js";
 import { StreamableHTTPClientTransport } from "npm:@modelcontextprotocol/sdk@^1.32.2/client/streamableHttp.js";
-import { freePorts } from "../blackbox/support/harness.ts";
+import { freePorts } from "../../testkit/ports.ts";
 import { journeyFixture, sumOf } from "../interop/journey_support.ts";
 import { MemoryProvider } from "../interop/memory_provider.ts";
 import { CHROMIUM, chromiumAvailable } from "./chromium.ts";

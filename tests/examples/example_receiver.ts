@@ -2,7 +2,7 @@
 // process, its files (the events' secret, the operator API token, the command it runs),
 // and its standard output read as JSON lines.
 import { tempWebhookSecret } from "../blackbox/support/webhook_receiver.ts";
-import { freePorts } from "../blackbox/support/harness.ts";
+import { freePorts } from "../../testkit/ports.ts";
 
 const EXAMPLE = new URL("../../examples/webhook_receiver.ts", import.meta.url).pathname;
 const LOCK = new URL("../test.lock", import.meta.url).pathname;

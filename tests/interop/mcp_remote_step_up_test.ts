@@ -6,7 +6,7 @@
 // redirect to. It merges the challenge's scope with what it holds, adds offline_access, and
 // authorizes without refreshing.
 import assert from "node:assert/strict";
-import { freePorts } from "../blackbox/support/harness.ts";
+import { freePorts } from "../../testkit/ports.ts";
 import { assertConsents, journeyFixture, scopeSet } from "./journey_support.ts";
 
 const MCP_REMOTE = "npm:mcp-remote@0.15.1";

@@ -2,7 +2,8 @@
 // and Secure. fetch cannot set Host, so this test speaks HTTP/1.1 over a plain socket.
 import assert from "node:assert/strict";
 import { tempOutbox } from "../support/accounts_browser.ts";
-import { freePorts, startTestServer } from "../support/harness.ts";
+import { startTestServer } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 
 interface RawResponse {
   readonly status: number;

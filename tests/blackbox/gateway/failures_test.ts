@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { startEverythingHttp } from "../../../testkit/upstreams.ts";
 import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import {
   callWithProgress,
   sseEvent,

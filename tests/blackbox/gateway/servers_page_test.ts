@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { startTinyUpstream } from "../../../testkit/tiny_upstream.ts";
 import { ADD_TOOL, type TinyTool } from "../../../testkit/tiny_upstream_tools.ts";
-import { freePort } from "../../../testkit/upstreams.ts";
+import { freePort } from "../../../testkit/ports.ts";
 import { type Browser, tempOutbox } from "../support/accounts_browser.ts";
 import { signIn } from "../support/workspace_support.ts";
 import { startGatewayServer, until } from "../support/gateway_support.ts";

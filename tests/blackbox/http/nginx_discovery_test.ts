@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { serve } from "../../../src/server.ts";
 import { ROOT } from "../support/main_process.ts";
-import { createTestApp, freePorts } from "../support/harness.ts";
+import { createTestApp } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 
 const NGINX = ["/usr/sbin/nginx", "/usr/bin/nginx"].find((path) => {
   try {

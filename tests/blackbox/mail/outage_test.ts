@@ -3,7 +3,7 @@
 // with the start task's permissions, on one KV file.
 import assert from "node:assert/strict";
 import { Browser, submitForm } from "../support/accounts_browser.ts";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import {
   copyProject,
   mainCommand,

@@ -1,7 +1,7 @@
 // Dynamic client registration (RFC 7591) and Client ID Metadata Documents.
 import assert from "node:assert/strict";
 import { Browser } from "../support/accounts_browser.ts";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import {
   authorizeParams,
   authorizeUrl,

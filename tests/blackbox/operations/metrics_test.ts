@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { createOutbox } from "../../../src/outbox/outbox.ts";
 import type { StoreFault, StoreOperation } from "../../../testkit/store_faults.ts";
-import { freePorts, startTestServer } from "../support/harness.ts";
+import { startTestServer } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import { copyProject, originsEnv, whileServing } from "../support/main_process.ts";
 import { MAIL_VERDICT_MS } from "../../../src/operator/listener.ts";
 import { manualClock } from "../../store/store_contract.ts";

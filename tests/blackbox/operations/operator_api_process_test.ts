@@ -1,7 +1,7 @@
 // main.ts with the operator API, as `deno task start` runs it: a token file it cannot use stops
 // start-up with one line; a good one, kept under ./data, turns the API on.
 import assert from "node:assert/strict";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import {
   copyProject,
   mainCommand,

@@ -2,7 +2,8 @@
 // file, a request helper carrying the operator's token, and a catalogue to replace.
 import assert from "node:assert/strict";
 import { startWorkspaceServer, type WorkspaceServer } from "../support/workspace_support.ts";
-import { freePorts, type TestServerOptions } from "../support/harness.ts";
+import { type TestServerOptions } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 
 /** The operator's bearer token, written to the token file. */
 export const TOKEN = "op-" + "k".repeat(40);

@@ -10,7 +10,7 @@ import {
   startTaskFlags,
   startup,
 } from "../support/main_process.ts";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import { storeFile } from "../support/server_runtime.ts";
 
 Deno.test("`deno task start` flags: serves /health from a KV file under ./data, stops on SIGTERM", async () => {

@@ -12,7 +12,7 @@ import { resolveConfig } from "../../../src/config/config.ts";
 import { openStore } from "../../../src/store/open.ts";
 import { issueGrant } from "../../../testkit/issue_grant.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import { copyProject, originsEnv, startServerProcess } from "../support/main_process.ts";
 import { PROTOCOL_VERSION } from "../support/workspace_support.ts";
 

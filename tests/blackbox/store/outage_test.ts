@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { READY_DEADLINE_MS } from "../../../src/operator/listener.ts";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import { startWorkspaceServer } from "../support/workspace_support.ts";
 
 /** How long the signing keys' public halves are trusted in memory (signing_keys.ts). */

@@ -4,7 +4,7 @@
 // down and back up.
 import assert from "node:assert/strict";
 import { startPgCluster } from "../../../testkit/pg_cluster.ts";
-import { freePorts } from "../support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import {
   copyProject,
   mainCommand,

@@ -8,6 +8,7 @@ import type { Store } from "../../../src/store/store.ts";
 import { type StoreFault, withFaults } from "../../../testkit/store_faults.ts";
 import { startNodeHost } from "./node_host.ts";
 import { openStoreFile, serverNode } from "./server_runtime.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 
 export interface TestServer {
   readonly config: Config;
@@ -22,17 +23,6 @@ export interface TestServer {
   /** From now on the server's store meets `fault` (testkit/store_faults.ts); null ends it. */
   setStoreFault(fault: StoreFault | null): Promise<void>;
   close(): Promise<void>;
-}
-
-/** Ports the OS says are free now; good enough for loopback tests. */
-export function freePorts(count: number): number[] {
-  const listeners = Array.from(
-    { length: count },
-    () => Deno.listen({ hostname: "127.0.0.1", port: 0 }),
-  );
-  const ports = listeners.map((l) => (l.addr as Deno.NetAddr).port);
-  for (const l of listeners) l.close();
-  return ports;
 }
 
 /** The three origins on free loopback ports. */
@@ -153,20 +143,8 @@ async function _startOnNode(
   env: Record<string, string>,
   options: TestServerOptions,
 ): Promise<TestServer> {
-  let origins = originsEnv();
-  let host;
-  for (let attempt = 1;; attempt++) {
-    try {
-      host = await startNodeHost(node, { ...origins, ...env }, options);
-      break;
-    } catch (error) {
-      // A free port can be taken before the child binds it (an outgoing connection's local port,
-      // during the child's start-up): the ports chosen here are chosen again.
-      const ours = Object.keys(origins).every((name) => !(name in env));
-      if (!ours || attempt === 3 || !/EADDRINUSE/.test(String(error))) throw error;
-      origins = originsEnv();
-    }
-  }
+  const origins = originsEnv();
+  const host = await startNodeHost(node, { ...origins, ...env }, options);
   const config = resolveConfig({
     ...origins,
     VESTIBULE_DATA: options.dataUrl ?? ":memory:",

@@ -1,6 +1,6 @@
 // Scraping the operator listener (VESTIBULE_ADMIN_LISTEN) in the black-box tests.
 import assert from "node:assert/strict";
-import { freePorts } from "./harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 
 /** The variable that turns the operator listener on, at a free loopback port. */
 export function adminEnv(): Record<string, string> {

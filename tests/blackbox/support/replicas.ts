@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import { Browser, followLink, hiddenField, submitForm } from "./accounts_browser.ts";
-import { freePorts } from "./harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import { mainCommand, startTaskFlags } from "./main_process.ts";
 import { enabledScopes, pkce, postForm } from "./oauth_helpers.ts";
 import { startSmtpServer, type TestSmtpServer } from "./smtp_server.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { runAdminCommand } from "../../../src/operator/cli/commands.ts";
 import { resolveConfig } from "../../../src/config/config.ts";
 import { openKvStore } from "../../../src/store/kv_store.ts";
-import { freePorts } from "../../blackbox/support/harness.ts";
+import { freePorts } from "../../../testkit/ports.ts";
 import { startSmtpServer } from "../../blackbox/support/smtp_server.ts";
 
 async function mailTest(env: Record<string, string>, to: string) {
