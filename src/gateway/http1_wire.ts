@@ -21,6 +21,7 @@ const FRAMING_FIELDS = [
 ] as const;
 type Framing = typeof FRAMING_FIELDS[number];
 const FRAMING: ReadonlySet<string> = new Set(FRAMING_FIELDS);
+const isFraming = (name: string): name is Framing => FRAMING.has(name);
 
 /** An I/O error as fetch reports it: a TypeError with the OS error as its cause. */
 export function typed(error: unknown): unknown {
@@ -213,9 +214,9 @@ export class Wire {
         const value = line.slice(colon + 1).trim();
         headers.append(name, value);
         const lower = name.toLowerCase();
-        if (FRAMING.has(lower)) {
-          const known = framing[lower as Framing];
-          framing[lower as Framing] = known === undefined ? value : `${known}, ${value}`;
+        if (isFraming(lower)) {
+          const known = framing[lower];
+          framing[lower] = known === undefined ? value : `${known}, ${value}`;
         }
       }
       const connection = framing["connection"]?.toLowerCase() ?? "";
@@ -352,6 +353,7 @@ export class Wire {
  * identical values may be taken as one).
  */
 function _contentLength(field: string): number {
+  // The usual single value is taken as it is, without splitting it.
   const sizes = field.includes(",") ? new Set(field.split(",").map((part) => part.trim())) : null;
   const only = sizes === null ? field : [...sizes][0]!;
   if ((sizes !== null && sizes.size !== 1) || !/^\d{1,15}$/.test(only)) {
