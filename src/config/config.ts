@@ -354,7 +354,11 @@ export function readEnvironment(): Record<string, string | undefined> {
   const names = runtime.envNames()?.filter((name) => name.startsWith("VESTIBULE_")) ??
     likelyTypos();
   for (const setting of Object.values(SETTINGS)) env[setting.env] = runtime.env(setting.env);
-  for (const name of names) env[name] ??= runtime.env(name);
+  for (const name of names) {
+    if (name in env) continue;
+    const value = runtime.env(name);
+    if (value !== undefined) env[name] = value;
+  }
   for (const name of OTEL_VARIABLES) {
     try {
       env[name] = runtime.env(name);

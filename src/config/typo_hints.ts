@@ -49,23 +49,29 @@ const SLIPS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_";
  * The names to look for when the environment cannot be listed (`--allow-env=VESTIBULE_*`):
  * each setting's name with one slip after the prefix (a character missing, added or changed, or
  * two swapped: VESTIBULE_ADMIN_LISTN, VESTIBULE_MAIL_FORM), without its inner underscores
- * (VESTIBULE_BASEURL), in lower case, and the guesses of LIKELY_TYPOS.
+ * (VESTIBULE_BASEURL), in lower case, and the guesses of LIKELY_TYPOS. Made one at a time, some
+ * twice, and never kept: the 22,000 names held at once were 6–9 MiB of the idle server's memory.
  */
-export function likelyTypos(): string[] {
-  const names = new Set(Object.keys(LIKELY_TYPOS));
+export function* likelyTypos(): Generator<string> {
+  for (const name of _slips()) if (!KNOWN_NAMES.has(name)) yield name;
+}
+
+const KNOWN_NAMES: ReadonlySet<string> = new Set(KNOWN);
+
+/** likelyTypos' names and some settings' own (a character changed to itself, say). */
+function* _slips(): Generator<string> {
+  yield* Object.keys(LIKELY_TYPOS);
   for (const env of KNOWN) {
     const rest = env.slice(PREFIX.length);
-    names.add(PREFIX + rest.replaceAll("_", ""));
-    names.add(PREFIX + rest.toLowerCase());
+    yield PREFIX + rest.replaceAll("_", "");
+    yield PREFIX + rest.toLowerCase();
     for (let i = 0; i <= rest.length; i++) {
       const [before, after] = [rest.slice(0, i), rest.slice(i)];
-      for (const c of SLIPS) names.add(PREFIX + before + c + after);
+      for (const c of SLIPS) yield PREFIX + before + c + after;
       if (after === "") continue;
-      names.add(PREFIX + before + after.slice(1));
-      for (const c of SLIPS) names.add(PREFIX + before + c + after.slice(1));
-      if (after.length > 1) names.add(PREFIX + before + after[1] + after[0] + after.slice(2));
+      yield PREFIX + before + after.slice(1);
+      for (const c of SLIPS) yield PREFIX + before + c + after.slice(1);
+      if (after.length > 1) yield PREFIX + before + after[1] + after[0] + after.slice(2);
     }
   }
-  for (const env of KNOWN) names.delete(env);
-  return [...names];
 }
