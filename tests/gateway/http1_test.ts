@@ -1,6 +1,6 @@
-// The gateway's own HTTP/1.1 client against real servers on loopback: Deno.serve, and raw
-// listeners written here to frame answers exactly as a test needs (chunks on cue, an idle
-// close, a head too big, a body longer than it says).
+// The gateway's own HTTP/1.1 client against real servers on loopback (Deno.serve, and raw
+// listeners that frame answers as a test needs): connections, their reuse and their caps, aborts,
+// https, and the MCP client through it. How answers are framed: http1_framing_test.ts.
 import assert from "node:assert/strict";
 import { createMcpClient } from "../../src/gateway/client.ts";
 import { createHttp1Fetch } from "../../src/gateway/http1.ts";
@@ -11,60 +11,7 @@ import { ADD_TOOL, type TinyTool } from "../../testkit/tiny_upstream_tools.ts";
 import { upstreamConfig } from "../../testkit/upstreams.ts";
 import { settledWithin } from "../blackbox/support/gateway_support.ts";
 import { selfSignedCertificate } from "../blackbox/support/smtp_server.ts";
-
-const encoder = new TextEncoder();
-const POST = { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" };
-
-/** A listener whose every connection `answer` handles; `connections` counts them. */
-function rawServer(answer: (conn: Deno.TcpConn, request: string) => Promise<void>) {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const handlers: Promise<void>[] = [];
-  let connections = 0;
-  (async () => {
-    for await (const conn of listener) {
-      connections++;
-      handlers.push((async () => {
-        try {
-          await answer(conn, await _readRequest(conn));
-        } catch {
-          // The client went away; the test says what it expected.
-        } finally {
-          try {
-            conn.close();
-          } catch {
-            // Closed by the handler.
-          }
-        }
-      })());
-    }
-  })();
-  return {
-    url: `http://127.0.0.1:${listener.addr.port}/mcp`,
-    get connections() {
-      return connections;
-    },
-    async close() {
-      listener.close();
-      await Promise.all(handlers);
-    },
-  };
-}
-
-/** One request's head and Content-Length body, as text. */
-async function _readRequest(conn: Deno.Conn): Promise<string> {
-  const buffer = new Uint8Array(65_536);
-  let text = "";
-  for (;;) {
-    const read = await conn.read(buffer);
-    if (read === null) return text;
-    text += new TextDecoder().decode(buffer.subarray(0, read));
-    const end = text.indexOf("\r\n\r\n");
-    const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? 0);
-    if (end >= 0 && text.length >= end + 4 + length) return text;
-  }
-}
-
-const write = (conn: Deno.Conn, text: string) => conn.write(encoder.encode(text));
+import { POST, rawServer, readRequest, write } from "./http1_raw_server.ts";
 
 Deno.test("a Content-Length answer comes back with its status, headers and body", async () => {
   const server = Deno.serve(
@@ -92,32 +39,6 @@ Deno.test("a Content-Length answer comes back with its status, headers and body"
   } finally {
     fetch1.close();
     await server.shutdown();
-  }
-});
-
-Deno.test("a chunked answer's chunks are handed on as they arrive", async () => {
-  const { promise: next, resolve: sendNext } = Promise.withResolvers<void>();
-  const server = rawServer(async (conn) => {
-    await write(
-      conn,
-      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
-        "6;ext=1\r\nfirst\n\r\n",
-    );
-    await next;
-    await write(conn, "7\r\nsecond\n\r\n0\r\nX-Trailer: t\r\n\r\n");
-  });
-  const fetch1 = createHttp1Fetch();
-  try {
-    const response = await fetch1(server.url, POST);
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    // The server sends the second chunk only after the first was read here.
-    assert.deepEqual(await reader.read(), { done: false, value: "first\n" });
-    sendNext();
-    assert.deepEqual(await reader.read(), { done: false, value: "second\n" });
-    assert.deepEqual(await reader.read(), { done: true, value: undefined });
-  } finally {
-    fetch1.close();
-    await server.close();
   }
 });
 
@@ -169,7 +90,7 @@ Deno.test("a POST that failed on a reused connection is never sent again", async
   let received = 0;
   const server = rawServer(async (conn) => {
     await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
-    await _readRequest(conn);
+    await readRequest(conn);
     // The server acts on the second request, then drops the connection without a byte.
     received++;
     conn.close();
@@ -197,7 +118,7 @@ Deno.test("bytes a server writes after a complete answer close the idle connecti
     const first = server.connections === 1;
     await write(conn, `HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n${first ? "alice" : "bob.."}`);
     if (!first) {
-      for (let request = "next"; request !== ""; request = await _readRequest(conn)) {
+      for (let request = "next"; request !== ""; request = await readRequest(conn)) {
         await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nbob..");
       }
       return;
@@ -226,7 +147,7 @@ Deno.test("bytes a server writes after a complete answer close the idle connecti
 
 Deno.test("an origin gets at most maxPerOrigin connections; the other requests wait their turn", async () => {
   const server = rawServer(async (conn) => {
-    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+    for (let request = "first"; request !== ""; request = await readRequest(conn)) {
       await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     }
   });
@@ -247,7 +168,7 @@ Deno.test("a request waiting for a connection ends with its signal, and sends no
   const { promise: release, resolve: answer } = Promise.withResolvers<void>();
   let requests = 0;
   const server = rawServer(async (conn) => {
-    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+    for (let request = "first"; request !== ""; request = await readRequest(conn)) {
       requests++;
       await release;
       await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
@@ -276,7 +197,7 @@ Deno.test("requests of different pools never share a connection, and share the o
   const seen: string[] = [];
   const server = rawServer(async (conn) => {
     const index = server.connections;
-    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
+    for (let request = "first"; request !== ""; request = await readRequest(conn)) {
       seen.push(`${index}`);
       await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
     }
@@ -347,91 +268,6 @@ Deno.test("a refused connection is a TypeError the transport reads as refused", 
   assert.equal(
     unreachable("Tiny", error).message,
     "Tiny is unreachable: the connection was refused",
-  );
-});
-
-Deno.test("a head past the cap is an error, not an ever-growing buffer", async () => {
-  const server = rawServer(async (conn) => {
-    await write(conn, `HTTP/1.1 200 OK\r\nX-Pad: ${"x".repeat(70_000)}\r\n\r\n`);
-  });
-  const fetch1 = createHttp1Fetch();
-  try {
-    await assert.rejects(fetch1(server.url, POST), (error) => {
-      assert.ok(error instanceof TypeError);
-      assert.match(error.message, /head exceeds 65536 bytes/);
-      return true;
-    });
-  } finally {
-    fetch1.close();
-    await server.close();
-  }
-});
-
-Deno.test("a body longer than its Content-Length is cut at the length, and its connection not reused", async () => {
-  const server = rawServer(async (conn) => {
-    // Kept open: a client that reused it would read EXTRA as the next answer's start.
-    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
-      await write(conn, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
-    }
-  });
-  const fetch1 = createHttp1Fetch();
-  try {
-    assert.equal(await (await fetch1(server.url, POST)).text(), "hello");
-    assert.equal(await (await fetch1(server.url, POST)).text(), "hello");
-    assert.equal(server.connections, 2);
-  } finally {
-    fetch1.close();
-    await server.close();
-  }
-});
-
-Deno.test("the framing fields decide the body and the connection, in any spelling and repeated", async () => {
-  // Each connection answers its requests in turn from this list: one answer per request.
-  const answers = [
-    // Repeated equal lengths are one length; `CONNECTION: Close` ends the connection.
-    "HTTP/1.1 200 OK\r\ncontent-length: 2\r\nContent-Length: 2\r\nCONNECTION: Close\r\n\r\nok",
-    "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nconnection: keep-alive\r\n\r\nyes",
-    "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nyes",
-    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nno!",
-    "HTTP/1.1 200 OK\r\nContent-Length: 2\r\ncontent-encoding: gzip\r\n\r\nno",
-    "HTTP/1.1 200 OK\r\ncontent-encoding: Identity\r\nContent-Length: 2\r\n\r\nok",
-  ];
-  let next = 0;
-  const server = rawServer(async (conn) => {
-    for (let request = "first"; request !== ""; request = await _readRequest(conn)) {
-      await write(conn, answers[next++]!);
-    }
-  });
-  const fetch1 = createHttp1Fetch();
-  // A framing misread waits for bytes that never come: each request gives up instead.
-  const post = () => fetch1(server.url, { ...POST, signal: AbortSignal.timeout(2_000) });
-  try {
-    assert.equal(await (await post()).text(), "ok");
-    assert.equal(await (await post()).text(), "yes");
-    assert.equal(await (await post()).text(), "yes");
-    assert.equal(server.connections, 2, "closed after the first answer, kept after the second");
-    await assert.rejects(post(), /Content-Length is invalid/);
-    await assert.rejects(post(), /compressed/);
-    assert.equal(await (await post()).text(), "ok");
-  } finally {
-    fetch1.close();
-    await server.close();
-  }
-});
-
-Deno.test("a header value with a line break is refused without quoting it", async () => {
-  const fetch1 = createHttp1Fetch();
-  await assert.rejects(
-    fetch1("http://127.0.0.1:9/", {
-      method: "POST",
-      headers: { Authorization: "Bearer s3cret\r\nX-Evil: 1" },
-    }),
-    (error) => {
-      assert.ok(error instanceof TypeError);
-      assert.doesNotMatch(error.message, /s3cret|Evil/);
-      assert.match(error.message, /Authorization/);
-      return true;
-    },
   );
 });
 
