@@ -12,6 +12,8 @@ const MAX_LINE_BYTES = 8_192;
 export const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 const latin1 = new TextDecoder("latin1");
+/** A chunk's size line (RFC 9112 §7.1), its extensions skipped. */
+const CHUNK_SIZE = /^([0-9a-fA-F]{1,12})[ \t]*(?:;.*)?$/;
 /** The header fields that say how the answer's body is framed and whether the connection stays. */
 const FRAMING_FIELDS = [
   "connection",
@@ -151,14 +153,31 @@ export class Wire {
     }
   }
 
+  /**
+   * The next line (not its CRLF) if the buffer holds all of it, consumed; else null, and #until
+   * reads on. A chunked body's lines are in the buffer as a rule: no promise for them.
+   */
+  #bufferedLine(): string | null {
+    const at = _find(this.#buffer, this.#start, this.#end, false);
+    if (at < 0 || at - this.#start > MAX_LINE_BYTES) return null;
+    const text = latin1.decode(this.#buffer.subarray(this.#start, at));
+    this.#start = at + 2;
+    return text;
+  }
+
+  /** Up to `max` bytes of the body from the buffer, or null if it holds none. */
+  #buffered(max: number): Uint8Array | null {
+    if (this.#start === this.#end) return null;
+    const size = Math.min(max, this.#end - this.#start);
+    const bytes = this.#buffer.slice(this.#start, this.#start + size);
+    this.#start += size;
+    return bytes;
+  }
+
   /** Up to `max` bytes of the body, as they come; null at the end of the stream. */
   async #some(max: number): Promise<Uint8Array | null> {
-    if (this.#start < this.#end) {
-      const size = Math.min(max, this.#end - this.#start);
-      const bytes = this.#buffer.slice(this.#start, this.#start + size);
-      this.#start += size;
-      return bytes;
-    }
+    const buffered = this.#buffered(max);
+    if (buffered !== null) return buffered;
     const bytes = new Uint8Array(Math.min(max, EAGER_BODY_BYTES));
     const read = await this.conn.read(bytes);
     if (read === null) return null;
@@ -322,19 +341,19 @@ export class Wire {
         for (;;) {
           if (finished) return null;
           if (left > 0) {
-            const part = await this.#some(left);
+            const part = this.#buffered(left) ?? await this.#some(left);
             if (part === null) throw broke("closed before the body ended");
             left -= part.byteLength;
-            if (left === 0 && await line() !== "") {
+            if (left === 0 && (this.#bufferedLine() ?? await line()) !== "") {
               throw new TypeError("fetch failed: a chunk is longer than its size");
             }
             return part;
           }
-          const size = /^([0-9a-fA-F]{1,12})[ \t]*(?:;.*)?$/.exec(await line());
+          const size = CHUNK_SIZE.exec(this.#bufferedLine() ?? await line());
           if (size === null) throw new TypeError("fetch failed: a chunk size is invalid");
           left = parseInt(size[1]!, 16);
           if (left === 0) {
-            while (await line() !== "") {
+            while ((this.#bufferedLine() ?? await line()) !== "") {
               // A trailer field: not kept.
             }
             finished = true;

@@ -8,6 +8,7 @@ import { encodeHeaderValue } from "../mcp/negotiation.ts";
 import { createSseParser } from "../mcp/sse.ts";
 import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
 import { UpstreamError } from "./mcp_client.ts";
+import { deadlines } from "../deadlines.ts";
 import { parseBearerChallenge, scopeTokens } from "./connect/discovery.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 import {
@@ -72,6 +73,8 @@ const DRAIN_MS = 100;
 
 /** A whole JSON body's text; one decoder for every call (it keeps no state between them). */
 const utf8 = new TextDecoder();
+/** An event stream's decoding options, one object for every chunk. */
+const STREAMING: TextDecodeOptions = { stream: true };
 
 /** Statuses of a gateway in front of the upstream that could not reach it. */
 const UNREACHABLE_STATUSES = new Set([502, 503, 504]);
@@ -187,14 +190,14 @@ export function createHttpChannel(
         }
         bytes += value.byteLength;
         if (bytes > maxResponseBytes) throw tooLarge(upstream);
-        for (const data of parse(decoder.decode(value, { stream: true }))) {
+        for (const data of parse(decoder.decode(value, STREAMING))) {
           // An event without data primes a resumable stream (server-everything sends one first).
           if (data === "") continue;
           const message = readIncoming(data);
           switch (message.kind) {
             case "response": {
               const outcome = answerTo(message, call, false);
-              _drain(reader, maxResponseBytes - bytes);
+              void _drain(reader, maxResponseBytes - bytes);
               return outcome;
             }
             case "notification":
@@ -407,19 +410,27 @@ export function unreachable(title: string, error: unknown): UpstreamError {
  * After the answer, the rest of its event stream (its end, as a rule, already on the way) is read
  * and dropped without holding up the answer, so that the keep-alive client may give the
  * connection to another call once its framing ended cleanly; a stream still open after
- * DRAIN_MS, or longer than the cap, is cancelled and its connection closed.
+ * DRAIN_MS (one of the shared deadlines: no timer a call), or longer than the cap, is cancelled and
+ * its connection closed.
  */
-function _drain(reader: ReadableStreamDefaultReader<Uint8Array>, bytesLeft: number): void {
-  const cut = () => reader.cancel().catch(() => {});
-  const timer = setTimeout(cut, DRAIN_MS);
-  (async () => {
+async function _drain(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  bytesLeft: number,
+): Promise<void> {
+  const cut = () => void reader.cancel().catch(() => {});
+  const deadline = deadlines.after(DRAIN_MS, cut);
+  try {
     for (let left = bytesLeft;;) {
       const { done, value } = await reader.read();
       if (done) return;
       left -= value.byteLength;
       if (left < 0) return cut();
     }
-  })().catch(() => {}).finally(() => clearTimeout(timer));
+  } catch {
+    // Cut, or broken off: its connection is closed either way.
+  } finally {
+    deadline.clear();
+  }
 }
 
 /**
