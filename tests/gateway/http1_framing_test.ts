@@ -173,3 +173,29 @@ Deno.test("a chunk line past the cap is refused, in the buffer already or still 
     }
   }
 });
+
+Deno.test("a malformed chunked body is refused in plain words, however whole it arrived", async () => {
+  const head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const cases = [
+    { body: "zz\r\nhello\r\n0\r\n\r\n", error: /a chunk size is invalid/ },
+    { body: "3\r\nhello\r\n0\r\n\r\n", error: /a chunk is longer than its size/ },
+    { body: "5\r\nhello\r\n0\r\n", error: /closed before the answer ended/ },
+  ];
+  for (const { body, error } of cases) {
+    const server = rawServer(async (conn) => {
+      await write(conn, head + body);
+    });
+    const fetch1 = createHttp1Fetch();
+    try {
+      const response = await fetch1(server.url, POST);
+      await assert.rejects(response.text(), (thrown) => {
+        assert.ok(thrown instanceof TypeError, body);
+        assert.match(thrown.message, error, body);
+        return true;
+      });
+    } finally {
+      fetch1.close();
+      await server.close();
+    }
+  }
+});
