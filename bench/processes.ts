@@ -60,8 +60,9 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
     stderr: "inherit",
   }).spawn();
   const deadline = Date.now() + 30_000;
-  let exited: Deno.CommandStatus | null = null;
-  child.status.then((status) => exited = status);
+  // A property, not a variable: the compiler cannot see the callback set it.
+  const ended: { status: Deno.CommandStatus | null } = { status: null };
+  child.status.then((status) => ended.status = status);
   for (;;) {
     try {
       const response = await fetch(options.readyUrl);
@@ -71,11 +72,11 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
       // not listening yet
     }
     // A server that could not start says why on stderr (inherited): no wait, and nothing to kill.
-    if (exited !== null) {
+    if (ended.status !== null) {
       throw new Error(
-        `${options.command.join(" ")} exited (${
-          (exited as Deno.CommandStatus).code
-        }) before it answered ${options.readyUrl}`,
+        `${
+          options.command.join(" ")
+        } exited (${ended.status.code}) before it answered ${options.readyUrl}`,
       );
     }
     if (Date.now() > deadline) {
