@@ -2,6 +2,7 @@
 // free loopback port with TLS offered (a self-signed certificate for localhost), a login role with
 // a password, and a new database per `database()`. Uses
 // Debian's `postgresql` package (.ci/run installs it); a machine without it fails, never skips.
+import { freePort } from "./ports.ts";
 
 export interface PgCluster {
   readonly port: number;
@@ -108,9 +109,7 @@ export async function startPgCluster(): Promise<PgCluster> {
     `${data}/server.crt`,
   ]);
   await _run("chmod", ["600", `${data}/server.key`]);
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  const port = freePort();
   // Durability is not under test here: fsync off keeps the suite fast on a busy machine.
   const options = [
     `-p ${port}`,

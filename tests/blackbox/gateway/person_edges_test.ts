@@ -14,6 +14,7 @@ import {
   writeKeyFile,
 } from "../support/person_upstream_support.ts";
 import { signIn } from "../support/workspace_support.ts";
+import { freePort } from "../../../testkit/ports.ts";
 
 const text = (message: Record<string, any>) => message.result.content[0].text as string;
 
@@ -300,9 +301,7 @@ Deno.test("start-up refuses, in one line, a per-person upstream without a key fi
 
 Deno.test("start-up logs, for each per-person upstream, where its people sign in or why no one can", async (t) => {
   await t.step("one that is unreachable", async () => {
-    const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (closed.addr as Deno.NetAddr).port;
-    closed.close();
+    const port = freePort();
     const gateway = await gatewayFor(`http://127.0.0.1:${port}/mcp`);
     try {
       const line = await signInLine(gateway.ws);

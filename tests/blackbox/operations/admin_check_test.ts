@@ -6,6 +6,7 @@ import { type Config, resolveConfig } from "../../../src/config/config.ts";
 import { editedStaticDir } from "../support/main_process.ts";
 import { rawExchange } from "../support/mcp_helpers.ts";
 import { startTestServer, type TestServer } from "../support/harness.ts";
+import { freePort } from "../../../testkit/ports.ts";
 
 // Pages an operator has written: the clean bill below is not about placeholders.
 const staticDir = await editedStaticDir();
@@ -121,9 +122,7 @@ Deno.test("admin check --live: all ok against the server, a fault through a bad 
     await t.step(
       "nothing listening: the finding says why, not only that fetch failed",
       async () => {
-        const closed = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-        const port = (closed.addr as Deno.NetAddr).port;
-        closed.close();
+        const port = freePort();
         const unreachable = resolveConfig({
           VESTIBULE_BASE_URL: `http://127.0.0.1:${port}`,
           VESTIBULE_AUTH_URL: server.authUrl,
