@@ -3,6 +3,7 @@
 // says): for tests/gateway/http1_test.ts and http1_framing_test.ts.
 
 const encoder = new TextEncoder();
+const latin1 = new TextDecoder("latin1");
 export const POST = { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" };
 
 /** A listener whose every connection `answer` handles; `connections` counts them. */
@@ -43,14 +44,19 @@ export function rawServer(answer: (conn: Deno.TcpConn, request: string) => Promi
 /** One request's head and Content-Length body, as text. */
 export async function readRequest(conn: Deno.Conn): Promise<string> {
   const buffer = new Uint8Array(65_536);
-  let text = "";
+  let bytes = new Uint8Array(0);
   for (;;) {
     const read = await conn.read(buffer);
-    if (read === null) return text;
-    text += new TextDecoder().decode(buffer.subarray(0, read));
+    if (read === null) return latin1.decode(bytes);
+    const grown = new Uint8Array(bytes.byteLength + read);
+    grown.set(bytes);
+    grown.set(buffer.subarray(0, read), bytes.byteLength);
+    bytes = grown;
+    // Counted in bytes: the head is ASCII, the body as long as its Content-Length says.
+    const text = latin1.decode(bytes);
     const end = text.indexOf("\r\n\r\n");
     const length = Number(/content-length: (\d+)/i.exec(text)?.[1] ?? 0);
-    if (end >= 0 && text.length >= end + 4 + length) return text;
+    if (end >= 0 && bytes.byteLength >= end + 4 + length) return new TextDecoder().decode(bytes);
   }
 }
 

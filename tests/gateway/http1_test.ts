@@ -353,3 +353,32 @@ Deno.test("a stopped upstream is unreachable through it, as through fetch", asyn
     fetch1.close();
   }
 });
+
+Deno.test("a request's Content-Length counts its body's bytes, ASCII or not", async () => {
+  const heads: string[] = [];
+  const server = rawServer(async (conn, request) => {
+    heads.push(request);
+    await write(conn, "HTTP/1.1 204 No Content\r\n\r\n");
+  });
+  const fetch1 = createHttp1Fetch();
+  try {
+    for (const body of ['{"a":1}', '{"name":"Zoë ☕"}', ""]) {
+      await fetch1(server.url, { ...POST, body });
+    }
+    const sent = heads.map((request) => ({
+      length: /\r\ncontent-length: (\d+)\r\n/i.exec(request)?.[1],
+      body: request.slice(request.indexOf("\r\n\r\n") + 4),
+    }));
+    assert.deepEqual(sent, [
+      { length: "7", body: '{"a":1}' },
+      {
+        length: String(new TextEncoder().encode('{"name":"Zoë ☕"}').byteLength),
+        body: '{"name":"Zoë ☕"}',
+      },
+      { length: "0", body: "" },
+    ]);
+  } finally {
+    fetch1.close();
+    await server.close();
+  }
+});
