@@ -100,7 +100,7 @@ export class Wire {
   async write(bytes: Uint8Array): Promise<void> {
     this.answered = false;
     for (let offset = 0; offset < bytes.byteLength;) {
-      offset += await this.conn.write(bytes.subarray(offset));
+      offset += await this.conn.write(offset === 0 ? bytes : bytes.subarray(offset));
     }
   }
 
