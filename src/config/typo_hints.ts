@@ -50,7 +50,7 @@ const SLIPS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_";
  * each setting's name with one slip after the prefix (a character missing, added or changed, or
  * two swapped: VESTIBULE_ADMIN_LISTN, VESTIBULE_MAIL_FORM), without its inner underscores
  * (VESTIBULE_BASEURL), in lower case, and the guesses of LIKELY_TYPOS. Made one at a time, some
- * twice, and never kept: the 22,000 names held at once were 6–9 MiB of the idle server's memory.
+ * twice, and never kept: the 22,000 names held at once were 4–10 MiB of the idle server's memory.
  */
 export function* likelyTypos(): Generator<string> {
   for (const name of _slips()) if (!KNOWN_NAMES.has(name)) yield name;
