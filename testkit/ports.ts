@@ -9,6 +9,8 @@ const LOWEST = 10_000;
 /** Fewer candidates than this below the outgoing range, and the kernel chooses instead. */
 const ENOUGH = 1_000;
 const handedOut = new Set<number>();
+/** The kernel's setting, read once: it does not change while the tests run. */
+let outgoingStart: number | undefined;
 
 /** Ports nobody listens on now, none of them handed out before by this process. */
 export function freePorts(count: number): number[] {
@@ -17,7 +19,7 @@ export function freePorts(count: number): number[] {
 
 /** freePorts with the candidates drawn by `random` (in [0, 1), as Math.random). */
 export function _freePorts(count: number, random: () => number): number[] {
-  const end = _outgoingRangeStart();
+  const end = outgoingStart ??= _outgoingRangeStart();
   const ports: number[] = [];
   while (ports.length < count) {
     const port = end - LOWEST < ENOUGH

@@ -14,11 +14,12 @@ export const LIKELY_TYPOS: Readonly<Record<string, string>> = {
 
 const PREFIX = "VESTIBULE_";
 const KNOWN: readonly string[] = Object.values(SETTINGS).map((s) => s.env);
+const KNOWN_NAMES: ReadonlySet<string> = new Set(KNOWN);
 
 /** The `VESTIBULE_*` variables set in `env` that no setting reads. */
 export function unknownVariables(env: Readonly<Record<string, string | undefined>>): string[] {
   return Object.keys(env).filter((name) =>
-    name.startsWith(PREFIX) && env[name] !== undefined && !KNOWN.includes(name)
+    name.startsWith(PREFIX) && env[name] !== undefined && !KNOWN_NAMES.has(name)
   );
 }
 
@@ -55,8 +56,6 @@ const SLIPS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_";
 export function* likelyTypos(): Generator<string> {
   for (const name of _slips()) if (!KNOWN_NAMES.has(name)) yield name;
 }
-
-const KNOWN_NAMES: ReadonlySet<string> = new Set(KNOWN);
 
 /** likelyTypos' names and some settings' own (a character changed to itself, say). */
 function* _slips(): Generator<string> {

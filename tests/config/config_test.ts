@@ -243,7 +243,7 @@ Deno.test("without a list of the environment, every name one slip from a setting
 });
 
 Deno.test("under --allow-env=VESTIBULE_* the environment read holds the settings and the slips set, nothing more", async () => {
-  // The 22,000 names looked for were once all kept (undefined), 6–9 MiB of the idle server.
+  // The 22,000 names looked for were once all kept (undefined), 4–10 MiB of the idle server.
   const program = `import { readEnvironment } from ${JSON.stringify(CONFIG_MODULE)};
     const env = readEnvironment();
     const set = Object.entries(env).filter(([, value]) => value !== undefined);
