@@ -1,19 +1,20 @@
-// createMcpClient: Vestibule's MCP client for one upstream. Connects on first use (one
-// handshake shared by concurrent callers), gives every call the upstream's whole-call deadline,
-// tells the upstream about abandoned calls, starts a new session when the old one is gone, and
-// maps tools/list and tools/call onto the transport (Streamable HTTP or a stdio child).
+// createMcpClient: Vestibule's MCP client for one upstream. Gives every call the upstream's
+// whole-call deadline and the caller's cancellation, maps tools/list, tools/call and task
+// requests onto its link (client_link.ts: the handshake, made on first use and renewed when the
+// session is gone) over the transport (Streamable HTTP or a stdio child), and tells listeners
+// when the upstream's tools changed.
 import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
-import { MODERN_PROTOCOL_VERSION } from "../mcp/versions.ts";
 import { CallEnded } from "../mcp/forwarded_calls.ts";
-import { DISCOVER_PROBE_MS, handshake, modernMeta } from "./handshake.ts";
-import { createHttpChannel, type UpstreamFetch } from "./http_transport.ts";
+import { ClientLink, timeout } from "./client_link.ts";
+import { createHttpChannel } from "./http_transport.ts";
+import type { UpstreamFetch } from "./http_session.ts";
 import {
   type CallOptions,
   type McpClient,
   UpstreamError,
   type UpstreamResult,
 } from "./mcp_client.ts";
-import { type RpcChannel, type RpcOutcome, SessionGoneError, untilAborted } from "./rpc_channel.ts";
+import type { RpcChannel, RpcOutcome } from "./rpc_channel.ts";
 import { createStdioChannel } from "./stdio_transport.ts";
 import type { UpstreamConfig } from "../config/upstreams.ts";
 import { listAllTools } from "./tool_listing.ts";
@@ -44,16 +45,6 @@ export function createRequestIds(): () => number {
 
 const LIST_CHANGED = "notifications/tools/list_changed";
 
-interface Link {
-  readonly epoch: number;
-  readonly version: string;
-}
-
-interface Exchange {
-  readonly signal: AbortSignal;
-  readonly onNotification?: (method: string, params: Record<string, unknown>) => void;
-}
-
 export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): McpClient {
   const { title } = upstream;
   const listeners: (() => void)[] = [];
@@ -72,192 +63,35 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     }
   };
   const channel: RpcChannel = upstream.transport.kind === "http"
-    ? createHttpChannel(upstream, upstream.transport.url, upstream.transport.headers, {
-      fetch: deps.fetch ?? fetch,
-      log: deps.log,
-    })
+    ? createHttpChannel(
+      upstream,
+      upstream.transport.url,
+      upstream.transport.headers,
+      deps.fetch ?? fetch,
+    )
     : createStdioChannel(upstream, upstream.transport, {
       log: deps.log,
       now: deps.now ?? Date.now,
       sleep: deps.sleep ?? _sleep,
       onNotification: (method) => method === LIST_CHANGED && changed(),
     });
-
-  const nextId = deps.ids ?? createRequestIds();
   const tracing = deps.tracing ?? NO_TRACING;
-  const transport = upstream.transport.kind === "http" ? "tcp" : "pipe";
-  const address = upstream.transport.kind === "http"
-    ? new URL(upstream.transport.url).host
-    : undefined;
-  /**
-   * A CLIENT span per request, as the MCP conventions name it (`tools/call NAME`), with the
-   * upstream's name and transport; never the arguments or the result.
-   */
-  const traced = (method: string, tool: string | undefined, work: () => Promise<RpcOutcome>) =>
-    !tracing.on ? work() : tracing.span(tool === undefined ? method : `${method} ${tool}`, {
-      kind: "client",
-      attributes: {
-        "mcp.method.name": method,
-        "gen_ai.tool.name": tool,
-        "gen_ai.operation.name": method === "tools/call" ? "execute_tool" : undefined,
-        "vestibule.upstream.name": upstream.name,
-        "network.transport": transport,
-        "server.address": address,
-      },
-    }, async (span) => {
-      const outcome = await work();
-      // Known once the first request has made the handshake.
-      span.set({ "mcp.protocol.version": version ?? undefined });
-      if ("error" in outcome) {
-        span.fail(String(outcome.error.code));
-        span.set({ "rpc.response.status_code": String(outcome.error.code) });
-      }
-      return outcome;
-    });
-  let link: Link | null = null;
-  let linking: Promise<Link> | null = null;
-  let version: string | null = null;
-  let sessions = 0;
-
-  /** One request, sent and answered, without the handshake. */
-  const exchange = async (
-    method: string,
-    params: (id: number) => Record<string, unknown>,
-    callVersion: string | null,
-    { signal, onNotification }: Exchange,
-  ): Promise<RpcOutcome> => {
-    const id = nextId();
-    const call = {
-      id,
-      method,
-      params: params(id),
-      version: callVersion,
-      signal,
-      onNotification: onNotification ?? (() => {}),
-      trace: tracing.carrier(),
-    };
-    const cancel = () => {
-      const reason = signal.reason instanceof UpstreamError ? signal.reason.message : "cancelled";
-      channel.cancel(call, reason).catch(() => {});
-    };
-    signal.addEventListener("abort", cancel, { once: true });
-    try {
-      return await channel.request(call);
-    } finally {
-      signal.removeEventListener("abort", cancel);
-    }
-  };
-
-  const connect = async (): Promise<Link> => {
-    const deadline = _deadline(upstream.timeoutMs, () => _timeout(upstream));
-    try {
-      await channel.open(deadline.signal);
-      const epoch = channel.epoch;
-      const agreed = await handshake(
-        upstream,
-        (method, params, callVersion, probe) => {
-          // stdio has no status code to say "not here": a silent legacy child must not cost
-          // the whole call (MCP 2026-07-28 "stdio: Backward Compatibility").
-          const probing = probe && upstream.transport.kind === "stdio"
-            ? _deadline(Math.min(DISCOVER_PROBE_MS, upstream.timeoutMs), () => _timeout(upstream))
-            : null;
-          const signal = probing === null
-            ? deadline.signal
-            : AbortSignal.any([deadline.signal, probing.signal]);
-          return exchange(method, () => params, callVersion, { signal })
-            .finally(() => probing?.clear());
-        },
-        (method, params, callVersion) => channel.notify(method, params, callVersion),
-      );
-      version = agreed;
-      sessions++;
-      // A new session after the first: what the upstream offers may have changed meanwhile.
-      if (sessions > 1) queueMicrotask(changed);
-      return { epoch, version: agreed };
-    } finally {
-      deadline.clear();
-    }
-  };
-
-  const relink = async (signal: AbortSignal): Promise<Link> => {
-    await channel.open(signal);
-    if (link !== null && link.epoch === channel.epoch) return link;
-    linking ??= connect().then((made) => link = made).finally(() => linking = null);
-    return await untilAborted(linking, signal);
-  };
-  /** The session to send in: at once while the channel is open and its handshake stands. */
-  const linked = (signal: AbortSignal): Link | Promise<Link> =>
-    channel.ready && link !== null && link.epoch === channel.epoch ? link : relink(signal);
-
-  /** A request in the agreed revision, after the handshake; a lost session is renewed once. */
-  const send = async (
-    method: string,
-    params: (id: number) => Record<string, unknown>,
-    exchangeOptions: Exchange,
-    meta: Readonly<Record<string, unknown>> | undefined,
-    progress: boolean,
-  ): Promise<RpcOutcome> => {
-    for (let attempt = 1;; attempt++) {
-      const known = linked(exchangeOptions.signal);
-      const current = known instanceof Promise ? await known : known;
-      const withMeta = (id: number) => {
-        const modern = current.version === MODERN_PROTOCOL_VERSION;
-        // The usual legacy call has no `_meta` of ours: its params go as they are.
-        if (meta === undefined && !progress && !modern) return params(id);
-        const own = {
-          ...meta,
-          ...(progress ? { progressToken: id } : {}),
-          ...(modern ? modernMeta() : {}),
-          // 2026-07-28 carries trace context in _meta, over any transport (stdio included).
-          ...(modern && tracing.on ? tracing.carrier() : {}),
-        };
-        const body = params(id);
-        return Object.keys(own).length === 0 ? body : { ...body, _meta: own };
-      };
-      try {
-        return await exchange(method, withMeta, current.version, exchangeOptions);
-      } catch (error) {
-        if (!(error instanceof SessionGoneError)) throw error;
-        link = null;
-        if (attempt > 1) {
-          throw new UpstreamError(
-            "protocol",
-            `${title} did not keep the session it had just started`,
-          );
-        }
-      }
-    }
-  };
-
-  /**
-   * The whole-call deadline and the caller's signal, as one signal whose reason is the error: one
-   * controller, which the deadline's timer and the caller's signal abort, whichever comes first.
-   */
-  const callSignal = (signal: AbortSignal | undefined) => {
-    const controller = new AbortController();
-    const deadline = deadlines.after(
-      upstream.timeoutMs,
-      () => controller.abort(_timeout(upstream)),
-    );
-    const stop = () => controller.abort(_ended(title, signal?.reason));
-    if (signal?.aborted) stop();
-    else signal?.addEventListener("abort", stop, { once: true });
-    return {
-      signal: controller.signal,
-      clear: () => {
-        deadline.clear();
-        signal?.removeEventListener("abort", stop);
-      },
-    };
-  };
+  const link = new ClientLink(
+    upstream,
+    channel,
+    deps.ids ?? createRequestIds(),
+    tracing,
+    changed,
+  );
+  const traced = _clientSpans(upstream, tracing, () => link.version);
 
   return {
     get version() {
-      return version;
+      return link.version;
     },
 
     async listTools(signal) {
-      const call = callSignal(signal);
+      const call = _callSignal(upstream, signal);
       let listChanged = false;
       const onNotification = (method: string) => {
         if (method === LIST_CHANGED) listChanged = true;
@@ -265,7 +99,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       try {
         return await listAllTools(upstream, deps.log, async (cursor) => {
           const outcome = await traced("tools/list", undefined, () =>
-            send(
+            link.send(
               "tools/list",
               () => cursor === undefined ? {} : { cursor },
               { signal: call.signal, onNotification },
@@ -287,7 +121,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     },
 
     async callTool(name, args, options: CallOptions = {}) {
-      const call = callSignal(options.signal);
+      const call = _callSignal(upstream, options.signal);
       let listChanged = false;
       const onNotification = (method: string, params: Record<string, unknown>) => {
         if (method === LIST_CHANGED) listChanged = true;
@@ -302,7 +136,7 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       };
       try {
         const outcome = await traced("tools/call", name, () =>
-          send(
+          link.send(
             "tools/call",
             () => options.task ? { name, arguments: args, task: {} } : { name, arguments: args },
             { signal: call.signal, onNotification },
@@ -336,9 +170,15 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
     },
 
     async taskRequest(method, taskId, signal) {
-      const call = callSignal(signal);
+      const call = _callSignal(upstream, signal);
       try {
-        return await send(method, () => ({ taskId }), { signal: call.signal }, undefined, false);
+        return await link.send(
+          method,
+          () => ({ taskId }),
+          { signal: call.signal },
+          undefined,
+          false,
+        );
       } finally {
         call.clear();
       }
@@ -348,9 +188,63 @@ export function createMcpClient(upstream: UpstreamConfig, deps: McpClientDeps): 
       listeners.push(listener);
     },
 
-    async close() {
-      link = null;
-      await channel.close();
+    close: () => link.close(),
+  };
+}
+
+/**
+ * A CLIENT span per request, as the MCP conventions name it (`tools/call NAME`), with the
+ * upstream's name and transport; never the arguments or the result.
+ */
+function _clientSpans(
+  upstream: UpstreamConfig,
+  tracing: Tracing,
+  version: () => string | null,
+): (method: string, tool: string | undefined, work: () => Promise<RpcOutcome>) => Promise<
+  RpcOutcome
+> {
+  const transport = upstream.transport.kind === "http" ? "tcp" : "pipe";
+  const address = upstream.transport.kind === "http"
+    ? new URL(upstream.transport.url).host
+    : undefined;
+  return (method, tool, work) =>
+    !tracing.on ? work() : tracing.span(tool === undefined ? method : `${method} ${tool}`, {
+      kind: "client",
+      attributes: {
+        "mcp.method.name": method,
+        "gen_ai.tool.name": tool,
+        "gen_ai.operation.name": method === "tools/call" ? "execute_tool" : undefined,
+        "vestibule.upstream.name": upstream.name,
+        "network.transport": transport,
+        "server.address": address,
+      },
+    }, async (span) => {
+      const outcome = await work();
+      // Known once the first request has made the handshake.
+      span.set({ "mcp.protocol.version": version() ?? undefined });
+      if ("error" in outcome) {
+        span.fail(String(outcome.error.code));
+        span.set({ "rpc.response.status_code": String(outcome.error.code) });
+      }
+      return outcome;
+    });
+}
+
+/**
+ * The whole-call deadline and the caller's signal, as one signal whose reason is the error: one
+ * controller, which the deadline's timer and the caller's signal abort, whichever comes first.
+ */
+function _callSignal(upstream: UpstreamConfig, signal: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const deadline = deadlines.after(upstream.timeoutMs, () => controller.abort(timeout(upstream)));
+  const stop = () => controller.abort(_ended(upstream.title, signal?.reason));
+  if (signal?.aborted) stop();
+  else signal?.addEventListener("abort", stop, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      deadline.clear();
+      signal?.removeEventListener("abort", stop);
     },
   };
 }
@@ -360,20 +254,6 @@ function _ended(title: string, reason: unknown): UpstreamError {
   return reason instanceof CallEnded && reason.by === "server"
     ? new UpstreamError("ended", `The call to ${title} was ended by Vestibule: ${reason.message}`)
     : new UpstreamError("cancelled", `The call to ${title} was cancelled`);
-}
-
-function _timeout(upstream: UpstreamConfig): UpstreamError {
-  return new UpstreamError(
-    "timeout",
-    `${upstream.title} did not answer within ${upstream.timeoutMs} ms`,
-  );
-}
-
-/** A signal aborted with `reason()` after `ms`, unless cleared first. */
-function _deadline(ms: number, reason: () => Error) {
-  const controller = new AbortController();
-  const deadline = deadlines.after(ms, () => controller.abort(reason()));
-  return { signal: controller.signal, clear: () => deadline.clear() };
 }
 
 function _sleep(ms: number, signal: AbortSignal): Promise<void> {

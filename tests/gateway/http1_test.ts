@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { createMcpClient } from "../../src/gateway/client.ts";
 import { createHttp1Fetch } from "../../src/gateway/http1.ts";
-import { unreachable } from "../../src/gateway/http_transport.ts";
+import { unreachable } from "../../src/gateway/http_session.ts";
 import { UpstreamError } from "../../src/gateway/mcp_client.ts";
 import { startTinyUpstream } from "../../testkit/tiny_upstream.ts";
 import { ADD_TOOL, type TinyTool } from "../../testkit/tiny_upstream_tools.ts";

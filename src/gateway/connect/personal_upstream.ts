@@ -15,7 +15,7 @@ import { BoundedMap } from "../../bounded_map.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
 import { logEvent, type LogSink } from "../../http/request_log.ts";
 import type { Store } from "../../store/store.ts";
-import type { UpstreamFetch } from "../http_transport.ts";
+import type { UpstreamFetch } from "../http_session.ts";
 import { type McpClient, UpstreamError, type UpstreamTool } from "../mcp_client.ts";
 import {
   type Caller,
