@@ -1,70 +1,47 @@
-// Pure dispatch: one decoded JSON-RPC request, in the revision it speaks, in; one outcome out.
-// Knows nothing of HTTP; the transport decides how an outcome travels (JSON or an event stream).
-// The revisions differ only here, as data and small branches: which methods exist, and what a
-// 2026-07-28 result carries besides the common fields (resultType, serverInfo, caching hints).
+// Pure dispatch: one decoded JSON-RPC request, in the revision it speaks, in; one outcome out
+// (outcomes.ts). Knows nothing of HTTP; the transport decides how an outcome travels (JSON or an
+// event stream). tools/call is tool_calls.ts. The revisions differ only in dispatch, as data and
+// small branches: which methods exist, and what a 2026-07-28 result carries besides the common
+// fields (resultType, serverInfo: outcomes.ts; caching hints: here).
 import * as v from "valibot";
-import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
-import { StoreUnavailableError } from "../store/store.ts";
-import { encodeMessage, encodeResult } from "./codec.ts";
-import {
-  INTERNAL_ERROR,
-  INVALID_PARAMS,
-  JsonRpcError,
-  METHOD_NOT_FOUND,
-  rpcError,
-  URL_ELICITATION_REQUIRED,
-} from "./errors.ts";
-import {
-  connectInputRequests,
-  declaresUrlMode,
-  retryOf,
-  urlElicitationData,
-  UrlElicitationRequired,
-  type UrlElicitations,
-} from "./elicitation.ts";
+import type { LogSink } from "../http/request_log.ts";
 import { describeIssues } from "../issue_words.ts";
+import { encodeResult } from "./codec.ts";
+import { INVALID_PARAMS, JsonRpcError, METHOD_NOT_FOUND } from "./errors.ts";
+import { declaresUrlMode, type UrlElicitations } from "./elicitation.ts";
 import {
   type CacheScope,
-  type CallToolParams,
   CallToolParamsSchema,
-  type CallToolResult,
   type DiscoverResult,
   InitializeParamsSchema,
   type InitializeResult,
   type JsonRpcRequest,
   ListToolsParamsSchema,
-  META,
   ParamsSchema,
-  progressNotification,
 } from "./messages.ts";
-import type { ToolPage, ToolRegistry } from "./registry.ts";
 import {
-  type AnyTool,
-  errorResult,
-  type ForwardedResult,
-  type ForwardedTool,
-  isForwarded,
-  type Tool,
-  type ToolCallContext,
-  ToolError,
-} from "./tool.ts";
+  type DispatchContext,
+  errorReply,
+  ModernResults,
+  type Outcome,
+  reply,
+} from "./outcomes.ts";
+import type { ToolPage } from "./registry.ts";
 import {
-  answersWithTask,
   LEGACY_TASKS_CAPABILITY,
   LEGACY_TASKS_VERSION,
   MODERN_TASKS_CAPABILITY,
   TASK_METHODS,
-  taskAnswer,
   type TaskHost,
   type TaskMetricState,
   taskRequest,
 } from "./tasks.ts";
+import { createToolCalls } from "./tool_calls.ts";
 import {
   isModern,
   LEGACY_PROTOCOL_VERSIONS,
   MODERN_PROTOCOL_VERSION,
   negotiateVersion,
-  type ProtocolVersion,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "./versions.ts";
 
@@ -94,34 +71,6 @@ export interface DispatcherOptions<A> {
   readonly onTask?: ((state: TaskMetricState) => void) | undefined;
   /** Where tools may ask the person to open a page (URL-mode elicitation). */
   readonly elicitations?: UrlElicitations<A> | undefined;
-}
-
-/** Writes one JSON-RPC message (JSON text) to a stream that is already open. */
-export type Send = (message: string) => Promise<void>;
-
-/** One JSON-RPC response, as JSON text; `errorCode` when it is an error response. */
-export interface Reply {
-  readonly kind: "reply";
-  readonly body: string;
-  readonly errorCode?: number;
-}
-
-export type Outcome =
-  | Reply
-  /**
-   * Notifications first, then the response: `run` sends the notifications as they happen and
-   * resolves with the response.
-   */
-  | { readonly kind: "stream"; readonly run: (send: Send) => Promise<Reply> };
-
-/** What a request is dispatched with besides its message. */
-export interface DispatchContext<A> {
-  readonly auth: A;
-  readonly version: ProtocolVersion;
-  /** The caller's catalogue (the same for every caller where tools do not depend on who asks). */
-  readonly registry: ToolRegistry<A>;
-  /** A tool call's: aborted when the caller cancels it or goes away (no other request reads it). */
-  readonly signal: AbortSignal;
 }
 
 export interface Dispatcher<A> {
@@ -163,15 +112,10 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     };
     return [version, JSON.stringify(result)];
   }));
-  // 2026-07-28 "General fields": every result names its type and, as a SHOULD, its server.
-  const resultMeta = { [META.serverInfo]: serverInfo };
-  const modern = <R extends object>(result: R) => ({
-    resultType: "complete" as const,
-    ...result,
-    _meta: resultMeta,
-  });
+  const results = new ModernResults(serverInfo);
+  const callTool = createToolCalls({ log, results, tasks, onTask: options.onTask, elicitations });
   const cacheHints = { ttlMs: options.cache.ttlMs, cacheScope: options.cache.scope };
-  const discoverResult: DiscoverResult = modern({
+  const discoverResult: DiscoverResult = results.of({
     supportedVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
     capabilities: tasks ? { ...capabilities, extensions: MODERN_TASKS_CAPABILITY } : capabilities,
     instructions: options.instructions,
@@ -186,209 +130,11 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
     if (json === undefined) {
       json = {
         legacy: JSON.stringify(page),
-        modern: JSON.stringify(modern({ ...page, ...cacheHints })),
+        modern: JSON.stringify(results.of({ ...page, ...cacheHints })),
       };
       pageJson.set(page, json);
     }
     return json;
-  };
-  const reply = (body: string): Reply => ({ kind: "reply", body });
-
-  const internal = (request: JsonRpcRequest, error: unknown): JsonRpcError => {
-    logEvent(log, {
-      level: "error",
-      message: "MCP request failed",
-      method: request.method,
-      ...describeError(error),
-    });
-    return new JsonRpcError(INTERNAL_ERROR, "Internal error");
-  };
-
-  const errorReply = (request: JsonRpcRequest, error: unknown): Reply => {
-    // The operator's outage, not a protocol error: the transport answers it (HTTP 503).
-    if (error instanceof StoreUnavailableError) throw error;
-    const known = error instanceof JsonRpcError ? error : internal(request, error);
-    return {
-      kind: "reply",
-      body: encodeMessage(rpcError(request.id, known.code, known.message, known.data)),
-      errorCode: known.code,
-    };
-  };
-
-  const toolResult = (
-    request: JsonRpcRequest,
-    result: CallToolResult,
-    version: ProtocolVersion,
-  ): Reply =>
-    reply(encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)));
-
-  // Passed on as it came; in 2026-07-28 its own `_meta` keys stay beside ours.
-  const forwardedReply = (
-    request: JsonRpcRequest,
-    result: Readonly<Record<string, unknown>>,
-    version: ProtocolVersion,
-  ): Reply => {
-    if (!isModern(version)) return reply(encodeResult(request.id, JSON.stringify(result)));
-    const own = result["_meta"];
-    const meta = typeof own === "object" && own !== null ? { ...own, ...resultMeta } : resultMeta;
-    const body = { resultType: "complete", ...result, _meta: meta };
-    return reply(encodeResult(request.id, JSON.stringify(body)));
-  };
-
-  /** How a call's result is answered: as it is, or as the task it started (answerAsTask). */
-  type Answer = (result: Readonly<Record<string, unknown>>) => Reply | Promise<Reply>;
-
-  const runForwarded = async (
-    request: JsonRpcRequest,
-    tool: ForwardedTool<A>,
-    args: Readonly<Record<string, unknown>>,
-    context: ToolCallContext<A>,
-    answer: Answer,
-    elicit: ((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined,
-  ): Promise<Reply> => {
-    let result: ForwardedResult;
-    try {
-      result = await tool.forward(args, context);
-    } catch (error) {
-      if (!(error instanceof ToolError)) return errorReply(request, error);
-      const asked = error instanceof UrlElicitationRequired && await elicit?.(error);
-      if (asked) return asked;
-      result = errorResult(error.message);
-    }
-    return await answer(result);
-  };
-
-  // A task-capable call answered with the task its result started (tasks.ts taskAnswer).
-  const answerAsTask = (
-    request: JsonRpcRequest,
-    host: TaskHost<A>,
-    auth: A,
-    version: ProtocolVersion,
-    plain: Answer,
-  ): Answer =>
-  async (result) => {
-    const created = await taskAnswer(host, auth, result, version, options.onTask);
-    if (created === null) return plain(result);
-    const body = isModern(version) ? modern(created) : created;
-    return reply(encodeResult(request.id, JSON.stringify(body)));
-  };
-
-  const runTool = async (
-    request: JsonRpcRequest,
-    tool: Tool<A, unknown, unknown>,
-    args: unknown,
-    context: ToolCallContext<A>,
-    answer: Answer,
-  ): Promise<Reply> => {
-    let result: CallToolResult;
-    try {
-      const output = await tool.handler(args, context);
-      const checked = v.safeParse(tool.output, output);
-      if (!checked.success) {
-        logEvent(log, {
-          level: "error",
-          message: "tool output does not match its schema",
-          tool: tool.name,
-          // Paths only: the received values may be account data.
-          fields: checked.issues.map((issue) => v.getDotPath(issue) ?? "(root)"),
-        });
-        return errorReply(request, new JsonRpcError(INTERNAL_ERROR, "Internal error"));
-      }
-      const text = tool.text?.(checked.output) ?? JSON.stringify(checked.output);
-      result = {
-        content: [{ type: "text", text }],
-        structuredContent: checked.output as Record<string, unknown>,
-      };
-    } catch (error) {
-      if (!(error instanceof ToolError)) return errorReply(request, error);
-      result = errorResult(error.message);
-    }
-    return await answer(result);
-  };
-
-  /**
-   * How a forwarded call may ask for a page visit, redeeming a 2026-07-28 retry's requestState
-   * first (a bad one is -32602 and reaches no tool); undefined when it may not ask.
-   */
-  const urlElicitation = async (
-    hooks: UrlElicitations<A>,
-    request: JsonRpcRequest,
-    params: CallToolParams,
-    auth: A,
-    version: ProtocolVersion,
-  ): Promise<((error: UrlElicitationRequired) => Promise<Reply | null>) | undefined> => {
-    const call = { name: params.name, arguments: params.arguments ?? {} };
-    if (!isModern(version)) {
-      return async (error) => {
-        if (!await hooks.declared(auth)) return null;
-        const data = urlElicitationData(error);
-        const body = rpcError(request.id, URL_ELICITATION_REQUIRED, error.prompt, data);
-        return { kind: "reply", body: encodeMessage(body), errorCode: URL_ELICITATION_REQUIRED };
-      };
-    }
-    const retry = retryOf(params);
-    if (retry.state !== undefined) {
-      const problem = await hooks.redeem(auth, call, retry.state);
-      if (problem !== null) {
-        throw new JsonRpcError(INVALID_PARAMS, `Invalid params: params.requestState ${problem}`);
-      }
-    }
-    if (retry.declined) return;
-    return async (error) => {
-      if (!declaresUrlMode(params._meta?.[META.clientCapabilities])) return null;
-      const asked = modern({
-        resultType: "input_required",
-        inputRequests: connectInputRequests(error),
-        requestState: await hooks.issue(auth, call),
-      });
-      return reply(encodeResult(request.id, JSON.stringify(asked)));
-    };
-  };
-
-  const callTool = async (
-    request: JsonRpcRequest,
-    params: CallToolParams,
-    { auth, version, registry, signal }: DispatchContext<A>,
-  ): Promise<Outcome> => {
-    const { name, arguments: args = {}, _meta } = params;
-    const tool = registry.find(name);
-    if (tool === undefined) {
-      throw new JsonRpcError(INVALID_PARAMS, `Unknown tool: ${JSON.stringify(name)}`);
-    }
-    let answer: Answer = isForwarded(tool)
-      ? (result) => forwardedReply(request, result, version)
-      : (result) => toolResult(request, result as CallToolResult, version);
-    const task = tasks !== undefined && answersWithTask(request, version, tool);
-    if (task) answer = answerAsTask(request, tasks!, auth, version, answer);
-    let run: (context: ToolCallContext<A>) => Promise<Reply>;
-    if (isForwarded(tool)) {
-      const elicit = elicitations &&
-        await urlElicitation(elicitations, request, params, auth, version);
-      run = (context) => runForwarded(request, tool, args, context, answer, elicit);
-    } else {
-      const parsed = v.safeParse(tool.input, args);
-      if (!parsed.success) {
-        const result = errorResult(`Invalid arguments: ${describeIssues(parsed.issues)}`);
-        return toolResult(request, result, version);
-      }
-      run = (context) => runTool(request, tool, parsed.output, context, answer);
-    }
-    const token = _meta?.progressToken;
-    if (token === undefined || !_reportsProgress(tool)) {
-      return await run({ auth, signal, task, progress: () => Promise.resolve() });
-    }
-    return {
-      kind: "stream",
-      run: (send) =>
-        run({
-          auth,
-          signal,
-          task,
-          wantsProgress: true,
-          progress: (progress, total, message) =>
-            send(encodeMessage(progressNotification(token, progress, total, message))),
-        }),
-    };
   };
 
   const route = (
@@ -453,7 +199,10 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
         }
         return taskRequest(tasks, context.auth, request, version, options.onTask).then((result) =>
           reply(
-            encodeResult(request.id, JSON.stringify(isModern(version) ? modern(result) : result)),
+            encodeResult(
+              request.id,
+              JSON.stringify(isModern(version) ? results.of(result) : result),
+            ),
           )
         );
       }
@@ -469,10 +218,10 @@ export function createDispatcher<A>(options: DispatcherOptions<A>): Dispatcher<A
       try {
         const outcome = route(request, context);
         return outcome instanceof Promise
-          ? outcome.catch((error: unknown) => errorReply(request, error))
+          ? outcome.catch((error: unknown) => errorReply(log, request, error))
           : Promise.resolve(outcome);
       } catch (error) {
-        return Promise.resolve().then(() => errorReply(request, error));
+        return Promise.resolve().then(() => errorReply(log, request, error));
       }
     },
   };
@@ -489,9 +238,4 @@ function _params<S extends v.GenericSchema>(schema: S, request: JsonRpcRequest):
     throw new JsonRpcError(INVALID_PARAMS, `Invalid params: ${issues}`);
   }
   return parsed.output;
-}
-
-/** Forwarded tools may always report progress: the upstream decides. */
-function _reportsProgress<A>(tool: AnyTool<A>): boolean {
-  return isForwarded(tool) || tool.reportsProgress === true;
 }

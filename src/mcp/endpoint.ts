@@ -14,7 +14,8 @@ import type { RateLimiter } from "../http/rate_limiter.ts";
 import { describeError, logEvent, logOutage, type LogSink } from "../http/request_log.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import { decodeMessage } from "./codec.ts";
-import { createDispatcher, DISPATCHED_METHODS, type Outcome, type ServerInfo } from "./dispatch.ts";
+import { createDispatcher, DISPATCHED_METHODS, type ServerInfo } from "./dispatch.ts";
+import type { Outcome } from "./outcomes.ts";
 import {
   METHOD_NOT_FOUND,
   MISSING_REQUIRED_CLIENT_CAPABILITY,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createDispatcher, type Outcome } from "../../src/mcp/dispatch.ts";
+import { createDispatcher } from "../../src/mcp/dispatch.ts";
+import type { Outcome } from "../../src/mcp/outcomes.ts";
 import { INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND } from "../../src/mcp/errors.ts";
 import type { JsonRpcRequest } from "../../src/mcp/messages.ts";
 import { createToolRegistry } from "../../src/mcp/registry.ts";
