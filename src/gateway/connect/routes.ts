@@ -6,29 +6,25 @@
  * upstream's scope (then the agent gets its code once the person is back).
  */
 import * as v from "valibot";
-import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
+import type { Accounts, Role, Session, Sessions } from "../../accounts/model.ts";
 import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { readForm } from "../../http/form.ts";
 import type { Handler } from "../../http/handler.ts";
-import { htmlResponse, jsonResponse } from "../../http/responses.ts";
-import { cspWithFormTargets } from "../../http/security_headers.ts";
+import type { LogSink } from "../../http/request_log.ts";
+import { jsonResponse } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
-import {
-  heldConsent,
-  resumeConsent,
-  type UpstreamSignIns,
-} from "../../oauth/consent_continuation.ts";
+import type { UpstreamSignIns } from "../../oauth/consent_continuation.ts";
 import type { Store } from "../../store/store.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
 import type { ReturnDescriber, ReturnTargets } from "../../ui/auth_pages.ts";
 import { type Html, html } from "../../ui/html.ts";
-import type { Role } from "../../accounts/model.ts";
 import { serves } from "../upstream_calls.ts";
 import type { Caller } from "../upstream_set.ts";
-import type { Connections, Continuation } from "./connections.ts";
-import { connectErrorPage, connectionsSection, connectPage, signInUnavailable } from "./pages.ts";
-import { logEvent, type LogSink } from "../../http/request_log.ts";
 import { BOUND_PARAM, type ConnectLinks } from "./connect_links.ts";
+import { createConnectionPage, CSRF_PURPOSE, pageResponse } from "./connection_page.ts";
+import type { Connections } from "./connections.ts";
+import { createConsentSteps } from "./consent_steps.ts";
+import { connectErrorPage, connectionsSection } from "./pages.ts";
 
 export interface ConnectRoutesDeps {
   readonly store: Store;
@@ -73,148 +69,19 @@ const FormSchema = v.object({
   ),
 });
 
-const CSRF_PURPOSE = "upstream-connection";
-const NO_STORE = { "Cache-Control": "no-store" };
-
-const _page = (body: string, status = 200, csp?: string) =>
-  htmlResponse(body, {
-    status,
-    headers: { ...NO_STORE, ...(csp === undefined ? {} : { "Content-Security-Policy": csp }) },
-  });
-
 export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
-  const { store, accounts, sessions, connections } = deps;
-
-  const upstreamNamed = (name: string) =>
-    deps.upstreams().find((upstream) => upstream.name === name);
+  const { accounts, sessions, connections } = deps;
+  const page = createConnectionPage(deps);
+  const steps = createConsentSteps(deps);
 
   /** The upstream a way back after signing in connects (`/connections/<name>`), if any. */
   const connecting = (returnTo: URL) => {
     const prefix = "/connections/";
+    const name = returnTo.pathname.slice(prefix.length);
     return returnTo.pathname.startsWith(prefix)
-      ? upstreamNamed(returnTo.pathname.slice(prefix.length))
+      ? deps.upstreams().find((upstream) => upstream.name === name)
       : undefined;
   };
-
-  /** The upstream scopes of `upstream` (its own and its mapped ones). */
-  const opens = (upstream: UpstreamConfig, scope: string) =>
-    scope === `upstream.${upstream.name}` || scope.startsWith(`upstream.${upstream.name}.`);
-
-  const signIns: UpstreamSignIns = {
-    async missing(accountId, businessId, scopes) {
-      const wanted = deps.upstreams().filter((upstream) =>
-        serves(upstream, businessId) && scopes.some((scope) => opens(upstream, scope))
-      );
-      const missing: string[] = [];
-      for (const upstream of wanted) {
-        const own = await connections.get(upstream.name, { businessId, accountId });
-        if (own?.status !== "connected") missing.push(upstream.name);
-      }
-      return missing;
-    },
-    connectPath: (upstream, businessId, held) =>
-      `/connections/${upstream}?business=${encodeURIComponent(businessId)}&consent=${
-        encodeURIComponent(held)
-      }`,
-  };
-
-  /** The next upstream of a held consent after `current`, or the redirect to the agent. */
-  const afterConsentStep = async (
-    session: Session,
-    held: string,
-    current: string,
-  ): Promise<Response> => {
-    const consent = await heldConsent(store, held, session.id);
-    if (consent === null) {
-      return _page(
-        connectErrorPage(
-          session.account.email,
-          "This request is no longer valid",
-          "The application's request expired or was already answered: start again from the application.",
-        ),
-        400,
-      );
-    }
-    const order = deps.upstreams().map((upstream) => upstream.name);
-    const { businessId, accountId, scopes } = consent.binding;
-    const next = (await signIns.missing(accountId, businessId, scopes)).find((name) =>
-      order.indexOf(name) > order.indexOf(current)
-    );
-    if (next !== undefined) return seeOther(signIns.connectPath(next, businessId, held));
-    return await resumeConsent(store, deps.issuer, held, session.id) ?? _page(
-      connectErrorPage(
-        session.account.email,
-        "This request is no longer valid",
-        "It was already answered.",
-      ),
-      400,
-    );
-  };
-
-  /** The page's subject: the upstream and a business the person belongs to, or an error page. */
-  const subject = async (request: Request, session: Session, businessId: string | null) => {
-    // Upstream names are letters, digits and '-': the raw segment is compared, never decoded.
-    const name = new URL(request.url).pathname.slice("/connections/".length);
-    const upstream = upstreamNamed(name);
-    const membership = businessId === null
-      ? null
-      : await accounts.getMembership(session.account.id, businessId);
-    const business = membership ? await accounts.getBusiness(businessId!) : null;
-    if (upstream === undefined || business === null || !serves(upstream, business.id)) {
-      return {
-        ok: false as const,
-        response: _page(
-          connectErrorPage(
-            session.account.email,
-            "Not found",
-            "There is no such service to connect in your businesses.",
-          ),
-          404,
-        ),
-      };
-    }
-    return { ok: true as const, upstream, business };
-  };
-
-  /**
-   * The page's forms lead away from us: "connect" to the upstream's authorization endpoint, and
-   * "skip" back to the agent of a held consent.
-   */
-  const formTargets = async (
-    session: Session,
-    upstream: UpstreamConfig,
-    consent: string | null,
-  ) => {
-    const endpoint = await connections.authorizationEndpoint(upstream);
-    const held = consent === null ? null : await heldConsent(store, consent, session.id);
-    return [...(endpoint === null ? [] : [endpoint]), ...(held === null ? [] : [held.redirectUri])];
-  };
-
-  const render = async (
-    session: Session,
-    upstream: UpstreamConfig,
-    business: { id: string; name: string },
-    consent: string | null,
-    notice?: { kind: "done" | "problem"; text: string },
-    status = 200,
-  ) =>
-    _page(
-      connectPage({
-        email: session.account.email,
-        upstream,
-        businessName: business.name,
-        businessId: business.id,
-        connection: await connections.get(upstream.name, {
-          businessId: business.id,
-          accountId: session.account.id,
-        }),
-        csrf: await sessions.csrfToken(session, CSRF_PURPOSE),
-        consent,
-        ...(notice ? { notice } : {}),
-      }),
-      status,
-      cspWithFormTargets(await formTargets(session, upstream, consent)),
-    );
 
   /** Signed in; otherwise `signedOut` answers (by default: sign in, then back here). */
   const signedIn = (
@@ -228,55 +95,6 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       signedOut,
     );
 
-  /** Off to the upstream's sign-in, or the page saying why that is not possible now. */
-  const start = async (
-    session: Session,
-    upstream: UpstreamConfig,
-    business: { id: string; name: string },
-    consent: string | null,
-  ) => {
-    const caller = { businessId: business.id, accountId: session.account.id };
-    const then: Continuation = consent === null
-      ? { kind: "account" }
-      : { kind: "consent", id: consent };
-    const started = await connections.begin({ upstream, caller, sessionId: session.id, then });
-    if (!started.ok) {
-      logEvent(deps.log, {
-        level: "warn",
-        message: "a person's connection to the upstream could not start",
-        upstream: upstream.name,
-        problem: started.problem,
-      });
-      return await render(session, upstream, business, consent, {
-        kind: "problem",
-        text: signInUnavailable(upstream.title),
-      }, 502);
-    }
-    return seeOther(started.url);
-  };
-
-  // An agent's URL elicitation sends its own person here (MCP "URL Mode Elicitation",
-  // Phishing): anyone else signed in is refused before anything starts, in plain words.
-  const notTheirs = async (request: Request, session: Session, params: URLSearchParams) => {
-    const binding = params.get(BOUND_PARAM);
-    const businessId = params.get("business");
-    if (binding === null || businessId === null) return null;
-    const name = new URL(request.url).pathname.slice("/connections/".length);
-    const caller = { businessId, accountId: session.account.id };
-    const checked = await deps.links.check(name, caller, binding);
-    if (checked === "ok") return null;
-    return _page(
-      connectErrorPage(
-        session.account.email,
-        checked === "expired" ? "Link expired" : "Not your link",
-        checked === "expired"
-          ? "This link to connect an account has expired. Ask your agent to call the tool again: it gets a new link."
-          : "This link was made for another person's agent: only the person whose agent asked can connect their account with it. If you are that person, sign out and sign in as yourself; if your own agent needs the service, ask it to call the tool again.",
-      ),
-      403,
-    );
-  };
-
   // The link (from /account, or in an agent's tool error) starts connecting at once when there
   // is nothing connected yet, or the connection must be made again (it needs reconnecting, or
   // the upstream wants more scopes): a GET that only leads to the upstream's own sign-in (the
@@ -284,9 +102,9 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   // consent, the step with "Skip for now".
   const show = signedIn(async (request, session) => {
     const params = new URL(request.url).searchParams;
-    const refused = await notTheirs(request, session, params);
+    const refused = await _notTheirs(deps.links, request, session, params);
     if (refused) return refused;
-    const found = await subject(request, session, params.get("business"));
+    const found = await page.subject(request, session, params.get("business"));
     if (!found.ok) return found.response;
     const { upstream, business } = found;
     const consent = params.get("consent");
@@ -295,15 +113,15 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       accountId: session.account.id,
     });
     if (consent === null && (own?.status !== "connected" || own.wanted.length > 0)) {
-      return await start(session, upstream, business, null);
+      return await page.start(session, upstream, business, null);
     }
-    return await render(session, upstream, business, consent);
+    return await page.render(session, upstream, business, consent);
   });
 
   const act = signedIn(async (request, session) => {
     const form = v.parse(FormSchema, await readForm(request));
     if (!await sessions.verifyCsrf(session, CSRF_PURPOSE, form.csrf)) {
-      return _page(
+      return pageResponse(
         connectErrorPage(
           session.account.email,
           "Request refused",
@@ -312,7 +130,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
         403,
       );
     }
-    const found = await subject(request, session, form.business);
+    const found = await page.subject(request, session, form.business);
     if (!found.ok) return found.response;
     const { upstream, business } = found;
     const caller = { businessId: business.id, accountId: session.account.id };
@@ -321,21 +139,21 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       if (consent === null) {
         return seeOther(`/connections/${upstream.name}?business=${business.id}`);
       }
-      return await afterConsentStep(session, consent, upstream.name);
+      return await steps.after(session, consent, upstream.name);
     }
     if (form.action === "disconnect") {
       const done = await connections.disconnect(upstream.name, caller, {
         actor: "human",
         accountId: session.account.id,
       });
-      return await render(session, upstream, business, null, {
+      return await page.render(session, upstream, business, null, {
         kind: "done",
         text: done
           ? `Disconnected: Vestibule revoked and deleted the tokens of your ${upstream.title} account.`
           : "It was not connected.",
       });
     }
-    return await start(session, upstream, business, consent);
+    return await page.start(session, upstream, business, consent);
   });
 
   const finish = async (request: Request, session: Session) => {
@@ -345,17 +163,17 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       accountId: session.account.id,
     });
     if (!done.ok) {
-      return _page(
+      return pageResponse(
         connectErrorPage(session.account.email, "Not connected", `${done.problem}.`),
         400,
       );
     }
     await deps.learnTools(done.upstream.name, done.caller).catch(() => {});
     if (done.then.kind === "consent") {
-      return await afterConsentStep(session, done.then.id, done.upstream.name);
+      return await steps.after(session, done.then.id, done.upstream.name);
     }
     const business = await accounts.getBusiness(done.caller.businessId);
-    return await render(session, done.upstream, business!, null, {
+    return await page.render(session, done.upstream, business!, null, {
       kind: "done",
       text: `Connected: agents you allowed can now use ${done.upstream.title} as you.`,
     });
@@ -363,7 +181,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   // A person whose session ended meanwhile is not sent to sign in with the upstream's code in
   // the page to return to: they start again once signed in.
   const callback = signedIn(finish, () =>
-    _page(
+    pageResponse(
       connectErrorPage(
         null,
         "Not connected",
@@ -372,24 +190,11 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       400,
     ));
 
-  const clientDocument: MethodHandlers = {
-    GET: () =>
-      Promise.resolve(jsonResponse({
-        client_id: connections.clientDocumentUrl,
-        client_name: `Vestibule (${new URL(deps.authUrl).host})`,
-        client_uri: deps.authUrl,
-        redirect_uris: [connections.redirectUri],
-        grant_types: ["authorization_code", "refresh_token"],
-        response_types: ["code"],
-        token_endpoint_auth_method: "none",
-      }, { headers: { "Cache-Control": "public, max-age=3600" } })),
-  };
-
   return {
     upstream: { GET: show, POST: act },
     callback: { GET: callback },
-    clientDocument,
-    signIns,
+    clientDocument: _clientDocument(connections, deps.authUrl),
+    signIns: steps.signIns,
     waiting(returnTo) {
       const upstream = connecting(returnTo);
       if (upstream === undefined) return Promise.resolve(null);
@@ -402,23 +207,75 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       const endpoint = upstream && await connections.authorizationEndpoint(upstream);
       return endpoint ? [endpoint] : [];
     },
-    async section(businessId, role, accountId) {
-      const serving = deps.upstreams().filter((upstream) => serves(upstream, businessId));
-      if (serving.length === 0) return connectionsSection(businessId, role, []);
-      const all = role === "owner" ? await connections.listOfBusiness(businessId) : [];
-      const emails = new Map<string, string>();
-      for (const id of new Set(all.map((c) => c.accountId))) {
-        emails.set(id, (await accounts.getAccount(id))?.email ?? "a former member");
-      }
-      const rows = await Promise.all(serving.map(async (upstream) => ({
-        upstream,
-        own: await connections.get(upstream.name, { businessId, accountId }),
-        everyone: all.filter((c) => c.upstream === upstream.name).map((c) => ({
-          ...c,
-          email: emails.get(c.accountId)!,
-        })),
-      })));
-      return connectionsSection(businessId, role, rows);
-    },
+    section: (businessId, role, accountId) => _section(deps, businessId, role, accountId),
   };
+}
+
+// An agent's URL elicitation sends its own person here (MCP "URL Mode Elicitation",
+// Phishing): anyone else signed in is refused before anything starts, in plain words.
+async function _notTheirs(
+  links: ConnectLinks,
+  request: Request,
+  session: Session,
+  params: URLSearchParams,
+): Promise<Response | null> {
+  const binding = params.get(BOUND_PARAM);
+  const businessId = params.get("business");
+  if (binding === null || businessId === null) return null;
+  const name = new URL(request.url).pathname.slice("/connections/".length);
+  const caller = { businessId, accountId: session.account.id };
+  const checked = await links.check(name, caller, binding);
+  if (checked === "ok") return null;
+  return pageResponse(
+    connectErrorPage(
+      session.account.email,
+      checked === "expired" ? "Link expired" : "Not your link",
+      checked === "expired"
+        ? "This link to connect an account has expired. Ask your agent to call the tool again: it gets a new link."
+        : "This link was made for another person's agent: only the person whose agent asked can connect their account with it. If you are that person, sign out and sign in as yourself; if your own agent needs the service, ask it to call the tool again.",
+    ),
+    403,
+  );
+}
+
+/** Vestibule's client metadata document: our client id where the upstream accepts one. */
+function _clientDocument(connections: Connections, authUrl: string): MethodHandlers {
+  return {
+    GET: () =>
+      Promise.resolve(jsonResponse({
+        client_id: connections.clientDocumentUrl,
+        client_name: `Vestibule (${new URL(authUrl).host})`,
+        client_uri: authUrl,
+        redirect_uris: [connections.redirectUri],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      }, { headers: { "Cache-Control": "public, max-age=3600" } })),
+  };
+}
+
+/** The /account section of a business: each upstream it serves, with everyone's for an owner. */
+async function _section(
+  deps: ConnectRoutesDeps,
+  businessId: string,
+  role: Role,
+  accountId: string,
+): Promise<Html> {
+  const { accounts, connections } = deps;
+  const serving = deps.upstreams().filter((upstream) => serves(upstream, businessId));
+  if (serving.length === 0) return connectionsSection(businessId, role, []);
+  const all = role === "owner" ? await connections.listOfBusiness(businessId) : [];
+  const emails = new Map<string, string>();
+  for (const id of new Set(all.map((c) => c.accountId))) {
+    emails.set(id, (await accounts.getAccount(id))?.email ?? "a former member");
+  }
+  const rows = await Promise.all(serving.map(async (upstream) => ({
+    upstream,
+    own: await connections.get(upstream.name, { businessId, accountId }),
+    everyone: all.filter((c) => c.upstream === upstream.name).map((c) => ({
+      ...c,
+      email: emails.get(c.accountId)!,
+    })),
+  })));
+  return connectionsSection(businessId, role, rows);
 }
