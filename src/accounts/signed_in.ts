@@ -27,10 +27,10 @@ export function signedInPage(
   };
 }
 
-/** 303 See Other, never cached. */
-export function seeOther(location: string): Response {
+/** 303 See Other, never cached; `headers` besides (a cookie set or cleared). */
+export function seeOther(location: string, headers: Record<string, string> = {}): Response {
   return new Response(null, {
     status: 303,
-    headers: { Location: location, "Cache-Control": "no-store" },
+    headers: { Location: location, "Cache-Control": "no-store", ...headers },
   });
 }
