@@ -4,12 +4,12 @@
  * upstream's task becomes a Vestibule task of its own id, whose status follows the upstream's
  * (each tasks/get asks the upstream), whose result is the upstream's, whose cancel reaches it.
  *
- * What ties the two is one store record under the business, the account and the client of the
- * token that asked (`["ws", businessId, "relayed_task", accountId, clientId, taskId]`): any
- * replica serves it, and another caller's lookup finds nothing. It is written before the answer
- * goes out, and once more when the task ends (a commit that checks the version, so one replica
- * records the end: it keeps the result, in parts as an approved call's, counts it, and writes
- * the audit entry of the end).
+ * What ties the two is one store record (relayed_task_records.ts) under the business, the
+ * account and the client of the token that asked
+ * (`["ws", businessId, "relayed_task", accountId, clientId, taskId]`): any replica serves it, and
+ * another caller's lookup finds nothing. It is written before the answer goes out, and once more
+ * when the task ends (a commit that checks the version, so one replica records the end: it keeps
+ * the result, in parts as an approved call's, counts it, and writes the audit entry of the end).
  *
  * The gateway answers no request of an upstream's (rpc_channel.ts): an upstream task that waits
  * for its caller's input (`input_required`) is cancelled there and ends refused, in words.
@@ -18,15 +18,18 @@ import * as v from "valibot";
 import type { OwnedTaskHost, TaskState } from "../mcp/tasks.ts";
 import { errorResult, type ForwardedResult } from "../mcp/tool.ts";
 import type { Store } from "../store/store.ts";
-import { readResultParts, storeGateResult } from "../workspace/domain/gate_results.ts";
 import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
 import type { NewAuditEntry } from "../workspace/domain/audit.ts";
-import { servedToolName } from "../config/upstreams.ts";
 import { type UpstreamAnswer, UpstreamError } from "./mcp_client.ts";
+import {
+  type EndStatus,
+  ID_PREFIX,
+  type Relayed,
+  type RelayedEntry,
+  RelayedTaskRecords,
+} from "./relayed_task_records.ts";
 import type { LiveUpstream, UpstreamSet } from "./upstream_set.ts";
 
-/** Every relayed task's id starts so; a gate's id is a bare UUID. */
-const ID_PREFIX = "relayed-";
 /** The `_meta` key that ties a result to its task (2025-11-25). */
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** How long a task is kept when its upstream keeps it for ever, and the most it is kept. */
@@ -39,21 +42,6 @@ const MAX_POLL_MS = 10 * 60 * 1000;
 const STARTED = Symbol("relayed task");
 
 type Result = Readonly<Record<string, unknown>>;
-
-interface Relayed {
-  readonly upstream: string;
-  readonly tool: string;
-  /** Null: the upstream answered at once; the task was created already ended. */
-  readonly upstreamTaskId: string | null;
-  readonly status: TaskState["status"];
-  readonly statusMessage: string;
-  readonly createdAt: number;
-  readonly lastUpdatedAt: number;
-  readonly ttlMs: number;
-  readonly pollIntervalMs: number;
-  /** The parts of the kept result (gate_results.ts), once ended with one. */
-  readonly resultParts?: number;
-}
 
 /** 2025-11-25 Task, as much of it as is relayed. */
 const UpstreamTaskSchema = v.object({
@@ -85,192 +73,9 @@ export interface RelayedTasksDeps {
   readonly audit: (entry: NewAuditEntry) => Promise<void>;
 }
 
-const END_WORDS: Readonly<Record<Exclude<TaskState["status"], "working">, string>> = {
-  completed: "completed",
-  refused: "failed",
-  cancelled: "cancelled",
-};
-
 export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
-  const { store, upstreams, now } = deps;
-  const keyOf = (auth: WorkspaceAuth, taskId: string) => [
-    "ws",
-    auth.businessId,
-    "relayed_task",
-    auth.accountId,
-    auth.clientId,
-    taskId,
-  ];
-  const titleOf = (record: Relayed) =>
-    upstreams.get(record.upstream)?.config.title ?? record.upstream;
-
-  const stateOf = async (
-    auth: WorkspaceAuth,
-    taskId: string,
-    record: Relayed,
-    firstEnd = false,
-  ): Promise<TaskState> => {
-    const kept = record.resultParts === undefined ? undefined : await readResultParts(
-      store,
-      { businessId: auth.businessId, id: taskId },
-      record.resultParts,
-    );
-    const result = kept ??
-      (record.status === "refused" ? errorResult(record.statusMessage) : undefined);
-    return {
-      taskId,
-      status: record.status,
-      statusMessage: record.statusMessage,
-      createdAt: record.createdAt,
-      lastUpdatedAt: record.lastUpdatedAt,
-      ttlMs: record.ttlMs,
-      pollIntervalMs: record.pollIntervalMs,
-      ...(result === undefined ? {} : { result }),
-      ...(firstEnd ? { firstEnd } : {}),
-    };
-  };
-
-  /** Records the end once (the record's version is checked); the state as it then stands. */
-  const end = async (
-    auth: WorkspaceAuth,
-    taskId: string,
-    entry: { readonly value: Relayed; readonly version: string },
-    status: Exclude<TaskState["status"], "working">,
-    statusMessage: string,
-    result?: Result,
-  ): Promise<TaskState> => {
-    // The result's parts go with the task (a minute's grace for whoever is reading it).
-    const expireIn = Math.max(entry.value.createdAt + entry.value.ttlMs - now(), 60_000);
-    const owner = { businessId: auth.businessId, id: taskId };
-    const parts = result === undefined
-      ? undefined
-      : await storeGateResult(store, owner, result, expireIn);
-    const record: Relayed = {
-      ...entry.value,
-      status,
-      statusMessage,
-      lastUpdatedAt: now(),
-      ...(parts === undefined ? {} : { resultParts: parts }),
-    };
-    const key = keyOf(auth, taskId);
-    const ended = await store.commit([{ key, version: entry.version }], [
-      { type: "set", key, value: record, expireIn },
-    ]);
-    if (ended) {
-      await deps.audit({
-        businessId: auth.businessId,
-        accountId: auth.accountId,
-        actor: "agent",
-        clientId: auth.clientId,
-        action: servedToolName(record.upstream, record.tool),
-        summary: `Relayed task ${taskId} ${END_WORDS[status]}: ${statusMessage}`,
-        gateId: null,
-      });
-      return await stateOf(auth, taskId, record, true);
-    }
-    // Another replica recorded the end first: its record stands.
-    const current = await store.get<Relayed>(key);
-    return await stateOf(auth, taskId, current?.value ?? record);
-  };
-
-  /** Asks the upstream how its task stands; ends ours when it ended. */
-  const follow = async (
-    auth: WorkspaceAuth,
-    taskId: string,
-    entry: { readonly value: Relayed; readonly version: string },
-  ): Promise<TaskState> => {
-    const record = entry.value;
-    const title = titleOf(record);
-    const live = upstreams.get(record.upstream);
-    if (live?.taskRequest === undefined || record.upstreamTaskId === null) {
-      return await end(
-        auth,
-        taskId,
-        entry,
-        "refused",
-        `${title} is no longer served by this gateway: its task cannot be followed`,
-      );
-    }
-    const ask = live.taskRequest;
-    const upstreamId = record.upstreamTaskId;
-    const answer = await _reach(() => ask("tasks/get", upstreamId));
-    if (typeof answer === "string") {
-      // Unreachable now is not an end: the agent asks again.
-      return await stateOf(auth, taskId, {
-        ...record,
-        statusMessage:
-          `${title} could not be asked how the task stands (${answer}); ask again later`,
-      });
-    }
-    if ("error" in answer) {
-      return await end(
-        auth,
-        taskId,
-        entry,
-        "refused",
-        `${title} no longer knows the task (${answer.error.message}): its result is lost`,
-      );
-    }
-    const parsed = v.safeParse(UpstreamTaskSchema, answer.result);
-    if (!parsed.success) {
-      return await end(auth, taskId, entry, "refused", `${title} answered tasks/get with no task`);
-    }
-    const task = parsed.output;
-    const said = task.statusMessage === undefined ? "" : `: ${task.statusMessage}`;
-    switch (task.status) {
-      case "working":
-        return await stateOf(auth, taskId, {
-          ...record,
-          statusMessage: `${title} is working on it${said}`,
-        });
-      case "input_required":
-        await _reach(() => ask("tasks/cancel", upstreamId));
-        return await end(
-          auth,
-          taskId,
-          entry,
-          "refused",
-          `${title} asked for input during the task (input_required); the gateway relays no request of an upstream to its caller, so it cancelled the task there${said}`,
-        );
-      case "cancelled":
-        return await end(auth, taskId, entry, "cancelled", `${title} cancelled the task${said}`);
-      case "completed":
-      case "failed": {
-        const got = await _reach(() => ask("tasks/result", upstreamId));
-        if (typeof got === "string") {
-          return await stateOf(auth, taskId, {
-            ...record,
-            statusMessage: `${title} ended the task; its result could not be read yet (${got})`,
-          });
-        }
-        const ok = "result" in got && Array.isArray(got.result["content"]);
-        const result = ok ? _unrelated(got.result) : errorResult(
-          `${title} ${task.status} the task${said}` +
-            ("error" in got ? `; its result: ${got.error.message}` : ""),
-        );
-        const refused = task.status === "failed" || result["isError"] === true;
-        return await end(
-          auth,
-          taskId,
-          entry,
-          refused ? "refused" : "completed",
-          `${title} ${task.status === "failed" ? "failed" : "completed"} the task${said}`,
-          result,
-        );
-      }
-      default:
-        return await end(
-          auth,
-          taskId,
-          entry,
-          "refused",
-          `${title} answered tasks/get with the unknown status ${JSON.stringify(task.status)}`,
-        );
-    }
-  };
-
-  const read = async (auth: WorkspaceAuth, taskId: string) =>
-    taskId.startsWith(ID_PREFIX) ? await store.get<Relayed>(keyOf(auth, taskId)) : null;
+  const { upstreams, now } = deps;
+  const records = new RelayedTaskRecords(deps.store, now, deps.audit);
 
   return {
     ttlMs: MAX_KEEP_MS,
@@ -302,12 +107,10 @@ export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
         ttlMs,
         pollIntervalMs: Math.min(Math.max(task?.pollInterval ?? POLL_MS, MIN_POLL_MS), MAX_POLL_MS),
       };
-      const key = keyOf(auth, taskId);
-      await store.set(key, record, { expireIn: ttlMs });
-      const entry = (await store.get<Relayed>(key))!;
+      const entry = await records.create(auth, taskId, record);
       // An upstream that answered at once: the task is its answer, already ended.
       const state = task === undefined
-        ? await end(
+        ? await records.end(
           auth,
           taskId,
           entry,
@@ -315,47 +118,125 @@ export function createRelayedTasks(deps: RelayedTasksDeps): RelayedTasks {
           `${title} answered at once`,
           answered,
         )
-        : await stateOf(auth, taskId, record);
+        : await records.state(auth, taskId, record);
       return { taskId, answer: { content: [], [STARTED]: state } };
     },
     taskOf(_auth, result) {
       return Promise.resolve((result as { [STARTED]?: TaskState })[STARTED] ?? null);
     },
     async get(auth, taskId) {
-      const entry = await read(auth, taskId);
+      const entry = await records.read(auth, taskId);
       if (entry === null) return null;
-      if (entry.value.status !== "working") return await stateOf(auth, taskId, entry.value);
-      return await follow(auth, taskId, entry);
+      if (entry.value.status !== "working") return await records.state(auth, taskId, entry.value);
+      return await _follow(records, upstreams, auth, taskId, entry);
     },
     async cancel(auth, taskId) {
-      const entry = await read(auth, taskId);
+      const entry = await records.read(auth, taskId);
       if (entry === null) return null;
       const record = entry.value;
-      if (record.status !== "working") return await stateOf(auth, taskId, record);
+      if (record.status !== "working") return await records.state(auth, taskId, record);
       const ask = upstreams.get(record.upstream)?.taskRequest;
       const upstreamId = record.upstreamTaskId;
+      const follow = () => _follow(records, upstreams, auth, taskId, entry);
       // Not followed any more: follow ends it, saying why.
-      if (ask === undefined || upstreamId === null) return await follow(auth, taskId, entry);
+      if (ask === undefined || upstreamId === null) return await follow();
       const answer = await _reach(() => ask("tasks/cancel", upstreamId));
       // Refused (it ended meanwhile, say) or not reached: how it stands decides.
-      if (typeof answer === "string" || "error" in answer) return await follow(auth, taskId, entry);
-      return await end(
+      if (typeof answer === "string" || "error" in answer) return await follow();
+      return await records.end(
         auth,
         taskId,
         entry,
         "cancelled",
-        `Cancelled by this client; ${titleOf(record)} was told and cancelled its task`,
+        `Cancelled by this client; ${_titleOf(upstreams, record)} was told and cancelled its task`,
       );
     },
-    async list(auth) {
-      const prefix = keyOf(auth, "").slice(0, -1);
-      const states: TaskState[] = [];
-      for await (const entry of store.list<Relayed>(prefix)) {
-        states.push(await stateOf(auth, String(entry.key.at(-1)), entry.value));
-      }
-      return states.sort((a, b) => b.createdAt - a.createdAt);
-    },
+    list: (auth) => records.list(auth),
   };
+}
+
+/** Asks the upstream how its task stands; ends ours when it ended. */
+async function _follow(
+  records: RelayedTaskRecords,
+  upstreams: UpstreamSet,
+  auth: WorkspaceAuth,
+  taskId: string,
+  entry: RelayedEntry,
+): Promise<TaskState> {
+  const record = entry.value;
+  const title = _titleOf(upstreams, record);
+  const end = (status: EndStatus, message: string, result?: Result) =>
+    records.end(auth, taskId, entry, status, message, result);
+  /** How it stands now, said in `statusMessage`: not an end. */
+  const standing = (statusMessage: string) =>
+    records.state(auth, taskId, { ...record, statusMessage });
+  const live = upstreams.get(record.upstream);
+  if (live?.taskRequest === undefined || record.upstreamTaskId === null) {
+    return await end(
+      "refused",
+      `${title} is no longer served by this gateway: its task cannot be followed`,
+    );
+  }
+  const ask = live.taskRequest;
+  const upstreamId = record.upstreamTaskId;
+  const answer = await _reach(() => ask("tasks/get", upstreamId));
+  if (typeof answer === "string") {
+    // Unreachable now is not an end: the agent asks again.
+    return await standing(
+      `${title} could not be asked how the task stands (${answer}); ask again later`,
+    );
+  }
+  if ("error" in answer) {
+    return await end(
+      "refused",
+      `${title} no longer knows the task (${answer.error.message}): its result is lost`,
+    );
+  }
+  const parsed = v.safeParse(UpstreamTaskSchema, answer.result);
+  if (!parsed.success) return await end("refused", `${title} answered tasks/get with no task`);
+  const task = parsed.output;
+  const said = task.statusMessage === undefined ? "" : `: ${task.statusMessage}`;
+  switch (task.status) {
+    case "working":
+      return await standing(`${title} is working on it${said}`);
+    case "input_required":
+      await _reach(() => ask("tasks/cancel", upstreamId));
+      return await end(
+        "refused",
+        `${title} asked for input during the task (input_required); the gateway relays no request of an upstream to its caller, so it cancelled the task there${said}`,
+      );
+    case "cancelled":
+      return await end("cancelled", `${title} cancelled the task${said}`);
+    case "completed":
+    case "failed": {
+      const got = await _reach(() => ask("tasks/result", upstreamId));
+      if (typeof got === "string") {
+        return await standing(
+          `${title} ended the task; its result could not be read yet (${got})`,
+        );
+      }
+      const ok = "result" in got && Array.isArray(got.result["content"]);
+      const result = ok ? _unrelated(got.result) : errorResult(
+        `${title} ${task.status} the task${said}` +
+          ("error" in got ? `; its result: ${got.error.message}` : ""),
+      );
+      const refused = task.status === "failed" || result["isError"] === true;
+      return await end(
+        refused ? "refused" : "completed",
+        `${title} ${task.status === "failed" ? "failed" : "completed"} the task${said}`,
+        result,
+      );
+    }
+    default:
+      return await end(
+        "refused",
+        `${title} answered tasks/get with the unknown status ${JSON.stringify(task.status)}`,
+      );
+  }
+}
+
+function _titleOf(upstreams: UpstreamSet, record: Relayed): string {
+  return upstreams.get(record.upstream)?.config.title ?? record.upstream;
 }
 
 /** The upstream's result without its tie to the upstream's task id, which is not the agent's. */
