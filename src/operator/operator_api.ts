@@ -17,10 +17,10 @@ import {
   CatalogueInputSchema,
   ConnectionUpdateSchema,
   OperatorIdSchema,
-  type OperatorUpdates,
   type Outcome,
   RunUpdateSchema,
-} from "./operator_updates.ts";
+} from "./operator_bodies.ts";
+import type { OperatorUpdates } from "./operator_updates.ts";
 
 /** The largest request body: a whole catalogue at its limits fits (docs/integrating.md: The operator API). */
 export const OPERATOR_MAX_BODY = 256 * 1024;

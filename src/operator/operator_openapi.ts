@@ -14,7 +14,7 @@ import {
   TriggerSchema,
   WorkflowSchema,
 } from "../workspace/domain/records.ts";
-import { OperatorIdSchema } from "./operator_updates.ts";
+import { OperatorIdSchema } from "./operator_bodies.ts";
 import {
   OPERATIONS,
   OPERATOR_BODIES,

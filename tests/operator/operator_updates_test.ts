@@ -1,10 +1,7 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import {
-  CATALOGUE_LIMITS,
-  CatalogueInputSchema,
-  createOperatorUpdates,
-} from "../../src/operator/operator_updates.ts";
+import { CATALOGUE_LIMITS, CatalogueInputSchema } from "../../src/operator/operator_bodies.ts";
+import { createOperatorUpdates } from "../../src/operator/operator_updates.ts";
 import { OPERATOR_MAX_BODY } from "../../src/operator/operator_api.ts";
 import { createFixture, type Fixture } from "../workspace/fixtures.ts";
 
