@@ -3,29 +3,25 @@
 // who is asking (`McpAccess.authenticate`, from outside: MCP code never verifies a token), the
 // caller's rate limit, media types and body cap, the revision negotiated from its metadata
 // (negotiation.ts), for tools/call whether this caller may call that tool (`McpAccess.mayCall`),
-// then the pure dispatcher; its outcome leaves as JSON or as SSE. A forwarded tool's call can be
-// cancelled (forwarded_calls.ts), and one that outlasts half of VESTIBULE_READ_TIMEOUT is answered
-// as an event stream, kept alive, so that the server's own deadline never cuts it.
+// then the pure dispatcher; its outcome leaves as JSON or as SSE (outcome_response.ts). A
+// forwarded tool's call can be cancelled (forwarded_calls.ts), and one that outlasts half of
+// VESTIBULE_READ_TIMEOUT is answered as an event stream, kept alive, so that the server's own
+// deadline never cuts it.
 import type { Config } from "../config/config.ts";
 import { readBodyCapped } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import type { Handler, RequestContext } from "../http/handler.ts";
 import type { RateLimiter } from "../http/rate_limiter.ts";
-import { describeError, logEvent, logOutage, type LogSink } from "../http/request_log.ts";
+import { logOutage, type LogSink } from "../http/request_log.ts";
 import { StoreUnavailableError } from "../store/store.ts";
-import { decodeMessage } from "./codec.ts";
+import { type Decoded, decodeMessage } from "./codec.ts";
 import { createDispatcher, DISPATCHED_METHODS, type ServerInfo } from "./dispatch.ts";
 import type { Outcome } from "./outcomes.ts";
-import {
-  METHOD_NOT_FOUND,
-  MISSING_REQUIRED_CLIENT_CAPABILITY,
-  rpcError,
-  TRANSPORT_ERROR,
-} from "./errors.ts";
+import { rpcError, TRANSPORT_ERROR } from "./errors.ts";
 import type { CacheScope, JsonRpcRequest, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
-import { createSseEncoder, encodeSseEvent, SSE_KEEPALIVE } from "./sse.ts";
+import { createResponder } from "./outcome_response.ts";
 import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
 import type { SharedCancels } from "./shared_cancels.ts";
 import type { UrlElicitations } from "./elicitation.ts";
@@ -35,11 +31,8 @@ import {
   errorResponse,
   type HeaderMap,
   isJsonMediaType,
-  JSON_HEADERS,
   type McpMetrics,
-  outageError,
   rejectRequest,
-  SSE_HEADERS,
   storeUnavailableResponse,
   tooManyRequests,
 } from "./transport.ts";
@@ -56,8 +49,6 @@ import { deadlines } from "../deadlines.ts";
  * (`max-age=300`).
  */
 const CATALOGUE_TTL_MS = 5 * 60 * 1000;
-/** How often an event stream that has nothing to send says it is alive (a comment). */
-const KEEPALIVE_MS = 15_000;
 /** The dispatch signal of anything but a tool call, which no request's end can abort. */
 const NOT_A_CALL = new AbortController().signal;
 
@@ -134,21 +125,16 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     onTask: metrics?.task,
     elicitations: options.elicitations,
   });
-  const alwaysSse = config.mcpResponse === "sse";
+  const respond = createResponder({
+    alwaysSse: config.mcpResponse === "sse",
+    log: options.log,
+    metrics,
+    tracing,
+  });
   const forwarded = createForwardedCalls(options.sharedCancels);
   // A forwarded call not answered by then is answered as an event stream: the read timeout
   // closes a request whose answer has not started, and the upstream's own timeout may be longer.
   const jsonWindowMs = config.readTimeoutMs / 2;
-
-  // A JSON-RPC error the endpoint answers itself, counted.
-  const fail = (status: number, error: RpcError, headers?: HeaderMap): Response => {
-    metrics?.error(error.error.code);
-    return errorResponse(status, error, headers);
-  };
-  const refuse = (request: Request, status: number, message: string): Promise<Response> => {
-    metrics?.error(TRANSPORT_ERROR);
-    return rejectRequest(request, status, message);
-  };
 
   // The store did not answer while the request needed it: the client is to come back.
   const unavailable = (request: JsonRpcRequest, error: unknown): Response => {
@@ -156,71 +142,6 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
     logOutage(options.log, error, { method: request.method });
     metrics?.error(TRANSPORT_ERROR);
     return storeUnavailableResponse(request.id);
-  };
-
-  const respond = (outcome: Outcome, request: JsonRpcRequest, modern: boolean): Response => {
-    if (outcome.kind === "reply") {
-      if (outcome.errorCode !== undefined) {
-        metrics?.error(outcome.errorCode);
-        _annotateError(tracing, outcome.errorCode);
-      }
-      // 2026-07-28 "Protocol Version Header": an unknown method is 404 with its JSON-RPC error.
-      if (modern && outcome.errorCode === METHOD_NOT_FOUND) {
-        return errorResponse(404, outcome.body);
-      }
-      // 2026-07-28 "Capabilities": a capability the request did not declare is 400.
-      if (modern && outcome.errorCode === MISSING_REQUIRED_CLIENT_CAPABILITY) {
-        return errorResponse(400, outcome.body);
-      }
-      if (!alwaysSse) return new Response(outcome.body, { headers: JSON_HEADERS });
-      return new Response(encodeSseEvent(outcome.body), { headers: SSE_HEADERS });
-    }
-    const sse = createSseEncoder();
-    const writer = sse.writable.getWriter();
-    let open = true;
-    // A client that goes away mid-stream only stops the notifications; the tool finishes.
-    const send = async (message: string) => {
-      if (!open) return;
-      try {
-        await writer.write(message);
-      } catch {
-        open = false;
-      }
-    };
-    const keepAlive = setInterval(() => void send(SSE_KEEPALIVE), KEEPALIVE_MS);
-    // run() turns tool failures into JSON-RPC errors itself, but for a store outage; anything
-    // else escaping it is a bug, which ends the stream rather than the process.
-    outcome.run(send).then((reply) => {
-      if (reply.errorCode !== undefined) metrics?.error(reply.errorCode);
-      return send(reply.body);
-    }, (error: unknown) => {
-      if (error instanceof StoreUnavailableError) {
-        // The 200 and the notifications are sent: the response can only say it in the stream.
-        logOutage(options.log, error, { method: request.method });
-        metrics?.error(TRANSPORT_ERROR);
-        return send(JSON.stringify(outageError(request.id)));
-      }
-      logEvent(options.log, {
-        level: "error",
-        message: "MCP stream failed",
-        ...describeError(error),
-      });
-    }).finally(() => {
-      clearInterval(keepAlive);
-      if (open) writer.close().catch(() => {});
-    });
-    return new Response(sse.readable, { headers: SSE_HEADERS });
-  };
-
-  const authenticate = async (request: Request, context: RequestContext) => {
-    try {
-      return await access.authenticate(request, context);
-    } catch (error) {
-      // Our outage, not a bad credential: a 401 would tell the agent to throw its token away.
-      if (!(error instanceof StoreUnavailableError)) throw error;
-      logOutage(options.log, error, { during: "authentication" });
-      return storeUnavailableResponse(null);
-    }
   };
 
   // A request past its transport checks: the caller's tool, the dispatcher, the answer.
@@ -289,7 +210,7 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   };
 
   return async (request, context) => {
-    const caller = await authenticate(request, context);
+    const caller = await _authenticate(access, options.log, request, context);
     if (caller instanceof Response) {
       await request.body?.cancel();
       return caller;
@@ -299,31 +220,19 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       await request.body?.cancel();
       return tooManyRequests(decision.retryAfterSeconds);
     }
-    if (!isJsonMediaType(request.headers.get("Content-Type"))) {
-      return await refuse(
-        request,
-        415,
-        "Unsupported Media Type: Content-Type must be application/json",
-      );
-    }
-    if (!acceptsJsonAndSse(request.headers.get("Accept"))) {
-      return await refuse(
-        request,
-        406,
-        "Not Acceptable: Accept must list both application/json and text/event-stream",
-      );
-    }
+    const refused = _refusedHead(request, metrics);
+    if (refused !== null) return await refused;
     let body: Uint8Array;
     try {
       body = await readBodyCapped(request, maxBodyBytes);
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
-      return fail(error.status, rpcError(null, TRANSPORT_ERROR, error.message), error.headers);
+      const refusal = rpcError(null, TRANSPORT_ERROR, error.message);
+      return _fail(metrics, error.status, refusal, error.headers);
     }
-    const decoded = decodeMessage(body);
-    if (decoded.kind === "invalid") return fail(400, decoded.error);
-    const negotiated = negotiate(request.headers, decoded);
-    if (!negotiated.ok) return fail(400, negotiated.error);
+    const read = _decode(body, request.headers, metrics);
+    if (read instanceof Response) return read;
+    const { message: decoded, version } = read;
     if (decoded.kind !== "request") {
       if (decoded.kind === "notification") {
         try {
@@ -336,7 +245,6 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       }
       return new Response(null, { status: 202 });
     }
-    const { version } = negotiated;
     if (!tracing.on) return await answer(decoded.request, version, caller, request, context);
     const span = mcpRequestSpan(decoded.request, version, request.headers);
     return await tracing.span(
@@ -347,10 +255,71 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
   };
 }
 
-/** A JSON-RPC error answered: its code is the span's `error.type` (MCP conventions). */
-function _annotateError(tracing: Tracing, code: number): void {
-  const type = String(code);
-  tracing.annotate({ "error.type": type, "rpc.response.status_code": type }, type);
+/** The caller, or the refusal; a store outage meanwhile is a 503, never a 401. */
+async function _authenticate<A, T>(
+  access: McpAccess<A, T>,
+  log: LogSink,
+  request: Request,
+  context: RequestContext,
+): Promise<McpCaller<A> | Response> {
+  try {
+    return await access.authenticate(request, context);
+  } catch (error) {
+    // Our outage, not a bad credential: a 401 would tell the agent to throw its token away.
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    logOutage(log, error, { during: "authentication" });
+    return storeUnavailableResponse(null);
+  }
+}
+
+/** A JSON-RPC error the endpoint answers itself, counted. */
+function _fail(
+  metrics: McpMetrics | undefined,
+  status: number,
+  error: RpcError,
+  headers?: HeaderMap,
+): Response {
+  metrics?.error(error.error.code);
+  return errorResponse(status, error, headers);
+}
+
+/**
+ * The transport's checks of a request's head: both media types (415, 406); null when they hold.
+ * Apart from the body's, so that a request that passes costs no promise here.
+ */
+function _refusedHead(
+  request: Request,
+  metrics: McpMetrics | undefined,
+): Promise<Response> | null {
+  const refuse = (status: number, message: string) => {
+    metrics?.error(TRANSPORT_ERROR);
+    return rejectRequest(request, status, message);
+  };
+  if (!isJsonMediaType(request.headers.get("Content-Type"))) {
+    return refuse(415, "Unsupported Media Type: Content-Type must be application/json");
+  }
+  if (!acceptsJsonAndSse(request.headers.get("Accept"))) {
+    return refuse(
+      406,
+      "Not Acceptable: Accept must list both application/json and text/event-stream",
+    );
+  }
+  return null;
+}
+
+/** The body as one JSON-RPC message and the revision it speaks, or the refusal (400). */
+function _decode(
+  body: Uint8Array,
+  headers: Headers,
+  metrics: McpMetrics | undefined,
+):
+  | { readonly message: Exclude<Decoded, { kind: "invalid" }>; readonly version: ProtocolVersion }
+  | Response {
+  const decoded = decodeMessage(body);
+  if (decoded.kind === "invalid") return _fail(metrics, 400, decoded.error);
+  const negotiated = negotiate(headers, decoded);
+  if (!negotiated.ok) return _fail(metrics, 400, negotiated.error);
+  return { message: decoded, version: negotiated.version };
 }
 
 /** The outcome when it comes within `ms`, else null (it is still on its way). */
