@@ -2,24 +2,24 @@
  * Human approval gates. A gated tool records what exactly would happen, mails the business's
  * owners, and stops; an owner approves or declines on the approval page; an approval applies
  * the change in the same commit that moves the gate out of `pending` and audits it, so it
- * happens once however often it is approved, and wholly or not at all. The decision is then delivered to the
- * requester (and can be redelivered).
+ * happens once however often it is approved, and wholly or not at all (gate_decisions.ts). The
+ * decision is then delivered to the requester (and can be redelivered).
  */
 import type { EventOutbox } from "../../events/event_outbox.ts";
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
 import type { Accounts } from "../../accounts/model.ts";
 import type { Store } from "../../store/store.ts";
-import { RETRY, retryCommit } from "../../store/commit_retry.ts";
 import type { AuditLog } from "./audit.ts";
 import type { GateAction, UpstreamCalls } from "./gate_actions.ts";
 import { waitingNotice } from "./gate_handoffs.ts";
 import { approvalRequestMails } from "./gate_mails.ts";
-import { decisionEvents, deliverGate, finishGate } from "./gate_outcomes.ts";
-import { describeAction, planAction } from "./gate_plans.ts";
+import { decideGate, type DecideResult, withdrawGate } from "./gate_decisions.ts";
+import { deliverGate } from "./gate_outcomes.ts";
+import { describeAction } from "./gate_plans.ts";
 import { readGateResult } from "./gate_results.ts";
 import { type Gate, gateKey, type GateView, gateView, pendingKey } from "./gate_record.ts";
 import type { Workspace } from "./workspace.ts";
-import { decisionWords, gateHeadline } from "./gate_words.ts";
+import { gateHeadline } from "./gate_words.ts";
 
 export interface GatesDeps {
   readonly store: Store;
@@ -42,12 +42,6 @@ export interface GateRequest {
   readonly scope: string;
   readonly action: GateAction;
 }
-
-export type DecideResult =
-  | { readonly kind: "not_found" }
-  | { readonly kind: "forbidden" }
-  | { readonly kind: "already_decided"; readonly gate: Gate }
-  | { readonly kind: "decided"; readonly gate: Gate };
 
 export interface Gates {
   /** `{auth_url}/approvals`, where an owner sees every approval of their businesses. */
@@ -88,7 +82,7 @@ export interface Gates {
 const LATEST = 9_999_999_999_999;
 
 export function createGates(deps: GatesDeps): Gates {
-  const { store, now, accounts, audit } = deps;
+  const { store, now, audit } = deps;
   const approvalsUrl = `${deps.authUrl}/approvals`;
   // Orders gates of the same millisecond newest first too.
   let sequence = 0;
@@ -192,113 +186,14 @@ export function createGates(deps: GatesDeps): Gates {
       return gates;
     },
 
-    decide(gateId, accountId, decision) {
-      return retryCommit(async () => {
-        const entry = await store.get<Gate>(gateKey(gateId));
-        if (!entry) return { kind: "not_found" };
-        const gate = entry.value;
-        const decider = await accounts.readMembership(accountId, gate.businessId);
-        if (decider.membership?.role !== "owner") return { kind: "forbidden" };
-        if (gate.status !== "pending") return { kind: "already_decided", gate };
-
-        const plan = decision === "approve"
-          ? await planAction(deps, gate.businessId, gate.action, { accountId, gateId })
-          : null;
-        const applied = plan?.ok === true;
-        const outcome = plan === null
-          ? "Declined; nothing was changed"
-          : plan.ok
-          ? plan.outcome
-          : `Approved, but not applied: ${plan.reason}`;
-        const decided: Gate = {
-          ...gate,
-          status: decision === "approve" ? "approved" : "declined",
-          decidedAt: now(),
-          decidedBy: accountId,
-          applied,
-          outcome,
-        };
-        const events = await deps.events.record(
-          gate.businessId,
-          decisionEvents(decided, plan?.ok ? plan.event : null),
-        );
-        // The decision stands only as read: the gate still pending, the decider still an
-        // owner, the records the plan read unchanged (two approvals each removing one of two
-        // owners must not both pass the last-owner rule).
-        const ok = await store.commit(
-          [
-            { key: entry.key, version: entry.version },
-            decider.check,
-            ...(plan?.checks ?? []),
-            ...events.checks,
-          ],
-          [
-            { type: "set", key: entry.key, value: decided },
-            { type: "delete", key: pendingKey(gateId) },
-            ...(plan?.ok ? plan.mutations : []),
-            ...events.mutations,
-            audit.entry({
-              businessId: gate.businessId,
-              accountId,
-              actor: "human",
-              clientId: gate.clientId,
-              action: decision,
-              summary: decisionWords(decided, upstreamTitle(decided)),
-              gateId,
-            }),
-          ],
-        );
-        // A failed commit means the gate or a record it reads changed: decide again from scratch.
-        if (!ok) return RETRY;
-        deps.events.dispatch();
-        for (const mail of plan?.ok ? plan.deliveries ?? [] : []) await deps.mailer.dispatch(mail);
-        // Only the process whose commit decided runs the after-work: it happens once.
-        const done = plan?.ok && plan.after
-          ? await finishGate(deps, decided, await plan.after(decided))
-          : decided;
-        return { kind: "decided", gate: await deliver(done) };
-      });
-    },
+    decide: (gateId, accountId, decision) =>
+      decideGate(deps, { upstreamTitle, deliver }, gateId, accountId, decision),
 
     async redeliver(gate) {
       if (gate.status === "pending" || gate.status === "withdrawn") return null;
       return await deliver(gate);
     },
 
-    withdraw(gate) {
-      return retryCommit(async () => {
-        const entry = await store.get<Gate>(gateKey(gate.id));
-        if (!entry) return gate;
-        if (entry.value.status !== "pending") return entry.value;
-        const withdrawn: Gate = {
-          ...entry.value,
-          status: "withdrawn",
-          decidedAt: now(),
-          decidedBy: entry.value.requestedBy,
-          outcome: "Withdrawn by the agent that asked; nothing was done",
-        };
-        const events = await deps.events.record(gate.businessId, decisionEvents(withdrawn, null));
-        const ok = await store.commit(
-          [{ key: entry.key, version: entry.version }, ...events.checks],
-          [
-            { type: "set", key: entry.key, value: withdrawn },
-            { type: "delete", key: pendingKey(gate.id) },
-            ...events.mutations,
-            audit.entry({
-              businessId: gate.businessId,
-              accountId: gate.requestedBy,
-              actor: "agent",
-              clientId: gate.clientId,
-              action: "withdraw",
-              summary: `Withdrew the request for approval: ${gate.summary}`,
-              gateId: gate.id,
-            }),
-          ],
-        );
-        if (!ok) return RETRY;
-        deps.events.dispatch();
-        return withdrawn;
-      });
-    },
+    withdraw: (gate) => withdrawGate(deps, gate),
   };
 }

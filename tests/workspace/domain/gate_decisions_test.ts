@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createAccounts } from "../../../src/accounts/accounts.ts";
 import type { Mutation, Store } from "../../../src/store/store.ts";
 import type { GateAction } from "../../../src/workspace/domain/gate_actions.ts";
-import type { DecideResult } from "../../../src/workspace/domain/gates.ts";
+import type { DecideResult } from "../../../src/workspace/domain/gate_decisions.ts";
 import { createWorkspaceServices } from "../../../src/workspace/domain/services.ts";
 import { createFixture, type Fixture } from "../fixtures.ts";
 
