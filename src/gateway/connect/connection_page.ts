@@ -10,7 +10,8 @@ import { heldConsent } from "../../oauth/consent_continuation.ts";
 import type { Store } from "../../store/store.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
 import { serves } from "../upstream_calls.ts";
-import type { Connections, Continuation } from "./connections.ts";
+import type { Connections } from "./connections.ts";
+import type { Continuation } from "./sign_in_flow.ts";
 import { connectErrorPage, connectPage, signInUnavailable } from "./pages.ts";
 
 export interface ConnectionPageDeps {
