@@ -5,8 +5,8 @@
  * connect, never the upstream's 401.
  *
  * Its tools are known once someone has connected: each connection's first session lists them,
- * and the listing is stored (`["upstream_listing", name]`), so every replica serves the same
- * tools, pinned per business like any upstream's.
+ * and the listing is stored (personal_listing.ts), so every replica serves the same tools,
+ * pinned per business like any upstream's.
  *
  * At start it says where its people sign in, or why they cannot (unreachable, no OAuth): that
  * is all there is to learn of it before someone connects.
@@ -16,23 +16,19 @@ import type { UpstreamConfig } from "../../config/upstreams.ts";
 import { logEvent, type LogSink } from "../../http/request_log.ts";
 import type { Store } from "../../store/store.ts";
 import type { UpstreamFetch } from "../http_session.ts";
-import { type McpClient, UpstreamError, type UpstreamTool } from "../mcp_client.ts";
-import {
-  type Caller,
-  type CallOutcome,
-  type CallRecord,
-  type GatewayMetrics,
-  type LiveTool,
-  liveTools,
-  type LiveUpstream,
-  sameTools,
-  type UpstreamState,
+import { type McpClient, UpstreamError } from "../mcp_client.ts";
+import type {
+  Caller,
+  CallRecord,
+  GatewayMetrics,
+  LiveUpstream,
+  UpstreamState,
 } from "../upstream_set.ts";
 import type { Connections } from "./connections.ts";
 import type { TokenLookup } from "./reconnects.ts";
 import type { ConnectLinks } from "./connect_links.ts";
 import type { Discovery } from "./discovery.ts";
-import { heldProblem, logUnlisted } from "../unlisted_names.ts";
+import { PersonalListing } from "./personal_listing.ts";
 
 export interface PersonalUpstreamDeps {
   readonly store: Store;
@@ -49,17 +45,8 @@ export interface PersonalUpstreamDeps {
   readonly discover: (url: string) => Promise<Discovery>;
 }
 
-/** How long the stored listing, as read, stands for this process. */
-const LISTING_FRESH_MS = 2_000;
 /** Connections with a live session in this process at once. */
 const SESSIONS = 1_000;
-
-interface StoredListing {
-  readonly tools: readonly UpstreamTool[];
-  readonly listedAt: number;
-}
-
-const listingKey = (upstream: string) => ["upstream_listing", upstream];
 
 /** A session of one connection, and the token its requests carry now. */
 interface Session {
@@ -71,36 +58,10 @@ export function createPersonalUpstream(
   config: UpstreamConfig,
   deps: PersonalUpstreamDeps,
 ): LiveUpstream & { close(): Promise<void>; listWith(caller: Caller): Promise<void> } {
-  const { store, log, now, connections } = deps;
-  let tools: ReadonlyMap<string, LiveTool> | null = null;
-  /** Why its tools are held (unlisted_names.ts); null while served. */
-  let held: string | null = null;
-  let readAt = -Infinity;
-  let reading: Promise<void> | null = null;
-  let generation = 0;
+  const { now, connections } = deps;
+  const listing = new PersonalListing(config, deps.store, deps.log, now);
   const sessions = new BoundedMap<string, Session>(SESSIONS);
   const checked = _checkSignIn(config, deps);
-
-  const adopt = (listed: readonly UpstreamTool[]) => {
-    const { tools: next, unlisted } = liveTools(config, listed);
-    const nextHeld = unlisted.length === 0 ? null : heldProblem(config, unlisted);
-    // Every replica reads the stored listing again and again: logged when it changes only.
-    if (nextHeld !== null && nextHeld !== held) logUnlisted(log, config, unlisted);
-    held = nextHeld;
-    if (!sameTools(tools, next)) {
-      tools = next;
-      generation++;
-    }
-  };
-
-  const read = (): Promise<void> => {
-    reading ??= (async () => {
-      const stored = await store.get<StoredListing>(listingKey(config.name));
-      readAt = now();
-      if (stored !== null) adopt(stored.value.tools);
-    })().finally(() => reading = null);
-    return reading;
-  };
 
   const sessionOf = (caller: Caller, token: string): Session => {
     const id = `${caller.businessId}\n${caller.accountId}`;
@@ -117,7 +78,7 @@ export function createPersonalUpstream(
           })),
       };
       // Each new session and each list_changed: list with this person's token, for everyone.
-      created.client.onToolsChanged(() => void list(caller, created));
+      created.client.onToolsChanged(() => void listing.listWith(caller, created.client));
       sessions.set(id, created);
       session = created;
     }
@@ -125,83 +86,32 @@ export function createPersonalUpstream(
     return session;
   };
 
-  const list = async (caller: Caller, session: Session) => {
-    try {
-      const listed = await session.client.listTools(AbortSignal.timeout(config.timeoutMs));
-      const before = tools;
-      adopt(listed);
-      readAt = now();
-      if (before !== tools) {
-        await store.set(listingKey(config.name), { tools: listed, listedAt: now() });
-        logEvent(log, {
-          level: "info",
-          message: "upstream listed with a person's connection",
-          upstream: config.name,
-          tools: tools!.size,
-        });
-      }
-    } catch (error) {
-      logEvent(log, {
-        level: "warn",
-        message: "upstream could not be listed with a person's connection",
-        upstream: config.name,
-        businessId: caller.businessId,
-        problem: (error as Error).message,
-      });
-    }
-  };
-
-  const ended = (started: number, record: Omit<CallRecord, "durationMs">): CallRecord => {
-    const durationMs = now() - started;
-    deps.metrics?.call(config.name, record.outcome, durationMs / 1000);
-    return { ...record, durationMs };
-  };
-  const refused = async (
-    lookup: Exclude<TokenLookup, { ok: true }>,
-    caller: Caller,
-  ): Promise<Omit<CallRecord, "durationMs">> => {
-    const result = { content: [{ type: "text", text: lookup.message }], isError: true };
-    if (lookup.reason === "unavailable") return { result, outcome: "unreachable" };
-    const link = connections.connectUrl(config.name, caller.businessId);
-    return {
-      result,
-      outcome: "not_connected",
-      connect: {
-        url: await deps.links.bound(link, config.name, caller),
-        prompt: lookup.reason === "not_connected"
-          ? `Connect your ${config.title} account so that your agent can use ${config.title} as you.`
-          : `Reconnect your ${config.title} account: its sign-in could no longer be renewed.`,
-      },
-    };
-  };
-  const failed = (error: UpstreamError, kind: CallOutcome = error.kind) => ({
-    result: { content: [{ type: "text", text: error.message }], isError: true },
-    outcome: kind,
-  });
+  const ended = (started: number, record: Omit<CallRecord, "durationMs">) =>
+    _ended(config, deps, started, record);
+  const refused = (lookup: Exclude<TokenLookup, { ok: true }>, caller: Caller) =>
+    _refused(config, deps, lookup, caller);
 
   return {
     config,
     get state(): UpstreamState {
-      return tools === null ? "starting" : held === null ? "ready" : "held";
+      return listing.tools === null ? "starting" : listing.held === null ? "ready" : "held";
     },
     get tools() {
-      return tools;
+      return listing.tools;
     },
     get problem() {
-      return held;
+      return listing.held;
     },
     // Each person's own sign-in answers or not: the upstream as a whole is never down.
     downSince: null,
     get generation() {
-      return generation;
+      return listing.generation;
     },
-    async settled() {
-      if (now() - readAt >= LISTING_FRESH_MS) await read();
-    },
-    refresh: read,
+    settled: () => listing.settled(),
+    refresh: () => listing.read(),
     async listWith(caller) {
       const lookup = await connections.accessToken(config, caller);
-      if (lookup.ok) await list(caller, sessionOf(caller, lookup.token));
+      if (lookup.ok) await listing.listWith(caller, sessionOf(caller, lookup.token).client);
     },
     async call(tool, args, options) {
       const started = now();
@@ -234,7 +144,12 @@ export function createPersonalUpstream(
               outcome: "insufficient_scope",
             });
           }
-          if (error.kind !== "unauthorized") return ended(started, failed(error));
+          if (error.kind !== "unauthorized") {
+            return ended(started, {
+              result: { content: [{ type: "text", text: error.message }], isError: true },
+              outcome: error.kind,
+            });
+          }
           lookup = attempt === 0
             ? await connections.rejected(config, caller, lookup.token)
             : await connections.refused(config, caller, "it refused a freshly renewed token");
@@ -247,6 +162,40 @@ export function createPersonalUpstream(
       // Sessions end with the process; each DELETE would be a request per connection.
       await Promise.all([...sessions.values()].map((s) => s.client.close().catch(() => {})));
       await checked;
+    },
+  };
+}
+
+/** A call's record with its duration, counted in the metrics. */
+function _ended(
+  config: UpstreamConfig,
+  deps: PersonalUpstreamDeps,
+  started: number,
+  record: Omit<CallRecord, "durationMs">,
+): CallRecord {
+  const durationMs = deps.now() - started;
+  deps.metrics?.call(config.name, record.outcome, durationMs / 1000);
+  return { ...record, durationMs };
+}
+
+/** A call without a token to send: the tool error, with the link to connect where it helps. */
+async function _refused(
+  config: UpstreamConfig,
+  deps: PersonalUpstreamDeps,
+  lookup: Exclude<TokenLookup, { ok: true }>,
+  caller: Caller,
+): Promise<Omit<CallRecord, "durationMs">> {
+  const result = { content: [{ type: "text", text: lookup.message }], isError: true };
+  if (lookup.reason === "unavailable") return { result, outcome: "unreachable" };
+  const link = deps.connections.connectUrl(config.name, caller.businessId);
+  return {
+    result,
+    outcome: "not_connected",
+    connect: {
+      url: await deps.links.bound(link, config.name, caller),
+      prompt: lookup.reason === "not_connected"
+        ? `Connect your ${config.title} account so that your agent can use ${config.title} as you.`
+        : `Reconnect your ${config.title} account: its sign-in could no longer be renewed.`,
     },
   };
 }
