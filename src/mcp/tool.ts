@@ -19,6 +19,22 @@ export const READ: ToolAnnotations = Object.freeze({
   openWorldHint: false,
 });
 
+/** Overwrites existing state: clients should confirm with their human first. */
+export const OVERWRITES: ToolAnnotations = Object.freeze({
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: true,
+  openWorldHint: false,
+});
+
+/** Adds something new and leaves what exists alone. */
+export const ADDS: ToolAnnotations = Object.freeze({
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+});
+
 /** Per-call context. `A` is what the endpoint's authentication produced (void on onboarding). */
 export interface ToolCallContext<A> {
   readonly auth: A;

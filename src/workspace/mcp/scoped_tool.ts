@@ -18,6 +18,10 @@ import type { WorkspaceServices } from "../domain/services.ts";
 
 export const SCOPE_META_KEY = "vestibule/scope";
 
+/** A tool's argument naming one record (a workflow, a trigger, an approval…), described. */
+export const IdInput = (what: string) =>
+  v.pipe(v.string(), v.minLength(1), v.maxLength(100), v.description(what));
+
 export interface WorkspaceTool<I, O> extends Tool<WorkspaceAuth, I, O> {
   readonly scope: Scope;
 }
