@@ -218,50 +218,10 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
     }
   };
 
-  const disconnect = async (upstream: string, caller: Caller, by: Disconnector) => {
-    const key = connectionKey(upstream, caller);
-    const entry = await store.get<ConnectionRecord>(key);
-    if (entry === null) return false;
-    await revoke(upstream, key, entry.value);
-    const account = await deps.accounts.getAccount(caller.accountId);
-    const title = deps.upstream(upstream)?.title ?? upstream;
-    const whose = by.accountId === caller.accountId
-      ? "their"
-      : `${account?.email ?? "a former member"}'s`;
-    const audit = () =>
-      connectionAudit(deps.audit, caller, {
-        actor: by.actor,
-        accountId: by.accountId,
-        action: "upstream_disconnected",
-        summary: `Disconnected ${whose} ${title} account; its tokens were revoked and deleted`,
-      });
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await store.get<ConnectionRecord>(key);
-      if (current === null) return false;
-      const events = await deps.events.record(caller.businessId, [{
-        type: "upstream.disconnected",
-        data: { businessId: caller.businessId, upstream, accountId: caller.accountId },
-      }]);
-      const mutations: Mutation[] = [
-        { type: "delete", key },
-        audit(),
-        ...events.mutations,
-      ];
-      if (await store.commit([{ key, version: current.version }, ...events.checks], mutations)) {
-        deps.events.dispatch();
-        return true;
-      }
-    }
-    return false;
-  };
+  const disconnect = (upstream: string, caller: Caller, by: Disconnector) =>
+    _disconnect(deps, revoke, upstream, caller, by);
 
-  /** Every connection record, or those of one business. */
-  async function* connections(businessId?: string) {
-    const prefix: Key = businessId === undefined ? ["ws"] : ["ws", businessId, CONNECTION];
-    for await (const entry of store.list<ConnectionRecord>(prefix)) {
-      if (entry.key[2] === CONNECTION) yield entry;
-    }
-  }
+  const connections = (businessId?: string) => _connections(store, businessId);
 
   return {
     read: (upstream, caller) => store.get<ConnectionRecord>(connectionKey(upstream, caller)),
@@ -303,38 +263,100 @@ export function createConnectionStore(deps: ConnectionStoreDeps): ConnectionStor
       }
       return count;
     },
-    async reseal() {
-      const counts = { resealed: 0, unopened: 0 };
-      /** `box` sealed again under the first key; null when no key of the file opens it. */
-      const again = async (context: string, box: Sealed): Promise<Sealed | null> => {
-        try {
-          return await vault.seal(context, await vault.open(context, box));
-        } catch (error) {
-          if (!(error instanceof VaultError)) throw error;
-          counts.unopened++;
-          return null;
-        }
-      };
-      for await (const entry of connections()) {
-        // One being refreshed gets its new pair under the first key anyway.
-        const leased = entry.value.lease !== null && entry.value.lease.until > deps.now();
-        if (leased || !vault.stale(entry.value.tokens)) continue;
-        const tokens = await again(connectionContext(entry.key), entry.value.tokens);
-        if (tokens === null) continue;
-        const check = [{ key: entry.key, version: entry.version }];
-        const value = { ...entry.value, tokens };
-        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
-      }
-      for await (const entry of store.list<RegistrationRecord>(["upstream_registration"])) {
-        const secret = entry.value.secret;
-        if (secret === null || !vault.stale(secret)) continue;
-        const sealed = await again(registrationContext(String(entry.key[1])), secret);
-        if (sealed === null) continue;
-        const check = [{ key: entry.key, version: entry.version }];
-        const value = { ...entry.value, secret: sealed };
-        if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
-      }
-      return counts;
-    },
+    reseal: () => _reseal(deps, connections()),
   };
+}
+
+/** Revokes, deletes and records who did it (one audit entry, one event). False: there was none. */
+async function _disconnect(
+  deps: ConnectionStoreDeps,
+  revoke: ConnectionStore["revoke"],
+  upstream: string,
+  caller: Caller,
+  by: Disconnector,
+): Promise<boolean> {
+  const { store } = deps;
+  const key = connectionKey(upstream, caller);
+  const entry = await store.get<ConnectionRecord>(key);
+  if (entry === null) return false;
+  await revoke(upstream, key, entry.value);
+  const account = await deps.accounts.getAccount(caller.accountId);
+  const title = deps.upstream(upstream)?.title ?? upstream;
+  const whose = by.accountId === caller.accountId
+    ? "their"
+    : `${account?.email ?? "a former member"}'s`;
+  const audit = () =>
+    connectionAudit(deps.audit, caller, {
+      actor: by.actor,
+      accountId: by.accountId,
+      action: "upstream_disconnected",
+      summary: `Disconnected ${whose} ${title} account; its tokens were revoked and deleted`,
+    });
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const current = await store.get<ConnectionRecord>(key);
+    if (current === null) return false;
+    const events = await deps.events.record(caller.businessId, [{
+      type: "upstream.disconnected",
+      data: { businessId: caller.businessId, upstream, accountId: caller.accountId },
+    }]);
+    const mutations: Mutation[] = [
+      { type: "delete", key },
+      audit(),
+      ...events.mutations,
+    ];
+    if (await store.commit([{ key, version: current.version }, ...events.checks], mutations)) {
+      deps.events.dispatch();
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Every connection record, or those of one business. */
+async function* _connections(store: Store, businessId?: string) {
+  const prefix: Key = businessId === undefined ? ["ws"] : ["ws", businessId, CONNECTION];
+  for await (const entry of store.list<ConnectionRecord>(prefix)) {
+    if (entry.key[2] === CONNECTION) yield entry;
+  }
+}
+
+/**
+ * Seals every stored token and secret again under the vault's first key: how many, and how many
+ * no key opens (left as they are: their people reconnect, the registration is made again).
+ */
+async function _reseal(
+  { store, vault, now }: ConnectionStoreDeps,
+  connections: AsyncIterable<Entry<ConnectionRecord>>,
+): Promise<{ resealed: number; unopened: number }> {
+  const counts = { resealed: 0, unopened: 0 };
+  /** `box` sealed again under the first key; null when no key of the file opens it. */
+  const again = async (context: string, box: Sealed): Promise<Sealed | null> => {
+    try {
+      return await vault.seal(context, await vault.open(context, box));
+    } catch (error) {
+      if (!(error instanceof VaultError)) throw error;
+      counts.unopened++;
+      return null;
+    }
+  };
+  for await (const entry of connections) {
+    // One being refreshed gets its new pair under the first key anyway.
+    const leased = entry.value.lease !== null && entry.value.lease.until > now();
+    if (leased || !vault.stale(entry.value.tokens)) continue;
+    const tokens = await again(connectionContext(entry.key), entry.value.tokens);
+    if (tokens === null) continue;
+    const check = [{ key: entry.key, version: entry.version }];
+    const value = { ...entry.value, tokens };
+    if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
+  }
+  for await (const entry of store.list<RegistrationRecord>(["upstream_registration"])) {
+    const secret = entry.value.secret;
+    if (secret === null || !vault.stale(secret)) continue;
+    const sealed = await again(registrationContext(String(entry.key[1])), secret);
+    if (sealed === null) continue;
+    const check = [{ key: entry.key, version: entry.version }];
+    const value = { ...entry.value, secret: sealed };
+    if (await store.commit(check, [{ type: "set", key: entry.key, value }])) counts.resealed++;
+  }
+  return counts;
 }

@@ -112,7 +112,7 @@ export function createConnectionTokens(deps: ConnectionTokensDeps): ConnectionTo
         // Another replica refreshes: its pair will be in the record when it is done. A holder
         // that died keeps the lease till it runs out: the call answers before that.
         if (now() >= waitUntil) {
-          return stillValid(upstream, record, pair.accessToken, rejectedToken);
+          return _stillValid(reconnects, now(), upstream, record, pair.accessToken, rejectedToken);
         }
         await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
         continue;
@@ -135,14 +135,14 @@ export function createConnectionTokens(deps: ConnectionTokensDeps): ConnectionTo
       );
       if (!outcome.ok) {
         if (outcome.permanent) return await reconnects.needed(upstream, caller, outcome.problem);
-        await whileLeased(key, lease.holder, (current) => ({ ...current, lease: null }));
+        await _whileLeased(store, key, lease.holder, (current) => ({ ...current, lease: null }));
         logEvent(log, {
           level: "warn",
           message: "upstream token refresh failed; will retry on the next call",
           upstream: upstream.name,
           problem: outcome.problem,
         });
-        return stillValid(upstream, record, pair.accessToken, rejectedToken);
+        return _stillValid(reconnects, now(), upstream, record, pair.accessToken, rejectedToken);
       }
       const sealed = await records.sealPair(key, {
         accessToken: outcome.tokens.accessToken,
@@ -150,7 +150,7 @@ export function createConnectionTokens(deps: ConnectionTokensDeps): ConnectionTo
       });
       // The rotated pair lands in the commit that ends our lease. Lost the lease (it ran out
       // and another process took it): that refresh's pair stands, and is read again.
-      const saved = await whileLeased(key, lease.holder, (current) => ({
+      const saved = await _whileLeased(store, key, lease.holder, (current) => ({
         ...current,
         tokens: sealed,
         expiresAt: outcome.tokens.expiresAt,
@@ -160,33 +160,6 @@ export function createConnectionTokens(deps: ConnectionTokensDeps): ConnectionTo
         problem: null,
       }));
       if (saved) return { ok: true, token: outcome.tokens.accessToken };
-    }
-  };
-
-  /** Without a renewed token: one that has not expired yet (nor been refused) still serves. */
-  const stillValid = (
-    upstream: UpstreamConfig,
-    record: ConnectionRecord,
-    accessToken: string,
-    rejectedToken: string | null,
-  ): TokenLookup =>
-    record.expiresAt !== null && record.expiresAt > now() && rejectedToken === null
-      ? { ok: true, token: accessToken }
-      : reconnects.unavailable(upstream);
-
-  /** Changes the record while `holder` still holds its lease; false once it does not. */
-  const whileLeased = async (
-    key: Key,
-    leaseHolder: string,
-    change: (record: ConnectionRecord) => ConnectionRecord,
-  ): Promise<boolean> => {
-    for (;;) {
-      const entry = await store.get<ConnectionRecord>(key);
-      if (entry === null || entry.value.lease?.holder !== leaseHolder) return false;
-      const value = change(entry.value);
-      if (await store.commit([{ key, version: entry.version }], [{ type: "set", key, value }])) {
-        return true;
-      }
     }
   };
 
@@ -230,4 +203,35 @@ function _expiring(record: ConnectionRecord, at: number): boolean {
   if (record.expiresAt === null) return false;
   const lifetime = record.expiresAt - record.obtainedAt;
   return record.expiresAt - at <= Math.min(REFRESH_AHEAD_MS, lifetime / 4);
+}
+
+/** Without a renewed token: one that has not expired yet (nor been refused) still serves. */
+function _stillValid(
+  reconnects: Reconnects,
+  at: number,
+  upstream: UpstreamConfig,
+  record: ConnectionRecord,
+  accessToken: string,
+  rejectedToken: string | null,
+): TokenLookup {
+  return record.expiresAt !== null && record.expiresAt > at && rejectedToken === null
+    ? { ok: true, token: accessToken }
+    : reconnects.unavailable(upstream);
+}
+
+/** Changes the record while `holder` still holds its lease; false once it does not. */
+async function _whileLeased(
+  store: Store,
+  key: Key,
+  leaseHolder: string,
+  change: (record: ConnectionRecord) => ConnectionRecord,
+): Promise<boolean> {
+  for (;;) {
+    const entry = await store.get<ConnectionRecord>(key);
+    if (entry === null || entry.value.lease?.holder !== leaseHolder) return false;
+    const value = change(entry.value);
+    if (await store.commit([{ key, version: entry.version }], [{ type: "set", key, value }])) {
+      return true;
+    }
+  }
 }
