@@ -4,6 +4,7 @@
 import * as v from "valibot";
 import type { Config } from "../config/config.ts";
 import { readForm } from "../http/form.ts";
+import { privatePage } from "../http/responses.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { cspWithFormTargets } from "../http/security_headers.ts";
 import type { ReturnTargets } from "../ui/auth_pages.ts";
@@ -11,7 +12,7 @@ import { sameBusinessName } from "./business_names.ts";
 import type { EmailLinks, LinkUse } from "./email_links.ts";
 import type { FormCsrf } from "./form_csrf.ts";
 import type { Account, Accounts, Business, Sessions } from "./model.ts";
-import { CSRF_FAILED, guarded, pageResponse, withFormCsrf } from "./page_responses.ts";
+import { CSRF_FAILED, guarded, withFormCsrf } from "./page_responses.ts";
 import { confirmLinkPage, deadLinkPage, errorPage, supersededLinkPage } from "./pages.ts";
 import { safeReturnTo } from "./sessions.ts";
 import { seeOther } from "./signed_in.ts";
@@ -47,11 +48,11 @@ export function linkConfirmation(deps: LinkConfirmationDeps): MethodHandlers {
       const use = await emailLinks.peek(token);
       // 410: the link worked once and never will again (used, expired, or never issued:
       // which one is not told).
-      if (!use) return pageResponse(deadLinkPage(), 410);
+      if (!use) return privatePage(deadLinkPage(), 410);
       const { record } = use;
       const signUp = record.kind === "sign_up" ? await _signUpOutcome(accounts, use) : null;
       if (record.kind === "sign_up" && signUp?.kind === "superseded") {
-        return pageResponse(supersededLinkPage(record.businessName), 410);
+        return privatePage(supersededLinkPage(record.businessName), 410);
       }
       return withFormCsrf(
         csrf,
@@ -72,19 +73,19 @@ export function linkConfirmation(deps: LinkConfirmationDeps): MethodHandlers {
     POST: guarded(async (request) => {
       const form = await readForm(request);
       const parsed = v.safeParse(ConfirmFormSchema, form);
-      if (!parsed.success) return pageResponse(deadLinkPage(), 400);
+      if (!parsed.success) return privatePage(deadLinkPage(), 400);
       if (!(await csrf.verify(request, PURPOSE, parsed.output.csrf))) {
-        return pageResponse(errorPage("Request refused", CSRF_FAILED), 403);
+        return privatePage(errorPage("Request refused", CSRF_FAILED), 403);
       }
       const use = await emailLinks.consume(parsed.output.token);
-      if (!use) return pageResponse(deadLinkPage(), 410);
+      if (!use) return privatePage(deadLinkPage(), 410);
       const { record } = use;
       let account: Account | null;
       let created = false;
       if (record.kind === "sign_up") {
         const outcome = await _signUpOutcome(accounts, use);
         if (outcome.kind === "superseded") {
-          return pageResponse(supersededLinkPage(record.businessName), 410);
+          return privatePage(supersededLinkPage(record.businessName), 410);
         }
         if (outcome.kind === "exists") account = outcome.account;
         else {
@@ -93,7 +94,7 @@ export function linkConfirmation(deps: LinkConfirmationDeps): MethodHandlers {
           created = true;
         }
       } else account = await accounts.findAccountByEmail(record.email);
-      if (!account) return pageResponse(deadLinkPage(), 400);
+      if (!account) return privatePage(deadLinkPage(), 400);
       // A fresh session id on every sign-in (no fixation); a previous session ends here.
       const previous = await sessions.current(request);
       if (previous) await sessions.end(previous);

@@ -6,12 +6,13 @@ import * as v from "valibot";
 import type { Config } from "../config/config.ts";
 import { minutesOf } from "../count_words.ts";
 import { readForm } from "../http/form.ts";
+import { privatePage } from "../http/responses.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import type { ReturnDescriber } from "../ui/auth_pages.ts";
 import type { Html } from "../ui/html.ts";
 import type { EmailLinks, LinkRequestOutcome } from "./email_links.ts";
 import type { FormCsrf } from "./form_csrf.ts";
-import { CSRF_FAILED, guarded, pageResponse, withFormCsrf } from "./page_responses.ts";
+import { CSRF_FAILED, guarded, withFormCsrf } from "./page_responses.ts";
 import { checkMailPage, type LinkFormPage, signInPage, signUpPage } from "./pages.ts";
 import { BusinessNameSchema, EmailSchema } from "./schemas.ts";
 import { safeReturnTo } from "./sessions.ts";
@@ -121,7 +122,7 @@ function _linkForm<S extends v.GenericSchema<unknown, { email: string }>>(
           { "Retry-After": String(seconds) },
         );
       }
-      return pageResponse(checkMailPage(parsed.output.email, form.purpose));
+      return privatePage(checkMailPage(parsed.output.email, form.purpose));
     }),
   };
 }

@@ -1,22 +1,14 @@
-// How the people's pages of {auth_url} answer: never stored by a cache (they carry one-time
-// tokens and personal data), a client error as a page with its status, and a form shown before
-// sign-in with its CSRF token (and the cookie it is bound to, the first time).
+// How the people's pages of {auth_url} answer besides privatePage (http/responses.ts): a client
+// error as a page with its status, and a form shown before sign-in with its CSRF token (and the
+// cookie it is bound to, the first time).
 import { withHtmlErrors } from "../http/errors.ts";
 import type { Handler } from "../http/handler.ts";
-import { htmlResponse } from "../http/responses.ts";
+import { privatePage } from "../http/responses.ts";
 import type { FormCsrf } from "./form_csrf.ts";
 import { errorPage } from "./pages.ts";
 
 export const CSRF_FAILED =
   "This form has expired or did not come from this site. Please submit it again.";
-
-export function pageResponse(
-  body: string,
-  status = 200,
-  headers: Record<string, string> = {},
-): Response {
-  return htmlResponse(body, { status, headers: { "Cache-Control": "no-store", ...headers } });
-}
 
 /** Client errors (bad body, wrong type) become a page with their status, never a 500. */
 export function guarded(handler: Handler): Handler {
@@ -34,5 +26,5 @@ export async function withFormCsrf(
 ): Promise<Response> {
   const issued = await csrf.issue(request, purpose);
   const cookie: Record<string, string> = issued.setCookie ? { "Set-Cookie": issued.setCookie } : {};
-  return pageResponse(render(issued.token), status, { ...headers, ...cookie });
+  return privatePage(render(issued.token), status, { ...headers, ...cookie });
 }

@@ -4,6 +4,7 @@
 import * as v from "valibot";
 import type { Config } from "../config/config.ts";
 import { readForm } from "../http/form.ts";
+import { privatePage } from "../http/responses.ts";
 import type { MethodHandlers } from "../http/router.ts";
 import { OWN_SCRIPTS_CSP } from "../http/security_headers.ts";
 import type { ReturnDescriber, ReturnTargets } from "../ui/auth_pages.ts";
@@ -14,7 +15,7 @@ import { createFormCsrf } from "./form_csrf.ts";
 import { linkConfirmation } from "./link_confirmation.ts";
 import { linkForms } from "./link_forms.ts";
 import type { Accounts, Role, Session, Sessions } from "./model.ts";
-import { CSRF_FAILED, guarded, pageResponse } from "./page_responses.ts";
+import { CSRF_FAILED, guarded } from "./page_responses.ts";
 import {
   accountPage,
   type AuthorizedClientView,
@@ -107,7 +108,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       accounts.listBusinessesOf(session.account.id),
       grants.listForAccount(session.account.id),
     ]);
-    return pageResponse(
+    return privatePage(
       accountPage({
         account: session.account,
         ...(await signOutFor(session)),
@@ -156,7 +157,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
       GET: guarded(async (request) => {
         const session = await sessions.current(request);
         if (!session) return seeOther(`${config.authUrl}/sign-in`);
-        return pageResponse(signOutPage({
+        return privatePage(signOutPage({
           email: session.account.email,
           csrf: await sessions.csrfToken(session, "sign-out"),
         }));
@@ -169,7 +170,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         if (
           !parsed.success || !(await sessions.verifyCsrf(session, "sign-out", parsed.output.csrf))
         ) {
-          return pageResponse(errorPage("Request refused", CSRF_FAILED), 403);
+          return privatePage(errorPage("Request refused", CSRF_FAILED), 403);
         }
         return seeOther(`${config.authUrl}/sign-in?signed_out`, {
           "Set-Cookie": await sessions.end(session),
@@ -193,7 +194,7 @@ export function createAccountRoutes(deps: AccountRoutesDeps): AccountRoutes {
         if (
           !parsed.success || !(await sessions.verifyCsrf(session, "revoke", parsed.output.csrf))
         ) {
-          return pageResponse(errorPage("Request refused", CSRF_FAILED), 403);
+          return privatePage(errorPage("Request refused", CSRF_FAILED), 403);
         }
         const revoked = await grants.revokeForAccount(session.account.id, parsed.output.grant);
         if (revoked === null) {

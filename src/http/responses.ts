@@ -23,6 +23,18 @@ export function htmlResponse(html: string, init: ResponseInit = {}): Response {
 }
 
 /**
+ * A page made for one person (their data, a one-time form token): never stored by a cache.
+ * `headers` go beside (a cookie, the page's own Content-Security-Policy).
+ */
+export function privatePage(
+  html: string,
+  status = 200,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
+  return htmlResponse(html, { status, headers: { "Cache-Control": "no-store", ...headers } });
+}
+
+/**
  * The answer to HEAD, made from the answer to GET: the same status and header fields,
  * Content-Length included (RFC 9110 §9.3.2), and no body. Deno.serve states the length of a
  * body it sends, but says `Content-Length: 0` for a response without one, so a length the GET

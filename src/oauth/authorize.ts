@@ -7,7 +7,7 @@ import type { Accounts, Sessions } from "../accounts/model.ts";
 import type { UpstreamSignIns } from "./consent_continuation.ts";
 import type { Config } from "../config/config.ts";
 import type { Handler } from "../http/handler.ts";
-import { htmlResponse } from "../http/responses.ts";
+import { privatePage } from "../http/responses.ts";
 import type { Store } from "../store/store.ts";
 import { authorizationRedirect, parseAuthorizationRequest } from "./authorization_request.ts";
 import type { Clients } from "./clients.ts";
@@ -60,12 +60,12 @@ export function createAuthorizeEndpoint(deps: AuthorizeDeps): Handler {
     const url = new URL(request.url);
     const parsed = await parseAuthorizationRequest(url.searchParams, deps);
     if (parsed.kind === "fatal") {
-      return htmlResponse(
+      return privatePage(
         authorizationErrorPage(
           "This authorization request cannot be processed",
           parsed.description,
         ),
-        { status: 400, headers: NO_STORE },
+        400,
       );
     }
     if (parsed.kind === "redirect") {
@@ -126,8 +126,8 @@ export function createAuthorizeEndpoint(deps: AuthorizeDeps): Handler {
         held: await heldScopes(deps.store, session.account.id, only.business.id, txn.clientId),
       })
       : chooseBusinessPage({ txn, txnId, csrf, action: OAUTH_PATHS.consent, businesses });
-    return htmlResponse(body, {
-      headers: { ...NO_STORE, "Content-Security-Policy": consentPageCsp(txn.redirectUri) },
+    return privatePage(body, 200, {
+      "Content-Security-Policy": consentPageCsp(txn.redirectUri),
     });
   };
 }

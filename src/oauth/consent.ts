@@ -6,7 +6,7 @@
 import { withHtmlErrors } from "../http/errors.ts";
 import { readFormWithLists } from "../http/form.ts";
 import type { Handler } from "../http/handler.ts";
-import { htmlResponse } from "../http/responses.ts";
+import { privatePage } from "../http/responses.ts";
 import { authorizationRedirect } from "./authorization_request.ts";
 import { type AuthorizeDeps, CONSENT_CSRF_PURPOSE } from "./authorize.ts";
 import { issueCode } from "./codes.ts";
@@ -21,7 +21,7 @@ const NO_STORE = { "Cache-Control": "no-store" };
 export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
   const issuer = issuerOf(deps.config);
   const refuse = (status: number, title: string, message: string) =>
-    htmlResponse(authorizationErrorPage(title, message), { status, headers: NO_STORE });
+    privatePage(authorizationErrorPage(title, message), status);
 
   const handler: Handler = async (request) => {
     // One value per field, except `scope`: one per ticked box.
@@ -62,7 +62,7 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
         return refuse(409, "Request refused", "This request changed in another window.");
       }
       const csrf = await deps.sessions.csrfToken(session, CONSENT_CSRF_PURPOSE);
-      return htmlResponse(
+      return privatePage(
         consentPage({
           txn: { ...txn, businessId: chosen },
           txnId: fields.txn!,
@@ -73,9 +73,8 @@ export function createConsentEndpoint(deps: AuthorizeDeps): Handler {
           scopes: deps.scopes,
           held: await heldScopes(deps.store, session.account.id, chosen, txn.clientId),
         }),
-        {
-          headers: { ...NO_STORE, "Content-Security-Policy": consentPageCsp(txn.redirectUri) },
-        },
+        200,
+        { "Content-Security-Policy": consentPageCsp(txn.redirectUri) },
       );
     }
 

@@ -3,7 +3,7 @@
 // Content-Security-Policy, and starting a connection (off to the upstream's sign-in).
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { seeOther } from "../../accounts/signed_in.ts";
-import { htmlResponse } from "../../http/responses.ts";
+import { privatePage } from "../../http/responses.ts";
 import { cspWithFormTargets } from "../../http/security_headers.ts";
 import { logEvent, type LogSink } from "../../http/request_log.ts";
 import { heldConsent } from "../../oauth/consent_continuation.ts";
@@ -62,17 +62,6 @@ export interface ConnectionPage {
 /** The purpose of the page forms' CSRF tokens. */
 export const CSRF_PURPOSE = "upstream-connection";
 
-/** A page of the connect flow: never stored by a cache, its form targets allowed when given. */
-export function pageResponse(body: string, status = 200, csp?: string): Response {
-  return htmlResponse(body, {
-    status,
-    headers: {
-      "Cache-Control": "no-store",
-      ...(csp === undefined ? {} : { "Content-Security-Policy": csp }),
-    },
-  });
-}
-
 export function createConnectionPage(deps: ConnectionPageDeps): ConnectionPage {
   const { store, accounts, sessions, connections } = deps;
 
@@ -98,7 +87,7 @@ export function createConnectionPage(deps: ConnectionPageDeps): ConnectionPage {
     notice,
     status = 200,
   ) =>
-    pageResponse(
+    privatePage(
       connectPage({
         email: session.account.email,
         upstream,
@@ -113,7 +102,11 @@ export function createConnectionPage(deps: ConnectionPageDeps): ConnectionPage {
         ...(notice ? { notice } : {}),
       }),
       status,
-      cspWithFormTargets(await formTargets(session, upstream, consent)),
+      {
+        "Content-Security-Policy": cspWithFormTargets(
+          await formTargets(session, upstream, consent),
+        ),
+      },
     );
 
   return {
@@ -128,7 +121,7 @@ export function createConnectionPage(deps: ConnectionPageDeps): ConnectionPage {
       if (upstream === undefined || business === null || !serves(upstream, business.id)) {
         return {
           ok: false,
-          response: pageResponse(
+          response: privatePage(
             connectErrorPage(
               session.account.email,
               "Not found",

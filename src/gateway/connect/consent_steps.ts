@@ -12,7 +12,7 @@ import type { Store } from "../../store/store.ts";
 import type { UpstreamConfig } from "../../config/upstreams.ts";
 import { serves } from "../upstream_calls.ts";
 import type { Connections } from "./connections.ts";
-import { pageResponse } from "./connection_page.ts";
+import { privatePage } from "../../http/responses.ts";
 import { connectErrorPage } from "./pages.ts";
 
 export interface ConsentStepsDeps {
@@ -53,7 +53,7 @@ export function createConsentSteps(deps: ConsentStepsDeps): ConsentSteps {
     async after(session, held, current) {
       const consent = await heldConsent(deps.store, held, session.id);
       if (consent === null) {
-        return pageResponse(
+        return privatePage(
           connectErrorPage(
             session.account.email,
             "This request is no longer valid",
@@ -68,7 +68,7 @@ export function createConsentSteps(deps: ConsentStepsDeps): ConsentSteps {
         order.indexOf(name) > order.indexOf(current)
       );
       if (next !== undefined) return seeOther(signIns.connectPath(next, businessId, held));
-      return await resumeConsent(deps.store, deps.issuer, held, session.id) ?? pageResponse(
+      return await resumeConsent(deps.store, deps.issuer, held, session.id) ?? privatePage(
         connectErrorPage(
           session.account.email,
           "This request is no longer valid",

@@ -11,7 +11,7 @@ import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { readForm } from "../../http/form.ts";
 import type { Handler } from "../../http/handler.ts";
 import type { LogSink } from "../../http/request_log.ts";
-import { jsonResponse } from "../../http/responses.ts";
+import { jsonResponse, privatePage } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import type { UpstreamSignIns } from "../../oauth/consent_continuation.ts";
 import type { Store } from "../../store/store.ts";
@@ -21,7 +21,7 @@ import { type Html, html } from "../../ui/html.ts";
 import { serves } from "../upstream_calls.ts";
 import type { Caller } from "../upstream_set.ts";
 import { BOUND_PARAM, type ConnectLinks } from "./connect_links.ts";
-import { createConnectionPage, CSRF_PURPOSE, pageResponse } from "./connection_page.ts";
+import { createConnectionPage, CSRF_PURPOSE } from "./connection_page.ts";
 import type { Connections } from "./connections.ts";
 import { createConsentSteps } from "./consent_steps.ts";
 import { connectErrorPage, connectionsSection } from "./pages.ts";
@@ -121,7 +121,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   const act = signedIn(async (request, session) => {
     const form = v.parse(FormSchema, await readForm(request));
     if (!await sessions.verifyCsrf(session, CSRF_PURPOSE, form.csrf)) {
-      return pageResponse(
+      return privatePage(
         connectErrorPage(
           session.account.email,
           "Request refused",
@@ -163,7 +163,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
       accountId: session.account.id,
     });
     if (!done.ok) {
-      return pageResponse(
+      return privatePage(
         connectErrorPage(session.account.email, "Not connected", `${done.problem}.`),
         400,
       );
@@ -181,7 +181,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): ConnectRoutes {
   // A person whose session ended meanwhile is not sent to sign in with the upstream's code in
   // the page to return to: they start again once signed in.
   const callback = signedIn(finish, () =>
-    pageResponse(
+    privatePage(
       connectErrorPage(
         null,
         "Not connected",
@@ -226,7 +226,7 @@ async function _notTheirs(
   const caller = { businessId, accountId: session.account.id };
   const checked = await links.check(name, caller, binding);
   if (checked === "ok") return null;
-  return pageResponse(
+  return privatePage(
     connectErrorPage(
       session.account.email,
       checked === "expired" ? "Link expired" : "Not your link",

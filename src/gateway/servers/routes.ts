@@ -5,7 +5,7 @@
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { signedInPage } from "../../accounts/signed_in.ts";
 import { HttpError } from "../../http/errors.ts";
-import { htmlResponse } from "../../http/responses.ts";
+import { privatePage } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import type { ServerInventory } from "./inventory.ts";
 import { serversErrorPage, serversPage } from "./page.ts";
@@ -31,7 +31,7 @@ export function createServersRoutes(deps: ServersRoutesDeps): { readonly page: M
     const business = membership === null ? null : await accounts.getBusiness(businessId);
     if (membership === null || business === null) throw new HttpError(404, NOT_FOUND);
     const owner = membership.role === "owner";
-    return htmlResponse(
+    return privatePage(
       serversPage({
         email: session.account.email,
         business,
@@ -39,7 +39,6 @@ export function createServersRoutes(deps: ServersRoutesDeps): { readonly page: M
         upstreams: await inventory.of(business.id, session.account.id, owner),
         connectable: deps.connectable,
       }),
-      { headers: { "Cache-Control": "no-store" } },
     );
   };
   return {

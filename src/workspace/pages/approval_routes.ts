@@ -8,7 +8,7 @@ import { readFormWithLists } from "../../http/form.ts";
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { businessLabels } from "../../accounts/business_names.ts";
-import { htmlResponse } from "../../http/responses.ts";
+import { privatePage } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import {
   approvalErrorPage,
@@ -23,7 +23,7 @@ import type { Workspace } from "../domain/workspace.ts";
 import type { UpstreamPin } from "../domain/upstream_pins.ts";
 import { askedByWords } from "../domain/gate_words.ts";
 import type { ReturnDescriber } from "../../ui/auth_pages.ts";
-import { html } from "../../ui/html.ts";
+import { type Html, html } from "../../ui/html.ts";
 
 const DecisionFormSchema = v.object({
   csrf: v.optional(v.string(), ""),
@@ -37,10 +37,6 @@ const DecisionFormSchema = v.object({
 const MAX_BATCH_FORM_BYTES = 1024 * 1024;
 
 const _csrfPurpose = (gateId: string) => `approval:${gateId}`;
-
-function _page(body: string, status = 200): Response {
-  return htmlResponse(body, { status, headers: { "Cache-Control": "no-store" } });
-}
 
 export interface ApprovalRoutesDeps {
   readonly accounts: Accounts;
@@ -62,7 +58,7 @@ export interface ApprovalRoutes {
 }
 
 export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
-  const { sessions, accounts, gates, definitionBatches } = deps;
+  const { sessions, gates, definitionBatches } = deps;
 
   /** Signed in, or sent to sign in and back here. */
   const signedIn = (handler: (request: Request, session: Session) => Promise<Response>) =>
@@ -73,92 +69,32 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         approvalErrorPage(session.account.email, "Request refused", error.message),
     );
 
-  /**
-   * The gate when the account may read it (its requester, an owner of its business); null
-   * reads as "not found" to others.
-   */
-  const visibleGate = async (request: Request, session: Session) => {
-    // Gate ids are UUIDs: the raw segment is compared as is (never decoded, so never throws).
-    const gateId = new URL(request.url).pathname.slice("/approvals/".length);
-    const gate = await gates.get(gateId);
-    if (!gate) return null;
-    const membership = await accounts.getMembership(session.account.id, gate.businessId);
-    if (!membership) return null;
-    const { role } = membership;
-    return readableBy(gate, { accountId: session.account.id, role }) ? { gate, role } : null;
-  };
-
-  const notFound = (session: Session) =>
-    _page(
-      approvalErrorPage(
-        session.account.email,
-        "Approval not found",
-        "There is no such approval in your businesses.",
-      ),
-      404,
-    );
-
-  const detail = async (
+  const visibleGate = (request: Request, session: Session) => _visibleGate(deps, request, session);
+  const detail = (
     session: Session,
     gate: Gate,
     canDecide: boolean,
     notice?: string,
     justDecided = false,
-  ) => {
-    const [business, requester, decider, batch, description] = await Promise.all([
-      accounts.getBusiness(gate.businessId),
-      accounts.getAccount(gate.requestedBy),
-      gate.decidedBy ? accounts.getAccount(gate.decidedBy) : Promise.resolve(null),
-      gate.action.type === "approve_tool_definitions"
-        ? definitionBatches.read(gate)
-        : Promise.resolve(undefined),
-      _toolDescription(deps.workspace, gate),
-    ]);
-    return approvalPage(session.account.email, {
-      gate,
-      businessName: business?.name ?? gate.businessId,
-      requesterEmail: requester?.email ?? "a former member",
-      deciderEmail: decider?.email ?? null,
-      upstreamTitle: gates.upstreamTitle(gate),
-      toolDescription: description,
-      csrf: canDecide && gate.status === "pending"
-        ? await sessions.csrfToken(session, _csrfPurpose(gate.id))
-        : null,
-      ...(notice === undefined ? {} : { notice }),
-      justDecided,
-      waiting: gates.waiting(gate),
-      refusal: await gates.refusal(gate),
-      result: await gates.result(gate),
-      ...(batch === undefined ? {} : { batch }),
-    });
-  };
+  ) => _detail(deps, session, gate, canDecide, notice, justDecided);
 
   return {
-    waiting(returnTo) {
-      const path = returnTo.pathname;
-      if (path === "/approvals") {
-        return Promise.resolve(html`<p>Sign in to see the approvals of your businesses.</p>`);
-      }
-      if (!path.startsWith("/approvals/")) return Promise.resolve(null);
-      // Which business or what it asks is for its members only: shown once signed in.
-      return Promise.resolve(html`<p>An approval request is waiting. Sign in to read exactly
-        what approving would do, and, as an owner of its business, approve or decline it.</p>`);
-    },
+    waiting: (returnTo) => Promise.resolve(_waiting(returnTo)),
     list: {
       GET: signedIn(async (_request, session) => {
         const items = await _listItems(deps, session);
-        return _page(approvalsListPage(session.account.email, items));
+        return privatePage(approvalsListPage(session.account.email, items));
       }),
     },
     gate: {
       GET: signedIn(async (request, session) => {
         const found = await visibleGate(request, session);
-        if (!found) return notFound(session);
+        if (!found) return _notFound(session);
         // Only the decider's own decision is confirmed; the query alone changes nothing.
         const { gate } = found;
         const justDecided = new URL(request.url).searchParams.has("decided") &&
           gate.decidedBy === session.account.id;
-        return _page(
+        return privatePage(
           await detail(session, gate, found.role === "owner", undefined, justDecided),
         );
       }),
@@ -170,14 +106,14 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
           found?.gate.action.type === "approve_tool_definitions" ? MAX_BATCH_FORM_BYTES : undefined,
         );
         const parsed = v.safeParse(DecisionFormSchema, form.fields);
-        if (!found) return notFound(session);
+        if (!found) return _notFound(session);
         const { gate } = found;
         const email = session.account.email;
         if (
           !parsed.success ||
           !await sessions.verifyCsrf(session, _csrfPurpose(gate.id), parsed.output.csrf)
         ) {
-          return _page(
+          return privatePage(
             approvalErrorPage(
               email,
               "Request refused",
@@ -188,7 +124,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         }
         const decision = parsed.output.decision;
         if (decision === undefined) {
-          return _page(
+          return privatePage(
             approvalErrorPage(email, "Request refused", "Press Approve or Decline."),
             400,
           );
@@ -200,9 +136,9 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         const result = await gates.decide(gate.id, session.account.id, decision);
         switch (result.kind) {
           case "not_found":
-            return notFound(session);
+            return _notFound(session);
           case "forbidden":
-            return _page(
+            return privatePage(
               approvalErrorPage(
                 email,
                 "Only owners decide",
@@ -211,7 +147,7 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
               403,
             );
           case "already_decided":
-            return _page(
+            return privatePage(
               await detail(
                 session,
                 result.gate,
@@ -226,6 +162,80 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
       }),
     },
   };
+}
+
+/**
+ * The gate when the account may read it (its requester, an owner of its business); null
+ * reads as "not found" to others.
+ */
+async function _visibleGate(deps: ApprovalRoutesDeps, request: Request, session: Session) {
+  // Gate ids are UUIDs: the raw segment is compared as is (never decoded, so never throws).
+  const gateId = new URL(request.url).pathname.slice("/approvals/".length);
+  const gate = await deps.gates.get(gateId);
+  if (!gate) return null;
+  const membership = await deps.accounts.getMembership(session.account.id, gate.businessId);
+  if (!membership) return null;
+  const { role } = membership;
+  return readableBy(gate, { accountId: session.account.id, role }) ? { gate, role } : null;
+}
+
+function _notFound(session: Session): Response {
+  return privatePage(
+    approvalErrorPage(
+      session.account.email,
+      "Approval not found",
+      "There is no such approval in your businesses.",
+    ),
+    404,
+  );
+}
+
+/** One gate's page: what it asks, who asked and decided, and an owner's form while pending. */
+async function _detail(
+  deps: ApprovalRoutesDeps,
+  session: Session,
+  gate: Gate,
+  canDecide: boolean,
+  notice: string | undefined,
+  justDecided: boolean,
+): Promise<string> {
+  const { accounts, gates, sessions } = deps;
+  const [business, requester, decider, batch, description] = await Promise.all([
+    accounts.getBusiness(gate.businessId),
+    accounts.getAccount(gate.requestedBy),
+    gate.decidedBy ? accounts.getAccount(gate.decidedBy) : Promise.resolve(null),
+    gate.action.type === "approve_tool_definitions"
+      ? deps.definitionBatches.read(gate)
+      : Promise.resolve(undefined),
+    _toolDescription(deps.workspace, gate),
+  ]);
+  return approvalPage(session.account.email, {
+    gate,
+    businessName: business?.name ?? gate.businessId,
+    requesterEmail: requester?.email ?? "a former member",
+    deciderEmail: decider?.email ?? null,
+    upstreamTitle: gates.upstreamTitle(gate),
+    toolDescription: description,
+    csrf: canDecide && gate.status === "pending"
+      ? await sessions.csrfToken(session, _csrfPurpose(gate.id))
+      : null,
+    ...(notice === undefined ? {} : { notice }),
+    justDecided,
+    waiting: gates.waiting(gate),
+    refusal: await gates.refusal(gate),
+    result: await gates.result(gate),
+    ...(batch === undefined ? {} : { batch }),
+  });
+}
+
+/** What the sign-in page says waits behind /approvals…: nothing of a gate before sign-in. */
+function _waiting(returnTo: URL): Html | null {
+  const path = returnTo.pathname;
+  if (path === "/approvals") return html`<p>Sign in to see the approvals of your businesses.</p>`;
+  if (!path.startsWith("/approvals/")) return null;
+  // Which business or what it asks is for its members only: shown once signed in.
+  return html`<p>An approval request is waiting. Sign in to read exactly what approving would
+    do, and, as an owner of its business, approve or decline it.</p>`;
 }
 
 /** An upstream tool's own description, as the business's pin holds it; null when none. */

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import type { Accounts, Session, Sessions } from "../../accounts/model.ts";
 import { signedInPage } from "../../accounts/signed_in.ts";
 import { HttpError } from "../../http/errors.ts";
-import { htmlResponse } from "../../http/responses.ts";
+import { privatePage } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import type { AuditLog } from "../domain/audit.ts";
 import {
@@ -142,7 +142,7 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
       from: query.from,
       to: query.to,
     };
-    return htmlResponse(
+    return privatePage(
       auditPage({
         email,
         business,
@@ -161,7 +161,6 @@ export function createAuditRoutes(deps: AuditRoutesDeps): { readonly page: Metho
         filtered: Object.values(fields).some((value) => value !== ""),
         ownOnly: own !== null,
       }),
-      { headers: { "Cache-Control": "no-store" } },
     );
   };
 

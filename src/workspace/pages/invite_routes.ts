@@ -12,7 +12,7 @@ import { EmailSchema, RoleSchema } from "../../accounts/schemas.ts";
 import { seeOther, signedInPage } from "../../accounts/signed_in.ts";
 import { HttpError } from "../../http/errors.ts";
 import { readForm } from "../../http/form.ts";
-import { htmlResponse } from "../../http/responses.ts";
+import { privatePage } from "../../http/responses.ts";
 import type { MethodHandlers } from "../../http/router.ts";
 import type { MailOutbox } from "../../mail/mail_outbox.ts";
 import type { Store } from "../../store/store.ts";
@@ -45,7 +45,7 @@ const InviteFormSchema = v.object({
 const NOT_FOUND = "There is no such business among those you own.";
 
 function _page(email: string, title: string, main: ReturnType<typeof html>, status = 200) {
-  return htmlResponse(
+  return privatePage(
     authPage({
       title,
       signedIn: { email },
@@ -53,7 +53,7 @@ function _page(email: string, title: string, main: ReturnType<typeof html>, stat
         linkButton("/account", "Back to your account", "primary")
       }</p>`,
     }),
-    { status, headers: { "Cache-Control": "no-store" } },
+    status,
   );
 }
 
