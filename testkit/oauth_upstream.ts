@@ -86,7 +86,6 @@ const DAY = 24 * HOUR;
 export async function startOAuthUpstream(
   options: OAuthUpstreamOptions = {},
 ): Promise<OAuthUpstream> {
-  const ttl = options.accessTokenTtlSeconds ?? 3600;
   const stepUp = options.stepUpScope === undefined ? [] : [options.stepUpScope];
   const seen = {
     authorizationCode: 0,
@@ -101,9 +100,77 @@ export async function startOAuthUpstream(
   const mcpUrl = `http://127.0.0.1:${port(mcpServer)}/mcp`;
   const issuer = `http://127.0.0.1:${port(asServer)}`;
 
+  const provider = await _provider(issuer, mcpUrl, options);
+
+  // Grants by account, to end them all at once (the memory adapter has no such lookup).
+  const grants = new Map<string, Set<string>>();
+  provider.on("grant.saved", (grant: { accountId: string; jti: string }) => {
+    grants.set(grant.accountId, (grants.get(grant.accountId) ?? new Set()).add(grant.jti));
+  });
+
+  let hold: { reached(): void; released: Promise<void>; release(): void } | null = null;
+  provider.use(async (ctx: ProviderContext, next: () => Promise<void>) => {
+    if (ctx.method === "POST" && ctx.path === "/token") {
+      // The grant type is in the body: read it here and hand it on parsed (oidc-provider
+      // takes a body read before it).
+      const body = await readAll(ctx.req);
+      ctx.req.body = body;
+      const grantType = new URLSearchParams(body.toString()).get("grant_type");
+      if (grantType === "authorization_code") seen.authorizationCode++;
+      if (grantType === "refresh_token") seen.refreshToken++;
+      if (hold) {
+        hold.reached();
+        await hold.released;
+      }
+    }
+    if (ctx.method === "POST" && ctx.path === "/token/revocation") seen.revocation++;
+    if (ctx.method === "POST" && ctx.path === "/reg") seen.registration++;
+    await next();
+  });
+  asServer.on("request", provider.callback());
+
+  mcpServer.on("request", _mcpApp(mcpUrl, issuer, stepUp, seen));
+
+  return {
+    mcpUrl,
+    issuer,
+    seen,
+    authorize: (authorizationUrl, login) => signIn(issuer, authorizationUrl, login),
+    async revokeGrantsOf(login) {
+      for (const grantId of grants.get(login) ?? []) {
+        await Promise.all([
+          provider.AccessToken.revokeByGrantId(grantId),
+          provider.RefreshToken.revokeByGrantId(grantId),
+          provider.AuthorizationCode.revokeByGrantId(grantId),
+          provider.Grant.adapter.destroy(grantId),
+        ]);
+      }
+      grants.delete(login);
+    },
+    holdTokenRequests() {
+      const held = Promise.withResolvers<void>();
+      const released = Promise.withResolvers<void>();
+      const release = () => {
+        hold = null;
+        released.resolve();
+      };
+      hold = { reached: held.resolve, released: released.promise, release };
+      return { held: held.promise, release };
+    },
+    async close() {
+      hold?.release();
+      await Promise.all([stop(mcpServer), stop(asServer)]);
+    },
+  };
+}
+
+/** oidc-provider as the upstream's authorization server: JWT access tokens for `mcpUrl` only. */
+async function _provider(issuer: string, mcpUrl: string, options: OAuthUpstreamOptions) {
+  const ttl = options.accessTokenTtlSeconds ?? 3600;
+  const stepUp = options.stepUpScope === undefined ? [] : [options.stepUpScope];
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
   const signingKey = { ...await exportJWK(privateKey), kid: "upstream", alg: "RS256", use: "sig" };
-  const provider = new Provider(issuer, {
+  return new Provider(issuer, {
     jwks: { keys: [signingKey] },
     cookies: { keys: [crypto.randomUUID()] },
     clients: options.staticClient
@@ -144,38 +211,22 @@ export async function startOAuthUpstream(
       },
     },
   });
+}
 
-  // Grants by account, to end them all at once (the memory adapter has no such lookup).
-  const grants = new Map<string, Set<string>>();
-  provider.on("grant.saved", (grant: { accountId: string; jti: string }) => {
-    grants.set(grant.accountId, (grants.get(grant.accountId) ?? new Set()).add(grant.jti));
-  });
-
-  let hold: { reached(): void; released: Promise<void>; release(): void } | null = null;
-  provider.use(async (ctx: ProviderContext, next: () => Promise<void>) => {
-    if (ctx.method === "POST" && ctx.path === "/token") {
-      // The grant type is in the body: read it here and hand it on parsed (oidc-provider
-      // takes a body read before it).
-      const body = await readAll(ctx.req);
-      ctx.req.body = body;
-      const grantType = new URLSearchParams(body.toString()).get("grant_type");
-      if (grantType === "authorization_code") seen.authorizationCode++;
-      if (grantType === "refresh_token") seen.refreshToken++;
-      if (hold) {
-        hold.reached();
-        await hold.released;
-      }
-    }
-    if (ctx.method === "POST" && ctx.path === "/token/revocation") seen.revocation++;
-    if (ctx.method === "POST" && ctx.path === "/reg") seen.registration++;
-    await next();
-  });
-  asServer.on("request", provider.callback());
-
+/**
+ * The MCP server behind the SDK's bearer-auth middleware: its protected-resource metadata, and a
+ * 403 insufficient_scope for `write_note` without the step-up scope.
+ */
+function _mcpApp(
+  mcpUrl: string,
+  issuer: string,
+  stepUp: readonly string[],
+  seen: { mcpCalls: number },
+) {
   const mcpApp = createMcpExpressApp({ host: "127.0.0.1" });
   const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   const metadataPath = "/.well-known/oauth-protected-resource/mcp";
-  const metadataUrl = `http://127.0.0.1:${port(mcpServer)}${metadataPath}`;
+  const metadataUrl = `${new URL(mcpUrl).origin}${metadataPath}`;
   mcpApp.use(
     metadataPath,
     metadataHandler({
@@ -231,39 +282,7 @@ export async function startOAuthUpstream(
       await transport.handleRequest(req, res, req.body);
     },
   );
-  mcpServer.on("request", mcpApp);
-
-  return {
-    mcpUrl,
-    issuer,
-    seen,
-    authorize: (authorizationUrl, login) => signIn(issuer, authorizationUrl, login),
-    async revokeGrantsOf(login) {
-      for (const grantId of grants.get(login) ?? []) {
-        await Promise.all([
-          provider.AccessToken.revokeByGrantId(grantId),
-          provider.RefreshToken.revokeByGrantId(grantId),
-          provider.AuthorizationCode.revokeByGrantId(grantId),
-          provider.Grant.adapter.destroy(grantId),
-        ]);
-      }
-      grants.delete(login);
-    },
-    holdTokenRequests() {
-      const held = Promise.withResolvers<void>();
-      const released = Promise.withResolvers<void>();
-      const release = () => {
-        hold = null;
-        released.resolve();
-      };
-      hold = { reached: held.resolve, released: released.promise, release };
-      return { held: held.promise, release };
-    },
-    async close() {
-      hold?.release();
-      await Promise.all([stop(mcpServer), stop(asServer)]);
-    },
-  };
+  return mcpApp;
 }
 
 function mcpToolServer(notes: boolean): McpServer {
