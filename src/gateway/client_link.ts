@@ -23,19 +23,30 @@ interface Link {
 }
 
 export class ClientLink {
+  readonly upstream: UpstreamConfig;
+  readonly channel: RpcChannel;
+  readonly nextId: () => number;
+  readonly tracing: Tracing;
+  /** Told of each session after the first: what the upstream offers may have changed. */
+  readonly renewed: () => void;
   #link: Link | null = null;
   #linking: Promise<Link> | null = null;
   #version: string | null = null;
   #sessions = 0;
 
   constructor(
-    readonly upstream: UpstreamConfig,
-    readonly channel: RpcChannel,
-    readonly nextId: () => number,
-    readonly tracing: Tracing,
-    /** Told of each session after the first: what the upstream offers may have changed. */
-    readonly renewed: () => void,
-  ) {}
+    upstream: UpstreamConfig,
+    channel: RpcChannel,
+    nextId: () => number,
+    tracing: Tracing,
+    renewed: () => void,
+  ) {
+    this.upstream = upstream;
+    this.channel = channel;
+    this.nextId = nextId;
+    this.tracing = tracing;
+    this.renewed = renewed;
+  }
 
   /** The revision of the last handshake; null before the first. */
   get version(): string | null {

@@ -41,17 +41,23 @@ const NAMED_METHODS = new Set(["tools/call", "prompts/get"]);
 
 /** One upstream's end of the transport: its URL, its headers and its legacy session. */
 export class HttpSession {
+  readonly upstream: UpstreamConfig;
+  readonly url: string;
+  readonly fetch: UpstreamFetch;
   /** The legacy session (2025-11-25 `Mcp-Session-Id`), null while there is none. */
   id: string | null = null;
   #epoch = 0;
   readonly #operator: Readonly<Record<string, string>>;
 
   constructor(
-    readonly upstream: UpstreamConfig,
-    readonly url: string,
+    upstream: UpstreamConfig,
+    url: string,
     operatorHeaders: Readonly<Record<string, string>>,
-    readonly fetch: UpstreamFetch,
+    fetch: UpstreamFetch,
   ) {
+    this.upstream = upstream;
+    this.url = url;
+    this.fetch = fetch;
     this.#operator = _operatorHeaders(operatorHeaders);
   }
 

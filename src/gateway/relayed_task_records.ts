@@ -43,12 +43,20 @@ const END_WORDS: Readonly<Record<EndStatus, string>> = {
 };
 
 export class RelayedTaskRecords {
+  readonly store: Store;
+  readonly now: () => number;
+  /** Gathers an audit entry, written behind the answer (call_audit.ts). */
+  readonly audit: (entry: NewAuditEntry) => Promise<void>;
+
   constructor(
-    readonly store: Store,
-    readonly now: () => number,
-    /** Gathers an audit entry, written behind the answer (call_audit.ts). */
-    readonly audit: (entry: NewAuditEntry) => Promise<void>,
-  ) {}
+    store: Store,
+    now: () => number,
+    audit: (entry: NewAuditEntry) => Promise<void>,
+  ) {
+    this.store = store;
+    this.now = now;
+    this.audit = audit;
+  }
 
   /** Keeps a new task's record; the entry as stored. */
   async create(auth: WorkspaceAuth, taskId: string, record: Relayed): Promise<RelayedEntry> {

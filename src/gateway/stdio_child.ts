@@ -41,11 +41,22 @@ export interface ChildHooks {
 
 /** The stderr lines of an upstream's children: so many a minute logged, the rest counted. */
 export class StderrBudget {
+  readonly log: LogSink;
+  readonly upstream: string;
+  readonly now: () => number;
   #since = -Infinity;
   #logged = 0;
   #dropped = 0;
 
-  constructor(readonly log: LogSink, readonly upstream: string, readonly now: () => number) {}
+  constructor(
+    log: LogSink,
+    upstream: string,
+    now: () => number,
+  ) {
+    this.log = log;
+    this.upstream = upstream;
+    this.now = now;
+  }
 
   /** A line of the child's; before its first answer, its banner (info, not warn). */
   line(text: string, answered: boolean): void {
@@ -87,14 +98,14 @@ export class StdioChild {
   exited = false;
   /** Whether it has answered a request: what it wrote before is its banner (info, not warn). */
   answered = false;
+  readonly upstream: UpstreamConfig;
+  readonly hooks: ChildHooks;
   readonly #process: ChildProcess;
   readonly #stdin: WritableStreamDefaultWriter<Uint8Array>;
 
-  constructor(
-    process: ChildProcess,
-    readonly upstream: UpstreamConfig,
-    readonly hooks: ChildHooks,
-  ) {
+  constructor(process: ChildProcess, upstream: UpstreamConfig, hooks: ChildHooks) {
+    this.upstream = upstream;
+    this.hooks = hooks;
     this.#process = process;
     this.#stdin = process.stdin.getWriter();
     const { stderr } = hooks;

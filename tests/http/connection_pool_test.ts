@@ -5,8 +5,10 @@ import { ConnectionPool, PooledConnection } from "../../src/http/connection_pool
 
 class FakeConnection extends PooledConnection {
   closed = false;
-  constructor(readonly name: string) {
+  readonly name: string;
+  constructor(name: string) {
     super();
+    this.name = name;
   }
   override close() {
     this.closed = true;
@@ -185,7 +187,12 @@ class PoolModel {
   readonly #state = new Map<string, "waiting" | "reading" | "busy">();
   readonly #deadline = new Map<string, number>();
   #waiting: string[] = [];
-  constructor(readonly cap: number, readonly now: () => number) {}
+  readonly cap: number;
+  readonly now: () => number;
+  constructor(cap: number, now: () => number) {
+    this.cap = cap;
+    this.now = now;
+  }
   admit(name: string): boolean {
     if (this.open.size >= this.cap && !this.closeOldestWaiting()) return false;
     this.open.add(name);

@@ -13,11 +13,13 @@ export class MemoryProvider implements OAuthClientProvider {
   #verifier = "";
   states: string[] = [];
   authorizationUrls: URL[] = [];
+  readonly redirectUrl: string;
+  readonly grantTypes: readonly string[];
 
-  constructor(
-    readonly redirectUrl: string,
-    readonly grantTypes: readonly string[] = ["authorization_code"],
-  ) {}
+  constructor(redirectUrl: string, grantTypes: readonly string[] = ["authorization_code"]) {
+    this.redirectUrl = redirectUrl;
+    this.grantTypes = grantTypes;
+  }
 
   get clientMetadata(): OAuthClientMetadata {
     return {

@@ -17,6 +17,10 @@ interface StoredListing {
 }
 
 export class PersonalListing {
+  readonly config: UpstreamConfig;
+  readonly store: Store;
+  readonly log: LogSink;
+  readonly now: () => number;
   #tools: ReadonlyMap<string, LiveTool> | null = null;
   /** Why its tools are held (unlisted_names.ts); null while served. */
   #held: string | null = null;
@@ -25,11 +29,16 @@ export class PersonalListing {
   #reading: Promise<void> | null = null;
 
   constructor(
-    readonly config: UpstreamConfig,
-    readonly store: Store,
-    readonly log: LogSink,
-    readonly now: () => number,
-  ) {}
+    config: UpstreamConfig,
+    store: Store,
+    log: LogSink,
+    now: () => number,
+  ) {
+    this.config = config;
+    this.store = store;
+    this.log = log;
+    this.now = now;
+  }
 
   get tools(): ReadonlyMap<string, LiveTool> | null {
     return this.#tools;
