@@ -1,6 +1,7 @@
 // A stdio child's output read as lines (MCP "stdio": newline-delimited messages): each line as
 // text as it arrives; a line past the cap is not kept, only its ends, from which the id of the
 // response it carried can still be told.
+import { joinBytes } from "../join_bytes.ts";
 
 /** Bytes kept of each end of an overlong line, to find its id. */
 const ID_WINDOW = 256;
@@ -34,14 +35,14 @@ export async function readLines(
       parts.push(bytes);
       return;
     }
-    const kept = _join([...parts, bytes]);
+    const kept = joinBytes([...parts, bytes]);
     head = kept.subarray(0, ID_WINDOW);
     tail = kept.slice(Math.max(ID_WINDOW, kept.byteLength - ID_WINDOW));
     parts = [];
   };
   const end = () => {
     if (head !== null) on.overlong(decoder.decode(head), decoder.decode(tail));
-    else if (size > 0) on.line(decoder.decode(_join(parts)).replace(/\r$/, ""));
+    else if (size > 0) on.line(decoder.decode(joinBytes(parts)).replace(/\r$/, ""));
     parts = [];
     size = 0;
     head = null;
@@ -72,18 +73,7 @@ export function sniffId(head: string, tail: string): number | undefined {
   return match === null ? undefined : Number(match[1]);
 }
 
-function _join(parts: readonly Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    joined.set(part, offset);
-    offset += part.byteLength;
-  }
-  return joined;
-}
-
 function _lastBytes(kept: Uint8Array, more: Uint8Array, count: number): Uint8Array {
-  const joined = _join([kept, more]);
+  const joined = joinBytes([kept, more]);
   return joined.slice(Math.max(0, joined.byteLength - count));
 }

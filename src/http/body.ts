@@ -1,4 +1,5 @@
 import { HttpError } from "./errors.ts";
+import { joinBytes } from "../join_bytes.ts";
 
 /** A body read whole, or why not: it passed the cap, or its stream broke off before its end. */
 export type CappedBody =
@@ -49,7 +50,7 @@ export async function readCapped(
       }
       chunks.push(value);
     }
-    return { ok: true, bytes: chunks.length === 1 ? chunks[0]! : _concat(chunks, total) };
+    return { ok: true, bytes: joinBytes(chunks, total) };
   } catch {
     return INCOMPLETE;
   }
@@ -74,13 +75,3 @@ export async function readBodyCapped(
 const TOO_LARGE = Object.freeze({ ok: false, problem: "too-large" } as const);
 const INCOMPLETE = Object.freeze({ ok: false, problem: "incomplete" } as const);
 const CLOSE = Object.freeze({ Connection: "close" });
-
-function _concat(chunks: readonly Uint8Array[], total: number): Uint8Array<ArrayBuffer> {
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
