@@ -100,7 +100,7 @@ export async function startOAuthUpstream(
   const mcpUrl = `http://127.0.0.1:${port(mcpServer)}/mcp`;
   const issuer = `http://127.0.0.1:${port(asServer)}`;
 
-  const provider = await _provider(issuer, mcpUrl, options);
+  const provider = await _provider(issuer, mcpUrl, stepUp, options);
 
   // Grants by account, to end them all at once (the memory adapter has no such lookup).
   const grants = new Map<string, Set<string>>();
@@ -165,9 +165,13 @@ export async function startOAuthUpstream(
 }
 
 /** oidc-provider as the upstream's authorization server: JWT access tokens for `mcpUrl` only. */
-async function _provider(issuer: string, mcpUrl: string, options: OAuthUpstreamOptions) {
+async function _provider(
+  issuer: string,
+  mcpUrl: string,
+  stepUp: readonly string[],
+  options: OAuthUpstreamOptions,
+) {
   const ttl = options.accessTokenTtlSeconds ?? 3600;
-  const stepUp = options.stepUpScope === undefined ? [] : [options.stepUpScope];
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
   const signingKey = { ...await exportJWK(privateKey), kid: "upstream", alg: "RS256", use: "sig" };
   return new Provider(issuer, {

@@ -28,7 +28,6 @@ export interface Pending {
 /** What a child tells the channel that started it. */
 export interface ChildHooks {
   readonly log: LogSink;
-  readonly now: () => number;
   /** The upstream's stderr budget, which outlives each child. */
   readonly stderr: StderrBudget;
   /** Notifications the child sends about no request of ours (a changed tool list). */

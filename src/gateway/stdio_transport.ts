@@ -9,6 +9,7 @@ import { UpstreamError } from "./mcp_client.ts";
 import type { UpstreamConfig, UpstreamTransport } from "../config/upstreams.ts";
 import { cancelledParams, type RpcChannel, type RpcOutcome, untilAborted } from "./rpc_channel.ts";
 import { runtime } from "../runtime/current.ts";
+import type { ChildProcess } from "../runtime/runtime.ts";
 import { StderrBudget, StdioChild } from "./stdio_child.ts";
 
 export interface StdioChannelDeps {
@@ -42,7 +43,6 @@ export function createStdioChannel(
   };
   const hooks = {
     log: deps.log,
-    now: deps.now,
     stderr: new StderrBudget(deps.log, upstream.name, deps.now),
     onNotification: deps.onNotification,
     answered: () => failures = 0,
@@ -50,13 +50,13 @@ export function createStdioChannel(
   };
 
   const spawn = (): StdioChild => {
+    let process: ChildProcess;
     try {
-      const process = runtime.spawn(transport.command, {
+      process = runtime.spawn(transport.command, {
         args: transport.args,
         env: transport.env,
         ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       });
-      return new StdioChild(process, upstream, hooks);
     } catch (error) {
       failed();
       const why = runtime.isNotFound(error)
@@ -66,6 +66,7 @@ export function createStdioChannel(
         : "its command could not be started";
       throw new UpstreamError("unreachable", `${title} is unreachable: ${why}`);
     }
+    return new StdioChild(process, upstream, hooks);
   };
 
   const start = async (signal: AbortSignal) => {

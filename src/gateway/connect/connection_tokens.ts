@@ -112,7 +112,7 @@ export function createConnectionTokens(deps: ConnectionTokensDeps): ConnectionTo
         // Another replica refreshes: its pair will be in the record when it is done. A holder
         // that died keeps the lease till it runs out: the call answers before that.
         if (now() >= waitUntil) {
-          return _stillValid(reconnects, now(), upstream, record, pair.accessToken, rejectedToken);
+          return _stillValid(reconnects, now, upstream, record, pair.accessToken, rejectedToken);
         }
         await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
         continue;
@@ -142,7 +142,7 @@ export function createConnectionTokens(deps: ConnectionTokensDeps): ConnectionTo
           upstream: upstream.name,
           problem: outcome.problem,
         });
-        return _stillValid(reconnects, now(), upstream, record, pair.accessToken, rejectedToken);
+        return _stillValid(reconnects, now, upstream, record, pair.accessToken, rejectedToken);
       }
       const sealed = await records.sealPair(key, {
         accessToken: outcome.tokens.accessToken,
@@ -208,13 +208,13 @@ function _expiring(record: ConnectionRecord, at: number): boolean {
 /** Without a renewed token: one that has not expired yet (nor been refused) still serves. */
 function _stillValid(
   reconnects: Reconnects,
-  at: number,
+  now: () => number,
   upstream: UpstreamConfig,
   record: ConnectionRecord,
   accessToken: string,
   rejectedToken: string | null,
 ): TokenLookup {
-  return record.expiresAt !== null && record.expiresAt > at && rejectedToken === null
+  return record.expiresAt !== null && record.expiresAt > now() && rejectedToken === null
     ? { ok: true, token: accessToken }
     : reconnects.unavailable(upstream);
 }

@@ -234,8 +234,8 @@ function _waiting(returnTo: URL): Html | null {
   if (path === "/approvals") return html`<p>Sign in to see the approvals of your businesses.</p>`;
   if (!path.startsWith("/approvals/")) return null;
   // Which business or what it asks is for its members only: shown once signed in.
-  return html`<p>An approval request is waiting. Sign in to read exactly what approving would
-    do, and, as an owner of its business, approve or decline it.</p>`;
+  return html`<p>An approval request is waiting. Sign in to read exactly
+        what approving would do, and, as an owner of its business, approve or decline it.</p>`;
 }
 
 /** An upstream tool's own description, as the business's pin holds it; null when none. */
