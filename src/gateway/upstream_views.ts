@@ -13,8 +13,9 @@
  * a view that cannot be built costs only that upstream, never the caller's request.
  */
 import { BoundedMap } from "../bounded_map.ts";
-import { describeError, logEvent } from "../http/request_log.ts";
+import { describeError, logEvent, type LogSink } from "../http/request_log.ts";
 import { firstListingPending } from "../workspace/domain/upstream_pins.ts";
+import type { Workspace } from "../workspace/domain/workspace.ts";
 import type { WorkspaceAuth } from "../workspace/mcp/bearer.ts";
 import type { UpstreamTool } from "./mcp_client.ts";
 import { holdChanges, pinFirstListing, type PinningDeps } from "./upstream_pinning.ts";
@@ -65,39 +66,9 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
   // only built again.
   const views = new BoundedMap<string, View>(CACHED_VIEWS);
   const building = new Map<string, Promise<View>>();
-  const loggedLeftOut = new BoundedMap<string, true>(LOGGED_LEFT_OUT);
   let serial = 0;
 
-  /**
-   * The listed tools a store can hold; the others are logged, once per process each. Measuring
-   * a definition is about as dear as storing it, so each listed tool's answer is kept with it
-   * (per length of business id, which the record's key holds) for as long as it is listed.
-   */
-  const problems = new WeakMap<LiveTool, Map<number, string | null>>();
-  const storable = (live: LiveUpstream, businessId: string, listed: readonly LiveTool[]) =>
-    listed.filter((tool) => {
-      let known = problems.get(tool);
-      if (known === undefined) problems.set(tool, known = new Map());
-      let problem = known.get(businessId.length);
-      if (problem === undefined) {
-        problem = upstreamPins.problem(businessId, live.config.name, tool.definition);
-        known.set(businessId.length, problem);
-      }
-      if (problem === null) return true;
-      const name = tool.definition.name.slice(0, 200);
-      const logged = `${live.config.name}\n${name}\n${tool.hash}`;
-      if (loggedLeftOut.get(logged) === undefined) {
-        loggedLeftOut.set(logged, true);
-        logEvent(log, {
-          level: "warn",
-          message: "upstream tool definition no store can hold: left out",
-          upstream: live.config.name,
-          tool: name,
-          problem,
-        });
-      }
-      return false;
-    });
+  const storableOf = _storableTools(upstreamPins, log);
 
   const buildView = async (
     live: LiveUpstream,
@@ -108,7 +79,7 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
     const { businessId } = auth;
     const { name } = live.config;
     const listed = [...(live.tools?.values() ?? [])];
-    const tools = storable(live, businessId, listed);
+    const tools = storableOf(live, businessId, listed);
     let records = await upstreamPins.read(businessId, name);
     if (firstListingPending(records) && tools.length > 0) {
       await pinFirstListing(deps, live, businessId, tools, listed.length - tools.length);
@@ -214,4 +185,41 @@ export function createUpstreamViews(deps: UpstreamViewsDeps): UpstreamViews {
       await Promise.all(building.values());
     },
   };
+}
+
+/**
+ * The listed tools a store can hold; the others are logged, once per process each. Measuring
+ * a definition is about as dear as storing it, so each listed tool's answer is kept with it
+ * (per length of business id, which the record's key holds) for as long as it is listed.
+ */
+function _storableTools(
+  upstreamPins: Workspace["upstreamPins"],
+  log: LogSink,
+): (live: LiveUpstream, businessId: string, listed: readonly LiveTool[]) => LiveTool[] {
+  const problems = new WeakMap<LiveTool, Map<number, string | null>>();
+  const loggedLeftOut = new BoundedMap<string, true>(LOGGED_LEFT_OUT);
+  return (live, businessId, listed) =>
+    listed.filter((tool) => {
+      let known = problems.get(tool);
+      if (known === undefined) problems.set(tool, known = new Map());
+      let problem = known.get(businessId.length);
+      if (problem === undefined) {
+        problem = upstreamPins.problem(businessId, live.config.name, tool.definition);
+        known.set(businessId.length, problem);
+      }
+      if (problem === null) return true;
+      const name = tool.definition.name.slice(0, 200);
+      const logged = `${live.config.name}\n${name}\n${tool.hash}`;
+      if (loggedLeftOut.get(logged) === undefined) {
+        loggedLeftOut.set(logged, true);
+        logEvent(log, {
+          level: "warn",
+          message: "upstream tool definition no store can hold: left out",
+          upstream: live.config.name,
+          tool: name,
+          problem,
+        });
+      }
+      return false;
+    });
 }
