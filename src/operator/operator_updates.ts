@@ -20,7 +20,7 @@ import type {
   Refusal,
   RunUpdate,
 } from "./operator_bodies.ts";
-import { commitPlanned, notFound } from "./planned_commits.ts";
+import { commitPlanned, notFound, replaced } from "./planned_commits.ts";
 
 export interface OperatorUpdates {
   getRun(businessId: string, runId: string): Promise<Outcome<Run>>;
@@ -111,23 +111,17 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
           update.costCents !== undefined && `cost ${money(update.costCents)}`,
           update.result !== undefined && "result recorded",
         ].filter((d): d is string => typeof d === "string");
-        return {
-          ok: true,
-          value: {
-            value: next,
-            checks: [{ key: entry.key, version: entry.version }],
-            mutations: [
-              { type: "set", key: entry.key, value: next },
-              audit.entry(operatorEntry(
-                businessId,
-                null,
-                "updateWorkflowRun",
-                `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`,
-                run.gateId,
-              )),
-            ],
-          },
-        };
+        return replaced(
+          entry,
+          next,
+          audit.entry(operatorEntry(
+            businessId,
+            null,
+            "updateWorkflowRun",
+            `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`,
+            run.gateId,
+          )),
+        );
       });
     },
 
@@ -147,24 +141,18 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
           updatedAt: now(),
         };
         const relabelled = next.label === connection.label ? "" : `, now ${next.label}`;
-        return {
-          ok: true,
-          value: {
-            value: next,
-            checks: [{ key: entry.key, version: entry.version }],
-            mutations: [
-              { type: "set", key: entry.key, value: next },
-              audit.entry(operatorEntry(
-                businessId,
-                null,
-                "updateConnection",
-                `Connection ${connectionId} (${connection.service}, ${connection.label}` +
-                  `${relabelled}): ${connection.status} → ${next.status}`,
-                null,
-              )),
-            ],
-          },
-        };
+        return replaced(
+          entry,
+          next,
+          audit.entry(operatorEntry(
+            businessId,
+            null,
+            "updateConnection",
+            `Connection ${connectionId} (${connection.service}, ${connection.label}` +
+              `${relabelled}): ${connection.status} → ${next.status}`,
+            null,
+          )),
+        );
       });
     },
 

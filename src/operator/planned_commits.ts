@@ -1,7 +1,7 @@
 // An operator update as a plan of checks and writes against what it read, committed only while
 // that still holds, and planned again when a concurrent writer (an agent, another report) got
 // there first.
-import type { AtomicCheck, Mutation, Store } from "../store/store.ts";
+import type { AtomicCheck, Key, Mutation, Store } from "../store/store.ts";
 import type { Outcome, Refusal } from "./operator_bodies.ts";
 
 /** A plan: the writes of the update; nothing to write; or a commit on the way (`step`). */
@@ -12,6 +12,22 @@ export type Planned<T> =
 
 /** Concurrent writers make a commit fail; it is planned again, so many times at most. */
 const COMMIT_ATTEMPTS = 5;
+
+/** One record replaced by `next` while it stands as read, with the change's audit entry. */
+export function replaced<T>(
+  entry: { readonly key: Key; readonly version: string },
+  next: T,
+  audit: Mutation,
+): Outcome<Planned<T>> {
+  return {
+    ok: true,
+    value: {
+      value: next,
+      checks: [{ key: entry.key, version: entry.version }],
+      mutations: [{ type: "set", key: entry.key, value: next }, audit],
+    },
+  };
+}
 
 export function notFound(message: string): Refusal {
   return { ok: false, status: 404, error: "not_found", message };
