@@ -46,6 +46,10 @@ const FINAL: ReadonlySet<Run["status"]> = new Set(["succeeded", "failed"]);
 export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdates {
   const { store, now, accounts, workspace, audit } = deps;
 
+  /** The operator's audit entry of a change (no account: the business's systems made it). */
+  const audited = (businessId: string, action: string, summary: string, gateId: string | null) =>
+    audit.entry(operatorEntry(businessId, null, action, summary, gateId));
+
   const noBusiness = async (businessId: string): Promise<Refusal | null> =>
     await accounts.getBusiness(businessId) === null
       ? notFound(`no business "${businessId}"`)
@@ -111,17 +115,8 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
           update.costCents !== undefined && `cost ${money(update.costCents)}`,
           update.result !== undefined && "result recorded",
         ].filter((d): d is string => typeof d === "string");
-        return replaced(
-          entry,
-          next,
-          audit.entry(operatorEntry(
-            businessId,
-            null,
-            "updateWorkflowRun",
-            `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`,
-            run.gateId,
-          )),
-        );
+        const summary = `Workflow run ${runId} of ${run.workflowId}: ${details.join("; ")}`;
+        return replaced(entry, next, audited(businessId, "updateWorkflowRun", summary, run.gateId));
       });
     },
 
@@ -141,18 +136,9 @@ export function createOperatorUpdates(deps: OperatorUpdatesDeps): OperatorUpdate
           updatedAt: now(),
         };
         const relabelled = next.label === connection.label ? "" : `, now ${next.label}`;
-        return replaced(
-          entry,
-          next,
-          audit.entry(operatorEntry(
-            businessId,
-            null,
-            "updateConnection",
-            `Connection ${connectionId} (${connection.service}, ${connection.label}` +
-              `${relabelled}): ${connection.status} → ${next.status}`,
-            null,
-          )),
-        );
+        const summary = `Connection ${connectionId} (${connection.service}, ${connection.label}` +
+          `${relabelled}): ${connection.status} → ${next.status}`;
+        return replaced(entry, next, audited(businessId, "updateConnection", summary, null));
       });
     },
 
