@@ -84,10 +84,11 @@ function _linkForm<S extends v.GenericSchema<unknown, { email: string }>>(
   const { csrf } = deps;
   return {
     GET: guarded(async (request) => {
-      const returnTo = safeReturnTo(new URL(request.url).searchParams.get("return_to"));
+      const query = new URL(request.url).searchParams;
+      const returnTo = safeReturnTo(query.get("return_to"));
       const waiting = await _waitingBehind(deps, returnTo);
       // Where sign-out lands: the page says it happened.
-      const signedOut = new URL(request.url).searchParams.has("signed_out");
+      const signedOut = query.has("signed_out");
       return withFormCsrf(
         csrf,
         request,

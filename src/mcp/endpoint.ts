@@ -22,7 +22,11 @@ import type { CacheScope, JsonRpcRequest, RpcError } from "./messages.ts";
 import { negotiate } from "./negotiation.ts";
 import { createToolRegistry, type ToolRegistry } from "./registry.ts";
 import { createResponder } from "./outcome_response.ts";
-import { createForwardedCalls, type ForwardedCall } from "./forwarded_calls.ts";
+import {
+  createForwardedCalls,
+  type ForwardedCall,
+  type ForwardedCalls,
+} from "./forwarded_calls.ts";
 import type { SharedCancels } from "./shared_cancels.ts";
 import type { UrlElicitations } from "./elicitation.ts";
 import { type AnyTool, isForwarded } from "./tool.ts";
@@ -230,21 +234,12 @@ export function createMcpEndpoint<A, T extends AnyTool<A> = AnyTool<A>>(
       const refusal = rpcError(null, TRANSPORT_ERROR, error.message);
       return _fail(metrics, error.status, refusal, error.headers);
     }
-    const read = _decode(body, request.headers, metrics);
-    if (read instanceof Response) return read;
-    const { message: decoded, version } = read;
-    if (decoded.kind !== "request") {
-      if (decoded.kind === "notification") {
-        try {
-          await forwarded.notify(caller.rateKey, decoded.notification);
-        } catch (error) {
-          if (!(error instanceof StoreUnavailableError)) throw error;
-          logOutage(options.log, error, { method: decoded.notification.method });
-          return storeUnavailableResponse(null);
-        }
-      }
-      return new Response(null, { status: 202 });
-    }
+    const decoded = decodeMessage(body);
+    if (decoded.kind === "invalid") return _fail(metrics, 400, decoded.error);
+    const negotiated = negotiate(request.headers, decoded);
+    if (!negotiated.ok) return _fail(metrics, 400, negotiated.error);
+    const { version } = negotiated;
+    if (decoded.kind !== "request") return await _accepted(forwarded, options.log, caller, decoded);
     if (!tracing.on) return await answer(decoded.request, version, caller, request, context);
     const span = mcpRequestSpan(decoded.request, version, request.headers);
     return await tracing.span(
@@ -291,35 +286,41 @@ function _refusedHead(
   request: Request,
   metrics: McpMetrics | undefined,
 ): Promise<Response> | null {
-  const refuse = (status: number, message: string) => {
-    metrics?.error(TRANSPORT_ERROR);
-    return rejectRequest(request, status, message);
-  };
+  let status: number;
+  let message: string;
   if (!isJsonMediaType(request.headers.get("Content-Type"))) {
-    return refuse(415, "Unsupported Media Type: Content-Type must be application/json");
+    status = 415;
+    message = "Unsupported Media Type: Content-Type must be application/json";
+  } else if (!acceptsJsonAndSse(request.headers.get("Accept"))) {
+    status = 406;
+    message = "Not Acceptable: Accept must list both application/json and text/event-stream";
+  } else {
+    return null;
   }
-  if (!acceptsJsonAndSse(request.headers.get("Accept"))) {
-    return refuse(
-      406,
-      "Not Acceptable: Accept must list both application/json and text/event-stream",
-    );
-  }
-  return null;
+  metrics?.error(TRANSPORT_ERROR);
+  return rejectRequest(request, status, message);
 }
 
-/** The body as one JSON-RPC message and the revision it speaks, or the refusal (400). */
-function _decode(
-  body: Uint8Array,
-  headers: Headers,
-  metrics: McpMetrics | undefined,
-):
-  | { readonly message: Exclude<Decoded, { kind: "invalid" }>; readonly version: ProtocolVersion }
-  | Response {
-  const decoded = decodeMessage(body);
-  if (decoded.kind === "invalid") return _fail(metrics, 400, decoded.error);
-  const negotiated = negotiate(headers, decoded);
-  if (!negotiated.ok) return _fail(metrics, 400, negotiated.error);
-  return { message: decoded, version: negotiated.version };
+/**
+ * A notification or a response: 202. A `notifications/cancelled` first ends the caller's call it
+ * names, here or on the replica running it; a store that does not answer meanwhile is a 503.
+ */
+async function _accepted<A>(
+  forwarded: ForwardedCalls,
+  log: LogSink,
+  caller: McpCaller<A>,
+  decoded: Exclude<Decoded, { kind: "invalid" | "request" }>,
+): Promise<Response> {
+  if (decoded.kind === "notification") {
+    try {
+      await forwarded.notify(caller.rateKey, decoded.notification);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      logOutage(log, error, { method: decoded.notification.method });
+      return storeUnavailableResponse(null);
+    }
+  }
+  return new Response(null, { status: 202 });
 }
 
 /** The outcome when it comes within `ms`, else null (it is still on its way). */

@@ -69,15 +69,6 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
         approvalErrorPage(session.account.email, "Request refused", error.message),
     );
 
-  const visibleGate = (request: Request, session: Session) => _visibleGate(deps, request, session);
-  const detail = (
-    session: Session,
-    gate: Gate,
-    canDecide: boolean,
-    notice?: string,
-    justDecided = false,
-  ) => _detail(deps, session, gate, canDecide, notice, justDecided);
-
   return {
     waiting: (returnTo) => Promise.resolve(_waiting(returnTo)),
     list: {
@@ -88,18 +79,18 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
     },
     gate: {
       GET: signedIn(async (request, session) => {
-        const found = await visibleGate(request, session);
+        const found = await _visibleGate(deps, request, session);
         if (!found) return _notFound(session);
         // Only the decider's own decision is confirmed; the query alone changes nothing.
         const { gate } = found;
         const justDecided = new URL(request.url).searchParams.has("decided") &&
           gate.decidedBy === session.account.id;
         return privatePage(
-          await detail(session, gate, found.role === "owner", undefined, justDecided),
+          await _detail(deps, session, gate, found.role === "owner", undefined, justDecided),
         );
       }),
       POST: signedIn(async (request, session) => {
-        const found = await visibleGate(request, session);
+        const found = await _visibleGate(deps, request, session);
         const form = await readFormWithLists(
           request,
           ["leave_out"],
@@ -148,7 +139,8 @@ export function createApprovalRoutes(deps: ApprovalRoutesDeps): ApprovalRoutes {
             );
           case "already_decided":
             return privatePage(
-              await detail(
+              await _detail(
+                deps,
                 session,
                 result.gate,
                 true,
@@ -197,7 +189,7 @@ async function _detail(
   gate: Gate,
   canDecide: boolean,
   notice: string | undefined,
-  justDecided: boolean,
+  justDecided = false,
 ): Promise<string> {
   const { accounts, gates, sessions } = deps;
   const [business, requester, decider, batch, description] = await Promise.all([
