@@ -33,8 +33,11 @@ export async function openKvStore(
   pause: BusyPause = backoff,
 ): Promise<Store> {
   await ensurePrivateStoreFile(path);
-  if (runtime.openKv === null) throw new Error(`${runtime.description} has no Deno KV`);
-  const kv = await runtime.openKv(path);
+  const openKv = runtime.openKv;
+  if (openKv === null) throw new Error(`${runtime.description} has no Deno KV`);
+  // Opening a new file sets it up in a write transaction, which SQLite refuses at once while
+  // another process (a second replica starting beside this one) is doing the same.
+  const kv = await retryWhenBusy(() => openKv(path), pause);
   // Deno KV retries its reads itself but hands an atomic write's SQLITE_BUSY to the caller: a
   // commit whose checks read first cannot be upgraded to a write transaction while another
   // connection writes, and SQLite says so at once (sqlite.org/lang_transaction.html §2.1); a

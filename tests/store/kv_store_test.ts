@@ -117,6 +117,32 @@ Deno.test("kv store: a write waits while another process holds the file, then go
   }
 });
 
+Deno.test("kv store: opening a new file another process is writing waits for it", async () => {
+  // Two replicas started at once on one new file: the first sets the file up inside a write
+  // transaction, and SQLite refuses the second's open at once while it lasts.
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/new.kv`;
+  await Deno.writeFile(path, new Uint8Array(), { mode: 0o600 });
+  const holder = await holdWriteLock(path);
+  const pauses: number[] = [];
+  try {
+    const store = await openKvStore(path, Date.now, (attempt) => {
+      pauses.push(attempt);
+      return attempt === 1 ? holder.release() : null;
+    });
+    try {
+      assert.deepEqual(pauses, [1], "the open met the lock once");
+      await store.set(["k"], 1);
+      assert.equal((await store.get(["k"]))?.value, 1);
+    } finally {
+      store.close();
+    }
+  } finally {
+    await holder.release();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("kv store: a write gives up with StoreBusyError when the file stays locked", async () => {
   const dir = await Deno.makeTempDir();
   const path = `${dir}/busy.kv`;
