@@ -324,7 +324,6 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     overrideSchema: ({ valibotSchema }) =>
       valibotSchema === JsonObjectSchema ? { type: "object" } : undefined,
   });
-  const markdown = { "text/markdown": { schema: { type: "string" } } };
   return {
     openapi: "3.1.1",
     info: {
@@ -335,124 +334,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     },
     externalDocs: { description: "Developer reference", url: "{base_url}/developers" },
     servers: [{ url: "{base_url}", description: "Public website" }],
-    paths: {
-      "/health": {
-        get: {
-          operationId: "getWebsiteHealth",
-          summary: "Website health",
-          description:
-            "Reports only that the website process responds. It does not attest to merchant connections or workflow readiness. `Cache-Control: no-store`.",
-          security: PUBLIC,
-          responses: {
-            "200": { description: "The process responds.", content: json(ref("Health")) },
-          },
-        },
-      },
-      "/llms.txt": _publicRead({
-        operationId: "getAgentInstructions",
-        summary: "Agent instructions",
-        description:
-          "Plain text for agents; grants no business access. On {base_url}: product guidance with links to the current connection guide, the page documents and this description. On {auth_url}: the agent connection guide itself (how to reach the workspace MCP).",
-        content: { "text/plain": { schema: { type: "string" } } },
-        servers: [
-          { url: "{base_url}", description: "Product guidance and links to the connection guide" },
-          { url: "{auth_url}", description: "The plain-text agent connection guide" },
-        ],
-      }),
-      "/index.json": _publicRead({
-        operationId: "getProductOverview",
-        summary: "Product overview",
-        description:
-          "The product overview as a PageDocument (version 1): what the service is and is not.",
-        content: json(ref("PageDocument")),
-      }),
-      "/index.md": _publicRead({
-        operationId: "getProductOverviewMarkdown",
-        summary: "Product overview as Markdown",
-        description: "The same document as /index.json, rendered as Markdown.",
-        content: markdown,
-      }),
-      "/developers.json": _publicRead({
-        operationId: "getDeveloperDocumentation",
-        summary: "Developer reference",
-        description:
-          "The developer reference as a PageDocument (version 1): endpoints, MCP request rules, OAuth, scopes, errors, limits and versioning.",
-        content: json(ref("PageDocument")),
-      }),
-      "/developers.md": _publicRead({
-        operationId: "getDeveloperDocumentationMarkdown",
-        summary: "Developer reference as Markdown",
-        description: "The same document as /developers.json, rendered as Markdown.",
-        content: markdown,
-      }),
-      "/openapi.json": _publicRead({
-        operationId: "getInterfaceDescription",
-        summary: "This interface description",
-        description:
-          "The OpenAPI 3.1.1 description of the public reads and of MCP tool discovery (this document).",
-        content: json({ type: "object", description: "An OpenAPI 3.1.1 document." }),
-      }),
-      "/.well-known/oauth-protected-resource": _publicRead({
-        operationId: "getWorkspacePermissions",
-        summary: "Workspace protected-resource metadata",
-        description:
-          "OAuth 2.0 protected-resource metadata (RFC 9728) of the workspace: its resource identifier ({api_url}), its authorization server and the supported scopes.",
-        content: json(ref("ProtectedResource")),
-        servers: [API_SERVER],
-      }),
-      [AI_CATALOG_PATH]: _publicRead({
-        operationId: "getAiCatalog",
-        summary: "AI Catalog of this domain's MCP servers",
-        description:
-          "Domain-level discovery (MCP Server Cards extension): an AI Catalog (`specVersion` 1.0) whose entries of type `application/mcp-server-card+json` point to the Server Card of each MCP server, with identifiers `urn:air:{host}:mcp:{name}`. Also answered to `Accept: application/json`.",
-        content: { [AI_CATALOG_TYPE]: { schema: { type: "object" } } },
-        headers: _discoveryHeaders(300),
-      }),
-      "/mcp/server-card": _publicRead({
-        operationId: "getOnboardingServerCard",
-        summary: "Server Card of the onboarding MCP",
-        description:
-          "The onboarding MCP endpoint's Server Card: name, version, title and description as `initialize` and `server/discover` report them, its streamable-http URL and the protocol versions it negotiates.",
-        content: SERVER_CARD_CONTENT,
-        servers: [AUTH_SERVER],
-        headers: _discoveryHeaders(3600),
-      }),
-      "/api/mcp/server-card": _publicRead({
-        operationId: "getWorkspaceServerCard",
-        summary: "Server Card of the workspace MCP",
-        description:
-          "The workspace MCP endpoint's Server Card. It declares the OAuth bearer token the endpoint needs (an `Authorization` header, secret, without a value) and carries no credential.",
-        content: SERVER_CARD_CONTENT,
-        servers: [API_SERVER],
-        headers: _discoveryHeaders(3600),
-      }),
-      "/mcp": {
-        ..._mcpPost({
-          operationId: "listOnboardingTools",
-          summary: "List the onboarding tools (public onboarding MCP)",
-          description:
-            "The public onboarding MCP endpoint: setup guidance and account-creation tools. No credentials and no session ID (stateless); it grants no business access.",
-          server: AUTH_SERVER,
-          security: PUBLIC,
-          bodyLimit: "16 KiB",
-          authenticated: false,
-        }),
-        get: _mcpGet("getOnboardingMcpNotAllowed", AUTH_SERVER),
-      },
-      "/api/mcp": {
-        ..._mcpPost({
-          operationId: "listWorkspaceTools",
-          summary: "List the workspace tools (workspace MCP)",
-          description:
-            "The workspace MCP endpoint: business tools behind OAuth. Send `Authorization: Bearer ACCESS_TOKEN` (scope `app.access`) to this endpoint only.",
-          server: API_SERVER,
-          security: [{ oauth2: ["app.access"] }],
-          bodyLimit: "64 KiB",
-          authenticated: true,
-        }),
-        get: _mcpGet("getWorkspaceMcpNotAllowed", API_SERVER),
-      },
-    },
+    paths: _paths(),
     components: {
       schemas,
       securitySchemes: {
@@ -470,6 +352,129 @@ export function buildOpenApiDocument(): Record<string, unknown> {
           },
         },
       },
+    },
+  };
+}
+
+/** Each public read and MCP endpoint the document describes, by path. */
+function _paths(): Record<string, unknown> {
+  const markdown = { "text/markdown": { schema: { type: "string" } } };
+  return {
+    "/health": {
+      get: {
+        operationId: "getWebsiteHealth",
+        summary: "Website health",
+        description:
+          "Reports only that the website process responds. It does not attest to merchant connections or workflow readiness. `Cache-Control: no-store`.",
+        security: PUBLIC,
+        responses: {
+          "200": { description: "The process responds.", content: json(ref("Health")) },
+        },
+      },
+    },
+    "/llms.txt": _publicRead({
+      operationId: "getAgentInstructions",
+      summary: "Agent instructions",
+      description:
+        "Plain text for agents; grants no business access. On {base_url}: product guidance with links to the current connection guide, the page documents and this description. On {auth_url}: the agent connection guide itself (how to reach the workspace MCP).",
+      content: { "text/plain": { schema: { type: "string" } } },
+      servers: [
+        { url: "{base_url}", description: "Product guidance and links to the connection guide" },
+        { url: "{auth_url}", description: "The plain-text agent connection guide" },
+      ],
+    }),
+    "/index.json": _publicRead({
+      operationId: "getProductOverview",
+      summary: "Product overview",
+      description:
+        "The product overview as a PageDocument (version 1): what the service is and is not.",
+      content: json(ref("PageDocument")),
+    }),
+    "/index.md": _publicRead({
+      operationId: "getProductOverviewMarkdown",
+      summary: "Product overview as Markdown",
+      description: "The same document as /index.json, rendered as Markdown.",
+      content: markdown,
+    }),
+    "/developers.json": _publicRead({
+      operationId: "getDeveloperDocumentation",
+      summary: "Developer reference",
+      description:
+        "The developer reference as a PageDocument (version 1): endpoints, MCP request rules, OAuth, scopes, errors, limits and versioning.",
+      content: json(ref("PageDocument")),
+    }),
+    "/developers.md": _publicRead({
+      operationId: "getDeveloperDocumentationMarkdown",
+      summary: "Developer reference as Markdown",
+      description: "The same document as /developers.json, rendered as Markdown.",
+      content: markdown,
+    }),
+    "/openapi.json": _publicRead({
+      operationId: "getInterfaceDescription",
+      summary: "This interface description",
+      description:
+        "The OpenAPI 3.1.1 description of the public reads and of MCP tool discovery (this document).",
+      content: json({ type: "object", description: "An OpenAPI 3.1.1 document." }),
+    }),
+    "/.well-known/oauth-protected-resource": _publicRead({
+      operationId: "getWorkspacePermissions",
+      summary: "Workspace protected-resource metadata",
+      description:
+        "OAuth 2.0 protected-resource metadata (RFC 9728) of the workspace: its resource identifier ({api_url}), its authorization server and the supported scopes.",
+      content: json(ref("ProtectedResource")),
+      servers: [API_SERVER],
+    }),
+    [AI_CATALOG_PATH]: _publicRead({
+      operationId: "getAiCatalog",
+      summary: "AI Catalog of this domain's MCP servers",
+      description:
+        "Domain-level discovery (MCP Server Cards extension): an AI Catalog (`specVersion` 1.0) whose entries of type `application/mcp-server-card+json` point to the Server Card of each MCP server, with identifiers `urn:air:{host}:mcp:{name}`. Also answered to `Accept: application/json`.",
+      content: { [AI_CATALOG_TYPE]: { schema: { type: "object" } } },
+      headers: _discoveryHeaders(300),
+    }),
+    "/mcp/server-card": _publicRead({
+      operationId: "getOnboardingServerCard",
+      summary: "Server Card of the onboarding MCP",
+      description:
+        "The onboarding MCP endpoint's Server Card: name, version, title and description as `initialize` and `server/discover` report them, its streamable-http URL and the protocol versions it negotiates.",
+      content: SERVER_CARD_CONTENT,
+      servers: [AUTH_SERVER],
+      headers: _discoveryHeaders(3600),
+    }),
+    "/api/mcp/server-card": _publicRead({
+      operationId: "getWorkspaceServerCard",
+      summary: "Server Card of the workspace MCP",
+      description:
+        "The workspace MCP endpoint's Server Card. It declares the OAuth bearer token the endpoint needs (an `Authorization` header, secret, without a value) and carries no credential.",
+      content: SERVER_CARD_CONTENT,
+      servers: [API_SERVER],
+      headers: _discoveryHeaders(3600),
+    }),
+    "/mcp": {
+      ..._mcpPost({
+        operationId: "listOnboardingTools",
+        summary: "List the onboarding tools (public onboarding MCP)",
+        description:
+          "The public onboarding MCP endpoint: setup guidance and account-creation tools. No credentials and no session ID (stateless); it grants no business access.",
+        server: AUTH_SERVER,
+        security: PUBLIC,
+        bodyLimit: "16 KiB",
+        authenticated: false,
+      }),
+      get: _mcpGet("getOnboardingMcpNotAllowed", AUTH_SERVER),
+    },
+    "/api/mcp": {
+      ..._mcpPost({
+        operationId: "listWorkspaceTools",
+        summary: "List the workspace tools (workspace MCP)",
+        description:
+          "The workspace MCP endpoint: business tools behind OAuth. Send `Authorization: Bearer ACCESS_TOKEN` (scope `app.access`) to this endpoint only.",
+        server: API_SERVER,
+        security: [{ oauth2: ["app.access"] }],
+        bodyLimit: "64 KiB",
+        authenticated: true,
+      }),
+      get: _mcpGet("getWorkspaceMcpNotAllowed", API_SERVER),
     },
   };
 }

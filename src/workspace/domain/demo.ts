@@ -7,7 +7,18 @@
 import type { Accounts } from "../../accounts/model.ts";
 import type { Store } from "../../store/store.ts";
 import { RETRY, retryCommit } from "../../store/commit_retry.ts";
-import type { Invoice, Pack, Run, Trigger, Workflow } from "./records.ts";
+import type {
+  Automation,
+  Connection,
+  Effect,
+  Invitation,
+  Invoice,
+  Pack,
+  Run,
+  Subscription,
+  Trigger,
+  Workflow,
+} from "./records.ts";
 import { createWorkspace } from "./workspace.ts";
 
 export const DEMO_OWNER_EMAIL = "demo-owner@example.com";
@@ -55,154 +66,171 @@ async function _seed(deps: DemoDeps): Promise<string> {
   );
   const b = business.id;
   await accounts.addMember(b, DEMO_MEMBER_EMAIL, "member");
-  const t = now();
-
-  const workflows: Workflow[] = [
-    {
-      id: "wf-refund-triage",
-      name: "Refund triage",
-      description: "Reads new refund requests, checks the order and drafts a reply for review.",
-      kind: "paid",
-      costPerRunCents: 40,
-      status: "active",
-      updatedAt: t - 30 * DAY,
-    },
-    {
-      id: "wf-restock-alert",
-      name: "Restock alert",
-      description: "Posts to the team chat when a best-seller drops below ten units.",
-      kind: "internal",
-      costPerRunCents: 0,
-      status: "active",
-      updatedAt: t - 30 * DAY,
-    },
-    {
-      id: "wf-order-sync",
-      name: "Order sync to helpdesk",
-      description: "Copies new orders into helpdesk tickets so agents see order context.",
-      kind: "live",
-      costPerRunCents: 0,
-      status: "paused",
-      updatedAt: t - 30 * DAY,
-    },
-  ];
-  for (const workflow of workflows) await workspace.workflows.put(b, workflow);
-
-  const runs: Run[] = [
-    _run("run-1001", "wf-refund-triage", "succeeded", t - 2 * DAY),
-    _run("run-1002", "wf-refund-triage", "failed", t - DAY),
-    _run("run-1003", "wf-restock-alert", "succeeded", t - DAY / 2),
-  ];
-  for (const run of runs) await workspace.runs.put(b, run);
-
-  await workspace.connections.put(b, {
-    id: "conn-shop",
-    kind: "commerce",
-    service: "Storefront",
-    label: "demo-outfitters.example",
-    status: "connected",
-    updatedAt: t - 30 * DAY,
-  });
-  await workspace.connections.put(b, {
-    id: "conn-helpdesk",
-    kind: "helpdesk",
-    service: "Helpdesk",
-    label: "support.demo-outfitters.example",
-    status: "connected",
-    updatedAt: t - 20 * DAY,
-  });
-  await workspace.connections.put(b, {
-    id: "conn-mailbox",
-    kind: "mailbox",
-    service: "Mail",
-    label: "orders@demo-outfitters.example",
-    status: "needs_reconnect",
-    updatedAt: t - 3 * DAY,
-  });
-
-  await workspace.invitations.put(b, {
-    id: "inv-1",
-    email: "new-hire@example.com",
-    role: "member",
-    delivery: "delivered",
-    sentAt: t - 2 * DAY,
-  });
-
-  const triggers: Trigger[] = [
-    {
-      id: "trg-refund",
-      name: "New refund request",
-      event: "refund.requested",
-      workflowId: "wf-refund-triage",
-      enabled: true,
-      updatedAt: t - 20 * DAY,
-    },
-    {
-      id: "trg-stock",
-      name: "Low stock",
-      event: "inventory.low",
-      workflowId: "wf-restock-alert",
-      enabled: true,
-      updatedAt: t - 20 * DAY,
-    },
-  ];
-  for (const trigger of triggers) await workspace.triggers.put(b, trigger);
-
-  const packs: Pack[] = [
-    {
-      id: "pack-apparel",
-      name: "Apparel retail",
-      vertical: "apparel",
-      enabled: true,
-      version: "1.2.0",
-      latestVersion: "1.3.0",
-      settings: { sizeChartReminders: true, returnWindowDays: 30 },
-      updatedAt: t - 20 * DAY,
-    },
-    {
-      id: "pack-subscriptions",
-      name: "Subscription boxes",
-      vertical: "subscriptions",
-      enabled: false,
-      version: "0.9.0",
-      latestVersion: "0.9.0",
-      settings: { skipReminderDays: 3 },
-      updatedAt: t - 20 * DAY,
-    },
-  ];
-  for (const pack of packs) await workspace.packs.put(b, pack);
-
-  await workspace.subscription.put({
-    plan: "growth",
-    status: "active",
-    seats: 2,
-    monthlyCents: 39_800,
-    paymentMethod: "visa ending 4242",
-    usage: { runs: 2, includedRuns: 1_000 },
-    renewsAt: t + 12 * DAY,
-    updatedAt: t - DAY / 2,
-  }, b);
-  const invoices: Invoice[] = [
-    _invoice("inv-2026-001", "DEMO-0001", 39_800, "paid", t - 48 * DAY),
-    _invoice("inv-2026-002", "DEMO-0002", 39_800, "open", t - 18 * DAY),
-  ];
-  for (const invoice of invoices) await workspace.invoices.put(b, invoice);
-
-  await workspace.automation.put({
-    activities: { refunds: true, restock: true, orderSync: false },
-    automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
-    updatedAt: t - 10 * DAY,
-  }, b);
-  await workspace.effects.put(b, {
-    id: "eff-tag-order-4411",
-    connectionId: "conn-shop",
-    description: "Add the tag refund-reviewed to order #4411 (the shop timed out)",
-    status: "unknown",
-    observedAt: t - DAY,
-  });
-
+  const demo = _demoRecords(now());
+  for (const workflow of demo.workflows) await workspace.workflows.put(b, workflow);
+  for (const run of demo.runs) await workspace.runs.put(b, run);
+  for (const connection of demo.connections) await workspace.connections.put(b, connection);
+  for (const invitation of demo.invitations) await workspace.invitations.put(b, invitation);
+  for (const trigger of demo.triggers) await workspace.triggers.put(b, trigger);
+  for (const pack of demo.packs) await workspace.packs.put(b, pack);
+  await workspace.subscription.put(demo.subscription, b);
+  for (const invoice of demo.invoices) await workspace.invoices.put(b, invoice);
+  await workspace.automation.put(demo.automation, b);
+  for (const effect of demo.effects) await workspace.effects.put(b, effect);
   await store.commit([], [{ type: "set", key: MARKER, value: b }, { type: "delete", key: CLAIM }]);
   return b;
+}
+
+interface DemoRecords {
+  readonly workflows: readonly Workflow[];
+  readonly runs: readonly Run[];
+  readonly connections: readonly Connection[];
+  readonly invitations: readonly Invitation[];
+  readonly triggers: readonly Trigger[];
+  readonly packs: readonly Pack[];
+  readonly subscription: Subscription;
+  readonly invoices: readonly Invoice[];
+  readonly automation: Automation;
+  readonly effects: readonly Effect[];
+}
+
+/** The demo business's records as of `t`: a month of history, a renewal in twelve days. */
+function _demoRecords(t: number): DemoRecords {
+  return {
+    workflows: [
+      {
+        id: "wf-refund-triage",
+        name: "Refund triage",
+        description: "Reads new refund requests, checks the order and drafts a reply for review.",
+        kind: "paid",
+        costPerRunCents: 40,
+        status: "active",
+        updatedAt: t - 30 * DAY,
+      },
+      {
+        id: "wf-restock-alert",
+        name: "Restock alert",
+        description: "Posts to the team chat when a best-seller drops below ten units.",
+        kind: "internal",
+        costPerRunCents: 0,
+        status: "active",
+        updatedAt: t - 30 * DAY,
+      },
+      {
+        id: "wf-order-sync",
+        name: "Order sync to helpdesk",
+        description: "Copies new orders into helpdesk tickets so agents see order context.",
+        kind: "live",
+        costPerRunCents: 0,
+        status: "paused",
+        updatedAt: t - 30 * DAY,
+      },
+    ],
+    runs: [
+      _run("run-1001", "wf-refund-triage", "succeeded", t - 2 * DAY),
+      _run("run-1002", "wf-refund-triage", "failed", t - DAY),
+      _run("run-1003", "wf-restock-alert", "succeeded", t - DAY / 2),
+    ],
+    connections: [
+      {
+        id: "conn-shop",
+        kind: "commerce",
+        service: "Storefront",
+        label: "demo-outfitters.example",
+        status: "connected",
+        updatedAt: t - 30 * DAY,
+      },
+      {
+        id: "conn-helpdesk",
+        kind: "helpdesk",
+        service: "Helpdesk",
+        label: "support.demo-outfitters.example",
+        status: "connected",
+        updatedAt: t - 20 * DAY,
+      },
+      {
+        id: "conn-mailbox",
+        kind: "mailbox",
+        service: "Mail",
+        label: "orders@demo-outfitters.example",
+        status: "needs_reconnect",
+        updatedAt: t - 3 * DAY,
+      },
+    ],
+    invitations: [{
+      id: "inv-1",
+      email: "new-hire@example.com",
+      role: "member",
+      delivery: "delivered",
+      sentAt: t - 2 * DAY,
+    }],
+    triggers: [
+      {
+        id: "trg-refund",
+        name: "New refund request",
+        event: "refund.requested",
+        workflowId: "wf-refund-triage",
+        enabled: true,
+        updatedAt: t - 20 * DAY,
+      },
+      {
+        id: "trg-stock",
+        name: "Low stock",
+        event: "inventory.low",
+        workflowId: "wf-restock-alert",
+        enabled: true,
+        updatedAt: t - 20 * DAY,
+      },
+    ],
+    packs: [
+      {
+        id: "pack-apparel",
+        name: "Apparel retail",
+        vertical: "apparel",
+        enabled: true,
+        version: "1.2.0",
+        latestVersion: "1.3.0",
+        settings: { sizeChartReminders: true, returnWindowDays: 30 },
+        updatedAt: t - 20 * DAY,
+      },
+      {
+        id: "pack-subscriptions",
+        name: "Subscription boxes",
+        vertical: "subscriptions",
+        enabled: false,
+        version: "0.9.0",
+        latestVersion: "0.9.0",
+        settings: { skipReminderDays: 3 },
+        updatedAt: t - 20 * DAY,
+      },
+    ],
+    subscription: {
+      plan: "growth",
+      status: "active",
+      seats: 2,
+      monthlyCents: 39_800,
+      paymentMethod: "visa ending 4242",
+      usage: { runs: 2, includedRuns: 1_000 },
+      renewsAt: t + 12 * DAY,
+      updatedAt: t - DAY / 2,
+    },
+    invoices: [
+      _invoice("inv-2026-001", "DEMO-0001", 39_800, "paid", t - 48 * DAY),
+      _invoice("inv-2026-002", "DEMO-0002", 39_800, "open", t - 18 * DAY),
+    ],
+    automation: {
+      activities: { refunds: true, restock: true, orderSync: false },
+      automaticActions: { enabled: false, maxPerDay: 0, maxAmountCents: 0 },
+      updatedAt: t - 10 * DAY,
+    },
+    effects: [{
+      id: "eff-tag-order-4411",
+      connectionId: "conn-shop",
+      description: "Add the tag refund-reviewed to order #4411 (the shop timed out)",
+      status: "unknown",
+      observedAt: t - DAY,
+    }],
+  };
 }
 
 function _run(id: string, workflowId: string, status: Run["status"], at: number): Run {
