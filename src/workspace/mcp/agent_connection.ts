@@ -7,7 +7,7 @@ import * as v from "valibot";
 import { ToolError } from "../../mcp/tool.ts";
 import type { Attempt } from "../domain/connection_tests.ts";
 import type { WorkspaceServices } from "../domain/services.ts";
-import { auditCall, scopedTool } from "./scoped_tool.ts";
+import { auditCall, IdInput, scopedTool } from "./scoped_tool.ts";
 
 export const NextActionSchema = v.variant("type", [
   v.object({
@@ -104,7 +104,9 @@ export function connectionTestTools(services: WorkspaceServices) {
       description:
         "Verifies the exact attempt that get_agent_connection_setup returned. It must belong to this business and client and be neither expired nor superseded.",
       scope: "app.access",
-      input: v.strictObject({ attemptId: v.pipe(v.string(), v.minLength(1), v.maxLength(100)) }),
+      input: v.strictObject({
+        attemptId: IdInput("The attemptId that get_agent_connection_setup returned."),
+      }),
       output: VerifyOutputSchema,
       annotations: {
         readOnlyHint: false,
